@@ -1,0 +1,1 @@
+"""Course content: lessons, quizzes and exercises as data."""

@@ -1,0 +1,1 @@
+"""The shared GPT of the course: model, tokenizer, corpus, trainer and checkpoint."""

@@ -1,0 +1,28 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A fresh learner home for one test."""
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+def run_tutor_env(home: Path | None = None) -> dict[str, str]:
+    """Environment for a `python -m tutor` child process in tests."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TUTOR_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONIOENCODING"] = "utf-8"
+    if home is not None:
+        env["TUTOR_HOME"] = str(home)
+    return env
+
+
+PYTHON = sys.executable

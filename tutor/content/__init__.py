@@ -1,0 +1,1 @@
+"""Lesson content: schema, loader, validator, Markdown/math preparation."""

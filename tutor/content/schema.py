@@ -1,0 +1,181 @@
+"""The content schema: what a lesson folder may contain, as pydantic v2 models.
+
+Every model forbids unknown keys, so a typo in a TOML file is an error, not a silent default.
+Localised text is a mapping language -> string; English is required, the others fall back to it
+(and `python -m tutor check` warns about each missing translation).
+
+Folder layout (see lessons/README.md for the author's guide):
+
+    lessons/NN-slug/lesson.toml      id, order, title, summary, prerequisites
+    lessons/NN-slug/en.md|de.md|zh.md  prose; `## Title {#section-id}` starts a section;
+                                       a fenced block ```experiment NAME``` (TOML body = params)
+                                       embeds a runnable experiment
+    lessons/NN-slug/quiz.toml        [[question]] tables
+    lessons/NN-slug/exercises/ID/exercise.toml   one exercise; starter.py, solution.py,
+                                                 checks.py and broken/*.py beside it
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+Lang = Literal["en", "de", "zh"]
+Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)]
+
+
+def _needs_english(value: dict[str, str]) -> dict[str, str]:
+    if "en" not in value:
+        raise ValueError("needs an English ('en') text; other languages fall back to it")
+    empty = [lang for lang, text in value.items() if not text.strip()]
+    if empty:
+        raise ValueError(f"empty text for {', '.join(empty)}")
+    return value
+
+
+LocalText = Annotated[dict[Lang, str], AfterValidator(_needs_english)]
+
+
+def pick(text: dict[str, str] | None, lang: str) -> str:
+    """The text in `lang`, falling back to English; '' for no text."""
+    if not text:
+        return ""
+    return text.get(lang) or text.get("en", "")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- prose -----------------------------------------------------------------------------------
+
+
+class ExperimentRef(Strict):
+    """An experiment embedded in the prose: registry name plus the parameters to start from."""
+
+    name: str
+    params: dict[str, Any] = {}
+    line: int | None = None  # line of the fence in the English file, for messages
+
+
+class Section(Strict):
+    id: Slug
+    title: LocalText
+    body: LocalText  # Markdown, math already converted to Unicode; experiment fences kept in place
+    experiments: list[ExperimentRef] = []
+
+
+# --- questions -------------------------------------------------------------------------------
+
+
+class Choice(Strict):
+    id: Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]
+    text: LocalText
+    correct: bool = False
+    why: LocalText | None = None  # shown when this (wrong) choice is picked: the misconception
+
+
+class _QuestionBase(Strict):
+    id: Slug
+    prompt: LocalText
+    explanation: LocalText  # shown after every answer, right or wrong
+    section: Slug | None = None  # where to send a learner who keeps missing it
+    hint: LocalText | None = None
+
+
+class SingleChoice(_QuestionBase):
+    type: Literal["single"]
+    choices: list[Choice] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _one_correct(self):
+        n = sum(c.correct for c in self.choices)
+        if n != 1:
+            raise ValueError(f"a single-choice question needs exactly one correct choice, has {n}")
+        _unique_choice_ids(self.choices)
+        return self
+
+
+class MultipleChoice(_QuestionBase):
+    type: Literal["multiple"]
+    choices: list[Choice] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _some_correct(self):
+        if not any(c.correct for c in self.choices):
+            raise ValueError("a multiple-choice question needs at least one correct choice")
+        _unique_choice_ids(self.choices)
+        return self
+
+
+class NumberQuestion(_QuestionBase):
+    type: Literal["number"]
+    answer: float
+    tolerance: float = Field(0.0, ge=0)  # absolute
+    rel_tolerance: float = Field(0.0, ge=0)  # relative to |answer|
+    unit: LocalText | None = None
+
+
+class ExactQuestion(_QuestionBase):
+    type: Literal["exact"]
+    answer: str
+    also: list[str] = []  # further accepted answers
+    kind: Literal["shape", "text"] = "text"  # "shape": (1, 4, 5, 8) == 1,4,5,8 == [1, 4, 5, 8]
+
+
+class OpenQuestion(_QuestionBase):
+    type: Literal["open"]
+    model_answer: LocalText  # shown after the learner answers; they rate themselves
+
+
+Question = Annotated[
+    SingleChoice | MultipleChoice | NumberQuestion | ExactQuestion | OpenQuestion,
+    Field(discriminator="type"),
+]
+
+
+def _unique_choice_ids(choices: list[Choice]) -> None:
+    ids = [c.id for c in choices]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ValueError(f"duplicate choice id(s): {', '.join(dup)}")
+
+
+# --- exercises -------------------------------------------------------------------------------
+
+
+class CheckDecl(Strict):
+    """One graded check; `checks.py` beside the exercise implements a function per id."""
+
+    id: Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]
+    title: LocalText
+    points: int = Field(1, ge=0)
+    hint: LocalText
+
+
+class Exercise(Strict):
+    id: Slug
+    title: LocalText
+    task: LocalText  # Markdown
+    kind: Literal["code", "runs"] = "code"  # "runs": graded from stored training runs + an answer
+    file_name: str  # the learner's file in their workspace, e.g. "rope.py"
+    section: Slug | None = None
+    timeout_s: float = Field(20.0, gt=0, le=600)
+    hints: list[LocalText] = []  # general hints, revealed one at a time
+    checks: list[CheckDecl] = Field(min_length=1)
+    predict: list[Question] = []  # answer these before the coding task opens
+    folder: Path | None = None  # set by the loader: where starter.py, solution.py, checks.py live
+
+
+class Lesson(Strict):
+    id: Slug
+    order: int
+    title: LocalText
+    summary: LocalText | None = None
+    prerequisites: list[Slug] = []
+    sections: list[Section] = []
+    quiz: list[Question] = []
+    exercises: list[Exercise] = []
+    folder: Path | None = None  # set by the loader

@@ -1,0 +1,33 @@
+"""Language choice: `--lang`, then `TUTOR_LANG`, then the locale, then English."""
+
+from __future__ import annotations
+
+import locale
+import os
+
+LANGS = ("en", "de", "zh")
+FALLBACK = "en"
+
+
+def normalise_lang(value: str | None) -> str | None:
+    """'zh_CN.UTF-8' -> 'zh', 'de-AT' -> 'de'; None for anything we do not teach in."""
+    if not value:
+        return None
+    code = value.strip().lower().replace("-", "_").split(".")[0].split("_")[0]
+    return code if code in LANGS else None
+
+
+def pick_lang(explicit: str | None = None) -> str:
+    for candidate in (explicit, os.environ.get("TUTOR_LANG")):
+        lang = normalise_lang(candidate)
+        if lang:
+            return lang
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        lang = normalise_lang(os.environ.get(var))
+        if lang:
+            return lang
+    try:
+        lang = normalise_lang(locale.getlocale()[0])
+    except ValueError:
+        lang = None
+    return lang or FALLBACK

@@ -1,0 +1,33 @@
+"""Where things live: shipped lessons and checkpoints, and the learner's home (progress, workspace)."""
+
+from __future__ import annotations
+
+import os
+from importlib.resources import files
+from pathlib import Path
+
+APP_NAME = "attention-tutor"
+
+
+def shipped_lessons_dir() -> Path:
+    """The `lessons/` folder shipped with the package (works from a checkout and from a wheel)."""
+    return Path(str(files("lessons")))
+
+
+def models_dir() -> Path:
+    return Path(str(files("models")))
+
+
+def default_checkpoint() -> Path:
+    """The trained course GPT shipped in the repository (learned positions, default config)."""
+    return models_dir() / "checkpoints" / "gpt-learned.pt"
+
+
+def default_home() -> Path:
+    """`TUTOR_HOME`, else the platform's user-data directory."""
+    env = os.environ.get("TUTOR_HOME")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path(APP_NAME, appauthor=False)
