@@ -37,9 +37,19 @@ def _common_options(for_subcommand: bool) -> argparse.ArgumentParser:
     # option given before it from being reset to None.
     default = argparse.SUPPRESS if for_subcommand else None
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--lang", choices=LANGS, default=default, help="language (default: TUTOR_LANG, locale, en)")
-    common.add_argument("--lessons", type=Path, default=default, metavar="DIR", help="lesson folder (default: shipped)")
-    common.add_argument("--home", type=Path, default=default, metavar="DIR", help="progress and workspace (default: TUTOR_HOME, user-data dir)")
+    common.add_argument(
+        "--lang", choices=LANGS, default=default, help="language (default: TUTOR_LANG, locale, en)"
+    )
+    common.add_argument(
+        "--lessons", type=Path, default=default, metavar="DIR", help="lesson folder (default: shipped)"
+    )
+    common.add_argument(
+        "--home",
+        type=Path,
+        default=default,
+        metavar="DIR",
+        help="progress and workspace (default: TUTOR_HOME, user-data dir)",
+    )
     return common
 
 
@@ -50,7 +60,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m tutor", description=__doc__.splitlines()[0], parents=[_common_options(False)])
+    parser = _Parser(
+        prog="python -m tutor", description=__doc__.splitlines()[0], parents=[_common_options(False)]
+    )
     parser.add_argument("--version", action="version", version=f"attention-tutor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub_common = _common_options(True)

@@ -1,13 +1,139 @@
-"""`python -m tutor train` (placeholder until its issue lands)."""
+"""`python -m tutor train`: train the course GPT on the shipped poems or a corpus of your own."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
 
 from tutor.errors import TutorError
 
-HELP = "train (not built yet)"
+HELP = "train the shared GPT (heads, layers, position mode, steps, corpus...)"
 
 
-def add_arguments(parser) -> None:
-    pass
+def add_arguments(p) -> None:
+    p.add_argument("--heads", type=int, default=4, help="attention heads (default 4)")
+    p.add_argument("--layers", type=int, default=4, help="blocks (default 4)")
+    p.add_argument("--embd", type=int, default=128, help="n_embd (default 128)")
+    p.add_argument("--block", type=int, default=128, help="block_size: longest context (default 128)")
+    p.add_argument("--pos", choices=("learned", "none", "rope", "alibi"), default="learned")
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--batch", type=int, default=16, help="batch size (default 16)")
+    p.add_argument("--context", type=int, default=None, help="training window (default: block)")
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--eval-interval", type=int, default=100)
+    p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--device", default="cpu", help="cpu (default), cuda or mps when present")
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    p.add_argument(
+        "--corpus", type=Path, default=None, help="your own corpus: poetry JSON or plain UTF-8 text"
+    )
+    p.add_argument(
+        "--out", type=Path, default=None, help="checkpoint to write (default: HOME/runs/<settings>.pt)"
+    )
+    p.add_argument("--resume", action="store_true", help="continue from --out if it exists")
+    p.add_argument("--jsonl", action="store_true", help="stream progress as JSON lines (for programs)")
+
+
+def _stop_flag() -> threading.Event:
+    """SIGINT/SIGTERM ask the loop to stop after the current step instead of killing it mid-write."""
+    stop = threading.Event()
+
+    def handler(signum, frame):
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handler)
+    return stop
 
 
 def run(args, ctx) -> int:
-    raise TutorError("'train' is not built yet")
+    from models.corpus import corpus_text, import_corpus, load_poems, split_poems
+    from models.gpt import GPTConfig
+    from models.train import TrainConfig, train
+
+    try:
+        model_cfg = GPTConfig(
+            block_size=args.block,
+            n_layer=args.layers,
+            n_head=args.heads,
+            n_embd=args.embd,
+            dropout=args.dropout,
+            pos=args.pos,
+        )
+        cfg = TrainConfig(
+            steps=args.steps,
+            batch_size=args.batch,
+            context=args.context,
+            lr=args.lr,
+            min_lr=args.lr / 10,
+            warmup=min(100, max(1, args.steps // 10)),
+            eval_interval=args.eval_interval,
+            seed=args.seed,
+            device=args.device,
+            threads=args.threads,
+        )
+    except ValueError as err:
+        raise TutorError(str(err)) from err
+    poems = import_corpus(args.corpus) if args.corpus else load_poems()
+    train_poems, val_poems = split_poems(poems)
+    out = (
+        args.out
+        or ctx.home / "runs" / f"{args.pos}-h{args.heads}-l{args.layers}-e{args.embd}-s{args.steps}.pt"
+    )
+    stop = _stop_flag()
+    emit = _jsonl_emitter() if args.jsonl else _text_emitter()
+    emit({"event": "start", "out": str(out), "poems_train": len(train_poems), "poems_val": len(val_poems)})
+    try:
+        result = train(
+            model_cfg,
+            cfg,
+            corpus_text(train_poems),
+            corpus_text(val_poems),
+            out=out,
+            on_progress=lambda p: emit({"event": "progress", **p.__dict__}),
+            should_stop=stop.is_set,
+            resume=args.resume,
+            meta={"corpus": str(args.corpus) if args.corpus else "shipped"},
+        )
+    except ValueError as err:
+        raise TutorError(str(err)) from err
+    emit({"event": "cancelled" if result.cancelled else "done", "out": str(out), **result.__dict__})
+    return 1 if result.cancelled else 0
+
+
+def _jsonl_emitter():
+    def emit(event: dict) -> None:
+        sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    return emit
+
+
+def _text_emitter():
+    def emit(event: dict) -> None:
+        kind = event["event"]
+        if kind == "start":
+            print(
+                f"training on {event['poems_train']} poems, validating on {event['poems_val']} -> {event['out']}"
+            )
+        elif kind == "progress" and (event["val_loss"] is not None or event["step"] == 1):
+            val = f"  val {event['val_loss']:.3f}" if event["val_loss"] is not None else ""
+            print(
+                f"step {event['step']:>5}/{event['steps']}  loss {event['loss']:.3f}{val}  "
+                f"{event['tokens_per_s']:,.0f} tok/s  eta {event['eta_s']:.0f}s",
+                flush=True,
+            )
+        elif kind in ("done", "cancelled"):
+            val = event["final_val_loss"]
+            print(
+                f"{kind}: {event['steps_done']} steps in {event['seconds']:.1f}s, val loss {val:.4f}"
+                if val is not None
+                else f"{kind}: no validation yet",
+            )
+            print(f"checkpoint: {event['out']}")
+
+    return emit

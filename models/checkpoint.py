@@ -1,0 +1,88 @@
+"""Saving and loading the course GPT: weights, config, tokenizer and training metadata in one file.
+
+Writes are atomic (a temp file beside the target, then os.replace), so an interrupted save never
+leaves a half-written checkpoint. Files load with `torch.load(weights_only=True)`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from models.gpt import GPT, GPTConfig
+from models.tokenizer import CharTokenizer
+
+FORMAT = 1
+
+
+@dataclass
+class Checkpoint:
+    model: GPT
+    tokenizer: CharTokenizer
+    meta: dict[str, Any] = field(default_factory=dict)
+    optimizer_state: dict | None = None
+    path: Path | None = None
+
+
+def atomic_torch_save(obj: Any, path: Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_checkpoint(
+    path: Path,
+    model: GPT,
+    tokenizer: CharTokenizer,
+    meta: dict | None = None,
+    optimizer_state: dict | None = None,
+) -> None:
+    payload = {
+        "format": FORMAT,
+        "config": model.cfg.to_dict(),
+        "tokenizer": tokenizer.to_dict(),
+        "model": {k: v.detach().clone() for k, v in model.state_dict().items()},
+        "meta": meta or {},
+    }
+    if optimizer_state is not None:
+        payload["optimizer"] = optimizer_state
+    atomic_torch_save(payload, path)
+
+
+def load_checkpoint(path: Path, **overrides: Any) -> Checkpoint:
+    """Load a checkpoint; `overrides` change config fields that do not alter the weights' shapes
+    (e.g. rope_scaling, rope_scale, dropout)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # pickle, zip and version errors all mean the same to the user
+        raise ValueError(f"{path} is not a readable checkpoint: {err}") from err
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a course GPT checkpoint (format {FORMAT})")
+    cfg = GPTConfig(**{**payload["config"], **overrides})
+    model = GPT(cfg)
+    model.load_state_dict(payload["model"])
+    model.eval()
+    return Checkpoint(
+        model=model,
+        tokenizer=CharTokenizer.from_dict(payload["tokenizer"]),
+        meta=payload.get("meta", {}),
+        optimizer_state=payload.get("optimizer"),
+        path=path,
+    )

@@ -1,0 +1,246 @@
+"""Training loop for the course GPT: AdamW, warm-up + cosine schedule, periodic validation,
+progress callbacks, cancellation, seeding, atomic checkpoints and resume.
+
+`train()` is a plain function so the CLI (`python -m tutor train`), the experiments' child
+processes and the tests all drive the same loop.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from models.checkpoint import load_checkpoint, save_checkpoint
+from models.gpt import GPT, GPTConfig
+from models.tokenizer import CharTokenizer
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 2000
+    batch_size: int = 16
+    context: int | None = None  # training window; default the model's block_size
+    lr: float = 2e-3
+    min_lr: float = 2e-4
+    warmup: int = 100
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    eval_interval: int = 100
+    eval_batches: int = 8
+    seed: int = 1337
+    device: str = "cpu"
+    threads: int | None = None  # torch intra-op threads; None leaves torch's default
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "eval_interval", "eval_batches"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.lr <= 0 or self.min_lr < 0 or self.min_lr > self.lr:
+            raise ValueError(f"need 0 ≤ min_lr ≤ lr and lr > 0, got lr={self.lr}, min_lr={self.min_lr}")
+
+
+@dataclass
+class Progress:
+    step: int
+    steps: int
+    loss: float
+    lr: float
+    tokens_per_s: float
+    elapsed_s: float
+    eta_s: float
+    val_loss: float | None = None
+
+
+@dataclass
+class TrainResult:
+    steps_done: int
+    final_val_loss: float | None
+    seconds: float
+    cancelled: bool
+    num_params: int
+    curve: list[dict] = field(default_factory=list)  # {"step", "loss", "val_loss"} at each evaluation
+
+
+def check_device(device: str) -> str:
+    if device == "cpu":
+        return device
+    if device == "cuda" and torch.cuda.is_available():
+        return device
+    if device == "mps" and getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        return device
+    raise ValueError(f"device {device!r} is not available here; use cpu")
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Linear warm-up to lr, then cosine decay to min_lr at the last step."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
+
+
+class Batches:
+    """Random training windows and a fixed set of validation windows from encoded text."""
+
+    def __init__(
+        self, train_ids: torch.Tensor, val_ids: torch.Tensor, context: int, batch_size: int, seed: int
+    ):
+        shortest = min(len(train_ids), len(val_ids)) - 1
+        if shortest < 2:
+            raise ValueError("the corpus is too small to cut training and validation windows from")
+        self.context = min(context, shortest)
+        self.batch_size = batch_size
+        self.train_ids, self.val_ids = train_ids, val_ids
+        self.gen = torch.Generator().manual_seed(seed)
+
+    def _windows(self, ids: torch.Tensor, starts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        offsets = torch.arange(self.context + 1)
+        w = ids[starts[:, None] + offsets[None, :]]
+        return w[:, :-1], w[:, 1:]
+
+    def train_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        starts = torch.randint(len(self.train_ids) - self.context - 1, (self.batch_size,), generator=self.gen)
+        return self._windows(self.train_ids, starts)
+
+    def val_batches(self, n: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        # the same windows every time, so validation losses are comparable across steps and runs
+        gen = torch.Generator().manual_seed(0)
+        hi = len(self.val_ids) - self.context - 1
+        return [
+            self._windows(self.val_ids, torch.randint(max(hi, 1), (self.batch_size,), generator=gen))
+            for _ in range(n)
+        ]
+
+
+@torch.no_grad()
+def evaluate(model: GPT, batches: list[tuple[torch.Tensor, torch.Tensor]], device: str = "cpu") -> float:
+    was_training = model.training
+    model.eval()
+    losses = [model(x.to(device), y.to(device))[1].item() for x, y in batches]
+    model.train(was_training)
+    return sum(losses) / len(losses)
+
+
+def make_optimizer(model: GPT, cfg: TrainConfig) -> torch.optim.AdamW:
+    # no weight decay on biases, LayerNorm gains and (tied) embeddings' 1-D parameters
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95), fused=True)
+
+
+def train(
+    model_cfg: GPTConfig,
+    cfg: TrainConfig,
+    train_text: str,
+    val_text: str,
+    out: Path | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    resume: bool = False,
+    tokenizer: CharTokenizer | None = None,
+    meta: dict | None = None,
+) -> TrainResult:
+    """Train a GPT on `train_text`, validating on `val_text`; write `out` atomically.
+
+    With `resume=True` and an existing `out`, continue from its step, weights and optimizer.
+    `should_stop()` is polled every step: a cancelled run returns `cancelled=True` and leaves
+    `out` as it was at its last complete save.
+    """
+    device = check_device(cfg.device)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    start_step, curve, opt_state = 0, [], None
+    if resume and out is not None and Path(out).is_file():
+        ck = load_checkpoint(out)
+        model, tokenizer = ck.model, ck.tokenizer
+        start_step = int(ck.meta.get("step", 0))
+        curve = list(ck.meta.get("curve", []))
+        opt_state = ck.optimizer_state
+        if "rng" in ck.meta:
+            torch.set_rng_state(torch.tensor(ck.meta["rng"], dtype=torch.uint8))
+    else:
+        tokenizer = tokenizer or CharTokenizer.from_text(train_text + val_text)
+        model_cfg = GPTConfig(**{**model_cfg.to_dict(), "vocab_size": tokenizer.vocab_size})
+        model = GPT(model_cfg)
+    model.to(device).train()
+    train_ids = torch.tensor(tokenizer.encode(train_text, unknown="unk"), dtype=torch.long)
+    val_ids = torch.tensor(tokenizer.encode(val_text, unknown="unk"), dtype=torch.long)
+    batches = Batches(
+        train_ids, val_ids, cfg.context or model.cfg.block_size, cfg.batch_size, cfg.seed + start_step
+    )
+    val_set = batches.val_batches(cfg.eval_batches)
+    optimizer = make_optimizer(model, cfg)
+    if opt_state is not None:
+        optimizer.load_state_dict(opt_state)
+
+    def save(step: int, val_loss: float | None) -> None:
+        if out is None:
+            return
+        info = {
+            **(meta or {}),
+            "step": step,
+            "train": asdict(cfg),
+            "val_loss": val_loss,
+            "curve": curve,
+            "rng": torch.get_rng_state().tolist(),
+        }
+        save_checkpoint(Path(out), model, tokenizer, info, optimizer.state_dict())
+
+    t0 = time.perf_counter()
+    tokens_per_step = cfg.batch_size * batches.context
+    val_loss: float | None = curve[-1]["val_loss"] if curve else None
+    step = start_step
+    cancelled = False
+    while step < cfg.steps:
+        if should_stop is not None and should_stop():
+            cancelled = True
+            break
+        lr = lr_at(step, cfg)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        x, y = batches.train_batch()
+        _, loss = model(x.to(device), y.to(device))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        step += 1
+        evaluated = step % cfg.eval_interval == 0 or step == cfg.steps
+        if evaluated:
+            val_loss = evaluate(model, val_set, device)
+            curve.append({"step": step, "loss": loss.item(), "val_loss": val_loss})
+            save(step, val_loss)
+        if on_progress is not None:
+            elapsed = time.perf_counter() - t0
+            done = step - start_step
+            per_step = elapsed / done
+            on_progress(
+                Progress(
+                    step=step,
+                    steps=cfg.steps,
+                    loss=loss.item(),
+                    lr=lr,
+                    tokens_per_s=tokens_per_step / per_step,
+                    elapsed_s=elapsed,
+                    eta_s=per_step * (cfg.steps - step),
+                    val_loss=val_loss if evaluated else None,
+                )
+            )
+    model.eval()
+    return TrainResult(
+        steps_done=step,
+        final_val_loss=val_loss,
+        seconds=time.perf_counter() - t0,
+        cancelled=cancelled,
+        num_params=model.num_params(),
+        curve=curve,
+    )
