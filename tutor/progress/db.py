@@ -1,0 +1,216 @@
+"""Opening the SQLite file safely: recognise ours, move aside what is not, migrate, serialise writes.
+
+A file that is not a readable SQLite database of ours is never wiped: it is renamed to
+`progress.sqlite3.corrupt-<UTC timestamp>` (with its -wal/-shm companions) and a notice says so.
+A file written by a newer tutor (higher schema version) is left alone and opening fails clearly.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tutor.errors import TutorError
+from tutor.progress.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+
+log = logging.getLogger("tutor.progress")
+
+FILE_NAME = "progress.sqlite3"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class StoreBusy(TutorError):
+    """Another process held the store's write lock for longer than the timeout."""
+
+
+class StoreTooNew(TutorError):
+    """The file was written by a newer version of the tutor; we do not touch it."""
+
+
+def local_now() -> datetime:
+    """The default clock: aware, in the machine's local zone (so "today" is the learner's day)."""
+    return datetime.now(UTC).astimezone()
+
+
+def to_text(dt: datetime) -> str:
+    if dt.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware")
+    return dt.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def from_text(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+class Database:
+    """One connection to `home/progress.sqlite3`, shared by threads under a lock."""
+
+    def __init__(self, home: Path, *, now: Callable[[], datetime] = local_now, timeout_s: float = 5.0):
+        self.home = Path(home)
+        self.path = self.home / FILE_NAME
+        self.now = now
+        self.timeout_s = timeout_s
+        self.notices: list[str] = []  # things the CLI/app should tell the learner (e.g. a moved file)
+        self._lock = threading.RLock()
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise TutorError(f"cannot create the tutor home {self.home}: {err.strerror}") from None
+        self.conn = self._open()
+
+    # --- opening -------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so each write is exactly one
+        # transaction and the write lock is taken up front (no deadlock-prone lock upgrades).
+        conn = sqlite3.connect(
+            self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        problem = self._foreign_header()
+        if problem:
+            self._move_aside(problem)
+        try:
+            conn = self._connect()
+            problem = self._inspect(conn)
+        except sqlite3.OperationalError as err:
+            if _is_locked(err):
+                raise self._busy() from None
+            raise TutorError(f"cannot open the progress store {self.path}: {err}") from None
+        except sqlite3.DatabaseError as err:
+            conn, problem = None, f"not a readable SQLite database ({err})"
+        if problem:
+            if conn is not None:
+                conn.close()
+            self._move_aside(problem)
+            conn = self._connect()
+        try:
+            # WAL: readers never block the writer, and a killed writer leaves committed rows intact.
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            self._migrate(conn)
+        except sqlite3.OperationalError as err:
+            conn.close()
+            if _is_locked(err):
+                raise self._busy() from None
+            raise TutorError(f"cannot open the progress store {self.path}: {err}") from None
+        return conn
+
+    def _foreign_header(self) -> str | None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return None
+        with self.path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+        return None if head == SQLITE_MAGIC else "not an SQLite database"
+
+    def _inspect(self, conn: sqlite3.Connection) -> str | None:
+        """Why the file is not a usable store of ours, or None. Raises StoreTooNew for newer files."""
+        check = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            return f"damaged database ({check})"
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+        if app_id == 0 and version == 0 and tables == 0:
+            return None  # empty: a new store
+        if app_id != APPLICATION_ID:
+            return "an SQLite database of some other program"
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise StoreTooNew(
+                f"the progress store {self.path} was written by a newer version of the tutor "
+                f"(schema {version}, this one knows up to {SCHEMA_VERSION}); update the tutor or use another --home"
+            )
+        return None
+
+    def _move_aside(self, reason: str) -> None:
+        stamp = self.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+        aside = self.path.with_name(f"{FILE_NAME}.corrupt-{stamp}")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = self.path.with_name(f"{FILE_NAME}.corrupt-{stamp}-{n}")
+        self.path.rename(aside)
+        for suffix in ("-wal", "-shm"):
+            companion = self.path.with_name(FILE_NAME + suffix)
+            if companion.exists():
+                companion.rename(aside.with_name(aside.name + suffix))
+        message = (
+            f"The progress file {self.path} could not be used ({reason}). "
+            f"It was kept as {aside.name} and a fresh progress store was started."
+        )
+        log.warning(message)
+        self.notices.append(message)
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")  # a second process opening at the same moment waits here
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for steps in MIGRATIONS[version:]:
+                for statement in steps:
+                    conn.execute(statement)
+            if version < SCHEMA_VERSION:
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _busy(self) -> StoreBusy:
+        return StoreBusy(
+            f"the progress store {self.path} is locked by another tutor process "
+            f"(waited {self.timeout_s:g} s); close the other one or try again"
+        )
+
+    # --- using ---------------------------------------------------------------------------
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all of it is committed, or none of it."""
+        with self._lock:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as err:
+                if _is_locked(err):
+                    raise self._busy() from None
+                raise
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.OperationalError as err:
+                self.conn.execute("ROLLBACK")
+                if _is_locked(err):
+                    raise self._busy() from None
+                raise
+
+    def read(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            try:
+                return self.conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as err:
+                if _is_locked(err):
+                    raise self._busy() from None
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+
+def _is_locked(err: sqlite3.OperationalError) -> bool:
+    text = str(err).lower()
+    return "locked" in text or "busy" in text
