@@ -197,7 +197,8 @@ def import_corpus(path: Path) -> list[Poem]:
     text = _decode(_read_bytes(path), name)
     if not text.strip():
         raise CorpusError(f"{name}: file is empty")
-    if text.lstrip()[0] in "[{":
+    # JSON by extension or by its opening bracket (a .txt export of JSON is still JSON).
+    if path.suffix.lower() == ".json" or text.lstrip()[0] in "[{":
         poems = _poems_from_json(_parse_json(text, name), name)
     else:
         poems = _poems_from_text(text)
