@@ -179,3 +179,22 @@ class Lesson(Strict):
     quiz: list[Question] = []
     exercises: list[Exercise] = []
     folder: Path | None = None  # set by the loader
+
+
+# --- the files as written (the loader builds `Lesson` from these) --------------------------------
+
+
+class LessonFile(Strict):
+    """lesson.toml: only the metadata; sections come from the Markdown files, the quiz from quiz.toml."""
+
+    id: Slug
+    order: int
+    title: LocalText
+    summary: LocalText | None = None
+    prerequisites: list[Slug] = []
+
+
+class QuizFile(Strict):
+    """quiz.toml: `[[question]]` tables."""
+
+    question: list[Question] = []
