@@ -1,13 +1,74 @@
-"""`python -m tutor lessons` (placeholder until its issue lands)."""
+"""`python -m tutor lessons [--json]`: the lessons in order, with sections, experiments, quiz and exercises.
 
-from tutor.errors import TutorError
+Lesson folders that fail to load are named on stderr after the list (the good ones are still
+listed; `python -m tutor check` says what is wrong). Exit 0 when at least the listing worked.
 
-HELP = "lessons (not built yet)"
+JSON (stdout): a list, one object per lesson:
+    {"id", "order", "title", "summary", "prerequisites", "folder",
+     "sections": [{"id", "title", "experiments": [name, ...]}],
+     "experiments": [name, ...], "quiz_count", "exercise_count", "exercises": [id, ...]}
+Texts are in the chosen language (falling back to English).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+HELP = "list the lessons with their sections, experiments, quiz and exercise counts"
 
 
 def add_arguments(parser) -> None:
-    pass
+    parser.add_argument(
+        "--json", action="store_true", help="machine-readable output (a list of lesson objects)"
+    )
+
+
+def lesson_summaries(course, lang: str) -> list[dict]:
+    from tutor.content.schema import pick
+
+    out = []
+    for lesson in course.lessons:
+        sections = [
+            {"id": s.id, "title": pick(s.title, lang), "experiments": [e.name for e in s.experiments]}
+            for s in lesson.sections
+        ]
+        out.append(
+            {
+                "id": lesson.id,
+                "order": lesson.order,
+                "title": pick(lesson.title, lang),
+                "summary": pick(lesson.summary, lang),
+                "prerequisites": list(lesson.prerequisites),
+                "folder": str(lesson.folder) if lesson.folder else None,
+                "sections": sections,
+                "experiments": [name for s in sections for name in s["experiments"]],
+                "quiz_count": len(lesson.quiz),
+                "exercise_count": len(lesson.exercises),
+                "exercises": [ex.id for ex in lesson.exercises],
+            }
+        )
+    return out
 
 
 def run(args, ctx) -> int:
-    raise TutorError("'lessons' is not built yet")
+    from tutor.content.loader import load_course
+
+    course = load_course(ctx.lessons_dir)
+    summaries = lesson_summaries(course, ctx.lang)
+    if args.json:
+        print(json.dumps(summaries, ensure_ascii=False, indent=2))
+    else:
+        for item in summaries:
+            print(f"{item['order']:>2}. {item['id']}: {item['title']}")
+            for s in item["sections"]:
+                runs = f"  [experiment: {', '.join(s['experiments'])}]" if s["experiments"] else ""
+                print(f"      {s['id']}: {s['title']}{runs}")
+            print(f"      quiz: {item['quiz_count']} question(s); exercises: {item['exercise_count']}"
+                  + (f" ({', '.join(item['exercises'])})" if item["exercises"] else ""))  # fmt: skip
+        if not summaries:
+            print("no lessons loaded")
+    for folder in course.skipped:
+        count = sum(1 for p in course.errors if folder in (p.file, *p.file.parents))
+        print(f"skipped {folder}: {count} error(s); run `python -m tutor check` for details", file=sys.stderr)
+    return 0

@@ -1,0 +1,200 @@
+"""Lesson prose: math -> Unicode outside code, and experiment fences in and out of the text.
+
+An experiment is embedded as a fenced block whose info string is `experiment NAME`; its body is
+TOML (the parameters to start from, may be empty). Everything else in a fence is code and is left
+exactly as written, and so is `inline code`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tutor.content.latex import LatexError, latex_to_unicode
+from tutor.content.schema import ExperimentRef
+
+_FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`]*?)\s*$")
+_EXPERIMENT_INFO = re.compile(r"^experiment(?:\s+(\S+))?\s*(.*)$")
+_MD_SPECIAL = re.compile(r"([\\`_\[\]<>|#])")
+
+
+@dataclass
+class Block:
+    """A run of lines: prose, or one fenced block (with its fence lines)."""
+
+    kind: str  # "prose" | "fence"
+    start: int  # 0-based index of the first line in the text it came from
+    lines: list[str]
+    info: str = ""  # fence info string
+    closed: bool = True
+
+    @property
+    def body(self) -> str:  # a fence's content without its fence lines
+        return "\n".join(self.lines[1 : len(self.lines) - (1 if self.closed else 0)])
+
+    def experiment(self) -> re.Match | None:
+        return _EXPERIMENT_INFO.match(self.info) if self.kind == "fence" else None
+
+
+def blocks(text: str) -> Iterator[Block]:
+    """Split Markdown into prose runs and fenced blocks (CommonMark fence rules, no indented code)."""
+    lines = text.splitlines()
+    prose: list[str] = []
+    prose_start = 0
+    i = 0
+    while i < len(lines):
+        m = _FENCE_OPEN.match(lines[i])
+        if not m:
+            prose.append(lines[i])
+            i += 1
+            continue
+        if prose:
+            yield Block("prose", prose_start, prose)
+        fence_char, fence_len = m.group(2)[0], len(m.group(2))
+        close = re.compile(rf"^ {{0,3}}{re.escape(fence_char)}{{{fence_len},}}\s*$")
+        j = i + 1
+        while j < len(lines) and not close.match(lines[j]):
+            j += 1
+        closed = j < len(lines)
+        yield Block("fence", i, lines[i : j + 1] if closed else lines[i:], info=m.group(3), closed=closed)
+        i = j + 1
+        prose, prose_start = [], i
+    if prose:
+        yield Block("prose", prose_start, prose)
+
+
+# --- math ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MathIssue:
+    line: int  # 0-based line within the converted text
+    message: str
+
+
+def convert_math(text: str, markdown: bool = True) -> tuple[str, list[MathIssue]]:
+    """Replace `$...$` and `$$...$$` in prose by Unicode; code spans and `\\$` are left alone.
+
+    With `markdown`, the converted formula is escaped so Markdown shows it literally (a `_` or `|`
+    in a formula must not start emphasis or break a table). `*` becomes `∗` either way.
+    Fenced blocks are not handled here: pass prose only (see `convert_prose`).
+    """
+    out: list[str] = []
+    issues: list[MathIssue] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n:  # an escaped character, e.g. \$ for a real dollar sign
+            out.append(text[i : i + 2] if markdown or text[i + 1] != "$" else "$")
+            i += 2
+        elif c == "`":
+            run = len(text) - len(text[i:].lstrip("`")) - i
+            close = _find_backtick_run(text, i + run, run)
+            end = close + run if close >= 0 else i + run
+            out.append(text[i:end])
+            i = end
+        elif c == "$":
+            display = text.startswith("$$", i)
+            opener = 2 if display else 1
+            close = _find_math_close(text, i + opener, display)
+            if close < 0:
+                if display or (i + 1 < n and not text[i + 1].isspace()):
+                    issues.append(
+                        MathIssue(text.count("\n", 0, i), "unclosed $ math (write \\$ for a dollar sign)")
+                    )
+                out.append(text[i : i + opener])
+                i += opener
+                continue
+            source = text[i + opener : close]
+            try:
+                formula = latex_to_unicode(source).replace("*", "∗")
+            except LatexError as err:
+                issues.append(MathIssue(text.count("\n", 0, i), str(err)))
+                formula = source
+            out.append(_MD_SPECIAL.sub(r"\\\1", formula) if markdown else formula)
+            i = close + opener
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out), issues
+
+
+def _find_backtick_run(text: str, start: int, run: int) -> int:
+    for m in re.finditer(r"`+", text[start:]):
+        if len(m.group(0)) == run:
+            return start + m.start()
+    return -1
+
+
+def _find_math_close(text: str, start: int, display: bool) -> int:
+    if display:
+        return text.find("$$", start)
+    if start >= len(text) or text[start].isspace():
+        return -1  # "$ 5" is a dollar sign, not math
+    j = start
+    while True:
+        j = text.find("$", j)
+        if j < 0 or "\n\n" in text[start:j]:
+            return -1  # inline math does not cross a paragraph
+        if text[j - 1] != "\\" and not text[j - 1].isspace() and not text[j + 1 : j + 2].isdigit():
+            return j
+        j += 1
+
+
+def convert_prose(markdown: str) -> tuple[str, list[MathIssue]]:
+    """Math -> Unicode in every prose run of a Markdown text; fenced blocks pass through unchanged."""
+    parts: list[str] = []
+    issues: list[MathIssue] = []
+    for block in blocks(markdown):
+        text = "\n".join(block.lines)
+        if block.kind == "prose":
+            text, found = convert_math(text)
+            issues += [MathIssue(block.start + f.line, f.message) for f in found]
+        parts.append(text)
+    return "\n".join(parts), issues
+
+
+# --- experiments in the body ----------------------------------------------------------------------
+
+
+def parse_params(body: str) -> dict:
+    """An experiment fence's TOML body; raises tomllib.TOMLDecodeError."""
+    return tomllib.loads(body)
+
+
+def split_body(markdown: str) -> list[str | ExperimentRef]:
+    """Text chunks and experiment refs in reading order, for the UI (empty chunks dropped).
+
+    The loader has already checked every experiment fence; one that fails to parse here (only
+    possible for text that did not come from the loader) keeps empty params.
+    """
+    out: list[str | ExperimentRef] = []
+    text: list[str] = []
+
+    def flush() -> None:
+        chunk = "\n".join(text).strip("\n")
+        if chunk.strip():
+            out.append(chunk)
+        text.clear()
+
+    for block in blocks(markdown):
+        m = block.experiment()
+        if m and m.group(1):
+            flush()
+            try:
+                params = parse_params(block.body)
+            except tomllib.TOMLDecodeError:
+                params = {}
+            out.append(ExperimentRef(name=m.group(1), params=params))
+        else:
+            text.extend(block.lines)
+    flush()
+    return out
+
+
+def strip_experiments(markdown: str) -> str:
+    """The text without its experiment fences, for plain display."""
+    chunks = [c for c in split_body(markdown) if isinstance(c, str)]
+    return "\n\n".join(chunks)

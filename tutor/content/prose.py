@@ -1,0 +1,169 @@
+"""One language file of a lesson (en.md, de.md, zh.md) -> its sections, with every problem found.
+
+# Lesson title                    (optional first line, ignored: the title is in lesson.toml)
+## Section title {#section-id}    starts a section
+...prose, code fences, ```experiment NAME``` fences...
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tutor.content.markdown import Block, blocks, convert_math, convert_prose, parse_params
+from tutor.content.problems import Problem, error
+from tutor.content.schema import ExperimentRef
+
+_H2 = re.compile(r"^ {0,3}##(?!#)\s*(.*?)\s*#*\s*$")
+_H1 = re.compile(r"^ {0,3}#(?!#)\s")
+_TITLE_ID = re.compile(r"^(.*?)\s*\{#([^}]*)\}$")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_TOML_LINE = re.compile(r"at line (\d+)")
+
+
+@dataclass
+class ProseSection:
+    id: str
+    title: str
+    line: int  # 1-based line of the heading
+    body_lines: list[str] = field(default_factory=list)
+    body_start: int = 0  # 0-based line index of the first body line
+    body: str = ""
+    experiments: list[ExperimentRef] = field(default_factory=list)
+
+
+def toml_error_line(err: tomllib.TOMLDecodeError) -> int | None:
+    m = _TOML_LINE.search(str(err))
+    return int(m.group(1)) if m else None
+
+
+def toml_error_message(err: tomllib.TOMLDecodeError) -> str:
+    return "invalid TOML: " + _TOML_LINE.sub("", str(err)).replace("(, column", "(column").replace(" ()", "")
+
+
+def parse_language_file(text: str, file: Path) -> tuple[list[ProseSection], list[Problem]]:
+    problems: list[Problem] = []
+    sections: list[ProseSection] = []
+    stray: int | None = None  # first line of text before any section
+    seen_text = False
+    for block in blocks(text):
+        if block.kind == "fence":
+            problems += _check_fence(block, file, sections)
+            if sections:
+                sections[-1].body_lines += block.lines
+            elif stray is None:
+                stray = block.start + 1
+            continue
+        for k, line in enumerate(block.lines):
+            index = block.start + k
+            m = _H2.match(line)
+            if m:
+                section = _heading(m.group(1), index + 1, file, problems)
+                section.body_start = index + 1
+                sections.append(section)
+            elif sections:
+                sections[-1].body_lines.append(line)
+            elif line.strip():
+                if not seen_text and _H1.match(line):
+                    seen_text = True  # the optional `# Lesson title` line
+                    continue
+                seen_text = True
+                stray = index + 1 if stray is None else stray
+    if stray is not None:
+        problems.append(
+            error(
+                file,
+                "text before the first `## Title {#id}` heading is never shown; move it into a section",
+                line=stray,
+            )  # fmt: skip
+        )
+    if not sections:
+        problems.append(error(file, "no sections: a section starts with a line `## Title {#section-id}`"))
+    ids: dict[str, int] = {}
+    for s in sections:
+        if s.id in ids:
+            problems.append(
+                error(
+                    file,
+                    f"duplicate section id (first at line {ids[s.id]})",
+                    field=f"section[{s.id}]",
+                    line=s.line,
+                )
+            )
+        ids.setdefault(s.id, s.line)
+        body = "\n".join(s.body_lines).strip("\n")
+        lead = len(s.body_lines) - len("\n".join(s.body_lines).lstrip("\n").split("\n"))
+        s.body, issues = convert_prose(body)
+        for issue in issues:
+            problems.append(
+                error(
+                    file, issue.message, field=f"section[{s.id}]", line=s.body_start + lead + issue.line + 1
+                )
+            )
+    return sections, problems
+
+
+def _heading(raw: str, line: int, file: Path, problems: list[Problem]) -> ProseSection:
+    m = _TITLE_ID.match(raw)
+    title, ident = (m.group(1), m.group(2).strip()) if m else (raw, "")
+    if not m:
+        problems.append(
+            error(file, "section heading has no id: write `## Title {#some-id}`", field="section", line=line)
+        )
+        ident = f"line-{line}"
+    elif not _SLUG.match(ident):
+        problems.append(
+            error(
+                file,
+                f"section id {ident!r} must be lower-case letters, digits and '-'",
+                field="section",
+                line=line,
+            )
+        )
+    if not title.strip():
+        problems.append(error(file, "section heading has no title", field=f"section[{ident}]", line=line))
+    converted, issues = convert_math(title, markdown=False)
+    for issue in issues:
+        problems.append(error(file, issue.message, field=f"section[{ident}].title", line=line))
+    return ProseSection(id=ident, title=converted.strip(), line=line)
+
+
+def _check_fence(block: Block, file: Path, sections: list[ProseSection]) -> list[Problem]:
+    where = f"section[{sections[-1].id}]" if sections else "section"
+    line = block.start + 1
+    if not block.closed:
+        return [
+            error(
+                file,
+                "fence opened here is never closed (``` or ~~~ on a line of its own)",
+                field=where,
+                line=line,
+            )
+        ]
+    m = block.experiment()
+    if not m:
+        return []
+    if not m.group(1):
+        return [error(file, "experiment fence needs a name: ```experiment NAME", field=where, line=line)]
+    if m.group(2):
+        return [
+            error(file, f"unexpected text after the experiment name: {m.group(2)!r}", field=where, line=line)
+        ]
+    name = m.group(1)
+    try:
+        params = parse_params(block.body)
+    except tomllib.TOMLDecodeError as err:
+        at = toml_error_line(err)
+        return [
+            error(
+                file,
+                "parameters: " + toml_error_message(err),
+                field=f"{where}.experiment[{name}]",
+                line=line + at if at else line,
+            )  # fmt: skip
+        ]
+    if sections:
+        sections[-1].experiments.append(ExperimentRef(name=name, params=params, line=line))
+    return []

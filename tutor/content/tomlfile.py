@@ -1,0 +1,143 @@
+"""Reading one content file: bytes -> text -> TOML -> math converted -> pydantic model, problems collected."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tutor.content.markdown import convert_math
+from tutor.content.problems import Problem, all_field_names, error, line_of, validation_problems, warning
+from tutor.content.prose import toml_error_line, toml_error_message
+from tutor.content.schema import Exercise, LessonFile, QuizFile
+from tutor.i18n import LANGS as LANGS_ALL
+
+M = TypeVar("M", bound=BaseModel)
+VOCABULARY = all_field_names(LessonFile, QuizFile, Exercise)
+MARKDOWN_KEYS = {"task"}  # LocalText fields that are Markdown (escaped math); the rest are plain text
+
+
+def read_text(file: Path, problems: list[Problem], required: bool = True) -> str | None:
+    """The file's text, or None with a problem: missing, unreadable, not UTF-8, or empty."""
+    if not file.is_file():
+        if required:
+            problems.append(error(file, "file is missing"))
+        return None
+    try:
+        raw = file.read_bytes()
+    except OSError as err:
+        problems.append(error(file, f"cannot read: {err.strerror or err}"))
+        return None
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        problems.append(
+            error(
+                file,
+                f"not UTF-8: byte 0x{raw[err.start]:02x} at column {column}; save the file as UTF-8",
+                line=line,
+            )
+        )
+        return None
+    if not text.strip():
+        problems.append(error(file, "file is empty"))
+        return None
+    return text
+
+
+def load_toml(
+    file: Path, model: type[M], problems: list[Problem], drop: tuple[str, ...] = ()
+) -> tuple[M | None, str, dict]:
+    """Parse and validate one TOML file. Returns (model or None, text, raw data after math conversion).
+
+    `drop` are keys the loader sets itself (e.g. `folder`): an author writing them gets "unknown key".
+    """
+    text = read_text(file, problems)
+    if text is None:
+        return None, "", {}
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        problems.append(error(file, toml_error_message(err), line=toml_error_line(err)))
+        return None, text, {}
+    _convert_local_texts(data, (), file, text, problems)
+    for key in drop:
+        if key in data:
+            problems.append(
+                error(file, f"unknown key {key!r} (set by the loader)", field=key, line=line_of(text, (key,)))
+            )
+    try:
+        result = model.model_validate({k: v for k, v in data.items() if k not in drop})
+    except ValidationError as err:
+        problems.extend(validation_problems(err, file, text, data, VOCABULARY))
+        return None, text, data
+    return result, text, data
+
+
+def is_local_text(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and "en" in value
+        and all(k in LANGS_ALL and isinstance(v, str) for k, v in value.items())
+    )
+
+
+def _convert_local_texts(node: Any, loc: tuple, file: Path, text: str, problems: list[Problem]) -> None:
+    """Math -> Unicode in place, in every localised text of the raw data."""
+    if is_local_text(node):
+        markdown = bool(loc) and loc[-1] in MARKDOWN_KEYS
+        for lang, value in node.items():
+            converted, issues = convert_math(value, markdown=markdown)
+            node[lang] = converted
+            for issue in issues:
+                problems.append(
+                    error(
+                        file,
+                        issue.message,
+                        field=_dotted(loc + (lang,), text),
+                        line=line_of(text, loc + (lang,)),
+                    )
+                )
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            _convert_local_texts(value, loc + (key,), file, text, problems)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _convert_local_texts(value, loc + (i,), file, text, problems)
+
+
+def _dotted(loc: tuple, _text: str) -> str:
+    return "".join(f"[#{p + 1}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+
+
+def missing_translations(data: Any, file: Path, text: str, item_field: str, loc: tuple = ()) -> list[Problem]:
+    """One warning per language per item (a question, an exercise, the lesson) listing its untranslated texts."""
+    missing: dict[str, list[str]] = {}
+
+    def walk(node: Any, path: tuple) -> None:
+        if is_local_text(node):
+            for lang in LANGS_ALL:
+                if lang not in node:
+                    missing.setdefault(lang, []).append(_dotted(path, text) or "text")
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key != "params":
+                    walk(value, path + (key,))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, path + (i,))
+
+    walk(data, ())
+    return [
+        warning(
+            file,
+            f"no {lang} text for {', '.join(fields)} (English is shown)",
+            field=item_field,
+            line=line_of(text, loc) if loc else None,
+        )  # fmt: skip
+        for lang, fields in missing.items()
+    ]
