@@ -32,7 +32,7 @@ class QuizAnswer(Record):
     exercise: str | None = None
     answer: str  # what the learner typed or picked, as text
     correct: bool | None  # None for open questions (the learner rated themselves)
-    rating: int | None  # the FSRS rating this answer gave (1 again .. 4 easy); None when not counted
+    rating: int | None  # the FSRS rating this answer earned (1 again .. 4 easy); None for predictions
     used_hint: bool = False
     counted: bool = False  # True when it moved the long-term schedule (first answer of the day)
     session: str | None = None

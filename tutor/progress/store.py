@@ -166,10 +166,10 @@ class Store:
         )
         return [_review(r) for r in rows]
 
-    def due_reviews(self, until: datetime) -> list[ReviewState]:
-        """Review states due at or before `until`, earliest first."""
+    def due_reviews(self, before: datetime) -> list[ReviewState]:
+        """Review states due before `before` (e.g. the end of today), earliest first."""
         rows = self.db.read(
-            "SELECT * FROM review_cards WHERE due <= ? ORDER BY due, lesson, question", (to_text(until),)
+            "SELECT * FROM review_cards WHERE due < ? ORDER BY due, lesson, question", (to_text(before),)
         )
         return [_review(r) for r in rows]
 

@@ -1,0 +1,165 @@
+"""Checking one answer against one question: right or wrong, what we read, and why.
+
+Pure functions over the content schema; no store, no clock. `AnswerError` means the input could
+not be taken as an answer at all (empty, or a choice that does not exist): the caller asks again
+and nothing is recorded. Anything else that is not right is simply wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from fsrs import Rating
+from pydantic import BaseModel, ConfigDict
+
+from tutor.content.schema import (
+    ExactQuestion,
+    MultipleChoice,
+    NumberQuestion,
+    OpenQuestion,
+    Question,
+    SingleChoice,
+    pick,
+)
+from tutor.quiz.normalise import (
+    fold,
+    format_number,
+    format_shape,
+    normalise_text,
+    number_matches,
+    number_readings,
+    shape_tokens,
+)
+
+SELF_RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
+# Accepted spellings of the four self-ratings, also in German and Chinese.
+_RATING_WORDS = {
+    Rating.Again: ("again", "1", "a", "nochmal", "wieder", "重来", "再来"),
+    Rating.Hard: ("hard", "2", "h", "schwer", "困难", "难"),
+    Rating.Good: ("good", "3", "g", "gut", "良好", "好"),
+    Rating.Easy: ("easy", "4", "e", "leicht", "简单", "容易"),
+}
+
+
+class AnswerError(ValueError):
+    """The input is not an answer to this question (say why, ask again; record nothing)."""
+
+
+class ChoiceFeedback(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    correct: bool  # this choice is one of the right ones
+    picked: bool
+    why: str | None = None  # the misconception behind this choice, shown when a wrong one was picked
+
+
+class Check(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    correct: bool | None  # None: an open question, the learner rates themselves
+    answer_text: str  # what to record: the typed text, or the picked choice ids
+    understood: str | None = None  # how we read it ("262,656", "(1, 4, 5, 8)"), when that helps
+    expected: str  # the right answer for display (the model answer for open questions)
+    choices: list[ChoiceFeedback] = []
+    rating: Literal[1, 2, 3, 4] | None = None  # the learner's own rating (open questions)
+
+
+def parse_choice_ids(question: SingleChoice | MultipleChoice, response: str | list[str]) -> list[str]:
+    """Choice ids from "2", "same", "1, 3", "a c" or a list of ids; 1-based numbers index the choices."""
+    tokens = response if isinstance(response, list) else re.split(r"[\s,;/]+", fold(response))
+    tokens = [t.strip() for t in tokens if t.strip()]
+    if not tokens:
+        raise AnswerError("pick a choice" if question.type == "single" else "pick one or more choices")
+    ids = [c.id for c in question.choices]
+    picked: list[str] = []
+    for token in tokens:
+        low = token.casefold()
+        if low in ids:
+            choice = low
+        elif low.isdigit() and 1 <= int(low) <= len(ids):
+            choice = ids[int(low) - 1]
+        else:
+            raise AnswerError(f"{token!r} is not one of the choices (1-{len(ids)} or {', '.join(ids)})")
+        if choice not in picked:
+            picked.append(choice)
+    if question.type == "single" and len(picked) > 1:
+        raise AnswerError("pick exactly one choice")
+    return picked
+
+
+def parse_rating(response: str | int | Rating) -> Rating:
+    if isinstance(response, Rating):
+        return response
+    word = fold(str(response)).casefold()
+    for rating, words in _RATING_WORDS.items():
+        if word in words:
+            return rating
+    raise AnswerError("rate yourself: again, hard, good or easy (1-4)")
+
+
+def expected_text(question: Question, lang: str) -> str:
+    """The right answer as the learner should see it."""
+    if isinstance(question, SingleChoice | MultipleChoice):
+        return "; ".join(pick(c.text, lang) for c in question.choices if c.correct)
+    if isinstance(question, NumberQuestion):
+        text = format_number(question.answer)
+        allowed = max(question.tolerance, question.rel_tolerance * abs(question.answer))
+        if allowed:
+            text += f" ± {format_number(allowed)}"
+        unit = pick(question.unit, lang)
+        return f"{text} {unit}" if unit else text
+    if isinstance(question, ExactQuestion):
+        return question.answer
+    return pick(question.model_answer, lang)
+
+
+def check_answer(question: Question, response: str | list[str] | int | Rating, lang: str = "en") -> Check:
+    """Check `response` (typed text, choice ids, or for open questions the self-rating)."""
+    expected = expected_text(question, lang)
+    if isinstance(question, SingleChoice | MultipleChoice):
+        picked = parse_choice_ids(question, response if isinstance(response, list) else str(response))
+        right = {c.id for c in question.choices if c.correct}
+        feedback = [
+            ChoiceFeedback(
+                id=c.id,
+                text=pick(c.text, lang),
+                correct=c.correct,
+                picked=c.id in picked,
+                why=pick(c.why, lang) or None if (c.id in picked and not c.correct) else None,
+            )
+            for c in question.choices
+        ]
+        return Check(
+            correct=set(picked) == right, answer_text=",".join(picked), expected=expected, choices=feedback
+        )
+    if isinstance(question, OpenQuestion):
+        rating = parse_rating(response if not isinstance(response, list) else " ".join(response))
+        return Check(correct=None, answer_text=rating.name.lower(), expected=expected, rating=int(rating))
+    text = str(response).strip()
+    if not text:
+        raise AnswerError("type an answer")
+    if isinstance(question, NumberQuestion):
+        units = list(question.unit.values()) if question.unit else []
+        readings = number_readings(text, units)
+        ok = [
+            r
+            for r in readings
+            if number_matches(r, question.answer, question.tolerance, question.rel_tolerance)
+        ]
+        shown = ok[0] if ok else (readings[0] if readings else None)
+        understood = format_number(shown) if shown is not None else "not a number"
+        return Check(correct=bool(ok), answer_text=text, understood=understood, expected=expected)
+    assert isinstance(question, ExactQuestion)
+    accepted = [question.answer, *question.also]
+    if question.kind == "shape":
+        mine = shape_tokens(text)
+        if mine is None:
+            return Check(correct=False, answer_text=text, understood="not a shape", expected=expected)
+        ok = any(shape_tokens(a) == mine for a in accepted)
+        return Check(correct=ok, answer_text=text, understood=format_shape(mine), expected=expected)
+    mine_text = normalise_text(text)
+    ok = any(normalise_text(a) == mine_text for a in accepted)
+    return Check(correct=ok, answer_text=text, expected=expected)

@@ -1,0 +1,60 @@
+"""Spaced repetition with FSRS (the `fsrs` package, v6), in whole days.
+
+Rules (issue 6):
+- a wrong answer is Again, a right one Good; Hard only for a right answer given after a hint;
+  open questions take the learner's own rating (the only way to reach Easy);
+- only the first answer of an item on a given (local) day moves its long-term schedule;
+- FSRS's minute-scale learning steps are switched off: the quiz session itself re-asks a missed
+  item later in the same sitting, and the long-term schedule is kept in days;
+- fuzzing is off, so a schedule is reproducible (and testable) from the answers and the clock.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fsrs import Card, Rating, Scheduler
+
+from tutor.progress.records import ReviewState
+
+SCHEDULER = Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+
+
+def rating_for(correct: bool | None, *, used_hint: bool = False, own: int | Rating | None = None) -> Rating:
+    """The FSRS rating an answer earns (see the module docstring)."""
+    if correct is None:
+        if own is None:
+            raise ValueError("an open question needs the learner's own rating")
+        return Rating(int(own))
+    if not correct:
+        return Rating.Again
+    return Rating.Hard if used_hint else Rating.Good
+
+
+def review(card: dict[str, Any] | None, rating: Rating, now: datetime) -> dict[str, Any]:
+    """The card (as a dict) after one review at `now`; `card=None` starts a new one."""
+    when = now.astimezone(UTC)
+    current = Card.from_dict(card) if card else Card(card_id=int(when.timestamp() * 1000), due=when)  # type: ignore[arg-type]
+    updated, _log = SCHEDULER.review_card(current, rating, when)
+    return dict(updated.to_dict())
+
+
+def local_day(moment: datetime, like: datetime) -> Any:
+    """The calendar date of `moment` in the time zone of `like` (the learner's clock)."""
+    return moment.astimezone(like.tzinfo).date()
+
+
+def counts_today(state: ReviewState | None, now: datetime) -> bool:
+    """True if an answer now should move the schedule: the item was not reviewed earlier today."""
+    return state is None or state.last_review is None or local_day(state.last_review, now) != now.date()
+
+
+def end_of_today(now: datetime) -> datetime:
+    """Midnight after `now` in its own zone: "due today" means due before this."""
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return start + timedelta(days=1)
+
+
+def is_due(state: ReviewState, now: datetime) -> bool:
+    return state.due < end_of_today(now)
