@@ -1,0 +1,228 @@
+"""Quiz sittings on a real SQLite store with an injected clock: scoring, re-asking, FSRS rules, predictions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from quiz_fixtures import ANSWERS, tiny_lesson
+
+from tutor.progress.store import Store
+from tutor.quiz.check import AnswerError
+from tutor.quiz.session import QuizSession, predictions_unlocked
+
+RIGHT = {qid: right for qid, right, _ in ANSWERS}
+WRONG = {qid: wrong for qid, _, wrong in ANSWERS}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.t
+
+    def advance(self, **kw) -> None:
+        self.t += timedelta(**kw)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(home: Path, clock: Clock) -> Store:
+    s = Store(home, now=clock)
+    yield s
+    s.close()
+
+
+def sit(session: QuizSession, answers: dict[str, str], **kw) -> list:
+    """Answer every question the session asks from `answers`; returns the feedback list."""
+    out = []
+    while (item := session.next_question()) is not None:
+        out.append(session.answer(answers[item.question.id], **kw))
+    return out
+
+
+def test_lesson_straight_through_scores_and_schedules_every_question(store: Store) -> None:
+    lesson = tiny_lesson()
+    session = QuizSession.for_lesson(store, lesson)
+    feedback = sit(session, RIGHT)
+    assert [f.question for f in feedback] == [q.id for q in lesson.quiz]
+    assert all(f.correct is not False and f.counted for f in feedback)
+    assert session.score().correct == session.score().total == 6
+    assert len(store.answers("tiny-heads")) == 6
+    assert {s.question: s.reviews for s in store.review_states()} == {q.id: 1 for q in lesson.quiz}
+
+
+def test_missed_question_comes_back_after_the_pass_and_score_counts_first_attempts(store: Store) -> None:
+    session = QuizSession.for_lesson(store, tiny_lesson())
+    answers = dict(RIGHT, **{"head-shape": WRONG["head-shape"]})
+    for _ in range(6):  # the pass
+        session.answer(answers[session.next_question().question.id])
+    assert session.second_round and session.remaining == 1
+    item = session.next_question()  # the missed one, asked again
+    assert item is not None and item.question.id == "head-shape"
+    fb = session.answer(RIGHT["head-shape"])
+    assert fb.correct and not fb.counted  # second answer the same day: schedule untouched
+    assert session.next_question() is None
+    score = session.score()
+    assert (score.correct, score.total, score.missed) == (5, 6, ["head-shape"])
+    assert store.review_state("tiny-heads", "head-shape").lapses == 1
+
+
+def test_wrong_choice_feedback_explains_the_misconception(store: Store) -> None:
+    session = QuizSession.for_lesson(store, tiny_lesson())
+    session.next_question()
+    fb = session.answer("times8")
+    assert fb.correct is False and fb.rating == 1 and fb.again_later
+    assert [c.why for c in fb.choices if c.picked] == [
+        "Heads split d_model; they do not add new full-size matrices."
+    ]
+    assert fb.explanation.startswith("Each head works on a slice")
+    assert fb.expected == "stays the same"
+
+
+def test_ratings_follow_the_rules(store: Store, clock: Clock) -> None:
+    lesson = tiny_lesson()
+    cases = [("1", False, 3), ("1", True, 2), ("2", False, 1), ("2", True, 1)]  # (answer, hint, rating)
+    for answer, hint, rating in cases:
+        clock.advance(days=30)  # a new day each time, so the answer counts
+        session = QuizSession.for_lesson(store, lesson)
+        session.next_question()
+        fb = session.answer(answer, used_hint=hint)
+        assert (fb.rating, fb.counted) == (rating, True), (answer, hint)
+
+
+def test_only_the_first_answer_of_a_day_moves_the_schedule(store: Store, clock: Clock) -> None:
+    lesson = tiny_lesson()
+    first = QuizSession.for_lesson(store, lesson)
+    first.next_question()
+    due_after_first = first.answer("1").due
+    clock.advance(hours=3)
+    again = QuizSession.for_lesson(store, lesson)
+    again.next_question()
+    fb = again.answer("2")  # wrong later the same day: recorded, not scheduled
+    assert not fb.counted and fb.due is None
+    state = store.review_state("tiny-heads", "same-params")
+    assert (state.due, state.reviews, state.lapses) == (due_after_first, 1, 0)
+    assert [a.counted for a in store.answers("tiny-heads", "same-params")] == [True, False]
+    clock.advance(days=1)
+    next_day = QuizSession.for_lesson(store, lesson)
+    next_day.next_question()
+    assert next_day.answer("2").counted
+
+
+def test_again_comes_back_sooner_than_easy(store: Store, clock: Clock) -> None:
+    hard_one, easy_one = tiny_lesson("hard-one"), tiny_lesson("easy-one", order=2)
+    start = clock()
+    for lesson, rating in ((hard_one, "again"), (easy_one, "easy")):
+        session = QuizSession.for_lesson(store, lesson)
+        session._queue = [i for i in session._queue if i.question.id == "why-heads"]  # the open question
+        session.next_question()
+        assert session.answer(rating).counted
+    due = {s.lesson: s.due - start for s in store.review_states()}
+    assert due == {"hard-one": timedelta(days=1), "easy-one": timedelta(days=8)}
+
+    def due_lessons() -> list[str]:
+        return [i.lesson.id for i in QuizSession.for_review(store, [hard_one, easy_one], new_limit=0)._queue]
+
+    assert due_lessons() == []
+    clock.advance(days=1)
+    assert due_lessons() == ["hard-one"]
+    clock.advance(days=7)
+    assert due_lessons() == ["hard-one", "easy-one"]
+
+
+def test_review_lists_what_is_due_by_date(store: Store, clock: Clock) -> None:
+    lesson = tiny_lesson()
+    answers = dict(RIGHT, **{"name": WRONG["name"]})
+    lesson_session = QuizSession.for_lesson(store, lesson)
+    sit(lesson_session, answers)  # "name" missed in the pass, then asked again (and missed again)
+    assert [i.question.id for i in QuizSession.for_review(store, [lesson])._queue] == []  # nothing due today
+    clock.advance(days=1)
+    due = [i.question.id for i in QuizSession.for_review(store, [lesson])._queue]
+    assert due == ["name"]  # "again" -> due in one day; "good" first reviews -> two days
+    clock.advance(days=1)
+    due = {i.question.id for i in QuizSession.for_review(store, [lesson])._queue}
+    assert due == {q.id for q in lesson.quiz}
+
+
+def test_review_reasks_a_miss_a_few_items_later_and_caps_new_items(store: Store, clock: Clock) -> None:
+    lesson, unopened = tiny_lesson(), tiny_lesson("never-opened", order=2)
+    store.mark_read("tiny-heads", "split")  # the learner has started this lesson only
+    session = QuizSession.for_review(store, [lesson, unopened], new_limit=5, requeue_gap=2)
+    assert [i.lesson.id for i in session._queue] == ["tiny-heads"] * 5
+    asked = []
+    while (item := session.next_question()) is not None:
+        qid = item.question.id
+        asked.append(qid)
+        session.answer(WRONG[qid] if qid == "same-params" and asked.count(qid) == 1 else RIGHT[qid])
+    assert asked == ["same-params", "param-count", "head-shape", "same-params", "which-split", "name"]
+    assert session.score().correct == 4
+
+
+def test_a_question_missed_three_times_sends_the_learner_back_to_its_section(store: Store) -> None:
+    session = QuizSession.for_lesson(store, tiny_lesson())
+    feedback = sit(session, dict(RIGHT, **{"param-count": WRONG["param-count"]}))
+    misses = [f for f in feedback if f.question == "param-count"]
+    assert [f.misses_in_row for f in misses] == [1, 2, 3]
+    assert [f.again_later for f in misses] == [True, True, False]
+    pointer = misses[-1].go_back
+    assert (pointer.lesson, pointer.section, pointer.title) == ("tiny-heads", "count", "Counting parameters")
+    assert session.score().go_back == [pointer]
+
+
+def test_a_non_answer_is_refused_and_nothing_is_recorded(store: Store) -> None:
+    session = QuizSession.for_lesson(store, tiny_lesson())
+    session.next_question()
+    with pytest.raises(AnswerError):
+        session.answer("9")
+    assert store.answers() == []
+    assert session.answer("1").correct  # the same question is still current
+
+
+PREDICT = [
+    {
+        "id": "view-shape",
+        "type": "exact",
+        "kind": "shape",
+        "prompt": {"en": "What does q.view(1, 5, 4, 8).transpose(1, 2).shape print?"},
+        "explanation": {"en": "transpose swaps T and n_head"},
+        "answer": "torch.Size([1, 4, 5, 8])",
+    },
+    {
+        "id": "n-heads",
+        "type": "number",
+        "prompt": {"en": "How many heads?"},
+        "explanation": {"en": "dim 1 after the transpose"},
+        "answer": 4,
+    },
+]
+
+
+def test_predictions_unlock_the_exercise_once_all_are_answered_right(store: Store) -> None:
+    lesson = tiny_lesson(predict=PREDICT)
+    exercise = lesson.exercises[0]
+    assert not predictions_unlocked(store, exercise)
+    session = QuizSession.for_predictions(store, lesson, exercise)
+    session.next_question()
+    first = session.answer("(1, 5, 4, 8)")
+    assert first.correct is False and first.explanation == "" and first.expected == ""  # held back
+    session.next_question()
+    assert session.answer("4").correct
+    session.next_question()
+    second = session.answer("1 5 4 8")
+    assert second.expected == "torch.Size([1, 4, 5, 8])"  # revealed after two misses
+    assert not predictions_unlocked(store, exercise)
+    session.next_question()
+    assert session.answer("1, 4, 5, 8").correct
+    assert session.next_question() is None
+    assert predictions_unlocked(store, exercise)
+    assert store.review_states() == []  # predictions are not scheduled
+    assert store.answers() == []  # nor mixed into the quiz answers
+    assert len(store.answers(exercise="split-heads", predictions=True)) == 4
+    assert QuizSession.for_predictions(store, lesson, exercise).finished
