@@ -152,6 +152,8 @@ class Database:
         self.notices.append(message)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return  # up to date: opening takes no write lock, so a busy writer elsewhere does not stop us
         conn.execute("BEGIN IMMEDIATE")  # a second process opening at the same moment waits here
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]

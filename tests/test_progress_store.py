@@ -1,0 +1,236 @@
+"""The progress store on real SQLite files: every record type, migrations, corrupt files, export/import, reset."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tutor.errors import TutorError
+from tutor.progress.db import FILE_NAME, StoreTooNew
+from tutor.progress.migrations import APPLICATION_ID, SCHEMA_VERSION
+from tutor.progress.store import Store
+from tutor.progress.transfer import export_data, export_file, import_data, read_export, reset
+from tutor.quiz.schedule import review
+
+T0 = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = T0
+
+    def __call__(self) -> datetime:
+        self.t += timedelta(seconds=1)  # every record gets its own, increasing time
+        return self.t
+
+
+def fill(store: Store) -> None:
+    """One or more of every record type."""
+    store.mark_read("multi-head", "split-heads")
+    store.mark_read("multi-head", "split-heads")
+    store.mark_read("positions", "permutation")
+    card = review(None, 3, T0)
+    store.record_answer("multi-head", "param-count", "262,656", True, rating=3, card=card, session="s1")
+    store.record_answer("multi-head", "param-count", "262656", True, rating=3, session="s1")
+    store.record_answer(
+        "multi-head", "view-shape", "(1, 5, 4, 8)", False, rating=1, exercise="split", session="p"
+    )
+    store.record_submission(
+        "rope",
+        sha256="ab" * 32,
+        status="fail",
+        score=1,
+        max_score=3,
+        checks=[{"name": "shape", "status": "pass", "message": "", "hint": None, "points": 1}],
+        hints_revealed=1,
+    )
+    store.record_hint("rope", "0")
+    store.record_experiment_run("heads", {"n_head": 4}, {"params": 66048}, note="for the exercise")
+    store.record_training_run(
+        "h4-rope",
+        config={"n_head": 4, "pos": "rope"},
+        status="done",
+        final_val_loss=2.25,
+        params=812544,
+        seconds=41.5,
+        curve=[(0, 5.1, 5.2), (100, 3.0, None), (200, 2.4, 2.25)],
+    )
+    store.set_last_location({"screen": "lesson", "lesson": "positions", "section": "permutation"})
+
+
+def test_every_record_type_round_trips(home: Path) -> None:
+    with Store(home, now=Clock()) as store:
+        fill(store)
+    with Store(home, now=Clock()) as store:  # reopened from disk
+        reads = store.sections_read()
+        assert [(r.lesson, r.section) for r in reads] == [
+            ("multi-head", "split-heads"),
+            ("positions", "permutation"),
+        ]
+        assert reads[0].first_at == T0 + timedelta(seconds=1) and reads[0].last_at == T0 + timedelta(
+            seconds=2
+        )
+
+        quiz = store.answers("multi-head")
+        assert [(a.question, a.answer, a.correct, a.rating, a.counted) for a in quiz] == [
+            ("param-count", "262,656", True, 3, True),
+            ("param-count", "262656", True, 3, False),
+        ]
+        (prediction,) = store.answers(exercise="split", predictions=True)
+        assert (prediction.question, prediction.correct, prediction.exercise) == (
+            "view-shape",
+            False,
+            "split",
+        )
+
+        state = store.review_state("multi-head", "param-count")
+        assert (state.reviews, state.lapses, state.due) == (1, 0, T0 + timedelta(days=2))
+        assert state.card["state"] == 2 and state.last_review == quiz[0].at
+
+        (sub,) = store.submissions("rope")
+        assert (sub.status, sub.score, sub.max_score, sub.hints_revealed) == ("fail", 1, 3, 1)
+        assert sub.checks[0]["name"] == "shape" and sub.sha256 == "ab" * 32
+        assert store.passed_exercises() == set()
+        assert [(h.exercise, h.hint) for h in store.hint_reveals("rope")] == [("rope", "0")]
+
+        (exp,) = store.experiment_runs("heads")
+        assert (exp.params, exp.metrics, exp.note) == ({"n_head": 4}, {"params": 66048}, "for the exercise")
+
+        run = store.training_run("h4-rope")
+        assert (run.status, run.final_val_loss, run.params, run.seconds) == ("done", 2.25, 812544, 41.5)
+        assert run.curve == [(0, 5.1, 5.2), (100, 3.0, None), (200, 2.4, 2.25)]
+        assert store.last_location() == {"screen": "lesson", "lesson": "positions", "section": "permutation"}
+
+
+def test_training_run_is_updated_in_place_by_key(home: Path) -> None:
+    with Store(home) as store:
+        store.record_training_run("k", config={}, status="running", curve=[(0, 5.0, None)])
+        store.record_training_run(
+            "k", config={}, status="done", final_val_loss=2.0, curve=[(0, 5.0, None), (9, 2, 2)]
+        )
+        assert [(r.key, r.status, len(r.curve)) for r in store.training_runs()] == [("k", "done", 2)]
+
+
+def test_new_store_is_wal_and_versioned(home: Path) -> None:
+    Store(home).close()
+    conn = sqlite3.connect(home / FILE_NAME)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+def test_garbage_file_is_moved_aside_not_wiped(home: Path) -> None:
+    garbage = b"these are somebody's notes, not a database\n" * 50
+    (home / FILE_NAME).write_bytes(garbage)
+    with Store(home, now=lambda: T0) as store:
+        (notice,) = store.notices
+        aside = home / f"{FILE_NAME}.corrupt-20260302T093000Z"
+        assert aside.read_bytes() == garbage
+        assert aside.name in notice and "fresh progress store" in notice
+        store.mark_read("l", "s")
+        assert len(store.sections_read()) == 1
+
+
+def test_damaged_sqlite_file_is_moved_aside(home: Path) -> None:
+    with Store(home) as store:
+        fill(store)
+    path = home / FILE_NAME
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # keep the magic header, destroy the schema page
+    path.write_bytes(bytes(data))
+    with Store(home, now=lambda: T0) as store:
+        assert len(store.notices) == 1
+        assert store.sections_read() == []
+    assert (home / f"{FILE_NAME}.corrupt-20260302T093000Z").read_bytes() == bytes(data)
+
+
+def test_foreign_sqlite_database_is_moved_aside(home: Path) -> None:
+    with sqlite3.connect(home / FILE_NAME) as conn:
+        conn.execute("CREATE TABLE recipes (name TEXT)")
+        conn.execute("INSERT INTO recipes VALUES ('soup')")
+    with Store(home) as store:
+        assert "some other program" in store.notices[0]
+    (aside,) = home.glob(f"{FILE_NAME}.corrupt-*")
+    assert sqlite3.connect(aside).execute("SELECT name FROM recipes").fetchall() == [("soup",)]
+
+
+def test_store_from_a_newer_tutor_is_left_alone(home: Path) -> None:
+    Store(home).close()
+    with sqlite3.connect(home / FILE_NAME) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreTooNew, match="newer version"):
+        Store(home)
+    assert list(home.glob("*.corrupt-*")) == []
+
+
+def test_empty_file_becomes_a_store_without_notice(home: Path) -> None:
+    (home / FILE_NAME).touch()
+    with Store(home) as store:
+        assert store.notices == []
+        store.mark_read("l", "s")
+
+
+def test_export_then_import_gives_equal_progress(home: Path, tmp_path: Path) -> None:
+    with Store(home, now=Clock()) as store:
+        fill(store)
+        file = tmp_path / "progress.json"
+        rows = export_file(store, file)
+        original = export_data(store)
+    assert rows == sum(len(v) for v in original["tables"].values()) == 11
+    with Store(tmp_path / "other-machine", now=Clock()) as other:
+        assert import_data(other, read_export(file)) == 11
+        assert import_data(other, read_export(file)) == 0  # importing twice changes nothing
+        copied = export_data(other)
+        assert copied["tables"] == original["tables"]
+        assert other.review_state("multi-head", "param-count").due == T0 + timedelta(days=2)
+
+
+def test_import_keeps_the_newer_state_and_adds_new_log_rows(home: Path, tmp_path: Path) -> None:
+    with Store(home, now=Clock()) as a:
+        a.mark_read("l", "s", at=T0)
+        a.set_value("last_location", {"at": "old"}, at=T0)
+        data = export_data(a)
+    with Store(tmp_path / "b") as b:
+        b.set_value("last_location", {"at": "new"}, at=T0 + timedelta(days=1))
+        b.record_hint("rope", "1", at=T0)
+        import_data(b, data)
+        assert b.last_location() == {"at": "new"}
+        assert len(b.sections_read()) == 1 and len(b.hint_reveals()) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "is not JSON"),
+        ('{"format": "something-else"}', "field 'format'"),
+        (
+            '{"format": "attention-tutor-progress", "version": 1, "tables": {"pets": []}}',
+            "unknown table 'pets'",
+        ),
+        (
+            '{"format": "attention-tutor-progress", "version": 1, "tables": {"kv": [{"key": "a"}]}}',
+            r"tables.kv\[0\] should have exactly the fields key, value, at",
+        ),
+    ],
+)
+def test_bad_import_file_says_what_and_where(tmp_path: Path, content: str, message: str) -> None:
+    file = tmp_path / "in.json"
+    file.write_text(content)
+    with pytest.raises(TutorError, match=message):
+        read_export(file)
+
+
+def test_reset_keeps_a_backup_then_empties_the_store(home: Path) -> None:
+    with Store(home, now=Clock()) as store:
+        fill(store)
+        before = export_data(store)["tables"]
+        backup = reset(store)
+        assert all(rows == [] for rows in export_data(store)["tables"].values())
+        assert json.loads(backup.read_text())["tables"] == before
+        assert backup.parent == home / "backups"
