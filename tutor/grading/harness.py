@@ -1,0 +1,194 @@
+"""The grading child: a trusted harness that imports the learner's file and runs the checks on it.
+
+Started by runner.py as `python -I harness.py JOB_FD RESULT_FD` in a scratch directory with a
+scrubbed environment and stdin closed. Before any learner code runs it reads the job (paths, check
+ids, limits, a random nonce) from JOB_FD and closes it, sets hard resource limits, loads checks.py,
+and binds the few functions it reports with. Then it imports the submission and runs each check in
+order, writing one JSON line per event to RESULT_FD — the only channel the parent reads a verdict
+from. Every line carries the nonce; the parent rejects lines without it, any unknown structure, and a
+run that ends without the final "done" record. stdout and stderr are the learner's output, nothing more.
+
+Honest limit: the learner's code shares this process, so code written to hunt for the nonce in memory
+could forge lines. What it cannot do by printing, exiting early, raising, looping, allocating,
+crashing or patching the checks or torch is turn a failure into a pass: those are all caught here or
+by the parent.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import sys
+import time
+import traceback
+import types
+
+
+def _read_job(fd: int) -> dict:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    os.close(fd)
+    return json.loads(b"".join(chunks))
+
+
+def _set_limits(job: dict) -> None:
+    import resource
+
+    # soft = hard, so the learner's code cannot raise them again
+    for name, value in (
+        ("RLIMIT_AS", job["mem_bytes"]),
+        ("RLIMIT_CPU", job["cpu_s"]),
+        ("RLIMIT_FSIZE", job["fsize_bytes"]),
+        ("RLIMIT_CORE", 0),
+    ):
+        limit = getattr(resource, name)
+        resource.setrlimit(limit, (value, value))
+
+
+def _snapshot(spaces: dict[str, dict]) -> dict[tuple[str, str], int]:
+    return {(where, k): id(v) for where, ns in spaces.items() for k, v in list(ns.items())}
+
+
+def _tampered(before: dict[tuple[str, str], int], spaces: dict[str, dict]) -> list[str]:
+    """Names the learner's code replaced or deleted (new names do not count: torch adds some lazily)."""
+    changed = []
+    for (where, key), ident in before.items():
+        ns = spaces[where]
+        if key not in ns or id(ns[key]) != ident:
+            changed.append(f"{where}.{key}")
+    return changed
+
+
+def _describe(err: BaseException, filename: str, limit_mb: int) -> str:
+    """One readable line (plus the learner's own frames) for an exception from their code."""
+    if isinstance(err, SystemExit):
+        return f"your code called sys.exit({err.code!r}); a graded file must not exit"
+    if isinstance(err, KeyboardInterrupt):
+        return "your code raised KeyboardInterrupt"
+    text = f"{type(err).__name__}: {err}".strip()
+    if (
+        isinstance(err, MemoryError)
+        or "can't allocate memory" in str(err)
+        or "DefaultCPUAllocator" in str(err)
+    ):
+        text = f"ran out of memory (the grader allows {limit_mb} MB): {text}"
+    if isinstance(err, SyntaxError) and err.filename == filename:
+        return f"syntax error in line {err.lineno}: {err.msg}"
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == filename]
+    if frames:
+        where = "; ".join(f"line {f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames[-3:])
+        text += f" (at {where})"
+    return text[:1500]
+
+
+def main(argv: list[str]) -> None:
+    job = _read_job(int(argv[1]))
+    res_fd = int(argv[2])
+    os.set_inheritable(res_fd, False)  # processes the learner starts do not get the channel
+    _set_limits(job)
+    sys.path.insert(0, job["root"])
+    sys.dont_write_bytecode = True
+
+    import faulthandler
+
+    faulthandler.enable(file=sys.stderr)  # a segfault prints where it happened into the output
+
+    nonce, write, dumps, clock = job["nonce"], os.write, json.dumps, time.perf_counter
+    limit_mb = job["mem_bytes"] // 2**20
+
+    def emit(record: dict) -> None:
+        data = (dumps({**record, "nonce": nonce}) + "\n").encode()
+        while data:
+            data = data[write(res_fd, data) :]
+
+    def flush_and_exit() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001, S110 - the learner may have replaced the stream
+                pass
+        os._exit(0)  # skip atexit handlers and threads the learner may have left behind
+
+    emit({"event": "hello"})
+
+    # checks.py first, under a private name; its functions are held here before any learner code runs
+    check_source = open(job["checks_file"], encoding="utf-8").read()
+    checks_mod = types.ModuleType("_tutor_exercise_checks")
+    checks_mod.__file__ = job["checks_file"]
+    sys.modules[checks_mod.__name__] = checks_mod
+    exec(compile(check_source, job["checks_file"], "exec"), checks_mod.__dict__)
+    functions = {cid: getattr(checks_mod, f"check_{cid}") for cid in job["checks"]}
+
+    import math
+
+    import torch
+
+    import tutor.grading.kit as kit
+
+    CheckFailed = kit.CheckFailed  # noqa: N806 - bound before the learner's code can touch kit
+
+    guarded = {
+        "builtins": builtins.__dict__,
+        "torch": torch.__dict__,
+        "torch.Tensor": dict(vars(torch.Tensor)),  # a mappingproxy copy is enough to compare ids
+        "math": math.__dict__,
+        "checks": checks_mod.__dict__,
+        "kit": kit.__dict__,
+    }
+    live = dict(guarded, **{"torch.Tensor": vars(torch.Tensor)})
+    before = _snapshot(guarded)
+
+    def check_tamper(stage: str) -> bool:
+        changed = _tampered(before, live)
+        if changed:
+            emit({"event": "tamper", "stage": stage, "names": changed[:8]})
+        return bool(changed)
+
+    # the learner's file, compiled under its own name so tracebacks point at their lines
+    display = job["display_name"]
+    sub = types.ModuleType("submission")
+    sub.__file__ = display
+    sys.modules["submission"] = sub
+    t0 = clock()
+    try:
+        source = open(job["submission"], encoding="utf-8").read()
+        exec(compile(source, display, "exec"), sub.__dict__)
+    except BaseException as err:  # noqa: BLE001 - anything the import does is the learner's
+        emit({"event": "import_error", "message": _describe(err, display, limit_mb)})
+        flush_and_exit()
+    if check_tamper("import"):
+        flush_and_exit()
+    emit({"event": "imported", "seconds": round(clock() - t0, 3)})
+
+    for cid in job["checks"]:
+        emit({"event": "start", "check": cid})
+        torch.manual_seed(0)
+        t0 = clock()
+        try:
+            message = functions[cid](sub)
+            status = "pass"
+        except CheckFailed as err:
+            status, message = "fail", str(err)
+        except AssertionError as err:
+            status, message = "fail", str(err) or "a check assertion failed"
+        except BaseException as err:  # noqa: BLE001 - the learner's code raised while being checked
+            status, message = "error", _describe(err, display, limit_mb)
+        if check_tamper(cid):
+            flush_and_exit()
+        emit(
+            {
+                "event": "check",
+                "check": cid,
+                "status": status,
+                "message": str(message or "")[:2000],
+                "seconds": round(clock() - t0, 3),
+            }
+        )
+    emit({"event": "done"})
+    flush_and_exit()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,55 @@
+"""The grade of one submission, exactly the grade JSON of DESIGN.md.
+
+    {"exercise", "status": "pass"|"fail"|"error"|"timeout", "score", "max_score",
+     "checks": [{"name", "status", "message", "hint", "points"}], "duration_s", "output"}
+
+A check's status is "pass", "fail" (wrong answer), "error" (the learner's code raised or the
+process died while it ran), "timeout" (it was running when time ran out) or "skipped" (never ran).
+`points` is what the check earned (0 unless it passed); `CheckResult.max_points` is kept off the JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Status = Literal["pass", "fail", "error", "timeout"]
+CheckStatus = Literal["pass", "fail", "error", "timeout", "skipped"]
+
+EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "timeout": 1, "error": 2}
+
+
+class CheckResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str  # the check id from exercise.toml
+    status: CheckStatus
+    message: str
+    hint: str
+    points: float
+    max_points: float = Field(0, exclude=True)
+    title: str = Field("", exclude=True)  # localised title, for display
+
+
+class GradeResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    exercise: str
+    status: Status
+    score: float
+    max_score: float
+    checks: list[CheckResult]
+    duration_s: float
+    output: str
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    @property
+    def first_failure(self) -> CheckResult | None:
+        return next((c for c in self.checks if c.status != "pass"), None)
+
+    def to_json(self) -> dict:
+        return self.model_dump(mode="json")
