@@ -1,13 +1,86 @@
-"""`python -m tutor quiz` (placeholder until its issue lands)."""
+"""`python -m tutor quiz LESSON [--review] [--predict EXERCISE]`: a quiz in a plain terminal.
 
-from tutor.errors import TutorError
+    python -m tutor quiz multi-head          the lesson's quiz straight through, score at the end
+    python -m tutor quiz --review            what is due today across all lessons (+ a few new items)
+    python -m tutor quiz --predict rope      an exercise's predict-before-you-code questions
 
-HELP = "quiz (not built yet)"
+LESSON is a lesson id, its folder name or its order number. Works without a TTY: answers are read
+line by line from stdin, so a test (or a script) can pipe them in. Choices are answered by number
+or id ("2", "1, 3"); "?" shows the hint (a right answer after a hint is scheduled as "hard");
+open questions ask for your own answer, show the model answer, then ask you to rate yourself.
+End of input (Ctrl-D) stops cleanly: every answer given so far is already saved.
+"""
+
+from __future__ import annotations
+
+HELP = "take a lesson's quiz, today's reviews, or an exercise's predictions, in the terminal"
 
 
 def add_arguments(parser) -> None:
-    pass
+    parser.add_argument("lesson", nargs="?", metavar="LESSON", help="lesson id, folder name or number")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--review", action="store_true", help="review what is due today across all lessons")
+    mode.add_argument(
+        "--predict", metavar="EXERCISE", help="answer an exercise's predict-before-you-code questions"
+    )
+    parser.add_argument(
+        "--new", type=int, default=10, metavar="N", help="new questions per review (default 10)"
+    )
+
+
+def find_lesson(course, key: str):
+    """A lesson by id, folder name ("01-multi-head") or order number ("1")."""
+    for lesson in course.lessons:
+        if key in (lesson.id, str(lesson.order)) or (lesson.folder and lesson.folder.name == key):
+            return lesson
+    return course.lesson(key)  # raises with the list of known lessons
 
 
 def run(args, ctx) -> int:
-    raise TutorError("'quiz' is not built yet")
+    import sys
+
+    from rich.console import Console
+
+    from tutor.content.loader import load_course
+    from tutor.errors import TutorError
+    from tutor.progress.store import Store
+    from tutor.quiz.session import QuizSession
+    from tutor.quiz.terminal import run_session
+
+    if args.new < 0:
+        raise TutorError("--new must be 0 or more")
+    if not args.review and not args.predict and not args.lesson:
+        raise TutorError("name a lesson (python -m tutor quiz LESSON), or use --review or --predict EXERCISE")
+    if (args.review or args.predict) and args.lesson:
+        raise TutorError("give either a LESSON or --review / --predict, not both")
+    course = load_course(ctx.lessons_dir)
+    for folder in course.skipped:
+        print(
+            f"note: lesson folder {folder.name} has errors and is left out (python -m tutor check)",
+            file=sys.stderr,
+        )
+    console = Console(highlight=False, soft_wrap=True)
+    store = Store(ctx.home)
+    try:
+        for notice in store.notices:
+            print(f"note: {notice}", file=sys.stderr)
+        if args.review:
+            session = QuizSession.for_review(store, course.lessons, new_limit=args.new, lang=ctx.lang)
+            title = "Review"
+        elif args.predict:
+            exercise = course.exercise(args.predict)
+            lesson = next(l for l in course.lessons if exercise in l.exercises)  # noqa: E741
+            session = QuizSession.for_predictions(store, lesson, exercise, lang=ctx.lang)
+            title = f"Predict before you code: {args.predict}"
+        else:
+            lesson = find_lesson(course, args.lesson)
+            if not lesson.quiz:
+                raise TutorError(f"lesson {lesson.id!r} has no quiz questions")
+            session = QuizSession.for_lesson(store, lesson, lang=ctx.lang)
+            store.set_last_location({"screen": "quiz", "lesson": lesson.id})
+            from tutor.content.schema import pick
+
+            title = f"Quiz: {pick(lesson.title, ctx.lang)}"
+        return run_session(session, console, title)
+    finally:
+        store.close()

@@ -162,6 +162,10 @@ class QuizSession:
         """True once a lesson sitting has moved on to re-asking the questions missed in the pass."""
         return self.mode == "lesson" and len(self._first) == len(self.items) and bool(self.items)
 
+    def is_repeat(self, item: Item) -> bool:
+        """True if `item` was already answered in this sitting (a missed one asked again)."""
+        return item.key in self._first
+
     def next_question(self) -> Item | None:
         if not self._queue and self._second_round:
             self._queue, self._second_round = self._second_round, []
