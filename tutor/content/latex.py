@@ -136,7 +136,7 @@ def latex_to_unicode(source: str) -> str:
     try:
         nodes, _, _ = walker.get_latex_nodes()
     except latexwalker.LatexWalkerError as err:
-        raise LatexError(f"cannot parse {source!r}: {str(err).splitlines()[0]}") from None
+        raise LatexError(f"cannot parse ${source}$: {str(err).splitlines()[0]}") from None
     return _tidy(_Converter().nodes(nodes))
 
 

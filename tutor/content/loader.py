@@ -109,7 +109,8 @@ def _load_folder(folder: Path, registry, problems: list[Problem]) -> tuple[Lesso
                 )
             )
     sections = _sections(folder, problems)
-    section_ids = {s.id for s in sections}
+    # None when en.md did not load: then section references cannot be checked (and en.md's error says why)
+    section_ids = {s.id for s in sections} if sections else None
     problems += experiment_check.check_sections(sections, folder / "en.md", registry)
     quiz = _quiz(folder / "quiz.toml", section_ids, problems)
     exercises = _exercises(folder / "exercises", section_ids, problems)
@@ -179,6 +180,8 @@ def _compare_with_english(en: list[ProseSection], other: list[ProseSection], fil
         ]
     problems = []
     for a, b in zip(en, other, strict=True):
+        if a.broken_fence or b.broken_fence:
+            continue  # the broken fence is reported already; comparing would only repeat it
         refs_en = [(r.name, r.params) for r in a.experiments]
         refs = [(r.name, r.params) for r in b.experiments]
         if refs_en != refs:
@@ -197,7 +200,7 @@ def _refs(refs: list[tuple[str, dict]]) -> str:
     return "[" + ", ".join(f"{n} {p}" if p else n for n, p in refs) + "]" if refs else "none"
 
 
-def _quiz(file: Path, section_ids: set[str], problems: list[Problem]) -> list[Question]:
+def _quiz(file: Path, section_ids: set[str] | None, problems: list[Problem]) -> list[Question]:
     if not file.exists():
         return []
     quiz, text, data = load_toml(file, QuizFile, problems)
@@ -208,7 +211,7 @@ def _quiz(file: Path, section_ids: set[str], problems: list[Problem]) -> list[Qu
 
 
 def _question_checks(
-    questions, file: Path, text: str, data: dict, section_ids: set[str], at: tuple
+    questions, file: Path, text: str, data: dict, section_ids: set[str] | None, at: tuple
 ) -> list[Problem]:
     """Duplicate ids, sections that do not exist, and missing translations, per question."""
     problems: list[Problem] = []
@@ -226,7 +229,7 @@ def _question_checks(
                 )  # fmt: skip
             )
         first.setdefault(q.id, i)
-        if q.section is not None and q.section not in section_ids:
+        if q.section is not None and section_ids is not None and q.section not in section_ids:
             problems.append(
                 _unknown_section(file, text, loc, f"question[{q.id}].section", q.section, section_ids)
             )
@@ -245,12 +248,12 @@ def _unknown_section(
     file: Path, text: str, loc: tuple, field_name: str, ident: str, known: set[str]
 ) -> Problem:
     return error(
-        file, f"no section {ident!r} in this lesson (sections: {', '.join(sorted(known)) or 'none'})",
+        file, f"no section {ident!r} in this lesson (sections: {', '.join(sorted(known or ())) or 'none'})",
         field=field_name, line=line_of(text, loc + ("section",)),
     )  # fmt: skip
 
 
-def _exercises(folder: Path, section_ids: set[str], problems: list[Problem]) -> list[Exercise]:
+def _exercises(folder: Path, section_ids: set[str] | None, problems: list[Problem]) -> list[Exercise]:
     if not folder.is_dir():
         return []
     exercises = []
@@ -268,7 +271,7 @@ def _exercises(folder: Path, section_ids: set[str], problems: list[Problem]) -> 
                     line=line_of(text, ("id",)),
                 )  # fmt: skip
             )
-        if ex.section is not None and ex.section not in section_ids:
+        if ex.section is not None and section_ids is not None and ex.section not in section_ids:
             problems.append(_unknown_section(file, text, (), "section", ex.section, section_ids))
         problems += missing_translations(
             {k: v for k, v in data.items() if k != "predict"}, file, text, "exercise"
@@ -288,21 +291,31 @@ def _check_across_lessons(loaded: list[tuple[Path, Lesson | None, LessonFile | N
             continue
         file = folder / "lesson.toml"
         if meta.id in ids:
-            problems.append(error(file, f"duplicate lesson id (also in {ids[meta.id].name}/)", field="id"))
+            problems.append(
+                error(
+                    file, f"duplicate lesson id (also in {ids[meta.id].name}/)", "id", _key_line(file, "id")
+                )
+            )
         ids.setdefault(meta.id, folder)
         if meta.order in orders:
             problems.append(
-                warning(file, f"same order as {orders[meta.order].name}/ (ties sorted by id)", field="order")
+                warning(
+                    file,
+                    f"same order as {orders[meta.order].name}/ (ties sorted by id)",
+                    "order",
+                    _key_line(file, "order"),
+                )
             )
         orders.setdefault(meta.order, folder)
         for ex in lesson.exercises if lesson else []:
             if ex.id in exercise_ids:
                 problems.append(
                     error(
-                        folder / "exercises" / ex.id / "exercise.toml",
+                        ex_file := folder / "exercises" / ex.id / "exercise.toml",
                         f"duplicate exercise id (also in {exercise_ids[ex.id].name}/)",
                         field="id",
-                    )  # fmt: skip
+                        line=_key_line(ex_file, "id"),
+                    )
                 )
             exercise_ids.setdefault(ex.id, folder)
     prereqs = {meta.id: meta.prerequisites for _, _, meta, _ in loaded if meta is not None}
@@ -316,12 +329,26 @@ def _check_across_lessons(loaded: list[tuple[Path, Lesson | None, LessonFile | N
                         folder / "lesson.toml",
                         f"no lesson with id {p!r} (lessons: {', '.join(sorted(prereqs))})",
                         field="prerequisites",
-                    )  # fmt: skip
+                        line=_key_line(folder / "lesson.toml", "prerequisites"),
+                    )
                 )
         if _in_cycle(meta.id, prereqs):
             problems.append(
-                error(folder / "lesson.toml", "prerequisites form a cycle", field="prerequisites")
+                error(
+                    folder / "lesson.toml",
+                    "prerequisites form a cycle",
+                    field="prerequisites",
+                    line=_key_line(folder / "lesson.toml", "prerequisites"),
+                )
             )
+
+
+def _key_line(file: Path, key: str) -> int | None:
+    """Line of a top-level key, for checks made after the file was parsed (the file read again: rare path)."""
+    try:
+        return line_of(file.read_text(encoding="utf-8"), (key,))
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _in_cycle(start: str, prereqs: dict[str, list[str]]) -> bool:

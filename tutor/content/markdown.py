@@ -136,8 +136,8 @@ def _find_math_close(text: str, start: int, display: bool) -> int:
     j = start
     while True:
         j = text.find("$", j)
-        if j < 0 or "\n\n" in text[start:j]:
-            return -1  # inline math does not cross a paragraph
+        if j < 0 or "\n\n" in text[start:j] or "`" in text[start:j]:
+            return -1  # inline math does not cross a paragraph or a code span
         if text[j - 1] != "\\" and not text[j - 1].isspace() and not text[j + 1 : j + 2].isdigit():
             return j
         j += 1

@@ -143,6 +143,8 @@ def _message(e: dict, loc: tuple, vocabulary: set[str]) -> str:
         return "required key is missing"
     if kind.startswith("value_error"):
         return msg.removeprefix("Value error, ")
+    if isinstance(e.get("input"), dict | list):
+        return f"{msg[0].lower()}{msg[1:]}"
     shown = repr(e.get("input"))
     if len(shown) > 60:
         shown = shown[:57] + "..."

@@ -32,6 +32,7 @@ class ProseSection:
     body_start: int = 0  # 0-based line index of the first body line
     body: str = ""
     experiments: list[ExperimentRef] = field(default_factory=list)
+    broken_fence: bool = False  # an experiment fence here failed to parse
 
 
 def toml_error_line(err: tomllib.TOMLDecodeError) -> int | None:
@@ -50,7 +51,10 @@ def parse_language_file(text: str, file: Path) -> tuple[list[ProseSection], list
     seen_text = False
     for block in blocks(text):
         if block.kind == "fence":
-            problems += _check_fence(block, file, sections)
+            fence_problems = _check_fence(block, file, sections)
+            problems += fence_problems
+            if fence_problems and sections:
+                sections[-1].broken_fence = True
             if sections:
                 sections[-1].body_lines += block.lines
             elif stray is None:

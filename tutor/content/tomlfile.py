@@ -9,7 +9,15 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from tutor.content.markdown import convert_math
-from tutor.content.problems import Problem, all_field_names, error, line_of, validation_problems, warning
+from tutor.content.problems import (
+    Problem,
+    all_field_names,
+    error,
+    field_path,
+    line_of,
+    validation_problems,
+    warning,
+)
 from tutor.content.prose import toml_error_line, toml_error_message
 from tutor.content.schema import Exercise, LessonFile, QuizFile
 from tutor.i18n import LANGS as LANGS_ALL
@@ -64,7 +72,7 @@ def load_toml(
     except tomllib.TOMLDecodeError as err:
         problems.append(error(file, toml_error_message(err), line=toml_error_line(err)))
         return None, text, {}
-    _convert_local_texts(data, (), file, text, problems)
+    _convert_local_texts(data, (), file, text, problems, data)
     for key in drop:
         if key in data:
             problems.append(
@@ -86,7 +94,9 @@ def is_local_text(value: Any) -> bool:
     )
 
 
-def _convert_local_texts(node: Any, loc: tuple, file: Path, text: str, problems: list[Problem]) -> None:
+def _convert_local_texts(
+    node: Any, loc: tuple, file: Path, text: str, problems: list[Problem], root: Any
+) -> None:
     """Math -> Unicode in place, in every localised text of the raw data."""
     if is_local_text(node):
         markdown = bool(loc) and loc[-1] in MARKDOWN_KEYS
@@ -98,20 +108,16 @@ def _convert_local_texts(node: Any, loc: tuple, file: Path, text: str, problems:
                     error(
                         file,
                         issue.message,
-                        field=_dotted(loc + (lang,), text),
+                        field=field_path(loc + (lang,), root),
                         line=line_of(text, loc + (lang,)),
                     )
                 )
     elif isinstance(node, dict):
         for key, value in node.items():
-            _convert_local_texts(value, loc + (key,), file, text, problems)
+            _convert_local_texts(value, loc + (key,), file, text, problems, root)
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            _convert_local_texts(value, loc + (i,), file, text, problems)
-
-
-def _dotted(loc: tuple, _text: str) -> str:
-    return "".join(f"[#{p + 1}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+            _convert_local_texts(value, loc + (i,), file, text, problems, root)
 
 
 def missing_translations(data: Any, file: Path, text: str, item_field: str, loc: tuple = ()) -> list[Problem]:
@@ -122,7 +128,7 @@ def missing_translations(data: Any, file: Path, text: str, item_field: str, loc:
         if is_local_text(node):
             for lang in LANGS_ALL:
                 if lang not in node:
-                    missing.setdefault(lang, []).append(_dotted(path, text) or "text")
+                    missing.setdefault(lang, []).append(field_path(path, data) or "text")
         elif isinstance(node, dict):
             for key, value in node.items():
                 if key != "params":
