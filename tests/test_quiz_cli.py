@@ -28,19 +28,19 @@ def tutor(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProces
     )
 
 
+def right_lines(q) -> list[str]:
+    """Input lines answering question `q` right, as a learner would type them."""
+    if isinstance(q, SingleChoice | MultipleChoice):
+        return [", ".join(str(i) for i, c in enumerate(q.choices, 1) if c.correct)]
+    if isinstance(q, NumberQuestion):
+        return [format_number(q.answer)]
+    if isinstance(q, ExactQuestion):
+        return [q.answer]
+    return ["my own attempt", "good"]  # open: own answer, then the self-rating
+
+
 def right_answers(lesson: Lesson) -> list[str]:
-    """Input lines answering every question of `lesson` right, as a learner would type them."""
-    lines = []
-    for q in lesson.quiz:
-        if isinstance(q, SingleChoice | MultipleChoice):
-            lines.append(", ".join(str(i) for i, c in enumerate(q.choices, 1) if c.correct))
-        elif isinstance(q, NumberQuestion):
-            lines.append(format_number(q.answer))
-        elif isinstance(q, ExactQuestion):
-            lines.append(q.answer)
-        else:
-            lines += ["my own attempt", "good"]  # open: own answer, then the self-rating
-    return lines
+    return [line for q in lesson.quiz for line in right_lines(q)]
 
 
 def progress_json(home: Path, *extra: str) -> dict:
@@ -138,3 +138,47 @@ def test_corrupt_store_is_reported_and_the_quiz_still_runs(home: Path, tmp_path:
     assert "could not be used (not an SQLite database)" in result.stderr
     assert len(list(home.glob("progress.sqlite3.corrupt-*"))) == 1
     assert progress_json(home, "--lessons", str(lessons))["lessons"][0]["quiz"]["answered"] == 1
+
+
+def test_predictions_through_the_cli_unlock_the_exercise(home: Path) -> None:
+    exercise = next(e for e in load_course(ROOT / "lessons").exercises() if e.predict)
+    first, *rest = exercise.predict
+    wrong = "(9, 9, 9)" if isinstance(first, ExactQuestion) else "999"
+    if isinstance(first, SingleChoice | MultipleChoice):
+        wrong = str(next(i for i, c in enumerate(first.choices, 1) if not c.correct))
+    # the first prediction is missed once, so it comes back after the others
+    lines = [wrong, *(line for q in rest for line in right_lines(q)), *right_lines(first)]
+    result = tutor(home, "quiz", "--predict", exercise.id, stdin="\n".join(lines) + "\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("✗ not right") == 1
+    assert result.stdout.count("✓ right") == len(exercise.predict)
+    assert "All predictions answered: the coding task is open." in result.stdout
+    again = tutor(home, "quiz", "--predict", exercise.id)
+    assert "All predictions are answered already" in again.stdout
+
+
+def test_review_offers_capped_new_items_from_a_started_lesson(home: Path, tmp_path: Path) -> None:
+    lessons = write_lesson(tmp_path / "lessons")
+    assert (
+        tutor(home, "quiz", "1", "--lessons", str(lessons), stdin="1\n").returncode == 0
+    )  # started, then EOF
+    result = tutor(
+        home, "quiz", "--review", "--new", "2", "--lessons", str(lessons), stdin="263168\n1,4,5,8\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "2 question(s)" in result.stdout and result.stdout.count("✓ right") == 2
+    nothing = tutor(home, "quiz", "--review", "--new", "0", "--lessons", str(lessons))
+    assert "Nothing to review today. Next review:" in nothing.stdout
+
+
+def test_logic_modules_import_neither_textual_nor_torch() -> None:
+    code = (
+        "import sys\n"
+        "import tutor.quiz, tutor.quiz.session, tutor.quiz.terminal, tutor.progress.summary, tutor.progress.transfer\n"
+        "import tutor.commands.quiz, tutor.commands.progress\n"
+        "print(sorted(m for m in ('textual', 'torch') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [PYTHON, "-c", code], capture_output=True, text=True, env=run_tutor_env(), timeout=60
+    )
+    assert result.stdout.strip() == "[]", result.stderr
