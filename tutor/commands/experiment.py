@@ -1,13 +1,160 @@
-"""`python -m tutor experiment` (placeholder until its issue lands)."""
+"""`python -m tutor experiment`: list the live experiments or run one.
+
+    python -m tutor experiment --list
+    python -m tutor experiment heads --set n_head=8 --set text=床前明月光
+    python -m tutor experiment params --set heads=1,2,4 --json
+    python -m tutor experiment train-compare --set steps=200 --jsonl   # the app's child-process protocol
+
+--jsonl prints one JSON object per line: progress events, then {"event": "result", "result": {...}},
+or {"event": "cancelled"} (exit 1) / {"event": "error", "message"} (exit 2). SIGTERM and SIGINT stop a
+training run after its current step.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from typing import Any
 
 from tutor.errors import TutorError
 
-HELP = "experiment (not built yet)"
+HELP = "run a live experiment on the course GPT (--list shows them)"
 
 
-def add_arguments(parser) -> None:
-    pass
+def add_arguments(p) -> None:
+    p.add_argument("name", nargs="?", help="experiment name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the experiments and their parameters")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a parameter (repeatable); lists as 1,2,4 or [1, 2, 4]",
+    )
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the result as JSON")
+    out.add_argument("--jsonl", action="store_true", help="stream progress and the result as JSON lines")
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+
+    def handler(signum, frame) -> None:
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handler)
+    return stop
+
+
+def _emit(event: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _list(args, ctx) -> int:
+    from tutor.experiments.registry import describe_field, get_registry
+
+    reg = get_registry()
+    if args.json:
+        out = [
+            {
+                "name": s.name,
+                "title": s.title,
+                "summary": s.summary,
+                "long": s.long,
+                "metrics": list(s.metrics),
+                "params": s.params_model.model_json_schema()["properties"],
+            }
+            for s in reg.values()
+        ]
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="experiments", title_justify="left", header_style="bold", show_lines=True)
+    for col in ("name", "what it shows", "parameters"):
+        table.add_column(col)
+    for s in reg.values():
+        params = "\n".join(f"{f}: {describe_field(s.params_model, f)}" for f in s.params_model.model_fields)
+        title = s.title.get(ctx.lang) or s.title["en"]
+        summary = s.summary.get(ctx.lang) or s.summary["en"]
+        table.add_row(s.name + (" (trains)" if s.long else ""), f"{title}\n{summary}", params)
+    Console().print(table)
+    return 0
 
 
 def run(args, ctx) -> int:
-    raise TutorError("'experiment' is not built yet")
+    from tutor.experiments.errors import Cancelled
+    from tutor.experiments.registry import get_registry, get_spec, validate_params
+    from tutor.experiments.values import parse_assignments
+
+    if args.list:
+        return _list(args, ctx)
+    if not args.name:
+        raise TutorError(f"name an experiment: one of {', '.join(get_registry())} (or --list)")
+    spec = get_spec(args.name)
+    params = validate_params(spec, parse_assignments(spec, args.set))
+    if args.jsonl:
+        return _run_jsonl(spec, params, ctx)
+
+    from tutor.experiments import runner
+
+    try:
+        if spec.long:
+            stop = _stop_on_signals()
+            result = runner.run_here(
+                spec.name, params, should_stop=stop.is_set, on_event=_print_progress, home=ctx.home
+            )
+        else:
+            result = runner.run_quick(spec.name, params)
+    except Cancelled:
+        print("cancelled", file=sys.stderr)
+        return 1
+    if args.json:
+        print(result.model_dump_json())
+        return 0
+    from tutor.experiments.render import print_result
+
+    print_result(result)
+    return 0
+
+
+def _run_jsonl(spec, params, ctx) -> int:
+    from tutor.experiments import runner
+    from tutor.experiments.errors import Cancelled, ExperimentError
+
+    stop = _stop_on_signals()
+    _emit({"event": "start", "experiment": spec.name, "params": params.model_dump(mode="json")})
+    try:
+        if not spec.long:
+            runner._one_thread()
+        result = runner.run_here(spec.name, params, should_stop=stop.is_set, on_event=_emit, home=ctx.home)
+    except Cancelled:
+        _emit({"event": "cancelled"})
+        return 1
+    except ExperimentError as err:
+        _emit({"event": "error", "message": str(err)})
+        return 2
+    except Exception as err:  # the protocol reports every failure as a line, never as a traceback
+        _emit({"event": "error", "message": f"{type(err).__name__}: {err}"})
+        return 1
+    _emit({"event": "result", "result": result.model_dump(mode="json")})
+    return 0
+
+
+def _print_progress(event: dict[str, Any]) -> None:
+    kind = event.get("event")
+    if kind == "stored":
+        print(f"run {event['run']}/{event['runs']} {event['label']}: stored result reused", file=sys.stderr)
+    elif kind == "progress" and (event.get("val_loss") is not None or event["step"] == event["steps"]):
+        val = f"  val {event['val_loss']:.3f}" if event.get("val_loss") is not None else ""
+        print(
+            f"run {event['run']}/{event['runs']} {event['label']}: step {event['step']}/{event['steps']}"
+            f"  loss {event['loss']:.3f}{val}  {event['tokens_per_s']:,.0f} tok/s  eta {event['eta_s']:.0f}s",
+            file=sys.stderr,
+            flush=True,
+        )

@@ -1,0 +1,81 @@
+"""Models loaded once per process: the shipped checkpoints, their re-configured variants and
+fresh seeded models. Thread-safe (the UI runs experiments in worker threads).
+
+`TUTOR_CHECKPOINTS` points at another folder of checkpoints (development and tests before the
+shipped ones exist); by default the repository's models/checkpoints/.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from tutor.experiments.errors import ExperimentError
+
+LEARNED = "gpt-learned.pt"
+ROPE_SHORT = "gpt-rope-short.pt"
+
+_lock = threading.RLock()
+_checkpoints: dict[tuple, Any] = {}
+_fresh: dict[tuple, Any] = {}
+load_seconds: dict[str, float] = {}  # what each first load cost, for the benchmark
+
+
+def checkpoints_dir() -> Path:
+    env = os.environ.get("TUTOR_CHECKPOINTS")
+    if env:
+        return Path(env).expanduser()
+    from tutor.paths import models_dir
+
+    return models_dir() / "checkpoints"
+
+
+def checkpoint(name: str = LEARNED, **overrides: Any):
+    """The shipped checkpoint `name` (eval mode), with config overrides such as rope_scaling."""
+    path = checkpoints_dir() / name
+    key = (str(path), tuple(sorted(overrides.items())))
+    with _lock:
+        if key not in _checkpoints:
+            if not path.is_file():
+                raise ExperimentError(
+                    f"the checkpoint {path} is missing; it ships with the tutor "
+                    f"(or train one: python -m tutor train --out {path})"
+                )
+            from models.checkpoint import load_checkpoint
+
+            t0 = time.perf_counter()
+            try:
+                _checkpoints[key] = load_checkpoint(path, **overrides)
+            except ValueError as err:
+                raise ExperimentError(str(err)) from err
+            load_seconds[f"{name}{dict(overrides) or ''}"] = time.perf_counter() - t0
+        return _checkpoints[key]
+
+
+def fresh_model(seed: int, **config: Any):
+    """A freshly initialised GPT in eval mode, the same for the same seed and config."""
+    key = (seed, tuple(sorted(config.items())))
+    with _lock:
+        if key not in _fresh:
+            import torch
+
+            from models.gpt import GPT, GPTConfig
+
+            gen_state = torch.random.get_rng_state()
+            torch.manual_seed(seed)
+            try:
+                model = GPT(GPTConfig(**config)).eval()
+            finally:
+                torch.random.set_rng_state(gen_state)  # do not disturb other users of the global RNG
+            _fresh[key] = model
+        return _fresh[key]
+
+
+def clear() -> None:
+    with _lock:
+        _checkpoints.clear()
+        _fresh.clear()
+        load_seconds.clear()
