@@ -50,6 +50,7 @@ type = "number"
 section = "count"
 prompt.en = "How many parameters has the attention layer at d = 256 (weights and biases)?"
 explanation.en = "4·256² + 4·256 = 263,168."
+hint.en = "Four d×d weight matrices and four bias vectors."
 answer = 263168
 rel_tolerance = 0.02
 unit.en = "parameters"

@@ -12,6 +12,7 @@ from quiz_fixtures import ANSWERS, write_lesson
 
 from tutor.content.loader import load_course
 from tutor.content.schema import ExactQuestion, Lesson, MultipleChoice, NumberQuestion, SingleChoice
+from tutor.progress.store import Store
 from tutor.quiz.normalise import format_number
 
 
@@ -65,14 +66,20 @@ def test_a_full_shipped_lesson_quiz_through_stdin_shows_in_progress(home: Path) 
 
 def test_wrong_answers_refusals_hints_and_eof_mid_quiz(home: Path, tmp_path: Path) -> None:
     lessons = write_lesson(tmp_path / "lessons")
-    # q1: "7" is not a choice (asked again), then wrong; q2: hint asked, then right; then input ends
-    result = tutor(home, "quiz", "1", "--lessons", str(lessons), stdin="7\n2\n?\n263168\n")
+    # q1: "?" (no hint here), "7" is not a choice (asked again), then wrong; q2: hint, then right; input ends
+    result = tutor(home, "quiz", "1", "--lessons", str(lessons), stdin="?\n7\n2\n?\n263168\n")
     assert result.returncode == 0, result.stderr
     out = result.stdout
+    assert "no hint for this one" in out
     assert "'7' is not one of the choices" in out
     assert "why not “grows 8×”: Heads split d_model" in out
-    assert "no hint for this one" in out
+    assert "hint: Four d×d weight matrices and four bias vectors." in out
     assert "(read as 263,168)" in out
+    with Store(home) as store:  # a right answer after a hint is scheduled as "hard"
+        assert [(a.question, a.correct, a.used_hint, a.rating) for a in store.answers()] == [
+            ("same-params", False, False, 1),
+            ("param-count", True, True, 2),
+        ]
     assert "Stopped. 2 of 6 answered; every answer so far is saved." in out
     assert "Traceback" not in result.stderr
     quiz = progress_json(home, "--lessons", str(lessons))["lessons"][0]["quiz"]

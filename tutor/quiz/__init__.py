@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         QuizSession,
         Score,
         SectionPointer,
+        due_items,
         predictions_answered,
         predictions_unlocked,
     )
@@ -29,6 +30,7 @@ _WHERE = {
     "QuizSession": "session",
     "Score": "session",
     "SectionPointer": "session",
+    "due_items": "session",
     "predictions_answered": "session",
     "predictions_unlocked": "session",
 }
@@ -41,6 +43,7 @@ __all__ = [
     "Score",
     "SectionPointer",
     "check_answer",
+    "due_items",
     "predictions_answered",
     "predictions_unlocked",
 ]

@@ -128,14 +128,9 @@ class QuizSession:
 
     @classmethod
     def for_review(cls, store: Store, lessons: Sequence[Lesson], *, new_limit: int = 10, **kw) -> QuizSession:
-        now = (kw.get("now") or store.now)()
+        due = due_items(store, lessons, (kw.get("now") or store.now)())
         known = {(lesson.id, q.id): Item(lesson, q) for lesson in lessons for q in lesson.quiz}
-        states = {(s.lesson, s.question): s for s in store.review_states()}
-        due = [
-            known[k]
-            for k, s in sorted(states.items(), key=lambda kv: kv[1].due)
-            if k in known and is_due(s, now)
-        ]
+        states = {(s.lesson, s.question) for s in store.review_states()}
         started = {r.lesson for r in store.sections_read()} | {a.lesson for a in store.answers()}
         new = [item for k, item in known.items() if k not in states and item.lesson.id in started]
         return cls(store, due + new[: max(0, new_limit)], mode="review", **kw)
@@ -276,6 +271,16 @@ class QuizSession:
             misses_in_row=streak,
             go_back=go_back,
         )
+
+
+def due_items(store: Store, lessons: Sequence[Lesson], now: datetime | None = None) -> list[Item]:
+    """Quiz questions due for review by the end of today (the learner's clock), earliest first."""
+    now = now or store.now()
+    known = {(lesson.id, q.id): Item(lesson, q) for lesson in lessons for q in lesson.quiz}
+    states = store.review_states()  # ordered by due date
+    return [
+        known[(s.lesson, s.question)] for s in states if (s.lesson, s.question) in known and is_due(s, now)
+    ]
 
 
 def predictions_answered(store: Store, exercise: Exercise) -> set[str]:
