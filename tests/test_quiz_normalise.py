@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tutor.content.schema import ExactQuestion, MultipleChoice, NumberQuestion, OpenQuestion, SingleChoice
 from tutor.quiz.check import AnswerError, check_answer, parse_choice_ids
@@ -204,3 +206,34 @@ def test_open_question_takes_a_self_rating() -> None:
     assert check_answer(q, "good").expected == "because"
     with pytest.raises(AnswerError):
         check_answer(q, "perfect")
+
+
+# --- properties --------------------------------------------------------------------------
+
+dims = st.lists(st.integers(min_value=1, max_value=4096), min_size=1, max_size=5)
+
+
+@given(
+    dims,
+    st.sampled_from(["({})", "[{}]", "{}", "torch.Size([{}])", "（{}）"]),
+    st.sampled_from([", ", ",", " , ", "，"]),
+)
+def test_any_bracket_and_separator_spelling_reads_as_the_same_shape(
+    shape: list[int], wrap: str, sep: str
+) -> None:
+    typed = wrap.format(sep.join(map(str, shape)))
+    assert shape_tokens(typed) == tuple(map(str, shape))
+
+
+@given(st.integers(min_value=0, max_value=10**12))
+def test_integers_read_back_with_or_without_grouping(n: int) -> None:
+    for typed in (str(n), f"{n:,}", f"{n:_}", f"{n:,}".replace(",", " ")):
+        assert float(n) in number_readings(typed)
+
+
+@given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False).filter(lambda x: x != 0))
+def test_a_wrong_number_far_outside_the_tolerance_is_never_right(x: float) -> None:
+    q = number(x, rel=0.01)
+    far = x * 1.5 if abs(x) > 1e-6 else x + 1
+    assert check_answer(q, repr(far)).correct is False
+    assert check_answer(q, repr(x)).correct is True
