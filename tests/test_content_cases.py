@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import PYTHON, ROOT, run_tutor_env
 
+from tutor.cli import main
 from tutor.content.loader import load_course
 
 CASES = ROOT / "tests" / "content_cases"
@@ -58,22 +59,43 @@ def test_case_reports_its_problem_with_file_line_and_field(name: str):
         assert not course.errors and len(course.lessons) == 1
 
 
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_check_cli_on_case_exits_cleanly_and_prints_file_line_field(name: str, tmp_path: Path):
+def _assert_check_output(name: str, out: str, code: int) -> None:
     want = expectation(name)
-    proc = subprocess.run(
-        [PYTHON, "-m", "tutor", "check", "--lessons", str(CASES / name)],
-        capture_output=True, text=True, encoding="utf-8", env=run_tutor_env(tmp_path), cwd=ROOT, timeout=60,
-    )  # fmt: skip
-    out = proc.stdout + proc.stderr
     assert "Traceback" not in out
-    assert proc.returncode == want["exit"], out
+    assert code == want["exit"], out
     for expected in want.get("problem", []):
         line = f":{expected['line']}" if "line" in expected else r"(:\d+)?"
         field = re.escape(expected["field"]) + ": " if "field" in expected else ""
         pattern = re.compile(rf"^\s*tests/content_cases/{name}/{re.escape(expected['file'])}{line}: {field}")
         assert any(pattern.match(x) and expected["message"] in x for x in out.splitlines()), out
     assert "error(s)" in out.splitlines()[-1]  # the summary line comes last
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_check_command_prints_file_line_field_for_case(name: str, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)  # paths are printed relative to the working directory
+    code = main(["check", "--lessons", str(CASES / name)])
+    captured = capsys.readouterr()
+    _assert_check_output(name, captured.out + captured.err, code)
+
+
+# A real process for a few cases (one per kind of file); the rest go through the same `main` in-process.
+SUBPROCESS_CASES = [
+    "bad-toml",
+    "non-utf8",
+    "unknown-experiment",
+    "wrong-answer-type",
+    "missing-translation-file",
+]
+
+
+@pytest.mark.parametrize("name", SUBPROCESS_CASES)
+def test_check_cli_process_on_case_exits_cleanly(name: str, tmp_path: Path):
+    proc = subprocess.run(
+        [PYTHON, "-m", "tutor", "check", "--lessons", str(CASES / name)],
+        capture_output=True, text=True, encoding="utf-8", env=run_tutor_env(tmp_path), cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    _assert_check_output(name, proc.stdout + proc.stderr, proc.returncode)
 
 
 def test_a_bad_folder_next_to_a_good_one_does_not_hide_it(tmp_path: Path):

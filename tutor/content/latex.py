@@ -15,6 +15,7 @@ Rules (the lesson tests pin them):
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from pylatexenc import latex2text, latexwalker, macrospec
 
@@ -101,6 +102,7 @@ _ROWS = {
     "equation",
     "equation*",
 }
+_BINARY = set("·×±∓∗∘⊗⊙⊕≤≥≠≈≡∼∝→←↔⇒⇔↦∈∉⊂⊆∪∩÷")
 _OPENERS = {"⟨", "⌊", "⌈", "{", "[", "("}
 _BLACKBOARD = dict(zip("RNZQCE", "ℝℕℤℚℂ𝔼", strict=True))
 
@@ -141,7 +143,7 @@ def latex_to_unicode(source: str) -> str:
 
 
 def _tidy(text: str) -> str:
-    text = re.sub(r"[ \t\r\n]+", " ", text).strip()
+    text = unicodedata.normalize("NFC", re.sub(r"[ \t\r\n]+", " ", text).strip())  # ŷ as one character
     return re.sub(r"\( | \)", lambda m: m.group(0).strip(), text)
 
 
@@ -196,7 +198,11 @@ class _Converter:
                 if isinstance(nxt, str) and nxt.startswith("."):
                     items[i] = nxt[1:]  # `\left.` is an invisible delimiter
             else:
-                out.append(self.node(node))
+                text = self.node(node)
+                # `q\cdot k` is q·k: a gap after an operator only if there is one before it
+                if text.rstrip() in _BINARY and text.endswith(" ") and out and not out[-1].endswith(" "):
+                    text = text.rstrip()
+                out.append(text)
         return "".join(out)
 
     def chars(self, text: str) -> str:

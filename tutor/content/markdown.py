@@ -86,7 +86,16 @@ def convert_math(text: str, markdown: bool = True) -> tuple[str, list[MathIssue]
     i, n = 0, len(text)
     while i < n:
         c = text[i]
-        if c == "\\" and i + 1 < n:  # an escaped character, e.g. \$ for a real dollar sign
+        if c == "\\" and i + 1 < n and text[i + 1].isascii() and text[i + 1].isalpha():
+            name = re.match(r"[A-Za-z]+", text[i + 1 :]).group(0)
+            issues.append(
+                MathIssue(
+                    text.count("\n", 0, i), f"raw LaTeX \\{name} outside $...$ (wrap the formula in $...$)"
+                )
+            )
+            out.append("\\" + name)
+            i += 1 + len(name)
+        elif c == "\\" and i + 1 < n:  # an escaped character, e.g. \$ for a real dollar sign
             out.append(text[i : i + 2] if markdown or text[i + 1] != "$" else "$")
             i += 2
         elif c == "`":

@@ -1,0 +1,163 @@
+"""LaTeX -> Unicode for the terminal, on the formulas the two seed lessons actually use."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tutor.content.latex import LatexError, latex_to_unicode
+from tutor.content.markdown import convert_math, convert_prose, split_body, strip_experiments
+from tutor.content.schema import ExperimentRef
+
+SEED_FORMULAS = [
+    (r"\text{MultiHead}(Q,K,V) = \text{Concat}(\text{head}_1,\dots,\text{head}_h)W^O",
+     "MultiHead(Q,K,V) = Concat(head₁,…,headₕ)Wᴼ"),
+    (r"\text{head}_i = \text{Attention}(QW_i^Q, KW_i^K, VW_i^V)", "headᵢ = Attention(QWᵢ^Q, KWᵢᴷ, VWᵢⱽ)"),
+    (r"\text{Attention}(PX, PK, PV) = P\,\text{Attention}(X,K,V)", "Attention(PX, PK, PV) = P Attention(X,K,V)"),
+    (r"q = (q_0, q_1) \leftrightarrow q_0 + i q_1", "q = (q₀, q₁) ↔ q₀ + i q₁"),
+    (r"q' = R_m q = \begin{pmatrix} \cos m\theta & -\sin m\theta \\ \sin m\theta & \cos m\theta \end{pmatrix}"
+     r"\begin{pmatrix} q_0 \\ q_1 \end{pmatrix}",
+     "q' = Rₘ q = [cos mθ, −sin mθ; sin mθ, cos mθ][q₀; q₁]"),
+    (r"\boxed{\langle R_m q, R_n k\rangle = \langle q, R_{n-m}k\rangle = f(q, k, n - m)}",
+     "⟨Rₘ q, Rₙ k⟩ = ⟨q, R_(n−m)k⟩ = f(q, k, n − m)"),
+    (r"\theta_i = \text{base}^{-2i/d}, \qquad i = 0,1,\dots,d/2-1", "θᵢ = base^(−2i/d), i = 0,1,…,d/2−1"),
+    (r"\text{Attention} = \text{softmax}\left(\frac{QK^\top}{\sqrt{d}} + \text{bias}\right)",
+     "Attention = softmax(QKᵀ/√d + bias)"),
+    (r"\text{bias}_{ij} = \begin{cases} 0 & j \le i \\ -\alpha(i - j) & j > i \end{cases}",
+     "bias_ij = { j ≤ i: 0; j > i: −α(i − j) }"),
+    (r"3 \times d_{model} \times d_{model}", "3 × d_model × d_model"),
+    (r"4 d_{model}^2", "4 d_model²"),
+    (r"d_k = d_{model}/h", "dₖ = d_model/h"),
+    (r"d_{model} = h \times d_k", "d_model = h × dₖ"),
+    (r"QK^\top", "QKᵀ"),
+    (r"R^\top R = I", "Rᵀ R = I"),
+    (r"p_i^\top p_j", "pᵢᵀ pⱼ"),
+    (r"[1/2^1, 1/2^2, \dots, 1/2^8]", "[1/2¹, 1/2², …, 1/2⁸]"),
+    (r"\frac{m}{L_{\text{target}}/L_{\text{train}}}", "m/(L_target/L_train)"),
+    (r"m \to m \cdot \frac{L_{\text{train}}}{L_{\text{target}}}", "m → m · L_train/L_target"),
+    (r"\sqrt{d_k}", "√dₖ"),
+    (r"\frac{QK^\top}{\sqrt{d_k}}", "QKᵀ/√dₖ"),
+    (r"q = (W_Q x_i + p_i)", "q = (W_Q xᵢ + pᵢ)"),
+    (r"\langle R_m q, R_n k\rangle = f(q,k,n-m)", "⟨Rₘ q, Rₙ k⟩ = f(q,k,n−m)"),
+    (r"10^6", "10⁶"),
+    (r"base=10000", "base=10000"),
+    (r"m\theta", "mθ"),
+    (r"q\cdot k", "q·k"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("latex", "unicode"), SEED_FORMULAS)
+def test_seed_formula_becomes_readable_unicode(latex: str, unicode: str):
+    assert latex_to_unicode(latex) == unicode
+
+
+@pytest.mark.parametrize(("latex", "unicode"), [
+    (r"\text{non-causal} a-b", "non-causal a−b"),  # a hyphen in \text stays a hyphen
+    (r"\sum_{i=1}^{n} x_i", "∑_(i=1)ⁿ xᵢ"),
+    (r"\log_2 x", "log₂ x"),
+    (r"x^{-1}", "x⁻¹"),
+    (r"\mathbb{R}^{d}", "ℝᵈ"),
+    (r"\hat{y}", "ŷ"),
+    (r"\sqrt[3]{x+1}", "∛(x+1)"),
+    (r"\operatorname{softmax}(x)", "softmax(x)"),
+    (r"\frac12", "1/2"),
+    (r"\left. x \right|_0", "x |₀"),
+    (r"\frac{a+b}{c}", "(a+b)/c"),
+])  # fmt: skip
+def test_more_latex_constructs(latex: str, unicode: str):
+    assert latex_to_unicode(latex) == unicode
+
+
+@pytest.mark.parametrize(("latex", "message"), [
+    (r"\foo x", r"unknown LaTeX command \foo"),
+    (r"\frac{a}{b", "cannot parse"),
+    (r"x^", "nothing to apply to"),
+    (r"\begin{weird}x\end{weird}", "unknown LaTeX environment 'weird'"),
+])  # fmt: skip
+def test_what_cannot_be_shown_is_an_error_not_raw_latex(latex: str, message: str):
+    with pytest.raises(LatexError, match=re.escape(message)):
+        latex_to_unicode(latex)
+
+
+@given(st.sampled_from([f for f, _ in SEED_FORMULAS]), st.sampled_from([f for f, _ in SEED_FORMULAS]))
+def test_no_latex_syntax_survives_conversion(a: str, b: str):
+    text, issues = convert_math(f"Erst ${a}$, dann $${b}$$ 然后。", markdown=False)
+    assert not issues
+    assert not re.search(r"\\[A-Za-z]|\$|\{[^ ]|\^\{|_\{", text), text
+
+
+def test_inline_and_display_math_in_prose_are_converted():
+    text, issues = convert_math(
+        "Scores: $\\frac{QK^\\top}{\\sqrt{d_k}}$.\n\n$$\\theta_i = \\text{base}^{-2i/d}$$\n"
+    )
+    assert not issues
+    assert text == "Scores: QKᵀ/√dₖ.\n\nθᵢ = base^(−2i/d)\n"
+
+
+def test_markdown_specials_in_a_formula_are_escaped_and_star_becomes_an_operator():
+    text, _ = convert_math("$d_{model} * h$ and $|x| < y$")
+    assert text == r"d\_model ∗ h and \|x\| \< y"
+    plain, _ = convert_math("$d_{model} * h$", markdown=False)
+    assert plain == "d_model ∗ h"
+
+
+def test_code_spans_fences_and_escaped_dollars_are_left_alone():
+    source = "Price \\$5, `x = $a$`, ``b`$c$`` and $a^2$.\n\n```python\n# $\\frac{1}{2}$\nx = 1  # $y$\n```\n"
+    text, issues = convert_prose(source)
+    assert not issues
+    assert (
+        text == "Price \\$5, `x = $a$`, ``b`$c$`` and a².\n\n```python\n# $\\frac{1}{2}$\nx = 1  # $y$\n```"
+    )
+
+
+def test_a_dollar_followed_by_a_space_is_a_dollar_sign():
+    assert convert_math("costs $ 5 and $ 6", markdown=False) == ("costs $ 5 and $ 6", [])
+
+
+def test_unclosed_math_and_raw_latex_in_prose_are_reported_with_their_line():
+    _, issues = convert_math("line one\nhas $x without end\n\nand \\frac{1}{2} here")
+    assert [(i.line, i.message.split(" (")[0]) for i in issues] == [
+        (1, "unclosed $ math"),
+        (3, "raw LaTeX \\frac outside $...$"),
+    ]
+
+
+def test_chinese_text_around_math_is_kept():
+    text, _ = convert_math("位置 $m$ 对应角度 $m\\theta$。", markdown=False)
+    assert text == "位置 m 对应角度 mθ。"
+
+
+BODY = """Before the run.
+
+```experiment permutation
+layers = [1, 2]
+text = "白日依山尽"
+```
+
+Between.
+
+```experiment shuffle
+```
+
+```python
+x = 1
+```
+After."""
+
+
+def test_split_body_gives_text_and_experiments_in_order():
+    parts = split_body(BODY)
+    assert parts == [
+        "Before the run.",
+        ExperimentRef(name="permutation", params={"layers": [1, 2], "text": "白日依山尽"}),
+        "Between.",
+        ExperimentRef(name="shuffle", params={}),
+        "```python\nx = 1\n```\nAfter.",
+    ]
+
+
+def test_strip_experiments_keeps_only_the_text():
+    assert strip_experiments(BODY) == "Before the run.\n\nBetween.\n\n```python\nx = 1\n```\nAfter."
