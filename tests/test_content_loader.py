@@ -119,6 +119,11 @@ def test_check_on_a_missing_folder_is_a_clear_usage_error(tmp_path: Path, capsys
     assert capsys.readouterr().err.strip() == f"error: lessons folder not found: {tmp_path / 'nope'}"
 
 
+def test_pointing_check_at_one_lesson_folder_says_to_use_its_parent(capsys):
+    assert main(["check", "--lessons", str(GOOD / "01-basics")]) == 2
+    assert "is one lesson folder; give the folder that contains the lessons" in capsys.readouterr().err
+
+
 LOAD_SCRIPT = """
 import sys, time
 t0 = time.perf_counter()

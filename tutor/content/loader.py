@@ -72,6 +72,10 @@ def load_course(lessons_dir: Path) -> Course:
     lessons_dir = Path(lessons_dir)
     if not lessons_dir.is_dir():
         raise TutorError(f"lessons folder not found: {lessons_dir}")
+    if (lessons_dir / "lesson.toml").is_file():
+        raise TutorError(
+            f"{lessons_dir} is one lesson folder; give the folder that contains the lessons: {lessons_dir.parent}"
+        )
     course = Course(lessons_dir=lessons_dir)
     registry = experiment_check.registry(course.problems, lessons_dir)
     loaded: list[tuple[Path, Lesson | None, LessonFile | None, list[Problem]]] = []
