@@ -94,7 +94,7 @@ class TrainCompareParams(Params):
     def runs(self) -> list[tuple[str, int, str]]:
         """(label, n_head, pos) per run, in order."""
         if self.vary == "heads":
-            return [(f"{h} heads", h, self.base_pos) for h in dict.fromkeys(self.heads)]
+            return [(f"{h} head{'s' * (h != 1)}", h, self.base_pos) for h in dict.fromkeys(self.heads)]
         return [(p, self.n_head, p) for p in dict.fromkeys(self.pos)]
 
     @model_validator(mode="after")
