@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tutor.content.latex import LatexError, latex_to_unicode
 from tutor.content.markdown import convert_math, convert_prose, split_body, strip_experiments
+from tutor.content.prose import parse_language_file
 from tutor.content.schema import ExperimentRef
 
 SEED_FORMULAS = [
@@ -161,3 +163,24 @@ def test_split_body_gives_text_and_experiments_in_order():
 
 def test_strip_experiments_keeps_only_the_text():
     assert strip_experiments(BODY) == "Before the run.\n\nBetween.\n\n```python\nx = 1\n```\nAfter."
+
+
+_PIECES = list("$\\{}^_ab`~\n #&'-") + [
+    "frac",
+    "sqrt",
+    "text",
+    "begin{cases}",
+    "end{cases}",
+    "left(",
+    "right",
+]
+_PIECES += ["```", "## T {#x}\n", "```experiment a\n", "\\\\"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_any_text_gives_problems_never_exceptions(text: str):
+    convert_prose(text)
+    convert_math(text, markdown=False)
+    split_body(text)
+    parse_language_file(text, Path("x.md"))
