@@ -36,11 +36,16 @@ class TrainConfig:
     seed: int = 1337
     device: str = "cpu"
     threads: int | None = None  # torch intra-op threads; None leaves torch's default
+    precision: str = (
+        "auto"  # "fp32", "bf16" (autocast; weights stay fp32) or "auto": bf16 where the CPU has it
+    )
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "eval_interval", "eval_batches"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.precision not in ("auto", "fp32", "bf16"):
+            raise ValueError(f"precision must be auto, fp32 or bf16, got {self.precision!r}")
         if self.lr <= 0 or self.min_lr < 0 or self.min_lr > self.lr:
             raise ValueError(f"need 0 ≤ min_lr ≤ lr and lr > 0, got lr={self.lr}, min_lr={self.min_lr}")
 
@@ -75,6 +80,16 @@ def check_device(device: str) -> str:
     if device == "mps" and getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
         return device
     raise ValueError(f"device {device!r} is not available here; use cpu")
+
+
+def use_bf16(precision: str, device: str) -> bool:
+    """bf16 autocast runs the matmuls at about 1.4× the fp32 speed on CPUs with native bf16 (AVX512-BF16 or
+    AMX); elsewhere it is emulated and slower, so "auto" turns it on only where the hardware has it."""
+    if precision != "auto":
+        return precision == "bf16"
+    if device == "cpu":
+        return bool(getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)())
+    return device == "cuda" and torch.cuda.is_bf16_supported()
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -195,6 +210,7 @@ def train(
         }
         save_checkpoint(Path(out), model, tokenizer, info, optimizer.state_dict())
 
+    bf16 = use_bf16(cfg.precision, device)
     t0 = time.perf_counter()
     tokens_per_step = cfg.batch_size * batches.context
     val_loss: float | None = curve[-1]["val_loss"] if curve else None
@@ -208,7 +224,8 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = lr
         x, y = batches.train_batch()
-        _, loss = model(x.to(device), y.to(device))
+        with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bf16):
+            _, loss = model(x.to(device), y.to(device))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)

@@ -1,0 +1,150 @@
+"""Tokenizer, checkpoints, the training loop and the train CLI — on real tensors and processes."""
+
+import json
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+import torch
+from conftest import PYTHON, ROOT, run_tutor_env
+
+from models.checkpoint import load_checkpoint, save_checkpoint
+from models.corpus import corpus_text, load_poems, split_poems
+from models.gpt import GPT, GPTConfig
+from models.tokenizer import UNK, CharTokenizer, UnknownCharacterError
+from models.train import Batches, TrainConfig, evaluate, lr_at, train
+from tutor.paths import default_checkpoint
+
+TINY = GPTConfig(vocab_size=1, n_embd=32, n_head=4, n_layer=1, block_size=32)
+
+
+@pytest.fixture(scope="module")
+def texts():
+    train_poems, val_poems = split_poems(load_poems())
+    return corpus_text(train_poems), corpus_text(val_poems)
+
+
+def test_tokenizer_round_trip_and_unknown_characters():
+    tok = CharTokenizer.from_text("白日依山尽，黄河入海流。")
+    assert tok.decode(tok.encode("黄河入海流")) == "黄河入海流"
+    assert tok.chars[0] == UNK and tok.vocab_size == 13
+    with pytest.raises(UnknownCharacterError, match="'月' at 1"):
+        tok.encode("白月")
+    assert tok.encode("白月", unknown="unk")[1] == 0
+    assert CharTokenizer.from_dict(tok.to_dict()).chars == tok.chars
+
+
+def test_checkpoint_round_trip(tmp_path):
+    tok = CharTokenizer.from_text("白日依山尽")
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=tok.vocab_size, n_embd=32, n_head=4, n_layer=1, pos="rope"))
+    save_checkpoint(tmp_path / "m.pt", model, tok, {"note": "x"})
+    loaded = load_checkpoint(tmp_path / "m.pt")
+    x = torch.tensor([tok.encode("白日依山")])
+    assert torch.equal(model.eval()(x)[0], loaded.model(x)[0])
+    assert loaded.meta["note"] == "x" and loaded.model.cfg == model.cfg
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_loading_a_foreign_file_says_so(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_text("not a checkpoint")
+    with pytest.raises(ValueError, match="not a readable checkpoint"):
+        load_checkpoint(bad)
+
+
+def test_lr_schedule_warms_up_then_decays_to_min():
+    cfg = TrainConfig(steps=100, warmup=10, lr=1.0, min_lr=0.1)
+    assert lr_at(0, cfg) == pytest.approx(0.1)
+    assert lr_at(9, cfg) == pytest.approx(1.0)
+    assert lr_at(100, cfg) == pytest.approx(0.1)
+    assert lr_at(50, cfg) < lr_at(20, cfg)
+
+
+def test_thirty_steps_lower_the_loss_and_resume_continues(tmp_path, texts):
+    out = tmp_path / "run.pt"
+    cfg = TrainConfig(steps=30, batch_size=8, context=32, eval_interval=10, eval_batches=2, warmup=5, lr=3e-3)
+    seen = []
+    result = train(TINY, cfg, *texts, out=out, on_progress=seen.append)
+    assert [p.step for p in seen] == list(range(1, 31))
+    assert result.curve[-1]["val_loss"] < result.curve[0]["val_loss"]
+    assert seen[-1].loss < seen[0].loss
+    assert load_checkpoint(out).meta["step"] == 30
+    longer = TrainConfig(**{**cfg.__dict__, "steps": 40})
+    resumed = train(TINY, longer, *texts, out=out, resume=True)
+    assert resumed.steps_done == 40 and len(resumed.curve) == 4
+
+
+def test_should_stop_cancels_between_steps(tmp_path, texts):
+    calls = []
+    cfg = TrainConfig(steps=50, batch_size=4, context=16, eval_interval=100, eval_batches=1, warmup=1)
+    result = train(TINY, cfg, *texts, out=tmp_path / "c.pt", should_stop=lambda: len(calls) >= 5 or calls.append(1))
+    assert result.cancelled and result.steps_done == 5
+    assert not (tmp_path / "c.pt").exists()  # nothing was saved yet: no half-written file either
+    assert not list(tmp_path.iterdir())
+
+
+def test_training_is_reproducible_with_a_seed(texts):
+    cfg = TrainConfig(steps=5, batch_size=4, context=16, eval_interval=5, eval_batches=1, warmup=1, precision="fp32")
+    a, b = (train(TINY, cfg, *texts).curve for _ in range(2))
+    assert a == b
+
+
+def test_shipped_checkpoint_val_loss_matches_readme():
+    ck = load_checkpoint(default_checkpoint())
+    assert ck.model.cfg.n_embd == 128 and ck.model.cfg.n_head == 4 and ck.model.cfg.pos == "learned"
+    train_text, val_text = (corpus_text(p) for p in split_poems(load_poems()))
+    tok = ck.tokenizer
+    batches = Batches(
+        torch.tensor(tok.encode(train_text, unknown="unk")),
+        torch.tensor(tok.encode(val_text, unknown="unk")),
+        ck.model.cfg.block_size,
+        ck.meta["train"]["batch_size"],
+        0,
+    ).val_batches(ck.meta["train"]["eval_batches"])
+    val = evaluate(ck.model, batches)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    stated = float(re.search(r"shipped checkpoint: val loss ([0-9.]+)", readme).group(1))
+    assert val <= stated + 0.05
+
+
+def test_shipped_checkpoint_writes_five_character_lines():
+    ck = load_checkpoint(default_checkpoint())
+    ids = ck.model.generate(ck.tokenizer.encode("白日"), 60, temperature=0.8, top_k=20, seed=1)
+    text = ck.tokenizer.decode(ids)
+    segments = [s for s in re.split(r"[，。？！\n]", text[:-12]) if s]
+    assert segments and sum(len(s) == 5 for s in segments) >= len(segments) / 2, text
+
+
+def test_train_cli_streams_json_lines_and_stops_on_sigterm(tmp_path):
+    out = tmp_path / "cli.pt"
+    cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "32", "--batch", "4"]
+    cmd += ["--steps", "100000", "--eval-interval", "5", "--out", str(out), "--jsonl"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_tutor_env(tmp_path))
+    events = []
+    deadline = time.time() + 60
+    for line in proc.stdout:
+        events.append(json.loads(line))
+        if events[-1]["event"] == "progress" and events[-1]["step"] >= 12:
+            proc.send_signal(signal.SIGTERM)
+            break
+        assert time.time() < deadline
+    rest, err = proc.communicate(timeout=30)
+    events += [json.loads(line) for line in rest.splitlines()]
+    assert proc.returncode == 1, err
+    assert events[0]["event"] == "start" and events[-1]["event"] == "cancelled"
+    assert load_checkpoint(out).meta["step"] % 5 == 0
+    assert "Traceback" not in err
+
+
+def test_train_cli_rejects_bad_settings_with_exit_2(tmp_path):
+    proc = subprocess.run(
+        [PYTHON, "-m", "tutor", "train", "--embd", "30", "--heads", "4", "--steps", "1"],
+        capture_output=True,
+        text=True,
+        env=run_tutor_env(tmp_path),
+    )
+    assert proc.returncode == 2
+    assert "divisible" in proc.stderr and "Traceback" not in proc.stderr
