@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import string
 import subprocess
 from pathlib import Path
 
@@ -11,14 +12,15 @@ from conftest import PYTHON, ROOT, run_tutor_env
 from quiz_fixtures import ANSWERS, write_lesson
 
 from tutor.content.loader import load_course
-from tutor.content.schema import ExactQuestion, Lesson, MultipleChoice, NumberQuestion, SingleChoice
+from tutor.content.schema import ExactQuestion, Lesson, MultipleChoice, NumberQuestion, SingleChoice, pick
 from tutor.progress.store import Store
 from tutor.quiz.normalise import format_number
+from tutor.quiz.texts import TEXTS
 
 
-def tutor(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
+def tutor(home: Path, *args: str, stdin: str = "", lang: str = "en") -> subprocess.CompletedProcess:
     return subprocess.run(
-        [PYTHON, "-m", "tutor", *args, "--home", str(home)],
+        [PYTHON, "-m", "tutor", *args, "--home", str(home), "--lang", lang],
         input=stdin,
         capture_output=True,
         text=True,
@@ -189,3 +191,23 @@ def test_logic_modules_import_neither_textual_nor_torch() -> None:
         [PYTHON, "-c", code], capture_output=True, text=True, env=run_tutor_env(), timeout=60
     )
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_the_quiz_speaks_the_chosen_language(home: Path) -> None:
+    lesson = load_course(ROOT / "lessons").lessons[0]
+    first = lesson.quiz[0]
+    result = tutor(home, "quiz", lesson.id, stdin=right_lines(first)[0] + "\n", lang="zh")
+    assert result.returncode == 0, result.stderr
+    assert pick(lesson.title, "zh") in result.stdout and "测验：" in result.stdout
+    assert pick(first.prompt, "zh") in result.stdout
+    assert "已停止。已答 1/" in result.stdout
+
+
+def test_every_quiz_text_exists_in_all_languages_with_the_same_placeholders() -> None:
+    for key, entry in TEXTS.items():
+        assert set(entry) == {"en", "de", "zh"}, key
+        fields = {
+            lang: sorted(f for _, f, _, _ in string.Formatter().parse(text) if f)
+            for lang, text in entry.items()
+        }
+        assert fields["de"] == fields["en"] == fields["zh"], key

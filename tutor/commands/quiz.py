@@ -42,10 +42,12 @@ def run(args, ctx) -> int:
     from rich.console import Console
 
     from tutor.content.loader import load_course
+    from tutor.content.schema import pick
     from tutor.errors import TutorError
     from tutor.progress.store import Store
     from tutor.quiz.session import QuizSession
     from tutor.quiz.terminal import run_session
+    from tutor.quiz.texts import say
 
     if args.new < 0:
         raise TutorError("--new must be 0 or more")
@@ -66,21 +68,19 @@ def run(args, ctx) -> int:
             print(f"note: {notice}", file=sys.stderr)
         if args.review:
             session = QuizSession.for_review(store, course.lessons, new_limit=args.new, lang=ctx.lang)
-            title = "Review"
+            title = say("title.review", ctx.lang)
         elif args.predict:
             exercise = course.exercise(args.predict)
             lesson = next(l for l in course.lessons if exercise in l.exercises)  # noqa: E741
             session = QuizSession.for_predictions(store, lesson, exercise, lang=ctx.lang)
-            title = f"Predict before you code: {args.predict}"
+            title = say("title.predict", ctx.lang, exercise=args.predict)
         else:
             lesson = find_lesson(course, args.lesson)
             if not lesson.quiz:
                 raise TutorError(f"lesson {lesson.id!r} has no quiz questions")
             session = QuizSession.for_lesson(store, lesson, lang=ctx.lang)
             store.set_last_location({"screen": "quiz", "lesson": lesson.id})
-            from tutor.content.schema import pick
-
-            title = f"Quiz: {pick(lesson.title, ctx.lang)}"
+            title = say("title.quiz", ctx.lang, title=pick(lesson.title, ctx.lang))
         return run_session(session, console, title)
     finally:
         store.close()

@@ -31,6 +31,7 @@ from tutor.quiz.normalise import (
     number_readings,
     shape_tokens,
 )
+from tutor.quiz.texts import say
 
 SELF_RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
 # Accepted spellings of the four self-ratings, also in German and Chinese.
@@ -43,7 +44,16 @@ _RATING_WORDS = {
 
 
 class AnswerError(ValueError):
-    """The input is not an answer to this question (say why, ask again; record nothing)."""
+    """The input is not an answer to this question (say why, ask again; record nothing).
+
+    `str(err)` is English; `err.text(lang)` the learner's language (keys in tutor.quiz.texts)."""
+
+    def __init__(self, key: str, **values: object):
+        self.key, self.values = key, values
+        super().__init__(say(key, "en", **values))
+
+    def text(self, lang: str) -> str:
+        return say(self.key, lang, **self.values)
 
 
 class ChoiceFeedback(BaseModel):
@@ -72,7 +82,7 @@ def parse_choice_ids(question: SingleChoice | MultipleChoice, response: str | li
     tokens = response if isinstance(response, list) else re.split(r"[\s,;/]+", fold(response))
     tokens = [t.strip() for t in tokens if t.strip()]
     if not tokens:
-        raise AnswerError("pick a choice" if question.type == "single" else "pick one or more choices")
+        raise AnswerError("err.pick_one" if question.type == "single" else "err.pick_some")
     ids = [c.id for c in question.choices]
     picked: list[str] = []
     for token in tokens:
@@ -82,11 +92,11 @@ def parse_choice_ids(question: SingleChoice | MultipleChoice, response: str | li
         elif low.isdigit() and 1 <= int(low) <= len(ids):
             choice = ids[int(low) - 1]
         else:
-            raise AnswerError(f"{token!r} is not one of the choices (1-{len(ids)} or {', '.join(ids)})")
+            raise AnswerError("err.no_such_choice", token=token, n=len(ids), ids=", ".join(ids))
         if choice not in picked:
             picked.append(choice)
     if question.type == "single" and len(picked) > 1:
-        raise AnswerError("pick exactly one choice")
+        raise AnswerError("err.only_one")
     return picked
 
 
@@ -97,7 +107,7 @@ def parse_rating(response: str | int | Rating) -> Rating:
     for rating, words in _RATING_WORDS.items():
         if word in words:
             return rating
-    raise AnswerError("rate yourself: again, hard, good or easy (1-4)")
+    raise AnswerError("err.rating")
 
 
 def expected_text(question: Question, lang: str) -> str:
@@ -140,7 +150,7 @@ def check_answer(question: Question, response: str | list[str] | int | Rating, l
         return Check(correct=None, answer_text=rating.name.lower(), expected=expected, rating=int(rating))
     text = str(response).strip()
     if not text:
-        raise AnswerError("type an answer")
+        raise AnswerError("err.empty")
     if isinstance(question, NumberQuestion):
         units = list(question.unit.values()) if question.unit else []
         readings = number_readings(text, units)

@@ -2,6 +2,7 @@
 
 Reads one line per answer from stdin through `console.input`, so it works over ssh and with a
 pipe (no TTY). When stdin is not a terminal the answers are echoed, so a transcript reads well.
+All of the quiz's own words come from tutor.quiz.texts in the session's language.
 """
 
 from __future__ import annotations
@@ -16,152 +17,171 @@ from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pic
 from tutor.quiz.check import AnswerError, parse_rating
 from tutor.quiz.schedule import end_of_today
 from tutor.quiz.session import Feedback, Item, QuizSession
+from tutor.quiz.texts import say
 
 
 class _Stop(Exception):
     """End of input: stop the sitting; everything answered is already saved."""
 
 
-def _ask(console: Console, prompt: str) -> str:
-    try:
-        line = console.input(f"[bold]{prompt}[/]")
-    except EOFError:
-        raise _Stop from None
-    if not sys.stdin.isatty():
-        console.print(escape(line))
-    return line.strip()
+class _Terminal:
+    def __init__(self, session: QuizSession, console: Console):
+        self.session, self.console, self.lang = session, console, session.lang
 
+    def t(self, key: str, **values: object) -> str:
+        """A quiz text, escaped for Rich markup (it may carry content such as titles)."""
+        return escape(say(key, self.lang, **values))
 
-def _days(due: datetime, now: datetime) -> str:
-    days = (due.date() - now.date()).days
-    return "tomorrow" if days == 1 else f"in {days} days" if days > 1 else "today"
+    def out(self, text: str = "") -> None:
+        self.console.print(text)
 
-
-def _show_question(console: Console, session: QuizSession, item: Item, number: int) -> None:
-    q, lang = item.question, session.lang
-    label = "again" if session.is_repeat(item) else f"{number}/{len(session.items)}"
-    console.print()
-    console.print(f"[bold cyan]{escape(f'[{label}]')}[/] {escape(pick(q.prompt, lang))}")
-    if isinstance(q, SingleChoice | MultipleChoice):
-        for i, choice in enumerate(q.choices, 1):
-            console.print(f"  {i}) {escape(pick(choice.text, lang))}")
-    if getattr(q, "unit", None):
-        console.print(f"  [dim](unit: {escape(pick(q.unit, lang))})[/]")
-
-
-def _prompt_for(item: Item) -> str:
-    q = item.question
-    if isinstance(q, MultipleChoice):
-        return "answers (numbers, e.g. 1, 3)> "
-    if isinstance(q, SingleChoice):
-        return "answer (number)> "
-    return "answer> "
-
-
-def _ask_answer(console: Console, session: QuizSession, item: Item) -> Feedback:
-    q, lang = item.question, session.lang
-    used_hint = False
-    while True:
-        prompt = "your answer (Enter to skip)> " if isinstance(q, OpenQuestion) else _prompt_for(item)
-        text = _ask(console, prompt)
-        if text == "?":
-            if q.hint:
-                console.print(f"  [yellow]hint:[/] {escape(pick(q.hint, lang))}")
-                used_hint = True
-            else:
-                console.print("  [dim]no hint for this one[/]")
-            continue
-        if isinstance(q, OpenQuestion):
-            console.print(f"  [green]model answer:[/] {escape(pick(q.model_answer, lang))}")
-            while True:
-                rating = _ask(console, "how did you do? again / hard / good / easy (1-4)> ")
-                try:
-                    parse_rating(rating)
-                except AnswerError as err:
-                    console.print(f"  [red]{escape(str(err))}[/]")
-                    continue
-                return session.answer(rating, note=text or None)
+    def ask(self, key: str) -> str:
         try:
-            return session.answer(text, used_hint=used_hint)
-        except AnswerError as err:
-            console.print(f"  [red]{escape(str(err))}[/] — type ? for a hint")
+            line = self.console.input(f"[bold]{self.t(key)}[/]")
+        except EOFError:
+            raise _Stop from None
+        if not sys.stdin.isatty():
+            self.out(escape(line))
+        return line.strip()
 
+    # --- one question --------------------------------------------------------------------
 
-def _show_feedback(console: Console, session: QuizSession, fb: Feedback) -> None:
-    if fb.correct is None:
-        rated = {1: "again", 2: "hard", 3: "good", 4: "easy"}.get(fb.rating or 0, "")
-        verdict = "[yellow]rated again: it comes back soon[/]" if fb.missed else f"[green]rated {rated}[/]"
-    elif fb.correct:
-        verdict = "[bold green]✓ right[/]"
-    else:
-        verdict = "[bold red]✗ not right[/]"
-    read = f" [dim](read as {escape(fb.understood)})[/]" if fb.understood and fb.correct is not None else ""
-    console.print(f"  {verdict}{read}")
-    if fb.correct is False and fb.expected:
-        console.print(f"  the answer: {escape(fb.expected)}")
-    for choice in fb.choices:
-        if choice.picked and choice.why:
-            console.print(f"  [magenta]why not “{escape(choice.text)}”:[/] {escape(choice.why)}")
-    if fb.explanation:
-        console.print(f"  {escape(fb.explanation)}")
-    elif fb.missed:
-        console.print("  [dim]try again: the explanation comes with the right answer[/]")
-    if fb.go_back:
-        console.print(
-            f"  [bold yellow]missed {fb.misses_in_row} times in a row: re-read “{escape(fb.go_back.title)}”[/]"
-            f" [dim](lesson {fb.go_back.lesson}"
-            + (f", section {fb.go_back.section})" if fb.go_back.section else ")")
+    def question(self, item: Item, number: int) -> None:
+        q = item.question
+        label = (
+            say("again_label", self.lang)
+            if self.session.is_repeat(item)
+            else f"{number}/{len(self.session.items)}"
         )
-    elif fb.again_later:
-        console.print("  [dim]this one comes back later in this sitting[/]")
-    if fb.due:
-        console.print(f"  [dim]next review {_days(fb.due, session.now())} ({fb.due.date().isoformat()})[/]")
+        self.out()
+        self.out(f"[bold cyan]{escape(f'[{label}]')}[/] {escape(pick(q.prompt, self.lang))}")
+        if isinstance(q, SingleChoice | MultipleChoice):
+            for i, choice in enumerate(q.choices, 1):
+                self.out(f"  {i}) {escape(pick(choice.text, self.lang))}")
+        if getattr(q, "unit", None):
+            self.out(f"  [dim]{self.t('unit', unit=pick(q.unit, self.lang))}[/]")
 
-
-def _show_end(console: Console, session: QuizSession, stopped: bool) -> None:
-    score = session.score()
-    console.print()
-    if stopped:
-        console.print(f"Stopped. {score.answered} of {score.total} answered; every answer so far is saved.")
-    elif session.mode == "predict":
-        console.print("[bold green]All predictions answered: the coding task is open.[/]")
-    if score.answered and session.mode != "predict":
-        console.print(
-            f"[bold]Score: {score.correct}/{score.total} right at the first attempt ({score.percent:.0f}%)[/]"
+    def answer(self, item: Item) -> Feedback:
+        q = item.question
+        key = {"multiple": "prompt.multiple", "single": "prompt.single", "open": "prompt.open"}.get(
+            q.type, "prompt.text"
         )
-    for pointer in score.go_back:
-        console.print(f"  re-read: “{escape(pointer.title)}” (lesson {pointer.lesson})")
-    now = session.now()
-    due = session.store.due_reviews(end_of_today(now))
-    if due:
-        console.print(f"[dim]{len(due)} review(s) due today: python -m tutor quiz --review[/]")
+        used_hint = False
+        while True:
+            text = self.ask(key)
+            if text == "?":
+                if q.hint:
+                    self.out(f"  [yellow]{self.t('hint')}[/] {escape(pick(q.hint, self.lang))}")
+                    used_hint = True
+                else:
+                    self.out(f"  [dim]{self.t('no_hint')}[/]")
+                continue
+            if isinstance(q, OpenQuestion):
+                self.out(f"  [green]{self.t('model_answer')}[/] {escape(pick(q.model_answer, self.lang))}")
+                while True:
+                    rating = self.ask("prompt.rating")
+                    try:
+                        parse_rating(rating)
+                    except AnswerError as err:
+                        self.out(f"  [red]{escape(err.text(self.lang))}[/]")
+                        continue
+                    return self.session.answer(rating, note=text or None)
+            try:
+                return self.session.answer(text, used_hint=used_hint)
+            except AnswerError as err:
+                self.out(f"  [red]{escape(err.text(self.lang))}[/] — {self.t('try_hint')}")
+
+    def feedback(self, fb: Feedback) -> None:
+        if fb.correct is None:
+            rating = say(f"rating.{fb.rating}", self.lang)
+            verdict = (
+                f"[yellow]{self.t('rated_again')}[/]"
+                if fb.missed
+                else f"[green]{self.t('rated', rating=rating)}[/]"
+            )
+        elif fb.correct:
+            verdict = f"[bold green]{self.t('right')}[/]"
+        else:
+            verdict = f"[bold red]{self.t('wrong')}[/]"
+        read = (
+            f" [dim]{self.t('read_as', value=fb.understood)}[/]"
+            if fb.understood and fb.correct is not None
+            else ""
+        )
+        self.out(f"  {verdict}{read}")
+        if fb.correct is False and fb.expected:
+            self.out(f"  {self.t('the_answer', answer=fb.expected)}")
+        for choice in fb.choices:
+            if choice.picked and choice.why:
+                self.out(f"  [magenta]{self.t('why_not', choice=choice.text)}[/] {escape(choice.why)}")
+        if fb.explanation:
+            self.out(f"  {escape(fb.explanation)}")
+        elif fb.missed:
+            self.out(f"  [dim]{self.t('held_back')}[/]")
+        if fb.go_back:
+            where = fb.go_back.lesson + (f"#{fb.go_back.section}" if fb.go_back.section else "")
+            self.out(
+                f"  [bold yellow]{self.t('go_back', n=fb.misses_in_row, title=fb.go_back.title)}[/] [dim]({where})[/]"
+            )
+        elif fb.again_later:
+            self.out(f"  [dim]{self.t('comes_back')}[/]")
+        if fb.due:
+            when = self._days(fb.due, self.session.now())
+            self.out(f"  [dim]{self.t('next_review', when=when, date=fb.due.date().isoformat())}[/]")
+
+    def _days(self, due: datetime, now: datetime) -> str:
+        days = (due.date() - now.date()).days
+        if days <= 0:
+            return say("today", self.lang)
+        return say("tomorrow", self.lang) if days == 1 else say("in_days", self.lang, n=days)
+
+    # --- the sitting ---------------------------------------------------------------------
+
+    def end(self, stopped: bool) -> None:
+        session, score = self.session, self.session.score()
+        self.out()
+        if stopped:
+            self.out(self.t("stopped", answered=score.answered, total=score.total))
+        elif session.mode == "predict":
+            self.out(f"[bold green]{self.t('unlocked')}[/]")
+        if score.answered and session.mode != "predict":
+            percent = f"{score.percent:.0f}"
+            self.out(f"[bold]{self.t('score', correct=score.correct, total=score.total, percent=percent)}[/]")
+        for pointer in score.go_back:
+            self.out(f"  {self.t('reread', title=pointer.title, lesson=pointer.lesson)}")
+        due = session.store.due_reviews(end_of_today(session.now()))
+        if due:
+            self.out(f"[dim]{self.t('due_today', n=len(due))}[/]")
+
+    def run(self, title: str) -> int:
+        session = self.session
+        self.out(f"[bold]{escape(title)}[/]")
+        if session.finished:
+            if session.mode == "predict":
+                self.out(self.t("already_unlocked"))
+            else:
+                upcoming = session.store.review_states()
+                nxt = " " + self.t("next_due", date=upcoming[0].due.date().isoformat()) if upcoming else ""
+                self.out(self.t("nothing_due") + nxt)
+            return 0
+        self.out(f"[dim]{self.t('intro', n=len(session.items))}[/]")
+        number, round_two = 0, False
+        try:
+            while (item := session.next_question()) is not None:
+                repeat = session.is_repeat(item)
+                number += 0 if repeat else 1
+                if session.mode == "lesson" and repeat and not round_two:
+                    round_two = True
+                    self.out(f"\n[bold]{self.t('second_round')}[/]")
+                self.question(item, number)
+                self.feedback(self.answer(item))
+        except _Stop:
+            self.end(stopped=True)
+            return 0
+        self.end(stopped=False)
+        return 0
 
 
 def run_session(session: QuizSession, console: Console, title: str) -> int:
     """Ask until the session is done or input ends; exit code 0 either way."""
-    console.print(f"[bold]{escape(title)}[/]")
-    if session.finished:
-        if session.mode == "predict":
-            console.print("All predictions are answered already: the coding task is open.")
-        else:
-            upcoming = session.store.review_states()
-            nxt = f" Next review: {upcoming[0].due.date().isoformat()}." if upcoming else ""
-            console.print(f"Nothing to review today.{nxt}")
-        return 0
-    console.print(
-        f"[dim]{len(session.items)} question(s). Type ? for a hint; Ctrl-D stops (answers are saved).[/]"
-    )
-    number, round_two = 0, False
-    try:
-        while (item := session.next_question()) is not None:
-            number += 0 if session.is_repeat(item) else 1
-            if session.mode == "lesson" and session.is_repeat(item) and not round_two:
-                round_two = True
-                console.print("\n[bold]Once more, the ones you missed (not scored):[/]")
-            _show_question(console, session, item, number)
-            _show_feedback(console, session, _ask_answer(console, session, item))
-    except _Stop:
-        _show_end(console, session, stopped=True)
-        return 0
-    _show_end(console, session, stopped=False)
-    return 0
+    return _Terminal(session, console).run(title)
