@@ -139,7 +139,13 @@ def latex_to_unicode(source: str) -> str:
         nodes, _, _ = walker.get_latex_nodes()
     except latexwalker.LatexWalkerError as err:
         raise LatexError(f"cannot parse ${source}$: {str(err).splitlines()[0]}") from None
-    return _tidy(_Converter().nodes(nodes))
+    try:
+        return _tidy(_Converter().nodes(nodes))
+    except LatexError:
+        raise
+    # an odd construct the rules above did not foresee: say so, never crash the loader
+    except (IndexError, ValueError, AttributeError, TypeError) as err:
+        raise LatexError(f"cannot show ${source}$ ({type(err).__name__})") from None
 
 
 def _tidy(text: str) -> str:
