@@ -217,6 +217,16 @@ def test_import_keeps_the_newer_state_and_adds_new_log_rows(home: Path, tmp_path
             '{"format": "attention-tutor-progress", "version": 1, "tables": {"kv": [{"key": "a"}]}}',
             r"tables.kv\[0\] should have exactly the fields key, value, at",
         ),
+        (
+            '{"format": "attention-tutor-progress", "version": 1, "tables": {"kv": '
+            '[{"key": "a", "value": "{}", "at": "2026-03-02T09:00:00"}]}}',
+            r"tables.kv\[0\].at should be an ISO timestamp with time zone, not '2026-03-02T09:00:00'",
+        ),
+        (
+            '{"format": "attention-tutor-progress", "version": 1, "tables": {"hint_reveals": '
+            '[{"exercise": "rope", "hint": 0, "at": "2026-03-02T09:00:00+00:00"}]}}',
+            r"tables.hint_reveals\[0\].hint should be a string, not 0",
+        ),
     ],
 )
 def test_bad_import_file_says_what_and_where(tmp_path: Path, content: str, message: str) -> None:

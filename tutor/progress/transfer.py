@@ -8,7 +8,7 @@ already present; per-item state (section reads, review cards, training runs, kv)
 from __future__ import annotations
 
 import json
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,28 +20,57 @@ from tutor.progress.store import Store
 FORMAT = "attention-tutor-progress"
 FORMAT_VERSION = 1
 
-# Columns per table (without row ids); logs are deduplicated on all of them.
-COLUMNS: dict[str, tuple[str, ...]] = {
-    "section_reads": ("lesson", "section", "first_at", "last_at"),
-    "quiz_answers": (
-        "lesson",
-        "question",
-        "exercise",
-        "answer",
-        "correct",
-        "rating",
-        "used_hint",
-        "counted",
-        "session",
-        "at",
-    ),
-    "review_cards": ("lesson", "question", "card", "due", "last_review", "reviews", "lapses"),
-    "submissions": ("exercise", "at", "sha256", "status", "score", "max_score", "checks", "hints_revealed"),
-    "hint_reveals": ("exercise", "hint", "at"),
-    "experiment_runs": ("name", "params", "metrics", "note", "at"),
-    "training_runs": ("key", "config", "status", "final_val_loss", "params", "seconds", "curve", "at"),
-    "kv": ("key", "value", "at"),
+# Columns per table (without row ids) and what each must hold; logs are deduplicated on all of them.
+# Kinds: text, int, real, bool, json (a JSON document as text), time (ISO timestamp with zone);
+# a trailing "?" allows null.
+SPEC: dict[str, dict[str, str]] = {
+    "section_reads": {"lesson": "text", "section": "text", "first_at": "time", "last_at": "time"},
+    "quiz_answers": {
+        "lesson": "text",
+        "question": "text",
+        "exercise": "text?",
+        "answer": "text",
+        "correct": "bool?",
+        "rating": "int?",
+        "used_hint": "bool",
+        "counted": "bool",
+        "session": "text?",
+        "at": "time",
+    },
+    "review_cards": {
+        "lesson": "text",
+        "question": "text",
+        "card": "json",
+        "due": "time",
+        "last_review": "time?",
+        "reviews": "int",
+        "lapses": "int",
+    },
+    "submissions": {
+        "exercise": "text",
+        "at": "time",
+        "sha256": "text",
+        "status": "text",
+        "score": "real",
+        "max_score": "real",
+        "checks": "json",
+        "hints_revealed": "int",
+    },
+    "hint_reveals": {"exercise": "text", "hint": "text", "at": "time"},
+    "experiment_runs": {"name": "text", "params": "json", "metrics": "json", "note": "text?", "at": "time"},
+    "training_runs": {
+        "key": "text",
+        "config": "json",
+        "status": "text",
+        "final_val_loss": "real?",
+        "params": "int?",
+        "seconds": "real?",
+        "curve": "json",
+        "at": "time",
+    },
+    "kv": {"key": "text", "value": "json", "at": "time"},
 }
+COLUMNS: dict[str, tuple[str, ...]] = {table: tuple(spec) for table, spec in SPEC.items()}
 LOGS = ("quiz_answers", "submissions", "hint_reveals", "experiment_runs")
 # For state tables: the key, and the column whose larger value wins on import.
 STATE_KEYS = {
@@ -106,7 +135,46 @@ def read_export(path: Path) -> dict[str, Any]:
                 raise TutorError(
                     f"{path}: tables.{name}[{i}] should have exactly the fields {', '.join(COLUMNS[name])}"
                 )
+            for field, kind in SPEC[name].items():
+                if not _fits(row[field], kind):
+                    raise TutorError(
+                        f"{path}: tables.{name}[{i}].{field} should be {_KIND_WORDS[kind.rstrip('?')]}"
+                        + (" or null" if kind.endswith("?") else "")
+                        + f", not {row[field]!r}"
+                    )
     return data
+
+
+_KIND_WORDS = {
+    "text": "a string",
+    "int": "an integer",
+    "real": "a number",
+    "bool": "0 or 1",
+    "json": "a JSON document in a string",
+    "time": "an ISO timestamp with time zone",
+}
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if value is None:
+        return kind.endswith("?")
+    kind = kind.rstrip("?")
+    if kind == "text":
+        return isinstance(value, str)
+    if kind in ("int", "bool"):
+        return isinstance(value, int) and not isinstance(value, bool) and (kind == "int" or value in (0, 1))
+    if kind == "real":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "json":
+        try:
+            json.loads(value)
+        except (TypeError, ValueError):
+            return False
+        return True
+    try:
+        return datetime.fromisoformat(value).tzinfo is not None
+    except (TypeError, ValueError):
+        return False
 
 
 def import_data(store: Store, data: dict[str, Any]) -> int:
