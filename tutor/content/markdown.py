@@ -17,6 +17,7 @@ from tutor.content.schema import ExperimentRef
 
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`]*?)\s*$")
 _EXPERIMENT_INFO = re.compile(r"^experiment(?:\s+(\S+))?\s*(.*)$")
+_SPECIAL = re.compile(r"[\\`$]")
 _MD_SPECIAL = re.compile(r"([\\`_\[\]<>|#])")
 
 
@@ -85,6 +86,12 @@ def convert_math(text: str, markdown: bool = True) -> tuple[str, list[MathIssue]
     issues: list[MathIssue] = []
     i, n = 0, len(text)
     while i < n:
+        special = _SPECIAL.search(text, i)  # jump over plain text in one step: most text has no math
+        if special is None:
+            out.append(text[i:])
+            break
+        out.append(text[i : special.start()])
+        i = special.start()
         c = text[i]
         if c == "\\" and i + 1 < n and text[i + 1].isascii() and text[i + 1].isalpha():
             name = re.match(r"[A-Za-z]+", text[i + 1 :]).group(0)
@@ -124,7 +131,7 @@ def convert_math(text: str, markdown: bool = True) -> tuple[str, list[MathIssue]
                 formula = source
             out.append(_MD_SPECIAL.sub(r"\\\1", formula) if markdown else formula)
             i = close + opener
-        else:
+        else:  # a backslash ending the text
             out.append(c)
             i += 1
     return "".join(out), issues
