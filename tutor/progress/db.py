@@ -76,7 +76,10 @@ class Database:
         return conn
 
     def _open(self) -> sqlite3.Connection:
-        problem = self._foreign_header()
+        try:
+            problem = self._foreign_header()
+        except OSError as err:
+            raise TutorError(f"cannot read the progress store {self.path}: {err.strerror}") from None
         if problem:
             self._move_aside(problem)
         try:
@@ -139,11 +142,17 @@ class Database:
         while aside.exists():
             n += 1
             aside = self.path.with_name(f"{FILE_NAME}.corrupt-{stamp}-{n}")
-        self.path.rename(aside)
-        for suffix in ("-wal", "-shm"):
-            companion = self.path.with_name(FILE_NAME + suffix)
-            if companion.exists():
-                companion.rename(aside.with_name(aside.name + suffix))
+        try:
+            self.path.rename(aside)
+            for suffix in ("-wal", "-shm"):
+                companion = self.path.with_name(FILE_NAME + suffix)
+                if companion.exists():
+                    companion.rename(aside.with_name(aside.name + suffix))
+        except OSError as err:
+            raise TutorError(
+                f"the progress file {self.path} could not be used ({reason}) and could not be moved aside "
+                f"({err.strerror}); move it away yourself, or use another --home"
+            ) from None
         message = (
             f"The progress file {self.path} could not be used ({reason}). "
             f"It was kept as {aside.name} and a fresh progress store was started."
