@@ -10,7 +10,7 @@ from quiz_fixtures import ANSWERS, tiny_lesson
 
 from tutor.progress.store import Store
 from tutor.quiz.check import AnswerError
-from tutor.quiz.session import QuizSession, predictions_unlocked
+from tutor.quiz.session import Item, QuizSession, predictions_unlocked
 
 RIGHT = {qid: right for qid, right, _ in ANSWERS}
 WRONG = {qid: wrong for qid, _, wrong in ANSWERS}
@@ -120,15 +120,15 @@ def test_again_comes_back_sooner_than_easy(store: Store, clock: Clock) -> None:
     hard_one, easy_one = tiny_lesson("hard-one"), tiny_lesson("easy-one", order=2)
     start = clock()
     for lesson, rating in ((hard_one, "again"), (easy_one, "easy")):
-        session = QuizSession.for_lesson(store, lesson)
-        session._queue = [i for i in session._queue if i.question.id == "why-heads"]  # the open question
+        open_question = [Item(lesson, q) for q in lesson.quiz if q.id == "why-heads"]
+        session = QuizSession(store, open_question, mode="lesson")
         session.next_question()
         assert session.answer(rating).counted
     due = {s.lesson: s.due - start for s in store.review_states()}
     assert due == {"hard-one": timedelta(days=1), "easy-one": timedelta(days=8)}
 
     def due_lessons() -> list[str]:
-        return [i.lesson.id for i in QuizSession.for_review(store, [hard_one, easy_one], new_limit=0)._queue]
+        return [i.lesson.id for i in QuizSession.for_review(store, [hard_one, easy_one], new_limit=0).queued]
 
     assert due_lessons() == []
     clock.advance(days=1)
@@ -142,12 +142,12 @@ def test_review_lists_what_is_due_by_date(store: Store, clock: Clock) -> None:
     answers = dict(RIGHT, **{"name": WRONG["name"]})
     lesson_session = QuizSession.for_lesson(store, lesson)
     sit(lesson_session, answers)  # "name" missed in the pass, then asked again (and missed again)
-    assert [i.question.id for i in QuizSession.for_review(store, [lesson])._queue] == []  # nothing due today
+    assert [i.question.id for i in QuizSession.for_review(store, [lesson]).queued] == []  # nothing due today
     clock.advance(days=1)
-    due = [i.question.id for i in QuizSession.for_review(store, [lesson])._queue]
+    due = [i.question.id for i in QuizSession.for_review(store, [lesson]).queued]
     assert due == ["name"]  # "again" -> due in one day; "good" first reviews -> two days
     clock.advance(days=1)
-    due = {i.question.id for i in QuizSession.for_review(store, [lesson])._queue}
+    due = {i.question.id for i in QuizSession.for_review(store, [lesson]).queued}
     assert due == {q.id for q in lesson.quiz}
 
 
@@ -155,7 +155,7 @@ def test_review_reasks_a_miss_a_few_items_later_and_caps_new_items(store: Store,
     lesson, unopened = tiny_lesson(), tiny_lesson("never-opened", order=2)
     store.mark_read("tiny-heads", "split")  # the learner has started this lesson only
     session = QuizSession.for_review(store, [lesson, unopened], new_limit=5, requeue_gap=2)
-    assert [i.lesson.id for i in session._queue] == ["tiny-heads"] * 5
+    assert [i.lesson.id for i in session.queued] == ["tiny-heads"] * 5
     asked = []
     while (item := session.next_question()) is not None:
         qid = item.question.id
