@@ -13,6 +13,7 @@ training run after its current step.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -128,7 +129,14 @@ def _run_jsonl(spec, params, ctx) -> int:
     from tutor.experiments.errors import Cancelled, ExperimentError
 
     stop = _stop_on_signals()
-    _emit({"event": "start", "experiment": spec.name, "params": params.model_dump(mode="json")})
+    _emit(
+        {
+            "event": "start",
+            "experiment": spec.name,
+            "pid": os.getpid(),
+            "params": params.model_dump(mode="json"),
+        }
+    )
     try:
         if not spec.long:
             runner._one_thread()

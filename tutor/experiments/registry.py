@@ -265,12 +265,23 @@ def format_validation_error(spec: ExperimentSpec, err: ValidationError) -> str:
             lines.append(f"  unknown parameter {field!r}; valid parameters: {', '.join(fields)}")
             continue
         got = e.get("input")
-        got_s = "" if isinstance(got, dict) else f" (got {json.dumps(got, ensure_ascii=False, default=str)})"
+        got_s = "" if isinstance(got, dict) else f" (got {_show(got)})"
         if field in fields:
             lines.append(f"  {where}: {msg}{got_s}; allowed: {describe_field(model, field)}")
         else:
             lines.append(f"  {msg}")
     return "\n".join(lines)
+
+
+def _show(value: Any) -> str:
+    """A rejected input as the user typed it: 0 for "0" from the command line, "many" quoted."""
+    if isinstance(value, str):
+        try:
+            float(value)
+            return value
+        except ValueError:
+            pass
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def canonical_params(params: P.Params) -> str:

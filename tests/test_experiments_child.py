@@ -1,0 +1,110 @@
+"""Long experiments in a child process: progress streaming, stored runs, cancelling (no child and
+no half-written file left behind), failures reported, and the next run still working.
+A tiny model and a few steps keep each child run to a few seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+
+import pytest
+
+from tutor.experiments.errors import Cancelled, ExperimentError
+from tutor.experiments.runner import run_child_sync, run_in_child
+from tutor.progress.store import Store
+
+TINY = {
+    "steps": 12,
+    "n_embd": 16,
+    "n_layer": 1,
+    "batch": 2,
+    "context": 8,
+    "eval_interval": 6,
+    "heads": [1, 2],
+}
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _files(home) -> set[str]:
+    return {str(p.relative_to(home)) for p in home.rglob("*") if p.is_file()}
+
+
+def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
+    events: list[dict] = []
+    result = run_child_sync("train-compare", TINY, events.append, home=home, use_cache=False)
+    assert set(result.metrics) >= {"val_loss_h1", "val_loss_h2", "params_h1", "seconds_h2", "best_val_loss"}
+    assert result.metrics["params_h1"] == result.metrics["params_h2"]  # heads regroup, add nothing
+    progress = [e for e in events if e["event"] == "progress"]
+    assert {e["run"] for e in progress} == {1, 2} and progress[-1]["step"] == progress[-1]["steps"] == 12
+    assert {"loss", "val_loss", "tokens_per_s", "eta_s", "label", "runs"} <= set(progress[-1])
+    with Store(home) as store:
+        runs = store.training_runs(status="done")
+    assert len(runs) == 2
+    assert sorted(r.final_val_loss for r in runs) == sorted(
+        [result.metrics["val_loss_h1"], result.metrics["val_loss_h2"]]
+    )
+
+    # asked again (one more head count), the two finished runs are read back, only the new one trains
+    again_events: list[dict] = []
+    again = run_child_sync("train-compare", {**TINY, "heads": [1, 2, 4]}, again_events.append, home=home)
+    assert [e["run"] for e in again_events if e["event"] == "stored"] == [1, 2]
+    assert {e["run"] for e in again_events if e["event"] == "progress"} == {3}
+    assert again.metrics["val_loss_h1"] == result.metrics["val_loss_h1"]
+    assert again.panels[0].rows[0][-1] == "stored" and again.panels[0].rows[2][-1] == "trained"
+
+
+def test_cancelling_a_training_child_leaves_no_process_and_no_half_written_file(home):
+    cancel = threading.Event()
+    seen: list[dict] = []
+
+    def on_event(event: dict) -> None:
+        seen.append(event)
+        if event["event"] == "progress" and event["step"] >= 2:
+            cancel.set()
+
+    before = _files(home)
+    with pytest.raises(Cancelled):
+        run_child_sync(
+            "train-compare", {**TINY, "steps": 20000}, on_event, cancel=cancel, home=home, grace_s=10
+        )
+    pid = next(e["pid"] for e in seen if e["event"] == "start")
+    assert _gone(pid)
+    with Store(home) as store:
+        assert store.training_runs(status="done") == []
+    leftovers = {f for f in _files(home) - before if not f.startswith("progress.sqlite3")}
+    assert leftovers == set()  # no checkpoint or temp file half written
+
+
+async def test_cancelling_the_asyncio_task_terminates_the_child(home):
+    started = asyncio.Event()
+    pids: list[int] = []
+
+    def on_event(event: dict) -> None:
+        if event["event"] == "start":
+            pids.append(event["pid"])
+        if event["event"] == "progress":
+            started.set()
+
+    task = asyncio.create_task(run_in_child("train-compare", {**TINY, "steps": 20000}, on_event, home=home))
+    await asyncio.wait_for(started.wait(), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert pids and _gone(pids[0])
+
+
+def test_a_failed_child_reports_why_and_the_next_run_works(home, tmp_path, monkeypatch):
+    monkeypatch.setenv("TUTOR_CHECKPOINTS", str(tmp_path / "no-checkpoints"))
+    with pytest.raises(ExperimentError, match="gpt-learned.pt is missing"):
+        run_child_sync("permutation", {"seed": 11}, home=home)
+    monkeypatch.undo()
+    result = run_child_sync("rope-frequencies", {"d": 8}, home=home, use_cache=False)
+    assert result.metrics["pairs"] == 4
