@@ -1,4 +1,4 @@
-# no ValueError: silently drops the channels that do not fit
+# fails: rejects_bad_split — no ValueError: silently drops the channels that do not fit
 def split_heads(x, n_head):
     B, T, C = x.shape
     d = C // n_head

@@ -1,4 +1,4 @@
-# wrong shape: forgets to move the head axis in front of T -> (B, T, h, d)
+# fails: shape — wrong shape: forgets to move the head axis in front of T -> (B, T, h, d)
 def split_heads(x, n_head):
     B, T, C = x.shape
     if C % n_head:

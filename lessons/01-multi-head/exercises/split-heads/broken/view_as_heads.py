@@ -1,4 +1,4 @@
-# right shape, wrong layout: views (B, T, C) directly as (B, h, T, d), mixing tokens into heads
+# fails: matches_view — right shape, wrong layout: views (B, T, C) directly as (B, h, T, d), mixing tokens into heads
 def split_heads(x, n_head):
     B, T, C = x.shape
     if C % n_head:

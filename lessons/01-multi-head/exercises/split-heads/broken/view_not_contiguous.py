@@ -1,4 +1,4 @@
-# merge_heads uses view right after transpose: fails on the non-contiguous tensor attention returns
+# fails: round_trip — merge_heads uses view right after transpose: fails on the non-contiguous tensor attention returns
 def split_heads(x, n_head):
     B, T, C = x.shape
     if C % n_head:

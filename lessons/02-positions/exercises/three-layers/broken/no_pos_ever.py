@@ -1,4 +1,4 @@
-# ignores use_pos: never gives the model positions
+# fails: with_positions — ignores use_pos: never gives the model positions
 import torch
 
 from models.gpt import GPT, GPTConfig

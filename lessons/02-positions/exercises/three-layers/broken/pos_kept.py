@@ -1,4 +1,4 @@
-# pos_emb kept: builds the model with learned positions whatever use_pos says
+# fails: one_layer_no_pos — pos_emb kept: builds the model with learned positions whatever use_pos says
 import torch
 
 from models.gpt import GPT, GPTConfig

@@ -1,4 +1,4 @@
-# never seeds torch: the same seed gives a different value every call
+# fails: from_model — never seeds torch: the same seed gives a different value every call
 import torch
 
 from models.gpt import GPT, GPTConfig
