@@ -226,3 +226,32 @@ def test_predictions_unlock_the_exercise_once_all_are_answered_right(store: Stor
     assert store.answers() == []  # nor mixed into the quiz answers
     assert len(store.answers(exercise="split-heads", predictions=True)) == 4
     assert QuizSession.for_predictions(store, lesson, exercise).finished
+
+
+def test_two_stores_answering_the_same_item_at_once_count_it_once(home: Path, clock: Clock) -> None:
+    import threading
+
+    lesson = tiny_lesson()
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def learner() -> None:
+        try:
+            with Store(home, now=clock) as own:  # its own connection, as a second process would have
+                start.wait()
+                for _ in range(10):
+                    session = QuizSession(own, [Item(lesson, lesson.quiz[0])], mode="lesson")
+                    session.next_question()
+                    session.answer("1")
+        except BaseException as err:  # surfaced by the assert below
+            errors.append(err)
+
+    threads = [threading.Thread(target=learner) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with Store(home, now=clock) as store:
+        answers = store.answers("tiny-heads", "same-params")
+    assert len(answers) == 20 and sum(a.counted for a in answers) == 1

@@ -102,12 +102,22 @@ class Store:
         exercise: str | None = None,
         session: str | None = None,
         card: dict[str, Any] | None = None,
+        schedule: Callable[[ReviewState | None], dict[str, Any] | None] | None = None,
         at: datetime | None = None,
     ) -> QuizAnswer:
-        """Store one answer; with `card` (the fsrs card after this review) update the review state too,
-        in the same transaction, and mark the answer as counted toward the schedule."""
+        """Store one answer, and with it (same transaction) the item's new review state, if any.
+
+        `card`: the fsrs card after this review. Or `schedule`: called inside the transaction with the
+        item's current review state, returns the new card or None (so the decision "does this answer
+        count today?" cannot race with another process answering the same item).
+        An answer that updated the review state is marked `counted`."""
         stamp = self._at(at)
         with self.db.write() as c:
+            if schedule is not None:
+                row = c.execute(
+                    "SELECT * FROM review_cards WHERE lesson = ? AND question = ?", (lesson, question)
+                ).fetchone()
+                card = schedule(_review(row) if row else None)
             cur = c.execute(
                 "INSERT INTO quiz_answers (lesson, question, exercise, answer, correct, rating, used_hint,"
                 " counted, session, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tutor.content.schema import Exercise, Lesson, Question, pick
 from tutor.progress.db import local_now
+from tutor.progress.records import ReviewState
 from tutor.progress.store import Store
 from tutor.quiz.check import Check, ChoiceFeedback, check_answer
 from tutor.quiz.schedule import counts_today, is_due, rating_for, review
@@ -186,14 +187,20 @@ class QuizSession:
             raise RuntimeError("no question is being asked; call next_question() first")
         check = check_answer(item.question, response, self.lang)
         now = self.now()
-        rating, card = None, None
-        if self.mode != "predict":
-            rating = rating_for(check.correct, used_hint=used_hint, own=check.rating)
-            state = self.store.review_state(item.lesson.id, item.question.id)
-            if counts_today(state, now):
-                card = review(state.card if state else None, rating, now)
+        rating = (
+            None
+            if self.mode == "predict"
+            else rating_for(check.correct, used_hint=used_hint, own=check.rating)
+        )
+
+        def schedule(state: ReviewState | None) -> dict | None:
+            # runs inside the store's write transaction: only the day's first answer moves the schedule
+            if rating is None or not counts_today(state, now):
+                return None
+            return review(state.card if state else None, rating, now)
+
         lesson_id, exercise_id, qid = item.key
-        self.store.record_answer(
+        recorded = self.store.record_answer(
             lesson_id,
             qid,
             note.strip() if note and note.strip() else check.answer_text,
@@ -202,9 +209,10 @@ class QuizSession:
             used_hint=used_hint,
             exercise=exercise_id,
             session=self.session_id,
-            card=card,
+            schedule=schedule,
             at=now,
         )
+        state = self.store.review_state(lesson_id, qid) if recorded.counted else None
         missed = check.correct is False or (check.correct is None and check.rating == 1)
         self._first.setdefault(item.key, not missed)
         streak = self._misses_in_row(item) if missed else 0
@@ -215,7 +223,7 @@ class QuizSession:
         if again:
             self._requeue(item)
         self.current = None
-        return self._feedback(item, check, missed, streak, rating, card, again, go_back)
+        return self._feedback(item, check, missed, streak, rating, state, again, go_back)
 
     def score(self) -> Score:
         keys = [i.key for i in self.items]
@@ -256,9 +264,9 @@ class QuizSession:
         title = pick(section.title, self.lang) if section else pick(item.lesson.title, self.lang)
         return SectionPointer(lesson=item.lesson.id, section=section.id if section else None, title=title)
 
-    def _feedback(self, item, check: Check, missed, streak, rating, card, again, go_back) -> Feedback:
+    def _feedback(self, item, check: Check, missed, streak, rating, state, again, go_back) -> Feedback:
         held_back = self.mode == "predict" and missed and streak < self.reveal_after
-        due = datetime.fromisoformat(card["due"]).astimezone(self.now().tzinfo) if card else None
+        due = state.due.astimezone(self.now().tzinfo) if state else None
         return Feedback(
             lesson=item.lesson.id,
             question=item.question.id,
@@ -270,7 +278,7 @@ class QuizSession:
             understood=check.understood,
             choices=check.choices,
             rating=int(rating) if rating is not None else None,
-            counted=card is not None,
+            counted=state is not None,
             due=due,
             again_later=again,
             misses_in_row=streak,
