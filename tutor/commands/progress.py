@@ -95,14 +95,18 @@ def _show(store, ctx, as_json: bool) -> int:
         print(summary.model_dump_json(indent=2))
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"Progress ({store.path})", title_justify="left")
-    for column in ("lesson", "sections read", "quiz right", "due today", "exercises passed"):
-        table.add_column(column, justify="left" if column == "lesson" else "right")
+    from tutor.quiz.texts import say
+
+    lang = ctx.lang
+    table = Table(title=escape(say("progress.title", lang, path=store.path)), title_justify="left")
+    for key in ("lesson", "sections", "quiz", "due", "exercises"):
+        table.add_column(say(f"progress.{key}", lang), justify="left" if key == "lesson" else "right")
     for lesson in summary.lessons:
         table.add_row(
-            lesson.title,
+            escape(lesson.title),
             f"{lesson.sections_read}/{lesson.sections_total}",
             f"{lesson.quiz.correct}/{lesson.quiz.questions}",
             str(lesson.quiz.due),
@@ -110,8 +114,8 @@ def _show(store, ctx, as_json: bool) -> int:
         )
     console = Console(highlight=False)
     console.print(table)
-    console.print(f"reviews due today: {summary.reviews_due}   training runs kept: {summary.training_runs}")
+    console.print(escape(say("progress.footer", lang, due=summary.reviews_due, runs=summary.training_runs)))
     if summary.last_location:
         where = ", ".join(f"{k}={v}" for k, v in summary.last_location.items())
-        console.print(f"last place: {where}")
+        console.print(escape(say("progress.last_place", lang, where=where)))
     return 0

@@ -137,6 +137,19 @@ TEXTS: dict[str, dict[str, str]] = {
         "de": "Nächste Wiederholung: {date}.",
         "zh": "下次复习：{date}。",
     },
+    # python -m tutor progress
+    "progress.title": {"en": "Progress ({path})", "de": "Fortschritt ({path})", "zh": "学习进度（{path}）"},
+    "progress.lesson": {"en": "lesson", "de": "Lektion", "zh": "课"},
+    "progress.sections": {"en": "sections read", "de": "Abschnitte gelesen", "zh": "已读小节"},
+    "progress.quiz": {"en": "quiz right", "de": "Quiz richtig", "zh": "测验答对"},
+    "progress.due": {"en": "due today", "de": "heute fällig", "zh": "今日待复习"},
+    "progress.exercises": {"en": "exercises passed", "de": "Übungen bestanden", "zh": "已通过练习"},
+    "progress.footer": {
+        "en": "reviews due today: {due}   training runs kept: {runs}",
+        "de": "heute fällige Wiederholungen: {due}   gespeicherte Trainingsläufe: {runs}",
+        "zh": "今日待复习：{due}   已保存的训练：{runs}",
+    },
+    "progress.last_place": {"en": "last place: {where}", "de": "zuletzt: {where}", "zh": "上次位置：{where}"},
     # answers that are not answers (check.AnswerError)
     "err.pick_one": {"en": "pick a choice", "de": "wähle eine Antwort", "zh": "请选择一项"},
     "err.pick_some": {
