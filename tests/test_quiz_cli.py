@@ -196,7 +196,7 @@ def test_logic_modules_import_neither_textual_nor_torch() -> None:
 def test_the_quiz_speaks_the_chosen_language(home: Path) -> None:
     lesson = load_course(ROOT / "lessons").lessons[0]
     first = lesson.quiz[0]
-    result = tutor(home, "quiz", lesson.id, stdin=right_lines(first)[0] + "\n", lang="zh")
+    result = tutor(home, "quiz", lesson.id, stdin="\n".join(right_lines(first)) + "\n", lang="zh")
     assert result.returncode == 0, result.stderr
     assert pick(lesson.title, "zh") in result.stdout and "测验：" in result.stdout
     assert pick(first.prompt, "zh") in result.stdout
