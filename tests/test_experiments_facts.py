@@ -161,3 +161,10 @@ def test_every_quick_result_round_trips_through_json():
         r = run_quick(name, raw)
         assert Result.model_validate_json(r.model_dump_json()) == r
         assert r.duration_s > 0
+
+
+async def test_run_async_runs_a_quick_experiment_in_a_thread():
+    from tutor.experiments.runner import run_async
+
+    r = await run_async("alibi", {"n_head": 4}, use_cache=False)
+    assert r.metrics["slope_first"] == 0.25 and r.metrics["slope_last"] == 1 / 256

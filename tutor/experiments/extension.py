@@ -23,15 +23,16 @@ def val_text() -> str:
     return corpus_text(split_poems(load_poems())[1])
 
 
-def _windows(ids: list[int], length: int, count: int):
-    """`count` windows of `length` + 1 ids, evenly spread over the text (overlapping if it is short)."""
+def _windows(ids: list[int], length: int, most: int):
+    """Consecutive, non-overlapping windows of `length` inputs (+1 target) from the start of the
+    validation text: every character is scored once per length, up to `most` windows."""
     import torch
 
-    last = len(ids) - length - 1
-    if last < 0:
+    count = min((len(ids) - 1) // length, most)
+    if count < 1:
         raise ExperimentError(f"the validation text ({len(ids)} characters) is shorter than {length + 1}")
-    starts = torch.linspace(0, last, count).round().long().unique()
     data = torch.tensor(ids)
+    starts = torch.arange(count) * length
     w = data[starts[:, None] + torch.arange(length + 1)[None, :]]
     return w[:, :-1], w[:, 1:]
 

@@ -169,5 +169,7 @@ class AlibiParams(Params):
 
 class ContextScalingParams(Params):
     scale: float = Field(4.0, ge=1.0, le=64.0, description="context scale s for the frequency table")
-    windows: int = Field(32, ge=1, le=256, description="validation windows per length for the loss")
+    windows: int = Field(
+        64, ge=1, le=1024, description="at most this many non-overlapping validation windows per length"
+    )
     bucket: int = Field(8, ge=1, le=64, description="positions per bucket in the loss-by-position plot")

@@ -315,3 +315,24 @@ def _stop_sync(proc: subprocess.Popen, grace_s: float) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+async def run_async(
+    name: str,
+    raw: Mapping[str, Any] | Params | None = None,
+    on_event: EventSink | None = None,
+    *,
+    home: Path | None = None,
+    use_cache: bool = True,
+) -> Result:
+    """For the app: a quick experiment in a thread, a long one in a child process; cancel the task
+    to stop either (the thread stops at its next check, the child is terminated)."""
+    spec, params = prepare(name, raw)
+    if spec.long:
+        return await run_in_child(name, params, on_event, home=home, use_cache=use_cache)
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(run_quick, name, params, should_stop=stop.is_set, use_cache=use_cache)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
