@@ -1,13 +1,119 @@
-"""`python -m tutor grade` (placeholder until its issue lands)."""
+"""`python -m tutor grade ID [FILE] [--json] [--watch] [--hint [N]]` and `grade ID --batch DIR`.
+
+Exit 0 pass, 1 fail or timeout, 2 error (the file could not be graded, or bad usage).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
 
 from tutor.errors import TutorError
 
-HELP = "grade (not built yet)"
+HELP = "grade an exercise file (default: your workspace copy); --batch DIR grades a folder"
 
 
 def add_arguments(parser) -> None:
-    pass
+    parser.add_argument("id", metavar="ID", help="exercise id (see: exercise list)")
+    parser.add_argument(
+        "file", nargs="?", type=Path, metavar="FILE", help="file to grade (default: workspace)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the grade JSON only")
+    parser.add_argument(
+        "--watch", action="store_true", help="re-grade whenever the file is saved (Ctrl-C stops)"
+    )
+    parser.add_argument(
+        "--hint",
+        nargs="?",
+        type=int,
+        const=0,
+        default=None,
+        metavar="N",
+        help="reveal general hint N (default: next)",
+    )
+    parser.add_argument("--batch", type=Path, metavar="DIR", help="grade every *.py in DIR (instructor)")
+    parser.add_argument("--format", choices=("table", "json", "csv"), default="table", help="--batch output")
+    parser.add_argument(
+        "--timeout", type=float, metavar="S", help="wall-clock limit (default: the exercise's)"
+    )
 
 
 def run(args, ctx) -> int:
-    raise TutorError("'grade' is not built yet")
+    from tutor.content.loader import load_course
+    from tutor.grading.runner import Limits
+
+    ex = load_course(ctx.lessons_dir).exercise(args.id)
+    limits = None
+    if args.timeout is not None:
+        if not 0 < args.timeout <= 600:
+            raise TutorError(f"--timeout must be between 0 and 600 seconds, got {args.timeout:g}")
+        limits = Limits(timeout_s=args.timeout)
+    if args.batch is not None:
+        if args.file or args.watch or args.hint is not None:
+            raise TutorError("--batch grades a folder: give no FILE, --watch or --hint with it")
+        return _batch(ex, args, ctx)
+    from tutor.grading import service
+    from tutor.progress.store import Store
+
+    path = args.file or service.workspace_file(ctx.home, ex)
+    if args.file is None and not path.exists():
+        raise TutorError(
+            f"no file to grade: {path} does not exist; start with: python -m tutor exercise start {ex.id}"
+        )
+    with Store(ctx.home) as store:
+        if args.hint is not None:
+            number, text = service.reveal_hint(store, ex, args.hint or None, ctx.lang)
+            print(f"hint {number}/{len(ex.hints)}: {text}\n", file=sys.stderr if args.json else sys.stdout)
+
+        def once() -> int:
+            result = service.grade(ex, path, lang=ctx.lang, store=store, limits=limits)
+            _print(result, ex, ctx.lang, args.json)
+            return result.exit_code
+
+        code = once()
+        if not args.watch:
+            return code
+        from tutor.grading.watch import watch_file
+
+        print(f"watching {path} — save to re-grade, Ctrl-C to stop", file=sys.stderr)
+
+        def again() -> None:
+            nonlocal code
+            print("\n" + "─" * 60, file=sys.stderr)
+            code = once()
+
+        try:
+            watch_file(path, again)
+        except KeyboardInterrupt:
+            print("\nstopped watching", file=sys.stderr)
+        return code
+
+
+def _print(result, ex, lang: str, as_json: bool) -> None:
+    from tutor.grading.text import render
+
+    if as_json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        print(render(result, ex, lang))
+    sys.stdout.flush()
+
+
+def _batch(ex, args, ctx) -> int:
+    from tutor.grading import batch
+
+    live = args.format == "table" and sys.stderr.isatty()
+    rows = batch.grade_folder(
+        ex,
+        args.batch,
+        lang=ctx.lang,
+        on_row=(lambda r: print(f"  {r.file}: {r.result.status}", file=sys.stderr)) if live else None,
+    )
+    if args.format == "json":
+        print(batch.to_json(ex, rows))
+    elif args.format == "csv":
+        print(batch.to_csv(rows), end="")
+    else:
+        print(batch.to_table(ex, rows))
+    return 0

@@ -286,7 +286,7 @@ def build_result(
             + "); grading stopped"
         )
     elif proto.import_error is not None:
-        status, stop_reason = "error", f"could not load your file: {proto.import_error}"
+        status, stop_reason = "error", f"could not load the file: {proto.import_error}"
     elif timed_out:
         status, stop_status = "timeout", "timeout"
         where = "" if proto.imported else " while loading your file"
@@ -346,3 +346,10 @@ def grade_code(
     limits = limits or Limits(timeout_s=ex.timeout_s)
     proto, rc, timed_out, output, seconds = run_child(ex, source, display_name, limits, on_event)
     return build_result(ex, proto, rc, timed_out, output, seconds, limits, lang)
+
+
+def error_result(ex: Exercise, message: str, lang: str = "en") -> GradeResult:
+    """The verdict for a file that could not be loaded at all (unreadable, not UTF-8, ...)."""
+    proto = _Protocol("", [c.id for c in ex.checks])
+    proto.import_error, proto.done = message, True
+    return build_result(ex, proto, 0, False, "", 0.0, Limits(timeout_s=ex.timeout_s), lang)

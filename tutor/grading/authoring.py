@@ -1,0 +1,100 @@
+"""For course authors: every exercise's starter must fail and its reference must pass.
+
+`check_exercises(course)` returns content problems (tutor.content.problems.Problem); it is one of
+the checkers `python -m tutor check` runs. Code exercises are graded for real, in the sandbox, two
+at a time; "runs" exercises are graded against sample runs from their checks.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from tutor.content.problems import Problem, error
+from tutor.content.schema import Exercise
+from tutor.grading.result import GradeResult
+from tutor.grading.service import grade_source, solution_file, starter_file
+
+
+def _static_problems(ex: Exercise) -> list[Problem]:
+    folder = Path(ex.folder or ".")
+    problems = [
+        error(f, "file is missing")
+        for f in (starter_file(ex), solution_file(ex), folder / "checks.py")
+        if not f.is_file()
+    ]
+    checks = folder / "checks.py"
+    if checks.is_file():
+        try:
+            tree = ast.parse(checks.read_text(encoding="utf-8"), str(checks))
+        except SyntaxError as err:
+            return [*problems, error(checks, f"syntax error: {err.msg}", line=err.lineno)]
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        for decl in ex.checks:
+            if f"check_{decl.id}" not in defined:
+                problems.append(
+                    error(
+                        checks,
+                        f"no function check_{decl.id} for the declared check {decl.id!r}",
+                        field="checks",
+                    )
+                )
+    return problems
+
+
+def _summary(result: GradeResult) -> str:
+    bad = [c for c in result.checks if c.status != "pass"]
+    return "; ".join(f"{c.name}: {c.status} ({c.message[:120]})" for c in bad[:3]) or "all checks pass"
+
+
+def _grade_file(ex: Exercise, path: Path) -> GradeResult:
+    return grade_source(ex, path.read_bytes(), str(path))
+
+
+def _runs_problems(ex: Exercise) -> list[Problem]:
+    from tutor.grading.runs import grade_runs, load_checks
+
+    module = load_checks(ex)
+    sample = getattr(module, "sample_runs", None)
+    reference = getattr(module, "reference_answer", None)
+    checks = Path(ex.folder or ".") / "checks.py"
+    if sample is None or reference is None:
+        return [error(checks, "a runs exercise's checks.py needs sample_runs() and reference_answer(runs)")]
+
+    runs = sample({1: 2.31, 4: 2.25, 8: 2.28})
+    starter = grade_runs(ex, starter_file(ex).read_bytes(), starter_file(ex).name, runs)
+    answer = "\n".join(f"{k} = {json.dumps(v)}" for k, v in reference(runs).items())
+    ref = grade_runs(ex, answer.encode(), "reference answer", runs)
+    problems = []
+    if starter.status == "pass":
+        problems.append(error(starter_file(ex), "the starter passes every check; it must fail"))
+    if ref.status != "pass":
+        problems.append(error(checks, f"the reference answer does not pass: {_summary(ref)}"))
+    return problems
+
+
+def check_exercises(course, workers: int = 2) -> list[Problem]:
+    exercises = course.exercises()
+    problems: list[Problem] = []
+    jobs: list[tuple[Exercise, Path, str]] = []
+    for ex in exercises:
+        static = _static_problems(ex)
+        problems += static
+        if static:
+            continue
+        if ex.kind == "runs":
+            problems += _runs_problems(ex)
+        else:
+            jobs += [(ex, starter_file(ex), "fail"), (ex, solution_file(ex), "pass")]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(lambda job: _grade_file(job[0], job[1]), jobs))
+    for (ex, path, want), result in zip(jobs, results, strict=True):
+        if want == "fail" and result.status == "pass":
+            problems.append(error(path, f"the starter of {ex.id!r} passes every check; it must fail"))
+        if want == "pass" and result.status != "pass":
+            problems.append(
+                error(path, f"the reference of {ex.id!r} does not pass ({result.status}): {_summary(result)}")
+            )
+    return problems

@@ -1,0 +1,109 @@
+"""Grade a "runs" exercise: the learner's stored training runs plus their answer file.
+
+No learner code runs here: the answer is a TOML file (parsed, never executed) and the runs come from
+the progress store, so grading happens in this process. The exercise's checks.py (author code, like
+every checks.py) gets a `RunsContext` and raises CheckFailed when the runs or the answer are wrong.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tutor.content.schema import Exercise, pick
+from tutor.grading.kit import CheckFailed
+from tutor.grading.result import CheckResult, GradeResult
+
+
+@dataclass
+class RunsContext:
+    runs: list[dict[str, Any]]  # finished training runs: {"key", "config", "final_val_loss", "params", "at"}
+    answer: dict[str, Any] = field(default_factory=dict)
+
+
+def stored_runs(store) -> list[dict[str, Any]]:
+    """Every finished training run in the store, oldest first, as plain dicts."""
+    if store is None:
+        return []
+    return [
+        {
+            "key": r.key,
+            "config": r.config,
+            "final_val_loss": r.final_val_loss,
+            "params": r.params,
+            "at": r.at.isoformat(),
+        }
+        for r in store.training_runs(status="done")
+    ]
+
+
+def load_checks(ex: Exercise) -> types.ModuleType:
+    path = Path(ex.folder or ".") / "checks.py"
+    module = types.ModuleType(f"_tutor_checks_{ex.id.replace('-', '_')}")
+    module.__file__ = str(path)
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)
+    return module
+
+
+def parse_answer(source: bytes, display_name: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(answer, None) or (None, what is wrong with the file and where)."""
+    try:
+        text = source.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as err:
+        return None, f"{display_name} is not UTF-8 (byte {err.start}); save it as UTF-8"
+    try:
+        return tomllib.loads(text), None
+    except tomllib.TOMLDecodeError as err:
+        return None, f"{display_name} is not valid TOML: {err}"
+
+
+def grade_runs(
+    ex: Exercise, source: bytes, display_name: str, runs: list[dict[str, Any]], *, lang: str = "en"
+) -> GradeResult:
+    """Grade an answer file against `runs` (from `stored_runs(store)`)."""
+    t0 = time.perf_counter()
+    answer, problem = parse_answer(source, display_name)
+    checks: list[CheckResult] = []
+    if problem is None:
+        module = load_checks(ex)
+        ctx = RunsContext(runs=runs, answer=answer or {})
+    for decl in ex.checks:
+        if problem is not None:
+            first = not checks
+            status, message = (
+                ("error", problem) if first else ("skipped", "not run: the answer file did not load")
+            )
+        else:
+            try:
+                message = getattr(module, f"check_{decl.id}")(ctx) or ""
+                status = "pass"
+            except (CheckFailed, AssertionError) as err:
+                status, message = "fail", str(err)
+        checks.append(
+            CheckResult(
+                name=decl.id,
+                status=status,
+                message=message,
+                hint=pick(decl.hint, lang),
+                points=decl.points if status == "pass" else 0,
+                max_points=decl.points,
+                title=pick(decl.title, lang),
+            )
+        )
+    if problem is not None:
+        status = "error"
+    else:
+        status = "pass" if all(c.status == "pass" for c in checks) else "fail"
+    return GradeResult(
+        exercise=ex.id,
+        status=status,
+        score=sum(c.points for c in checks),
+        max_score=sum(d.points for d in ex.checks),
+        checks=checks,
+        duration_s=round(time.perf_counter() - t0, 3),
+        output="",
+    )

@@ -1,0 +1,151 @@
+"""What the CLI and the app do with an exercise: workspace copy, grading + recording, hints, solution.
+
+ex = load_course(lessons_dir).exercise("rope")
+path, created = start_exercise(home, ex)          # never overwrites the learner's work
+result = grade(ex, path, lang="de", store=Store(home), on_event=print)
+text = reveal_hint(store, ex, 1, "de")            # general hint 1 (recorded)
+code = solution_text(store, ex)                   # only after a recorded pass
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from pathlib import Path
+
+from tutor.content.schema import Exercise, pick
+from tutor.errors import TutorError
+from tutor.grading.result import GradeResult
+from tutor.grading.runner import Limits, OnEvent, error_result, grade_code
+
+
+def workspace_file(home: Path, ex: Exercise) -> Path:
+    """The learner's copy: HOME/workspace/ID/FILE_NAME."""
+    return Path(home) / "workspace" / ex.id / ex.file_name
+
+
+def starter_file(ex: Exercise) -> Path:
+    return Path(ex.folder or ".") / ("starter" + Path(ex.file_name).suffix)
+
+
+def solution_file(ex: Exercise) -> Path:
+    folder = Path(ex.folder or ".")
+    return folder / "solution.py" if ex.kind == "code" else folder / "solution.md"
+
+
+def start_exercise(home: Path, ex: Exercise) -> tuple[Path, bool]:
+    """Copy the starter into the workspace unless the learner's file is already there."""
+    target = workspace_file(home, ex)
+    if target.exists():
+        return target, False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # exclusive create: a file appearing meanwhile (another tutor window) is not overwritten either
+    try:
+        with open(target, "xb") as fh:
+            fh.write(starter_file(ex).read_bytes())
+    except FileExistsError:
+        return target, False
+    return target, True
+
+
+def reset_exercise(home: Path, ex: Exercise) -> tuple[Path, Path | None]:
+    """Put the starter back; the learner's previous file is kept beside it as a backup."""
+    target = workspace_file(home, ex)
+    backup = None
+    if target.exists():
+        backup = target.with_name(f"{target.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
+        shutil.copy2(target, backup)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_bytes(starter_file(ex).read_bytes())
+    tmp.replace(target)
+    return target, backup
+
+
+def read_submission(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise TutorError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TutorError(f"{path} is a folder, not a file") from None
+    except OSError as err:
+        raise TutorError(f"cannot read {path}: {err.strerror or err}") from None
+
+
+def grade_source(
+    ex: Exercise,
+    source: bytes,
+    display_name: str,
+    *,
+    lang: str = "en",
+    store=None,
+    on_event: OnEvent | None = None,
+    limits: Limits | None = None,
+) -> GradeResult:
+    """Grade bytes (already read, so the graded text is the hashed text)."""
+    if ex.kind == "runs":
+        from tutor.grading.runs import grade_runs, stored_runs
+
+        return grade_runs(ex, source, display_name, stored_runs(store), lang=lang)
+    try:
+        source.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return error_result(ex, f"{display_name} is not UTF-8 (byte {err.start}); save it as UTF-8", lang)
+    return grade_code(ex, source, display_name, lang=lang, on_event=on_event, limits=limits)
+
+
+def grade(
+    ex: Exercise,
+    path: Path,
+    *,
+    lang: str = "en",
+    store=None,
+    record: bool = True,
+    on_event: OnEvent | None = None,
+    limits: Limits | None = None,
+) -> GradeResult:
+    """Grade the file at `path`; with a store, record the submission (time, sha256, verdict, checks)."""
+    source = read_submission(path)
+    result = grade_source(ex, source, str(path), lang=lang, store=store, on_event=on_event, limits=limits)
+    if store is not None and record:
+        store.record_submission(
+            ex.id,
+            sha256=hashlib.sha256(source).hexdigest(),
+            status=result.status,
+            score=result.score,
+            max_score=result.max_score,
+            checks=[c.model_dump(mode="json") for c in result.checks],
+            hints_revealed=len(store.hint_reveals(ex.id)),
+        )
+    return result
+
+
+def reveal_hint(store, ex: Exercise, number: int | None, lang: str) -> tuple[int, str]:
+    """General hint `number` (1-based; None = the next one not yet revealed), recorded in the store."""
+    if not ex.hints:
+        raise TutorError(
+            f"exercise {ex.id!r} has no general hints; each check's hint is shown with its result"
+        )
+    seen = {r.hint for r in store.hint_reveals(ex.id)} if store is not None else set()
+    if number is None:
+        number = next((i for i in range(1, len(ex.hints) + 1) if str(i - 1) not in seen), len(ex.hints))
+    if not 1 <= number <= len(ex.hints):
+        raise TutorError(f"exercise {ex.id!r} has hints 1 to {len(ex.hints)}, not {number}")
+    if store is not None:
+        store.record_hint(ex.id, str(number - 1))
+    return number, pick(ex.hints[number - 1], lang)
+
+
+def has_passed(store, ex: Exercise) -> bool:
+    return store is not None and ex.id in store.passed_exercises()
+
+
+def solution_text(store, ex: Exercise) -> str:
+    """The reference solution, only once the learner has a recorded pass."""
+    if not has_passed(store, ex):
+        raise TutorError(
+            f"the reference solution of {ex.id!r} is shown after you pass it (python -m tutor grade {ex.id})"
+        )
+    return solution_file(ex).read_text(encoding="utf-8")

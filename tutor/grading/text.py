@@ -1,0 +1,42 @@
+"""A grade as plain text for the terminal: one line per check in order, the first failure marked."""
+
+from __future__ import annotations
+
+from tutor.content.schema import Exercise, pick
+from tutor.grading.result import GradeResult
+
+MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
+LABELS = {
+    "en": {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "points": "points",
+           "first": "first failure", "hint": "hint", "output": "output of your code",
+           "passed": "Passed. See the reference solution: python -m tutor exercise solution {id}"},
+    "de": {"pass": "BESTANDEN", "fail": "NICHT BESTANDEN", "error": "FEHLER", "timeout": "ZEITÜBERSCHREITUNG",
+           "points": "Punkte", "first": "erster Fehler", "hint": "Tipp", "output": "Ausgabe deines Codes",
+           "passed": "Bestanden. Die Referenzlösung: python -m tutor exercise solution {id}"},
+    "zh": {"pass": "通过", "fail": "未通过", "error": "出错", "timeout": "超时", "points": "分",
+           "first": "第一个问题", "hint": "提示", "output": "你的代码的输出",
+           "passed": "通过了。参考答案：python -m tutor exercise solution {id}"},
+}  # fmt: skip
+
+
+def render(result: GradeResult, ex: Exercise, lang: str = "en") -> str:
+    t = LABELS.get(lang, LABELS["en"])
+    lines = [
+        f"{ex.id} — {pick(ex.title, lang)}: {t[result.status]}  "
+        f"{result.score:g}/{result.max_score:g} {t['points']}  ({result.duration_s:.1f} s)"
+    ]
+    first = result.first_failure
+    for c in result.checks:
+        mark = MARKS[c.status]
+        flag = f"   ← {t['first']}" if c is first else ""
+        lines.append(f"  {mark} {c.title or c.name} [{c.name}]  {c.points:g}/{c.max_points:g}{flag}")
+        if c.message:
+            lines.append(f"      {c.message}")
+        if c.status in ("fail", "error", "timeout") and c.hint:
+            lines.append(f"      {t['hint']}: {c.hint}")
+    if result.output.strip():
+        lines.append(f"  {t['output']}:")
+        lines.extend("    | " + line for line in result.output.rstrip().splitlines())
+    if result.status == "pass":
+        lines.append(t["passed"].format(id=ex.id))
+    return "\n".join(lines)
