@@ -1,7 +1,11 @@
-"""`python -m tutor` with no subcommand: the full-screen app (placeholder until its issue lands)."""
+"""`python -m tutor` with no subcommand: the full-screen app (Textual is imported only here)."""
 
-from tutor.errors import TutorError
+from __future__ import annotations
 
 
 def run_app(ctx) -> int:
-    raise TutorError("the full-screen app is not built yet; see `python -m tutor --help`")
+    from tutor.ui.app import TutorApp
+
+    app = TutorApp(lang=ctx.lang, lessons_dir=ctx.lessons_dir, home=ctx.home)
+    code = app.run()
+    return code if isinstance(code, int) else (app.return_code or 0)

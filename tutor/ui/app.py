@@ -1,0 +1,294 @@
+"""The Textual app: four modes (home, lesson, quiz, lab), each with its own screen stack.
+
+The first screen appears before the course is loaded: loading (pydantic, SQLite) runs in a worker
+and every screen is told when it is done, so startup costs about what a bare Textual app costs.
+Torch is never imported here; experiments import it in their worker the first time one runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from tutor.content.schema import pick
+from tutor.ui.bindings import localise
+from tutor.ui.screens.base import TutorScreen
+from tutor.ui.screens.exercise import ExerciseScreen, NoExerciseScreen
+from tutor.ui.screens.help import HelpScreen
+from tutor.ui.screens.home import HomeScreen
+from tutor.ui.screens.lesson import LessonScreen
+from tutor.ui.screens.quiz import QuizScreen
+from tutor.ui.state import Tutor, load
+from tutor.ui.strings import t
+
+LANG_NAMES = {"en": "English", "de": "Deutsch", "zh": "中文"}
+DARK, LIGHT = "textual-dark", "textual-light"
+QUIT_GRACE_S = 3.0  # children get SIGTERM, then SIGKILL after this; quitting never hangs longer
+
+
+class TutorApp(App[int]):
+    CSS_PATH = "tutor.tcss"
+    TITLE = "Attention Tutor"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("f1", "go('home')", "Home", id="home", show=False),
+        Binding("f2", "go('lesson')", "Lesson", id="lesson", show=False),
+        Binding("f3", "go('quiz')", "Quiz", id="quiz", show=False),
+        Binding("f4", "go('lab')", "Exercise", id="lab", show=False),
+        Binding("f5", "cycle_lang", "Language", id="lang"),
+        Binding("f6", "toggle_theme", "Light/dark", id="theme", show=False),
+        Binding("ctrl+q", "quit", "Quit", id="quit", show=False, priority=True),
+    ]
+
+    def __init__(self, lang: str, lessons_dir: Path, home: Path, *, exit_when_ready: bool = False):
+        super().__init__()
+        self.tutor = Tutor(lessons_dir=Path(lessons_dir), home=Path(home), lang=lang)
+        self.current_lesson: str | None = None
+        self.current_exercise: str | None = None
+        self.course_ready = asyncio.Event()
+        self.exit_when_ready = exit_when_ready  # benchmarks: quit once the lessons are listed
+        self.add_mode("home", HomeScreen)
+        self.add_mode("lesson", self._lesson_base)
+        self.add_mode("quiz", lambda: QuizScreen.for_review(self.tutor))
+        self.add_mode("lab", self._lab_base)
+
+    @property
+    def lang(self) -> str:
+        return self.tutor.lang
+
+    # --- start-up ------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self.theme = DARK
+        localise(self, self.lang)
+        self.switch_mode("home")
+        self.load_course()
+
+    @work(exclusive=True, group="load")
+    async def load_course(self) -> None:
+        loaded = await asyncio.to_thread(load, self.tutor.lessons_dir, self.tutor.home)
+        self.tutor.course, self.tutor.store, self.tutor.error = loaded.course, loaded.store, loaded.error
+        if self.tutor.lessons:
+            self.current_lesson = self.tutor.lessons[0].id
+            last = self._last_location()
+            if last.get("lesson") and self.tutor.lesson(last["lesson"]):
+                self.current_lesson = last["lesson"]
+        for notice in loaded.notices:
+            self.notify(notice, severity="warning", timeout=10)
+        self.course_ready.set()
+        self.refresh_screens()
+        if self.exit_when_ready:
+            self.call_after_refresh(self.exit, 0)
+
+    def _last_location(self) -> dict:
+        try:
+            return (self.tutor.store.last_location() if self.tutor.store else None) or {}
+        except Exception:  # noqa: BLE001 - an unreadable store only loses "continue"
+            return {}
+
+    # --- screens -------------------------------------------------------------------------
+
+    def all_screens(self) -> Iterable[Screen]:
+        seen: set[int] = set()
+        for stack in self._screen_stacks.values():
+            for screen in stack:
+                if id(screen) not in seen:
+                    seen.add(id(screen))
+                    yield screen
+        for screen in self._installed_screens.values():
+            if isinstance(screen, Screen) and id(screen) not in seen:
+                seen.add(id(screen))
+                yield screen
+
+    def refresh_screens(self) -> None:
+        """The course loaded or the language changed: every screen redraws its text."""
+        for screen in self.all_screens():
+            if isinstance(screen, TutorScreen) and screen.is_mounted:  # an unshown one draws on mount
+                screen.draw()
+            localise(screen, self.lang)
+        localise(self, self.lang)
+        self.refresh_bindings()
+
+    def _lesson_screen_name(self, lesson_id: str | None) -> str:
+        name = f"lesson:{lesson_id or '-'}"
+        if not self.is_screen_installed(name):
+            self.install_screen(LessonScreen(lesson_id), name)
+        return name
+
+    def _lesson_base(self) -> str:
+        return self._lesson_screen_name(self.current_lesson)
+
+    def _exercise_screen_name(self, exercise_id: str) -> str:
+        name = f"lab:{exercise_id}"
+        if not self.is_screen_installed(name):
+            self.install_screen(ExerciseScreen(exercise_id), name)
+        return name
+
+    def _lab_base(self) -> Screen | str:
+        if self.current_exercise is None:
+            pair = next(iter(self.tutor.exercises()), None)
+            if pair is None:
+                return NoExerciseScreen()
+            self.current_exercise = pair[1].id
+        return self._exercise_screen_name(self.current_exercise)
+
+    async def _show_in_mode(self, mode: str, screen: Screen | str) -> None:
+        """Show `screen` in `mode`: it is the mode's base screen, or it goes on top of the base.
+
+        Screens above the base are popped first (installed lesson and exercise screens survive a
+        pop, with their running workers); switch_screen is avoided because a mode's base screen
+        cannot be switched out.
+        """
+        self.switch_mode(mode)
+        target = self.get_screen(screen) if isinstance(screen, str) else screen
+        while len(self.screen_stack) > 1 and self.screen is not target:
+            await self.pop_screen()
+        if self.screen is not target:
+            await self.push_screen(target)
+
+    # --- navigation (used by screens, the palette and tests) -----------------------------
+
+    async def open_lesson(
+        self, lesson_id: str, section: str | None = None, experiment: str | None = None
+    ) -> None:
+        if self.tutor.lesson(lesson_id) is None:
+            self.notify(f"no lesson {lesson_id!r}", severity="error")
+            return
+        self.current_lesson = lesson_id
+        await self._show_in_mode("lesson", self._lesson_screen_name(lesson_id))
+        screen = self.screen
+        if isinstance(screen, LessonScreen):
+            screen.go_to(section=section, experiment=experiment)
+
+    async def open_quiz(self, lesson_id: str | None) -> None:
+        """The lesson's quiz, or (lesson_id None) the review of everything due."""
+        if lesson_id is None:
+            screen = QuizScreen.for_review(self.tutor)
+        else:
+            lesson = self.tutor.lesson(lesson_id)
+            if lesson is None:
+                return
+            if not lesson.quiz:
+                self.notify(t("lesson.no_quiz", self.lang))
+                return
+            screen = QuizScreen.for_lesson(self.tutor, lesson)
+        self.tutor.remember(screen="quiz", lesson=lesson_id)
+        await self._show_in_mode("quiz", screen)
+
+    async def open_exercise(self, exercise_id: str) -> None:
+        if self.tutor.exercise(exercise_id) is None:
+            self.notify(f"no exercise {exercise_id!r}", severity="error")
+            return
+        self.current_exercise = exercise_id
+        self.tutor.remember(screen="lab", exercise=exercise_id)
+        await self._show_in_mode("lab", self._exercise_screen_name(exercise_id))
+
+    def navigate(self, opener, *args) -> None:
+        """Run one of the open_* coroutines from a key or the palette (sync callers)."""
+        self.run_worker(opener(*args), exclusive=True, group="nav")
+
+    async def continue_last(self) -> None:
+        last = self._last_location()
+        if last.get("screen") == "lab" and last.get("exercise") and self.tutor.exercise(last["exercise"]):
+            await self.open_exercise(last["exercise"])
+        elif last.get("screen") == "quiz":
+            await self.open_quiz(last.get("lesson"))
+        elif last.get("lesson") and self.tutor.lesson(last["lesson"]):
+            await self.open_lesson(last["lesson"], last.get("section"))
+        elif self.tutor.lessons:
+            self.notify(t("home.continue_none", self.lang))
+            await self.open_lesson(self.tutor.lessons[0].id)
+
+    # --- actions -------------------------------------------------------------------------
+
+    async def action_go(self, mode: str) -> None:
+        self.switch_mode(mode)
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            self.pop_screen()
+            return
+        self.push_screen(HelpScreen(self.screen, self))
+
+    def action_cycle_lang(self) -> None:
+        order = list(LANG_NAMES)
+        self.set_lang(order[(order.index(self.lang) + 1) % len(order)])
+
+    def set_lang(self, lang: str) -> None:
+        self.tutor.lang = lang
+        self.refresh_screens()
+        self.notify(t("lang.switched", lang), timeout=2)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT if self.theme == DARK else DARK
+
+    async def action_quit(self) -> None:
+        """Stop every worker (children get SIGTERM, then SIGKILL) and wait for that, then exit."""
+        workers = [w for w in self.workers if not w.is_finished]
+        for worker in workers:
+            worker.cancel()
+        if workers:
+            try:
+                await asyncio.wait_for(self.workers.wait_for_complete(workers), QUIT_GRACE_S + 1)
+            except TimeoutError:
+                pass
+        self.exit(0)
+
+    # --- command palette -----------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        lang = self.lang
+        specs = _registry()
+        for lesson in self.tutor.lessons:
+            title = pick(lesson.title, lang)
+            yield SystemCommand(
+                f"{t('cmd.lesson', lang)}: {title}",
+                pick(lesson.summary, lang) or lesson.id,
+                partial(self.navigate, self.open_lesson, lesson.id),
+            )
+            if lesson.quiz:
+                yield SystemCommand(
+                    f"{t('cmd.quiz', lang)}: {title}",
+                    f"{len(lesson.quiz)} ?",
+                    partial(self.navigate, self.open_quiz, lesson.id),
+                )
+            for section in lesson.sections:
+                for ref in section.experiments:
+                    spec = specs.get(ref.name)
+                    name = pick(spec.title, lang) if spec else ref.name
+                    yield SystemCommand(
+                        f"{t('cmd.experiment', lang)}: {name} ({ref.name})",
+                        f"{title} › {pick(section.title, lang)}",
+                        partial(self.navigate, self.open_lesson, lesson.id, section.id, ref.name),
+                    )
+            for ex in lesson.exercises:
+                yield SystemCommand(
+                    f"{t('cmd.exercise', lang)}: {pick(ex.title, lang)} ({ex.id})",
+                    title,
+                    partial(self.navigate, self.open_exercise, ex.id),
+                )
+        yield SystemCommand(
+            t("cmd.review", lang),
+            t("cmd.review_help", lang),
+            partial(self.navigate, self.open_quiz, None),
+        )
+        for code, name in LANG_NAMES.items():
+            if code != lang:
+                yield SystemCommand(t("cmd.lang", lang, lang=name), code, partial(self.set_lang, code))
+        yield from super().get_system_commands(screen)
+
+
+def _registry() -> dict:
+    try:
+        from tutor.experiments.registry import get_registry
+
+        return get_registry()
+    except Exception:  # noqa: BLE001 - the palette still lists lessons without experiment titles
+        return {}

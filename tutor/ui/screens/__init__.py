@@ -1,0 +1,1 @@
+"""The app's screens: one file per screen."""

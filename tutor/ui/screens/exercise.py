@@ -1,0 +1,316 @@
+"""An exercise: predictions first, then the task, the learner's file, grading, hints.
+
+`e` opens the file in $VISUAL/$EDITOR (the app is suspended meanwhile), `g` grades it in a child
+process, `h` reveals the next hint. While the screen is showing, saving the file re-grades it
+(the file's mtime is polled once a second).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Collapsible, Footer, Markdown, Static
+from textual.worker import Worker, WorkerState
+
+from tutor.content.schema import pick
+from tutor.ui.screens.base import TutorScreen
+from tutor.ui.widgets.quiz_panel import QuizPanel
+
+POLL_S = 1.0
+_ICON = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⏱", "skipped": "·"}
+_COLOUR = {"pass": "green", "fail": "red", "error": "red", "timeout": "yellow", "skipped": "dim"}
+
+
+def editor_command() -> list[str] | None:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    return shlex.split(editor) if editor and editor.strip() else None
+
+
+class NoExerciseScreen(TutorScreen):
+    def compose(self) -> ComposeResult:
+        yield Static(id="no-exercise", classes="title")
+        yield Footer()
+
+    def refresh_content(self) -> None:
+        self.query_one("#no-exercise", Static).update(self.t("ex.none"))
+
+
+class ExerciseScreen(TutorScreen):
+    BINDINGS = [
+        Binding("e", "edit", "Edit", id="edit"),
+        Binding("g", "grade", "Grade", id="grade"),
+        Binding("h", "hint", "Hint", id="hint"),
+        Binding("escape", "back", "Lesson", id="lesson"),
+    ]
+
+    def __init__(self, exercise_id: str) -> None:
+        super().__init__()
+        self.exercise_id = exercise_id
+        self.file = None
+        self.result = None
+        self.hints_shown = 0
+        self.unlocked = False
+        self._mtime: float | None = None
+
+    @property
+    def pair(self):
+        return self.tutor.exercise(self.exercise_id)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="ex-box"):
+            yield Static(id="ex-title", classes="title")
+            yield Vertical(id="ex-predict")
+            yield Markdown(id="ex-task")
+            yield Static(id="ex-file", classes="hint")
+            yield Static(id="ex-status")
+            yield Static(id="ex-checks")
+            yield Markdown(id="ex-hints")
+            with Collapsible(title="", collapsed=True, id="ex-output"):
+                yield Static(id="ex-output-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#ex-output").display = False
+        self.set_interval(POLL_S, self._poll)
+
+    # --- content ---------------------------------------------------------------------------
+
+    def refresh_content(self) -> None:
+        pair = self.pair
+        if pair is None:
+            self.query_one("#ex-title", Static).update(self.t("home.loading"))
+            return
+        lesson, ex = pair
+        lang = self.lang
+        self.query_one("#ex-title", Static).update(f"{pick(ex.title, lang)}  ({ex.id})")
+        if self.file is None:
+            self._start(ex)
+        self._predictions(lesson, ex)
+        task = self.query_one("#ex-task", Markdown)
+        task.update(pick(ex.task, lang))
+        task.display = self.unlocked
+        self.query_one("#ex-file", Static).update(
+            Text(f"{self.t('ex.file')}: {self.file}\n{self.t('ex.keys')}") if self.file else ""
+        )
+        self.query_one("#ex-file").display = self.unlocked
+        self._show_hints()
+        if self.result is not None:
+            self._show_result(self.result)
+        self.query_one("#ex-output", Collapsible).title = self.t("ex.output")
+
+    def _start(self, ex) -> None:
+        from tutor.ui.workspace import start
+
+        try:
+            self.file = start(self.tutor.home, ex)
+            self._mtime = self.file.stat().st_mtime
+        except OSError as err:
+            self._status(f"{self.t('ex.grade_failed', err=err)}", "red")
+        if self.tutor.store is not None:
+            self.hints_shown = len({h.hint for h in self.tutor.store.hint_reveals(ex.id) if h.hint.isdigit()})
+
+    def _predictions(self, lesson, ex) -> None:
+        box = self.query_one("#ex-predict", Vertical)
+        panel = next(iter(box.query(QuizPanel)), None)
+        if panel is not None:
+            panel.refresh_content(self.lang)
+            return
+        if self.tutor.store is None:
+            return
+        from tutor.quiz.session import QuizSession, predictions_unlocked
+
+        if not ex.predict or predictions_unlocked(self.tutor.store, ex):
+            self.unlocked = True
+            box.display = False
+            return
+        session = QuizSession.for_predictions(self.tutor.store, lesson, ex, lang=self.lang)
+        box.mount(Static(self.t("ex.predict_first"), classes="hint"))
+        box.mount(QuizPanel(session, self.lang, on_finished=self._predictions_done))
+
+    def _predictions_done(self) -> None:
+        pair = self.pair
+        if pair is None or self.tutor.store is None:
+            return
+        from tutor.quiz.session import predictions_unlocked
+
+        if predictions_unlocked(self.tutor.store, pair[1]):
+            self.unlocked = True
+            self.refresh_content()
+
+    def _status(self, text: str, colour: str = "") -> None:
+        self.query_one("#ex-status", Static).update(Text(text, style=f"bold {colour}".strip()))
+
+    def _show_hints(self) -> None:
+        pair = self.pair
+        if pair is None:
+            return
+        hints = pair[1].hints[: self.hints_shown]
+        text = "\n\n".join(f"💡 **{i}.** {pick(h, self.lang)}" for i, h in enumerate(hints, 1))
+        widget = self.query_one("#ex-hints", Markdown)
+        widget.update(f"**{self.t('ex.hints')}**\n\n{text}" if text else "")
+        widget.display = bool(text)
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def _locked(self) -> bool:
+        if not self.unlocked:
+            self.notify(self.t("ex.predict_first"))
+            return True
+        return False
+
+    def action_edit(self) -> None:
+        if self._locked() or self.file is None:
+            return
+        command = editor_command()
+        if command is None:
+            self.notify(self.t("ex.no_editor", path=self.file), severity="warning", timeout=10)
+            return
+        from textual.app import SuspendNotSupported
+
+        try:
+            with self.app.suspend():
+                subprocess.call([*command, str(self.file)])
+        except SuspendNotSupported:
+            self.notify(self.t("ex.no_editor", path=self.file), severity="warning", timeout=10)
+        except OSError as err:
+            self.notify(self.t("ex.editor_failed", err=err), severity="error", timeout=10)
+        self._poll()
+
+    def action_grade(self) -> None:
+        if self._locked() or self.file is None:
+            return
+        self._status(self.t("ex.grading"), "yellow")
+        self._grade()
+
+    def action_hint(self) -> None:
+        pair = self.pair
+        if pair is None or self._locked():
+            return
+        ex = pair[1]
+        if self.hints_shown >= len(ex.hints):
+            self.notify(self.t("ex.no_more_hints"))
+            return
+        if self.tutor.store is not None:
+            try:
+                self.tutor.store.record_hint(ex.id, str(self.hints_shown))
+            except Exception:  # noqa: BLE001 - the hint still shows; only the record is lost
+                pass
+        self.hints_shown += 1
+        self._show_hints()
+        self.query_one("#ex-hints").scroll_visible()
+
+    def action_back(self) -> None:
+        pair = self.pair
+        if pair is not None:
+            self.tutor_app.navigate(self.tutor_app.open_lesson, pair[0].id, pair[1].section)
+
+    # --- grading ---------------------------------------------------------------------------
+
+    def _poll(self) -> None:
+        """Re-grade on save: the file's mtime changed while this screen is showing."""
+        if self.file is None or not self.unlocked:
+            return
+        try:
+            mtime = self.file.stat().st_mtime
+        except OSError:
+            return
+        if self._mtime is not None and mtime != self._mtime and self.is_current:
+            self._mtime = mtime
+            self.action_grade()
+        self._mtime = mtime
+
+    @work(exclusive=True, group="grade", exit_on_error=False)
+    async def _grade(self):
+        from tutor.ui.workspace import grade
+
+        pair = self.pair
+        assert pair is not None and self.file is not None
+        count = self._submissions(pair[1].id)
+        result = await grade(pair[1], self.file, self.tutor.home, self.lang, self.tutor.lessons_dir)
+        self._record_if_missing(pair[1].id, count, result)
+        return result
+
+    def _submissions(self, exercise_id: str) -> int | None:
+        try:
+            return len(self.tutor.store.submissions(exercise_id)) if self.tutor.store else None
+        except Exception:  # noqa: BLE001
+            return None
+
+    def _record_if_missing(self, exercise_id: str, before: int | None, result) -> None:
+        """The grade command records submissions itself; if it did not, record this one here."""
+        store = self.tutor.store
+        if store is None or before is None or self._submissions(exercise_id) != before:
+            return
+        from tutor.progress.store import sha256_file
+
+        try:
+            store.record_submission(
+                exercise_id,
+                sha256=sha256_file(self.file),
+                status=result.status,
+                score=result.score,
+                max_score=result.max_score,
+                checks=[c.model_dump(mode="json") for c in result.checks],
+                hints_revealed=self.hints_shown,
+            )
+        except Exception as err:  # noqa: BLE001 - the verdict still shows
+            self.notify(f"could not save the submission: {err}", severity="warning")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "grade":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.result = event.worker.result
+            self._show_result(self.result)
+        elif event.state == WorkerState.ERROR:
+            from tutor.ui.workspace import GradeTimedOut
+
+            error = event.worker.error
+            if isinstance(error, GradeTimedOut):
+                message = self.t("ex.timeout", s=error.seconds)
+            else:
+                message = self.t("ex.grade_failed", err=error)
+            self._status(message, "red")
+            self.notify(message, severity="error", timeout=8)
+        elif event.state == WorkerState.CANCELLED:
+            self._status("")
+
+    def _show_result(self, result) -> None:
+        pair = self.pair
+        titles = {c.id: pick(c.title, self.lang) for c in pair[1].checks} if pair else {}
+        score = f"{result.score:g}"
+        top = f"{result.max_score:g}"
+        if result.status == "pass":
+            self._status(self.t("ex.pass", score=score, max=top), "green")
+        else:
+            self._status(self.t("ex.fail", score=score, max=top, status=result.status), "red")
+        table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
+        table.add_column(width=1)
+        table.add_column(ratio=1)
+        first = result.first_failure
+        for check in result.checks:
+            colour = _COLOUR.get(check.status, "")
+            title = titles.get(check.name, check.name)
+            head = Text(f"{title}", style=f"bold {colour}" if check is first else colour)
+            body = Text()
+            if check.status != "pass":
+                if check.message:
+                    body.append(check.message + "\n")
+                if check.hint:
+                    body.append(f"💡 {check.hint}", style="italic")
+            table.add_row(Text(_ICON.get(check.status, "?"), style=colour), head)
+            if body.plain.strip():
+                table.add_row("", body)
+        self.query_one("#ex-checks", Static).update(table)
+        output = result.output.strip()
+        self.query_one("#ex-output").display = bool(output)
+        self.query_one("#ex-output-text", Static).update(escape(output))

@@ -1,0 +1,57 @@
+"""The help screen (?): every key of the screen underneath and of the app, in the learner's language."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+from tutor.ui.strings import t
+
+
+def _rows(bindings, app: App) -> list[tuple[str, str]]:
+    rows = []
+    for b in bindings:
+        if not b.description:
+            continue
+        rows.append((app.get_key_display(b), b.description))
+    return rows
+
+
+class HelpScreen(ModalScreen):
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", show=False)]
+
+    def __init__(self, under: Screen, app: App) -> None:
+        super().__init__()
+        lang = app.tutor.lang  # type: ignore[attr-defined]
+        here: list = []
+        for node in [under, *under.focus_chain]:
+            for bindings in node._bindings.key_to_bindings.values():
+                here.extend(b for b in bindings if b.id)
+        everywhere = [b for bs in app._bindings.key_to_bindings.values() for b in bs]
+        table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+        table.add_column(style="bold")
+        table.add_column()
+        table.add_row(f"[u]{t('help.here', lang)}[/]", "")
+        seen = set()
+        for key, desc in _rows(here, app):
+            if (key, desc) not in seen:
+                seen.add((key, desc))
+                table.add_row(key, desc)
+        table.add_row("", "")
+        table.add_row(f"[u]{t('help.global', lang)}[/]", "")
+        for key, desc in _rows(everywhere, app):
+            table.add_row(key, desc)
+        table.add_row("ctrl+p", t("key.palette", lang))
+        self._table = table
+        self._title = t("help.title", lang)
+        self._close = t("help.close", lang)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help") as box:
+            box.border_title = self._title
+            box.border_subtitle = self._close
+            yield Static(self._table)

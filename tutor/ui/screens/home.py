@@ -1,0 +1,140 @@
+"""Home: the lessons in order with progress, what is due, and "continue where I left off"."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Footer, Static
+
+from tutor.content.schema import pick
+from tutor.ui.screens.base import TutorScreen
+
+
+class HomeScreen(TutorScreen):
+    BINDINGS = [
+        Binding("c", "continue", "Continue", id="continue"),
+        Binding("enter", "open", "Open", id="open", show=False),
+        Binding("q", "quiz", "Quiz", id="quiz"),
+        Binding("x", "exercise", "Exercise", id="lab"),
+        Binding("r", "review", "Review due", id="review"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="home"):
+            yield Static(id="home-title", classes="title")
+            yield DataTable(id="lessons", cursor_type="row", zebra_stripes=True)
+            yield Static(id="lesson-summary", classes="summary")
+            yield Static(id="home-due", classes="due")
+            yield Static(id="home-errors", classes="error-panel")
+            yield Static(id="home-hint", classes="hint")
+        yield Footer()
+
+    def refresh_content(self) -> None:
+        self.query_one("#home-title", Static).update(self.t("app.title"))
+        self.query_one("#home-hint", Static).update(self.t("home.hint"))
+        table = self.query_one("#lessons", DataTable)
+        row = table.cursor_row
+        table.clear(columns=True)
+        table.add_column("#", key="n")
+        table.add_column(self.t("home.col.lesson"), key="lesson")
+        for key in ("read", "quiz", "ex", "due"):
+            table.add_column(self.t(f"home.col.{key}"), key=key)
+        summary = self._summary()
+        for i, lesson in enumerate(self.tutor.lessons, 1):
+            p = summary.get(lesson.id)
+            cells = ["", "", "", ""]
+            if p is not None:
+                pct = 100 * p.sections_read // max(p.sections_total, 1)
+                cells = [
+                    f"{pct}%",
+                    f"{p.quiz.correct}/{p.quiz.questions}",
+                    f"{p.exercises.passed}/{p.exercises.total}",
+                    str(p.quiz.due) if p.quiz.due else "·",
+                ]
+            table.add_row(str(i), pick(lesson.title, self.lang), *cells, key=lesson.id)
+        if self.tutor.lessons:
+            table.move_cursor(row=min(max(row, 0), len(self.tutor.lessons) - 1))
+        self._show_summary()
+        due = sum(p.quiz.due for p in summary.values())
+        self.query_one("#home-due", Static).update(
+            self.t("home.due", n=due) if due else self.t("home.nothing_due")
+        )
+        self._show_errors()
+        table.focus()
+
+    def _summary(self) -> dict:
+        if self.tutor.store is None or not self.tutor.lessons:
+            return {}
+        from tutor.progress.summary import summarise
+
+        try:
+            return {p.id: p for p in summarise(self.tutor.store, self.tutor.lessons, self.lang).lessons}
+        except Exception as err:  # noqa: BLE001 - progress is extra; the lessons still open
+            self.notify(f"progress could not be read: {err}", severity="error")
+            return {}
+
+    def _show_errors(self) -> None:
+        panel = self.query_one("#home-errors", Static)
+        tutor = self.tutor
+        lines: list[str] = []
+        if tutor.error:
+            lines.append(escape(tutor.error))
+        elif tutor.course is not None and not tutor.lessons:
+            lines.append(escape(self.t("home.no_lessons", dir=tutor.lessons_dir)))
+        if tutor.course is not None and tutor.course.skipped:
+            lines.append(self.t("home.load_errors"))
+            for problem in tutor.course.errors[:6]:
+                lines.append(f"  • {escape(str(problem))}")
+            if len(tutor.course.errors) > 6:
+                lines.append(f"  … {len(tutor.course.errors) - 6} more: python -m tutor check")
+        panel.update("\n".join(lines))
+        panel.display = bool(lines)
+
+    def _selected(self) -> str | None:
+        table = self.query_one("#lessons", DataTable)
+        if not self.tutor.lessons or table.row_count == 0:
+            return None
+        return self.tutor.lessons[min(table.cursor_row, len(self.tutor.lessons) - 1)].id
+
+    def _show_summary(self) -> None:
+        lesson = self.tutor.lesson(self._selected() or "")
+        loading = self.tutor.course is None and self.tutor.error is None
+        text = Text(self.t("home.loading") if loading else pick(lesson.summary, self.lang) if lesson else "")
+        self.query_one("#lesson-summary", Static).update(text)
+
+    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self._show_summary()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value:
+            self.tutor_app.navigate(self.tutor_app.open_lesson, event.row_key.value)
+
+    def action_open(self) -> None:
+        if lesson_id := self._selected():
+            self.tutor_app.navigate(self.tutor_app.open_lesson, lesson_id)
+
+    def action_continue(self) -> None:
+        self.tutor_app.navigate(self.tutor_app.continue_last)
+
+    def action_quiz(self) -> None:
+        if lesson_id := self._selected():
+            self.tutor_app.navigate(self.tutor_app.open_quiz, lesson_id)
+
+    def action_review(self) -> None:
+        self.tutor_app.navigate(self.tutor_app.open_quiz, None)
+
+    def action_exercise(self) -> None:
+        lesson = self.tutor.lesson(self._selected() or "")
+        if lesson is None:
+            return
+        if not lesson.exercises:
+            self.notify(self.t("lesson.no_exercise"))
+            return
+        self.tutor_app.navigate(self.tutor_app.open_exercise, lesson.exercises[0].id)
+
+    def on_screen_resume(self) -> None:
+        if self.tutor.course is not None:
+            self.refresh_content()  # progress changed while the learner was elsewhere

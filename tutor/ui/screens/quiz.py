@@ -1,0 +1,78 @@
+"""The quiz screen: a lesson's questions, or everything due for review across the lessons."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Static
+
+from tutor.content.schema import Lesson, pick
+from tutor.ui.screens.base import TutorScreen
+from tutor.ui.state import Tutor
+from tutor.ui.widgets.quiz_panel import QuizPanel
+
+
+class QuizScreen(TutorScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="back"),
+    ]
+
+    def __init__(self, make_session: Callable[[Tutor], object], lesson: Lesson | None) -> None:
+        super().__init__()
+        self.make_session = make_session
+        self.lesson = lesson  # None: review-due mode
+        self.session = None
+
+    @classmethod
+    def for_review(cls, tutor: Tutor) -> QuizScreen:
+        def make(tu: Tutor):
+            from tutor.quiz.session import QuizSession
+
+            return QuizSession.for_review(tu.store, tu.lessons, lang=tu.lang)
+
+        return cls(make, None)
+
+    @classmethod
+    def for_lesson(cls, tutor: Tutor, lesson: Lesson) -> QuizScreen:
+        def make(tu: Tutor):
+            from tutor.quiz.session import QuizSession
+
+            return QuizSession.for_lesson(tu.store, lesson, lang=tu.lang)
+
+        return cls(make, lesson)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="quiz-box"):
+            yield Static(id="quiz-title", classes="title")
+        yield Footer()
+
+    @property
+    def panel(self) -> QuizPanel | None:
+        return next(iter(self.query(QuizPanel)), None)
+
+    def refresh_content(self) -> None:
+        title = self.query_one("#quiz-title", Static)
+        if self.lesson is None:
+            title.update(self.t("quiz.review_title"))
+        else:
+            title.update(self.t("quiz.title", lesson=pick(self.lesson.title, self.lang)))
+        if self.session is None:
+            if self.tutor.store is None:
+                if self.tutor.course is None:
+                    title.update(self.t("home.loading"))
+                return
+            self.session = self.make_session(self.tutor)
+            self.query_one("#quiz-box").mount(QuizPanel(self.session, self.lang))
+        else:
+            self.session.lang = self.lang
+            if self.panel is not None:
+                self.panel.refresh_content(self.lang)
+
+    def action_back(self) -> None:
+        if self.lesson is not None:
+            self.tutor_app.navigate(self.tutor_app.open_lesson, self.lesson.id)
+        else:
+            self.app.switch_mode("home")

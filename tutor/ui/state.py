@@ -1,0 +1,79 @@
+"""What every screen shares: the course, the progress store, the language. No Textual here.
+
+Loading the course and opening the store take a few hundred milliseconds (pydantic, SQLite), so
+the app does it in a worker after the first screen is up; `load()` is that work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tutor.content.loader import Course
+    from tutor.content.schema import Exercise, Lesson
+    from tutor.progress.store import Store
+
+
+@dataclass
+class Loaded:
+    course: Course | None
+    store: Store | None
+    error: str | None = None  # the course or the store could not be opened at all
+    notices: list[str] = field(default_factory=list)
+
+
+def load(lessons_dir: Path, home: Path) -> Loaded:
+    """Course + store; every failure becomes a message, never an exception (the app must start)."""
+    from tutor.content.loader import load_course
+    from tutor.errors import TutorError
+
+    try:
+        course = load_course(lessons_dir)
+    except TutorError as err:  # e.g. the folder does not exist
+        return Loaded(None, None, error=str(err))
+    except Exception as err:  # a loader bug: shown in the app, which keeps running
+        return Loaded(None, None, error=f"{type(err).__name__}: {err}")
+    try:
+        from tutor.progress.store import Store
+
+        home.mkdir(parents=True, exist_ok=True)
+        store = Store(home)
+    except Exception as err:
+        return Loaded(course, None, error=f"progress store in {home} could not be opened: {err}")
+    return Loaded(course, store, notices=list(store.notices))
+
+
+@dataclass
+class Tutor:
+    """The app's model: the course once loaded, the store, the language, where the learner is."""
+
+    lessons_dir: Path
+    home: Path
+    lang: str
+    course: Course | None = None
+    store: Store | None = None
+    error: str | None = None
+
+    @property
+    def lessons(self) -> list[Lesson]:
+        return self.course.lessons if self.course else []
+
+    def lesson(self, lesson_id: str) -> Lesson | None:
+        return next((x for x in self.lessons if x.id == lesson_id), None)
+
+    def exercises(self) -> list[tuple[Lesson, Exercise]]:
+        return [(lesson, ex) for lesson in self.lessons for ex in lesson.exercises]
+
+    def exercise(self, exercise_id: str) -> tuple[Lesson, Exercise] | None:
+        return next(((x, ex) for x, ex in self.exercises() if ex.id == exercise_id), None)
+
+    def remember(self, **location: str | None) -> None:
+        """Where the learner is, for "continue where I left off"; a store error never stops the app."""
+        if self.store is None:
+            return
+        try:
+            self.store.set_last_location({k: v for k, v in location.items() if v is not None})
+        except Exception:  # noqa: BLE001 - a busy or read-only store must not break navigation
+            pass

@@ -1,0 +1,112 @@
+"""The learner's exercise files, and grading them in a child process (asyncio, no Textual here).
+
+Adapter until tutor/grading exposes a workspace API: the file lives at
+HOME/workspace/EXERCISE_ID/FILE_NAME and starts as a copy of the exercise's starter.py; an existing
+file is never overwritten. Grading runs `python -m tutor grade ID FILE --json` in its own process
+group, so cancelling (or quitting) kills it and anything it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+from tutor.content.schema import Exercise
+from tutor.grading.result import GradeResult
+
+ROOT = Path(__file__).resolve().parents[2]  # holds tutor/ and models/
+STARTUP_SLACK_S = 30.0  # child start + torch import on a busy 2-core machine, beyond the exercise's own limit
+
+
+class GradeFailed(Exception):
+    """The grader itself could not produce a verdict (not: the learner's code failed)."""
+
+
+class GradeTimedOut(GradeFailed):
+    def __init__(self, seconds: float):
+        super().__init__(f"no verdict after {seconds:.0f} s")
+        self.seconds = seconds
+
+
+def workspace_file(home: Path, ex: Exercise) -> Path:
+    return Path(home) / "workspace" / ex.id / ex.file_name
+
+
+def start(home: Path, ex: Exercise) -> Path:
+    """The learner's file, created from the starter if it does not exist yet."""
+    path = workspace_file(home, ex)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        starter = (ex.folder / "starter.py") if ex.folder else None
+        if starter is not None and starter.exists():
+            shutil.copyfile(starter, path)
+        else:
+            path.write_text(f"# {ex.id}: write your solution here\n", encoding="utf-8")
+    return path
+
+
+def grade_command(ex: Exercise, file: Path, home: Path, lang: str, lessons_dir: Path | None) -> list[str]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "tutor",
+        "grade",
+        ex.id,
+        str(file),
+        "--json",
+        "--home",
+        str(home),
+        "--lang",
+        lang,
+    ]
+    if lessons_dir is not None:
+        cmd += ["--lessons", str(lessons_dir)]
+    return cmd
+
+
+async def grade(
+    ex: Exercise, file: Path, home: Path, lang: str, lessons_dir: Path | None = None
+) -> GradeResult:
+    """Grade `file` in a child process; GradeFailed when no verdict comes back."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONIOENCODING"] = "utf-8"
+    proc = await asyncio.create_subprocess_exec(
+        *grade_command(ex, file, home, lang, lessons_dir),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        start_new_session=True,  # its own process group: killing it kills the sandbox child too
+    )
+    limit = ex.timeout_s + STARTUP_SLACK_S
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), limit)
+    except TimeoutError:
+        await _kill(proc)
+        raise GradeTimedOut(limit) from None
+    except BaseException:  # cancelled (the learner left, or quit): leave no child behind
+        await _kill(proc)
+        raise
+    text = out.decode("utf-8", "replace").strip()
+    try:
+        return GradeResult.model_validate(json.loads(text))
+    except (json.JSONDecodeError, ValueError):
+        tail = "\n".join(err.decode("utf-8", "replace").strip().splitlines()[-4:])
+        raise GradeFailed(
+            tail or f"the grader exited with code {proc.returncode} and printed no result"
+        ) from None
+
+
+async def _kill(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await proc.wait()
