@@ -89,3 +89,23 @@ def test_text_the_model_cannot_read_exits_2_naming_the_character(capsys):
     assert main(["experiment", "heads", "--set", "text=白日Q山尽"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: text: ") and "'Q' at 2" in err
+
+
+def test_heatmap_rows_line_up_with_double_width_labels():
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from tutor.experiments.render import render_heatmap
+    from tutor.experiments.result import HeatmapPanel
+
+    labels = list("白日依山尽")
+    values = [[(1.0 / (i + 1) if j <= i else None) for j in range(5)] for i in range(5)]
+    console = Console(width=80, record=True, color_system="truecolor")
+    console.print(
+        render_heatmap(HeatmapPanel(title="h", row_labels=labels, col_labels=labels, values=values))
+    )
+    lines = [line for line in console.export_text().splitlines() if line.strip()][1:]  # skip the title
+    assert len(lines) == 6 and lines[1].startswith("白") and "1.00" in lines[1]
+    assert len({cell_len(line.rstrip()) for line in lines[1:]}) == 1  # every row equally wide
+    assert all(label in lines[0] for label in labels)
+    assert "·" in lines[1]  # masked cells drawn, not left as numbers

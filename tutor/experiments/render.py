@@ -72,7 +72,7 @@ def _heat_text(v: float, small: bool) -> str:
     return f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
 
 
-def _sparkline(ys: list[float | None], width: int = 48) -> str:
+def _sparkline(ys: list[float | None], width: int = 32) -> str:
     vals = [y for y in ys if y is not None]
     if not vals:
         return ""
@@ -95,8 +95,9 @@ def render_series(panel: SeriesPanel) -> RenderableType:
             table.add_row(fmt(x), *(_cell(s.y[i]) for s in panel.series))
         return table
     table = Table(title=panel.title, title_justify="left", header_style="bold")
-    for col in ("line", "min", "max", f"{panel.y_label} over {panel.x_label}".strip()):
+    for col in ("line", "min", "max"):
         table.add_column(col)
+    table.add_column(f"{panel.y_label} over {panel.x_label}".strip(), no_wrap=True, min_width=32)
     for s in panel.series:
         vals = [y for y in s.y if y is not None]
         table.add_row(s.name, fmt(min(vals)) if vals else "", fmt(max(vals)) if vals else "", _sparkline(s.y))
