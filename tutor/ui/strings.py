@@ -26,6 +26,7 @@ _TEXT: dict[str, dict[str, str]] = {
     "key.edit": {"en": "Edit", "de": "Bearbeiten", "zh": "编辑"},
     "key.grade": {"en": "Grade", "de": "Bewerten", "zh": "评分"},
     "key.hint": {"en": "Hint", "de": "Tipp", "zh": "提示"},
+    "key.solution": {"en": "Solution", "de": "Lösung", "zh": "参考答案"},
     "key.reset": {"en": "Reset file", "de": "Datei zurücksetzen", "zh": "重置文件"},
     "key.back": {"en": "Back", "de": "Zurück", "zh": "返回"},
     "key.palette": {"en": "Commands", "de": "Befehle", "zh": "命令"},
@@ -187,9 +188,9 @@ _TEXT: dict[str, dict[str, str]] = {
     # exercise
     "ex.file": {"en": "Your file", "de": "Deine Datei", "zh": "你的文件"},
     "ex.keys": {
-        "en": "e: open in $EDITOR · g: grade · h: next hint · saving the file re-grades it",
-        "de": "e: im $EDITOR öffnen · g: bewerten · h: nächster Tipp · Speichern bewertet neu",
-        "zh": "e：用 $EDITOR 打开 · g：评分 · h：下一条提示 · 保存文件会自动重新评分",
+        "en": "e: open in $EDITOR · g: grade · h: next hint · s: solution (after a pass) · saving the file re-grades it",
+        "de": "e: im $EDITOR öffnen · g: bewerten · h: nächster Tipp · s: Lösung (nach dem Bestehen) · Speichern bewertet neu",
+        "zh": "e：用 $EDITOR 打开 · g：评分 · h：下一条提示 · s：参考答案（通过后）· 保存文件会自动重新评分",
     },
     "ex.grading": {"en": "grading…", "de": "wird bewertet…", "zh": "评分中…"},
     "ex.pass": {

@@ -1,9 +1,8 @@
-"""The learner's exercise files, and grading them in a child process (asyncio, no Textual here).
+"""Grading the learner's file from the app: `python -m tutor grade ID FILE --json` in a child
+process started from asyncio (no Textual here).
 
-Adapter until tutor/grading exposes a workspace API: the file lives at
-HOME/workspace/EXERCISE_ID/FILE_NAME and starts as a copy of the exercise's starter.py; an existing
-file is never overwritten. Grading runs `python -m tutor grade ID FILE --json` in its own process
-group, so cancelling (or quitting) kills it and anything it started.
+The grade command records the submission itself. The child runs in its own process group, so
+cancelling (leaving, quitting) kills it and the sandboxed process it started.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -31,23 +29,6 @@ class GradeTimedOut(GradeFailed):
     def __init__(self, seconds: float):
         super().__init__(f"no verdict after {seconds:.0f} s")
         self.seconds = seconds
-
-
-def workspace_file(home: Path, ex: Exercise) -> Path:
-    return Path(home) / "workspace" / ex.id / ex.file_name
-
-
-def start(home: Path, ex: Exercise) -> Path:
-    """The learner's file, created from the starter if it does not exist yet."""
-    path = workspace_file(home, ex)
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        starter = (ex.folder / "starter.py") if ex.folder else None
-        if starter is not None and starter.exists():
-            shutil.copyfile(starter, path)
-        else:
-            path.write_text(f"# {ex.id}: write your solution here\n", encoding="utf-8")
-    return path
 
 
 def grade_command(ex: Exercise, file: Path, home: Path, lang: str, lessons_dir: Path | None) -> list[str]:

@@ -49,6 +49,7 @@ class ExerciseScreen(TutorScreen):
         Binding("e", "edit", "Edit", id="edit"),
         Binding("g", "grade", "Grade", id="grade"),
         Binding("h", "hint", "Hint", id="hint"),
+        Binding("s", "solution", "Solution", id="solution", show=False),
         Binding("escape", "back", "Lesson", id="lesson"),
     ]
 
@@ -74,12 +75,14 @@ class ExerciseScreen(TutorScreen):
             yield Static(id="ex-status")
             yield Static(id="ex-checks")
             yield Markdown(id="ex-hints")
+            yield Markdown(id="ex-solution")
             with Collapsible(title="", collapsed=True, id="ex-output"):
                 yield Static(id="ex-output-text")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#ex-output").display = False
+        self.query_one("#ex-solution").display = False
         self.set_interval(POLL_S, self._poll)
 
     # --- content ---------------------------------------------------------------------------
@@ -108,10 +111,10 @@ class ExerciseScreen(TutorScreen):
         self.query_one("#ex-output", Collapsible).title = self.t("ex.output")
 
     def _start(self, ex) -> None:
-        from tutor.ui.workspace import start
+        from tutor.grading.service import start_exercise
 
         try:
-            self.file = start(self.tutor.home, ex)
+            self.file, _created = start_exercise(self.tutor.home, ex)
             self._mtime = self.file.stat().st_mtime
         except OSError as err:
             self._status(f"{self.t('ex.grade_failed', err=err)}", "red")
@@ -121,6 +124,9 @@ class ExerciseScreen(TutorScreen):
     def _predictions(self, lesson, ex) -> None:
         box = self.query_one("#ex-predict", Vertical)
         panel = next(iter(box.query(QuizPanel)), None)
+        if self.unlocked:
+            box.display = False
+            return
         if panel is not None:
             panel.refresh_content(self.lang)
             return
@@ -199,14 +205,33 @@ class ExerciseScreen(TutorScreen):
         if self.hints_shown >= len(ex.hints):
             self.notify(self.t("ex.no_more_hints"))
             return
-        if self.tutor.store is not None:
-            try:
-                self.tutor.store.record_hint(ex.id, str(self.hints_shown))
-            except Exception:  # noqa: BLE001 - the hint still shows; only the record is lost
-                pass
+        from tutor.grading.service import reveal_hint
+
+        try:
+            reveal_hint(self.tutor.store, ex, self.hints_shown + 1, self.lang)  # records the reveal
+        except Exception as err:  # noqa: BLE001 - the hint still shows; only the record is lost
+            self.notify(str(err), severity="warning")
         self.hints_shown += 1
         self._show_hints()
         self.query_one("#ex-hints").scroll_visible()
+
+    def action_solution(self) -> None:
+        """The reference solution, once the learner has passed (the grading service enforces it)."""
+        pair = self.pair
+        if pair is None:
+            return
+        from tutor.errors import TutorError
+        from tutor.grading.service import solution_text
+
+        try:
+            code = solution_text(self.tutor.store, pair[1])
+        except (TutorError, OSError) as err:
+            self.notify(str(err))
+            return
+        fence = "python" if pair[1].kind == "code" else ""
+        self.query_one("#ex-solution", Markdown).update(f"```{fence}\n{code}\n```" if fence else code)
+        self.query_one("#ex-solution").display = True
+        self.query_one("#ex-solution").scroll_visible()
 
     def action_back(self) -> None:
         pair = self.pair
@@ -234,36 +259,7 @@ class ExerciseScreen(TutorScreen):
 
         pair = self.pair
         assert pair is not None and self.file is not None
-        count = self._submissions(pair[1].id)
-        result = await grade(pair[1], self.file, self.tutor.home, self.lang, self.tutor.lessons_dir)
-        self._record_if_missing(pair[1].id, count, result)
-        return result
-
-    def _submissions(self, exercise_id: str) -> int | None:
-        try:
-            return len(self.tutor.store.submissions(exercise_id)) if self.tutor.store else None
-        except Exception:  # noqa: BLE001
-            return None
-
-    def _record_if_missing(self, exercise_id: str, before: int | None, result) -> None:
-        """The grade command records submissions itself; if it did not, record this one here."""
-        store = self.tutor.store
-        if store is None or before is None or self._submissions(exercise_id) != before:
-            return
-        from tutor.progress.store import sha256_file
-
-        try:
-            store.record_submission(
-                exercise_id,
-                sha256=sha256_file(self.file),
-                status=result.status,
-                score=result.score,
-                max_score=result.max_score,
-                checks=[c.model_dump(mode="json") for c in result.checks],
-                hints_revealed=self.hints_shown,
-            )
-        except Exception as err:  # noqa: BLE001 - the verdict still shows
-            self.notify(f"could not save the submission: {err}", severity="warning")
+        return await grade(pair[1], self.file, self.tutor.home, self.lang, self.tutor.lessons_dir)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "grade":

@@ -102,7 +102,7 @@ class QuizPanel(Vertical):
         if self.state in ("asking", "rating"):
             self._show_question()
         elif self.state == "done":
-            self._done()
+            self._show_done()
 
     # --- answering -------------------------------------------------------------------------
 
@@ -172,6 +172,11 @@ class QuizPanel(Vertical):
 
     def _done(self) -> None:
         self.state = "done"
+        self._show_done()
+        if self.on_finished is not None:
+            self.on_finished()
+
+    def _show_done(self) -> None:
         score = self.session.score()
         self.query_one(".q-counter", Static).update("")
         if score.total == 0:
@@ -181,8 +186,6 @@ class QuizPanel(Vertical):
         self.query_one(".q-prompt", Markdown).update(f"**{text}**")
         self.query_one(".q-help", Static).update("")
         self.query_one(".q-answer", Input).disabled = True
-        if self.on_finished is not None:
-            self.on_finished()
 
     def action_hint(self) -> None:
         item = self.session.current
