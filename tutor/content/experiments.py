@@ -1,21 +1,19 @@
 """Experiment references in the prose, checked against the experiment registry.
 
 `tutor.experiments.registry.get_registry()` maps name -> spec with `.name` and `.params_model`
-(pydantic). It imports without torch. Until that module exists the names cannot be checked; the
-loader then says so once, as a warning, instead of pretending they were.
+(pydantic). It imports without torch. If it fails to import, the names cannot be checked: that is
+one course-level error (so `check` fails), and the lessons still load.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from tutor.content.problems import Problem, error, field_path, warning
+from tutor.content.problems import Problem, error, field_path
 from tutor.content.prose import ProseSection
 from tutor.content.schema import Section
 
@@ -23,18 +21,14 @@ REGISTRY_MODULE = "tutor.experiments.registry"
 
 
 def registry(problems: list[Problem], where: Path) -> dict[str, Any] | None:
-    """The registry, or None (with a warning) when it does not exist yet or fails to import."""
+    """The registry, or None with an error (course-level: `check` fails, the lessons still load)."""
     try:
-        if importlib.util.find_spec(REGISTRY_MODULE) is None:
-            raise ModuleNotFoundError(REGISTRY_MODULE)
-        return dict(importlib.import_module(REGISTRY_MODULE).get_registry())
-    except ModuleNotFoundError:
+        from tutor.experiments.registry import get_registry
+
+        return dict(get_registry())
+    except Exception as err:  # a broken registry is reported; it does not stop the lessons loading
         problems.append(
-            warning(where, f"{REGISTRY_MODULE} not found: experiment names and parameters not checked")
-        )
-    except Exception as err:  # a broken registry is reported, it does not stop the lessons loading
-        problems.append(
-            warning(
+            error(
                 where,
                 f"{REGISTRY_MODULE} failed to load ({type(err).__name__}: {err}): experiments not checked",
             )
