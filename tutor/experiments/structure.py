@@ -3,11 +3,15 @@ permutation test. Each is `(params, ctx) -> Result`; torch is imported inside th
 
 from __future__ import annotations
 
+import threading
+
 from tutor.experiments import cache
 from tutor.experiments.base import RunContext, fmt
 from tutor.experiments.errors import ExperimentError
 from tutor.experiments.params import HeadsParams, ParamCountParams, PermutationParams, ShuffleParams
 from tutor.experiments.result import HeatmapPanel, Result, TablePanel, TextPanel
+
+_maps_lock = threading.Lock()
 
 
 def _encode(tokenizer, text: str, field: str) -> list[int]:
@@ -39,10 +43,13 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
         raise ExperimentError(f"layer: the shipped model has layers 1..{n_layer}, got {p.layer}")
 
     # the walk-through runs on a fresh layer of the chosen width, so every shape is the learner's choice
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(p.seed)
-        qkv, proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
-        x = torch.randn(1, T, C)
+    gen = torch.Generator().manual_seed(p.seed)  # own generator: no other thread's RNG use can change it
+    qkv, proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+    with torch.no_grad():
+        for layer in (qkv, proj):
+            layer.weight.normal_(0.0, 0.02, generator=gen)
+            layer.bias.zero_()
+    x = torch.randn(1, T, C, generator=gen)
     steps: list[list] = []
     with torch.no_grad():
         B = 1
@@ -69,7 +76,8 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
     qkv_params = sum(t.numel() for t in qkv.parameters())
     proj_params = sum(t.numel() for t in proj.parameters())
 
-    maps = ck.model.attention_maps(torch.tensor(ids))  # (n_layer, n_head, T, T) on the trained model
+    with _maps_lock:  # attention_maps parks weights on the shared model's modules while it runs
+        maps = ck.model.attention_maps(torch.tensor(ids))  # (n_layer, n_head, T, T), trained model
     chars = list(p.text)
     layers = [p.layer - 1] if p.layer is not None else list(range(n_layer))
     panels: list = [
