@@ -56,7 +56,7 @@ def _emit(event: dict[str, Any]) -> None:
 
 
 def _list(args, ctx) -> int:
-    from tutor.experiments.registry import describe_field, get_registry
+    from tutor.experiments.registry import get_registry
 
     reg = get_registry()
     if args.json:
@@ -77,14 +77,16 @@ def _list(args, ctx) -> int:
     from rich.table import Table
 
     table = Table(title="experiments", title_justify="left", header_style="bold", show_lines=True)
-    for col in ("name", "what it shows", "parameters"):
-        table.add_column(col)
+    table.add_column("name", no_wrap=True)
+    table.add_column("what it shows", overflow="fold", ratio=3)  # fold: Chinese has no spaces to wrap at
+    table.add_column("parameters (defaults)", overflow="fold", ratio=2)
     for s in reg.values():
-        params = "\n".join(f"{f}: {describe_field(s.params_model, f)}" for f in s.params_model.model_fields)
+        defaults = "\n".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in s.defaults().items())
         title = s.title.get(ctx.lang) or s.title["en"]
         summary = s.summary.get(ctx.lang) or s.summary["en"]
-        table.add_row(s.name + (" (trains)" if s.long else ""), f"{title}\n{summary}", params)
+        table.add_row(s.name + ("\n(trains)" if s.long else ""), f"{title}\n{summary}", defaults)
     Console().print(table)
+    print("Ranges and help: python -m tutor experiment --list --json; a bad --set value prints them too.")
     return 0
 
 
