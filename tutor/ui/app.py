@@ -235,8 +235,9 @@ class TutorApp(App[int]):
         for worker in workers:
             worker.cancel()
         if workers:
+            waiting = asyncio.gather(*(w.wait() for w in workers), return_exceptions=True)
             try:
-                await asyncio.wait_for(self.workers.wait_for_complete(workers), QUIT_GRACE_S + 1)
+                await asyncio.wait_for(waiting, QUIT_GRACE_S + 1)
             except TimeoutError:
                 pass
         self.exit(0)

@@ -215,10 +215,19 @@ class LessonScreen(TutorScreen):
         top, bottom = prose.scroll_y, prose.scroll_y + prose.scrollable_content_region.height
         panels = list(self.query(ExperimentPanel))
         for panel in panels:
-            region = panel.virtual_region
-            if region.bottom > top and region.y < bottom:
+            y = self._content_y(panel)
+            if y + panel.outer_size.height > top and y < bottom:
                 return panel
-        return next((p for p in panels if p.virtual_region.y >= top), None)
+        return next((p for p in panels if self._content_y(p) >= top), None)
+
+    def _content_y(self, widget) -> int:
+        """The widget's line in the scrolled prose (regions are relative to the parent)."""
+        prose = self.query_one("#prose", VerticalScroll)
+        y = 0
+        while widget is not None and widget is not prose:
+            y += widget.virtual_region.y
+            widget = widget.parent
+        return y
 
     def action_run(self) -> None:
         panel = self.panel_in_view()
@@ -238,7 +247,7 @@ class LessonScreen(TutorScreen):
         if not panels:
             return
         prose = self.query_one("#prose", VerticalScroll)
-        after = [p for p in panels if p.virtual_region.y > prose.scroll_y + 1]
+        after = [p for p in panels if self._content_y(p) > prose.scroll_y + 1]
         target = after[0] if after else panels[0]
         prose.scroll_to_widget(target, top=True, animate=False)
 

@@ -1,0 +1,79 @@
+"""Shared helpers for the Textual pilot and snapshot tests (tests/test_ui_*.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.console import Console
+
+from tutor.content.schema import ExactQuestion, MultipleChoice, NumberQuestion, OpenQuestion, SingleChoice
+from tutor.paths import shipped_lessons_dir
+
+
+def make_app(home: Path, lang: str = "en", lessons: Path | None = None):
+    from tutor.ui.app import TutorApp
+
+    return TutorApp(lang=lang, lessons_dir=lessons or shipped_lessons_dir(), home=home)
+
+
+def right_answer(q) -> str:
+    """What a learner who knows the answer types, derived from the question itself."""
+    if isinstance(q, SingleChoice):
+        return str([c.correct for c in q.choices].index(True) + 1)
+    if isinstance(q, MultipleChoice):
+        return ",".join(str(i) for i, c in enumerate(q.choices, 1) if c.correct)
+    if isinstance(q, NumberQuestion):
+        return repr(q.answer)
+    if isinstance(q, ExactQuestion):
+        return q.answer
+    if isinstance(q, OpenQuestion):
+        return "good"
+    raise TypeError(q)
+
+
+def wrong_answer(q) -> str:
+    if isinstance(q, SingleChoice):
+        return str([c.correct for c in q.choices].index(False) + 1)
+    if isinstance(q, MultipleChoice):
+        return ",".join(str(i) for i, c in enumerate(q.choices, 1) if not c.correct) or "1"
+    if isinstance(q, NumberQuestion):
+        return repr(q.answer * 10 + 7)
+    if isinstance(q, ExactQuestion):
+        return "certainly not this"
+    raise TypeError(q)
+
+
+def plain(renderable, width: int = 100) -> str:
+    """A Rich renderable as the text a terminal shows."""
+    console = Console(width=width, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(renderable)
+    return console.export_text()
+
+
+def child_pids() -> set[int]:
+    """Live child processes of this process (all threads), from /proc."""
+    pids: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            text = (task / "children").read_text()
+        except OSError:
+            continue
+        pids |= {int(p) for p in text.split()}
+    return {p for p in pids if Path(f"/proc/{p}").exists() and _state(p) != "Z"}
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+async def settle(app, pause: float = 0.1) -> None:
+    """Wait until every worker has finished (failed ones included), then let the screen update."""
+    import asyncio
+
+    while running := [w for w in app.workers if not w.is_finished]:
+        await asyncio.gather(*(w.wait() for w in running), return_exceptions=True)
+    await asyncio.sleep(pause)
