@@ -1,30 +1,30 @@
 """For course authors: every exercise's starter must fail and its reference must pass.
 
 `check_exercises(course)` returns content problems (tutor.content.problems.Problem); it is one of
-the checkers `python -m tutor check` runs. Code exercises are graded for real, in the sandbox, two
-at a time; "runs" exercises are graded against sample runs from their checks.py.
+the checkers `python -m tutor check` runs. Code exercises are graded for real in one child process
+(runner.grade_trusted); "runs" exercises are graded against sample runs from their checks.py.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tutor.content.problems import Problem, error
 from tutor.content.schema import Exercise
 from tutor.grading.result import GradeResult
-from tutor.grading.service import grade_source, solution_file, starter_file
+from tutor.grading.runner import grade_trusted
+from tutor.grading.service import solution_file, starter_file
+
+
+def _files(ex: Exercise) -> tuple[Path, Path, Path]:
+    return starter_file(ex), solution_file(ex), Path(ex.folder or ".") / "checks.py"
 
 
 def _static_problems(ex: Exercise) -> list[Problem]:
     folder = Path(ex.folder or ".")
-    problems = [
-        error(f, "file is missing")
-        for f in (starter_file(ex), solution_file(ex), folder / "checks.py")
-        if not f.is_file()
-    ]
+    problems = [error(f, "file is missing") for f in _files(ex) if not f.is_file()]
     checks = folder / "checks.py"
     if checks.is_file():
         try:
@@ -49,10 +49,6 @@ def _summary(result: GradeResult) -> str:
     return "; ".join(f"{c.name}: {c.status} ({c.message[:120]})" for c in bad[:3]) or "all checks pass"
 
 
-def _grade_file(ex: Exercise, path: Path) -> GradeResult:
-    return grade_source(ex, path.read_bytes(), str(path))
-
-
 def _runs_problems(ex: Exercise) -> list[Problem]:
     from tutor.grading.runs import grade_runs, load_checks
 
@@ -75,11 +71,14 @@ def _runs_problems(ex: Exercise) -> list[Problem]:
     return problems
 
 
-def check_exercises(course, workers: int = 2) -> list[Problem]:
-    exercises = course.exercises()
+def check_exercises(course) -> list[Problem]:
+    """Problems with the course's exercises: missing files or check functions, a starter that passes,
+    a reference that fails. Code exercises are graded for real, all in one child process."""
     problems: list[Problem] = []
-    jobs: list[tuple[Exercise, Path, str]] = []
-    for ex in exercises:
+    items: list[tuple[Exercise, list[Path]]] = []
+    for ex in course.exercises():
+        if not any(f.is_file() for f in _files(ex)):
+            continue  # a content-only fixture (no code at all): nothing to grade, nothing half-written
         static = _static_problems(ex)
         problems += static
         if static:
@@ -87,14 +86,14 @@ def check_exercises(course, workers: int = 2) -> list[Problem]:
         if ex.kind == "runs":
             problems += _runs_problems(ex)
         else:
-            jobs += [(ex, starter_file(ex), "fail"), (ex, solution_file(ex), "pass")]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda job: _grade_file(job[0], job[1]), jobs))
-    for (ex, path, want), result in zip(jobs, results, strict=True):
-        if want == "fail" and result.status == "pass":
-            problems.append(error(path, f"the starter of {ex.id!r} passes every check; it must fail"))
-        if want == "pass" and result.status != "pass":
+            items.append((ex, [starter_file(ex), solution_file(ex)]))
+    results = grade_trusted(items) if items else {}
+    for ex, (starter, solution) in items:
+        if results[starter].status == "pass":
+            problems.append(error(starter, f"the starter of {ex.id!r} passes every check; it must fail"))
+        ref = results[solution]
+        if ref.status != "pass":
             problems.append(
-                error(path, f"the reference of {ex.id!r} does not pass ({result.status}): {_summary(result)}")
+                error(solution, f"the reference of {ex.id!r} does not pass ({ref.status}): {_summary(ref)}")
             )
     return problems

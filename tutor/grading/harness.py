@@ -91,6 +91,31 @@ def _describe(err: BaseException, filename: str, limit_mb: int) -> str:
     return text[:1500]
 
 
+def load_module(name: str, path: str, display: str | None = None) -> types.ModuleType:
+    """Execute the file at `path` as module `name` (registered in sys.modules); tracebacks show `display`."""
+    module = types.ModuleType(name)
+    module.__file__ = display or path
+    sys.modules[name] = module
+    source = open(path, encoding="utf-8").read()
+    exec(compile(source, display or path, "exec"), module.__dict__)
+    return module
+
+
+def run_check(function, sub, display: str, limit_mb: int, check_failed: type) -> tuple[str, str]:
+    """(status, message) of one check: pass, fail (a wrong answer) or error (the learner's code raised)."""
+    import torch
+
+    torch.manual_seed(0)  # every check starts from the same random state, whatever ran before
+    try:
+        return "pass", str(function(sub) or "")
+    except check_failed as err:
+        return "fail", str(err)
+    except AssertionError as err:
+        return "fail", str(err) or "a check assertion failed"
+    except BaseException as err:  # noqa: BLE001 - the learner's code raised while being checked
+        return "error", _describe(err, display, limit_mb)
+
+
 def main(argv: list[str]) -> None:
     job = _read_job(int(argv[1]))
     res_fd = int(argv[2])
@@ -122,11 +147,7 @@ def main(argv: list[str]) -> None:
     emit({"event": "hello"})
 
     # checks.py first, under a private name; its functions are held here before any learner code runs
-    check_source = open(job["checks_file"], encoding="utf-8").read()
-    checks_mod = types.ModuleType("_tutor_exercise_checks")
-    checks_mod.__file__ = job["checks_file"]
-    sys.modules[checks_mod.__name__] = checks_mod
-    exec(compile(check_source, job["checks_file"], "exec"), checks_mod.__dict__)
+    checks_mod = load_module("_tutor_exercise_checks", job["checks_file"])
     functions = {cid: getattr(checks_mod, f"check_{cid}") for cid in job["checks"]}
 
     import math
@@ -159,13 +180,10 @@ def main(argv: list[str]) -> None:
 
     # the learner's file, compiled under its own name so tracebacks point at their lines
     display = job["display_name"]
-    sub = types.ModuleType("submission")
-    sub.__file__ = display
-    sys.modules["submission"] = sub
+    emit({"event": "loading"})
     t0 = clock()
     try:
-        source = open(job["submission"], encoding="utf-8").read()
-        exec(compile(source, display, "exec"), sub.__dict__)
+        sub = load_module("submission", job["submission"], display)
     except BaseException as err:  # noqa: BLE001 - anything the import does is the learner's
         emit({"event": "import_error", "message": _describe(err, display, limit_mb)})
         flush_and_exit()
@@ -175,17 +193,8 @@ def main(argv: list[str]) -> None:
 
     for cid in job["checks"]:
         emit({"event": "start", "check": cid})
-        torch.manual_seed(0)
         t0 = clock()
-        try:
-            message = functions[cid](sub)
-            status = "pass"
-        except CheckFailed as err:
-            status, message = "fail", str(err)
-        except AssertionError as err:
-            status, message = "fail", str(err) or "a check assertion failed"
-        except BaseException as err:  # noqa: BLE001 - the learner's code raised while being checked
-            status, message = "error", _describe(err, display, limit_mb)
+        status, message = run_check(functions[cid], sub, display, limit_mb, CheckFailed)
         if check_tamper(cid):
             flush_and_exit()
         emit(
@@ -193,7 +202,7 @@ def main(argv: list[str]) -> None:
                 "event": "check",
                 "check": cid,
                 "status": status,
-                "message": str(message or "")[:2000],
+                "message": message[:2000],
                 "seconds": round(clock() - t0, 3),
             }
         )
