@@ -16,8 +16,16 @@ HELP = "validate lessons, quizzes and exercises; list every problem with file, l
 
 Checker = Callable[["Course"], Iterable["Problem"]]  # noqa: F821 (names imported lazily below)
 
+
+def _exercises_checker(course):
+    """The grading side: every starter fails, every reference passes (tutor/grading/authoring.py)."""
+    from tutor.grading.authoring import check_exercises
+
+    return check_exercises(course)
+
+
 # Further checks run after loading, in order. Each gets the loaded Course and returns problems.
-EXTRA_CHECKERS: list[Checker] = []
+EXTRA_CHECKERS: list[Checker] = [_exercises_checker]
 
 
 def add_arguments(parser) -> None:
