@@ -40,7 +40,14 @@ def _files(home) -> set[str]:
 def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
     events: list[dict] = []
     result = run_child_sync("train-compare", TINY, events.append, home=home, use_cache=False)
-    assert set(result.metrics) >= {"val_loss_h1", "val_loss_h2", "params_h1", "seconds_h2", "best_val_loss"}
+    assert set(result.metrics) >= {
+        "val_loss_h1",
+        "val_loss_h2",
+        "params_h1",
+        "seconds_h2",
+        "min_val_loss_h1",
+        "lowest_final_val_loss",
+    }
     assert result.metrics["params_h1"] == result.metrics["params_h2"]  # heads regroup, add nothing
     progress = [e for e in events if e["event"] == "progress"]
     assert {e["run"] for e in progress} == {1, 2} and progress[-1]["step"] == progress[-1]["steps"] == 12

@@ -88,6 +88,12 @@ class TrainCompareParams(Params):
     n_head: int = Field(4, ge=1, le=128, description="heads when vary = pos")
     base_pos: PosMode = Field("learned", description="position mode when vary = heads")
     lr: float = Field(2e-3, gt=0, le=1.0, description="peak learning rate")
+    dropout: float = Field(
+        0.2,
+        ge=0.0,
+        lt=1.0,
+        description="dropout while training (the poem corpus is small: without it, overfitting)",
+    )
     eval_interval: int = Field(100, ge=1, le=10000, description="steps between validation losses")
     seed: int = Field(1337, ge=0, description="random seed (the same for every run)")
 

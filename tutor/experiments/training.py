@@ -29,7 +29,7 @@ def run_config(p: TrainCompareParams, n_head: int, pos: str, corpus_id: str) -> 
     from models.train import TrainConfig
 
     model = GPTConfig(
-        block_size=p.context, n_layer=p.n_layer, n_head=n_head, n_embd=p.n_embd, pos=pos, dropout=0.0
+        block_size=p.context, n_layer=p.n_layer, n_head=n_head, n_embd=p.n_embd, pos=pos, dropout=p.dropout
     )
     train = TrainConfig(
         steps=p.steps,
@@ -159,26 +159,42 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     return _result(p, done, time.perf_counter() - t_all)
 
 
+def _lowest(curve: list[list]) -> tuple[float | None, int | None]:
+    points = [(c[2], c[0]) for c in curve if c[2] is not None]
+    return min(points) if points else (None, None)
+
+
 def _result(p: TrainCompareParams, done: list[dict[str, Any]], seconds: float) -> Result:
     metrics: dict[str, float] = {}
+    rows = []
     for r in done:
+        low, at = _lowest(r["curve"])
         metrics[f"val_loss_{r['slug']}"] = r["val_loss"]
+        if low is not None:
+            metrics[f"min_val_loss_{r['slug']}"] = low
         metrics[f"params_{r['slug']}"] = r["params"]
         metrics[f"seconds_{r['slug']}"] = r["seconds"]
+        rows.append(
+            [
+                r["label"],
+                fmt(r["val_loss"], 4),
+                f"{fmt(low, 4)} @ {at}" if low is not None else "",
+                r["params"],
+                f"{r['seconds']:.1f}",
+                "stored" if r["stored"] else "trained",
+            ]
+        )
     best = min(done, key=lambda r: r["val_loss"])
-    metrics["best_val_loss"] = best["val_loss"]
+    metrics["lowest_final_val_loss"] = best["val_loss"]
     varied = "head count" if p.vary == "heads" else "position mode"
-    rows = [
-        [
-            r["label"],
-            fmt(r["val_loss"], 4),
-            r["params"],
-            f"{r['seconds']:.1f}",
-            "stored" if r["stored"] else "trained",
-        ]
-        for r in done
-    ]
     spread = max(r["val_loss"] for r in done) - best["val_loss"]
+    overfit = [r["label"] for r in done if (_lowest(r["curve"])[0] or r["val_loss"]) < r["val_loss"] - 0.02]
+    note = (
+        f" Validation loss rose again before the end for {', '.join(overfit)}: the corpus is small and the model "
+        "starts to memorise it, so compare the lowest values too."
+        if overfit
+        else ""
+    )
     return Result(
         experiment="train-compare",
         params=p.model_dump(mode="json"),
@@ -186,7 +202,7 @@ def _result(p: TrainCompareParams, done: list[dict[str, Any]], seconds: float) -
         panels=[
             TablePanel(
                 title=f"{len(done)} runs of {p.steps} steps, batch {p.batch}, context {p.context}",
-                columns=[varied, "final val loss", "params", "seconds", "source"],
+                columns=[varied, "final val loss", "lowest val loss @ step", "params", "seconds", "source"],
                 rows=rows,
             ),
             SeriesPanel(
@@ -201,9 +217,9 @@ def _result(p: TrainCompareParams, done: list[dict[str, Any]], seconds: float) -
             TextPanel(
                 title="Reading the table",
                 text=(
-                    f"Lowest validation loss: {best['label']} ({fmt(best['val_loss'], 4)}); the runs span "
+                    f"Lowest final validation loss: {best['label']} ({fmt(best['val_loss'], 4)}); the runs span "
                     f"{fmt(spread, 3)}. Every run used the same data, seed and schedule, so the {varied} is the only "
-                    "difference, but gaps of a few hundredths between short runs can be seed noise."
+                    f"difference, but gaps of a few hundredths between short runs can be seed noise.{note}"
                 ),
             ),
         ],
