@@ -282,7 +282,7 @@ class TutorApp(App[int]):
         )
         for code, name in LANG_NAMES.items():
             if code != lang:
-                yield SystemCommand(t("cmd.lang", lang, lang=name), code, partial(self.set_lang, code))
+                yield SystemCommand(t("cmd.lang", lang, name=name), code, partial(self.set_lang, code))
         yield from super().get_system_commands(screen)
 
 

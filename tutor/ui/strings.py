@@ -259,7 +259,7 @@ _TEXT: dict[str, dict[str, str]] = {
         "de": "Heute fällige Fragen aus allen Lektionen",
         "zh": "所有课程中今天到期的题目",
     },
-    "cmd.lang": {"en": "Language: {lang}", "de": "Sprache: {lang}", "zh": "语言：{lang}"},
+    "cmd.lang": {"en": "Language: {name}", "de": "Sprache: {name}", "zh": "语言：{name}"},
     "lang.switched": {"en": "Language: English", "de": "Sprache: Deutsch", "zh": "语言：中文"},
     "error.title": {"en": "Something went wrong", "de": "Etwas ist schiefgegangen", "zh": "出错了"},
 }

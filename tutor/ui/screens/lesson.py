@@ -145,12 +145,18 @@ class LessonScreen(TutorScreen):
         if target is None and section is not None:
             target = next(iter(self.query(f"#sec-{section}")), None)
         if target is not None:
-            self._scroll_to(target)
-            # Markdown blocks lay out after mounting and push the target down: aim again shortly
-            self.set_timer(0.3, lambda: self._scroll_to(target))
+            self._aim(target, tries=12)
 
-    def _scroll_to(self, target) -> None:
-        self.query_one("#prose", VerticalScroll).scroll_to_widget(target, top=True, animate=False)
+    def _aim(self, target, tries: int, last: tuple[int, float] | None = None) -> None:
+        """Scroll the target to the top, and again every 0.15 s for a while: the Markdown above it
+        is laid out after mounting and pushes it down. Stops as soon as the learner scrolls."""
+        prose = self.query_one("#prose", VerticalScroll)
+        if last is not None and prose.scroll_y != last[1]:
+            return  # the learner moved: leave them where they are
+        y = self._content_y(target)
+        prose.scroll_to(y=y, animate=False, immediate=True)
+        if tries > 0:
+            self.set_timer(0.15, lambda: self._aim(target, tries - 1, (y, prose.scroll_y)))
 
     def _sections(self) -> list[Vertical]:
         return list(self.query(".section").results(Vertical))

@@ -1,0 +1,221 @@
+"""The app's promises beyond the learner's path: language, palette, help, and every error shown
+in the app while it keeps working; quitting mid-training leaves no child process."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+from textual.widgets import Input, Static
+
+from tests.ui_helpers import child_pids, make_app, plain, right_answer, settle
+from tutor.paths import shipped_lessons_dir
+from tutor.ui.screens.exercise import ExerciseScreen
+from tutor.ui.screens.help import HelpScreen
+from tutor.ui.screens.home import HomeScreen
+from tutor.ui.screens.lesson import LessonScreen
+from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tutor.ui.widgets.quiz_panel import QuizPanel
+
+
+def _panel(app, name: str) -> ExperimentPanel:
+    return next(p for p in app.screen.query(ExperimentPanel) if p.ref.name == name)
+
+
+def _status(panel: ExperimentPanel) -> str:
+    return str(panel.query_one(".exp-status", Static).content)
+
+
+def _notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def _unlock(app, pilot, exercise_id: str) -> ExerciseScreen:
+    await app.open_exercise(exercise_id)
+    await pilot.pause()
+    screen = app.screen
+    for quiz in screen.query(QuizPanel):
+        while quiz.state != "done":
+            quiz.submit(right_answer(quiz.session.current.question))
+            quiz.submit("")
+            await pilot.pause()
+    assert screen.unlocked
+    return screen
+
+
+async def test_language_switch_relabels_the_screen_and_the_footer_keys(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await pilot.pause()
+        await pilot.press("f5")
+        await pilot.pause()
+        assert app.lang == "de"
+        assert str(app.screen.query_one("#home-title", Static).content) == "Attention-Tutor"
+        keys = {b.binding.key: b.binding.description for b in app.screen.active_bindings.values()}
+        assert keys["c"] == "Weiter" and keys["q"] == "Quiz"
+        await pilot.press("f5")
+        await pilot.pause()
+        assert app.lang == "zh"
+        assert app.screen.active_bindings["c"].binding.description == "继续"
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert f"课程: {app.tutor.lessons[0].title['zh']}" in titles
+
+
+async def test_palette_has_every_lesson_experiment_exercise_and_review_due(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        text = "\n".join(commands)
+        for lesson in app.tutor.lessons:
+            assert f"Lesson: {lesson.title['en']}" in commands
+            for section in lesson.sections:
+                for ref in section.experiments:
+                    assert f"({ref.name})" in text
+        for _lesson, ex in app.tutor.exercises():
+            assert f"({ex.id})" in text
+        assert "Review due" in commands
+        open_alibi = next(c for title, c in commands.items() if title.endswith("(alibi)"))
+        open_alibi.callback()
+        await settle(app)
+        await pilot.pause(0.8)
+        assert isinstance(app.screen, LessonScreen) and app.screen.lesson_id == "rope-alibi"
+        assert app.screen.panel_in_view().ref.name == "alibi"
+
+
+async def test_help_lists_the_keys_of_the_screen_underneath(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head")
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        shown = plain(app.screen.query_one(Static).content)
+        for words in ("Run", "Next §", "Cancel run", "Language", "Commands"):
+            assert words in shown
+        await pilot.press("escape")
+        assert isinstance(app.screen, LessonScreen)
+
+
+async def test_bad_parameters_are_named_and_nothing_runs(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("rope-alibi", experiment="alibi")
+        await pilot.pause(0.5)
+        panel = _panel(app, "alibi")
+        panel.query_one("#p-n_head", Input).value = "0"
+        assert panel.run() is False
+        assert not panel.running and "Fix the parameters" in _status(panel)
+        error = str(panel.query_one(".param-error", Static).content)
+        assert "n_head" in error and "greater than or equal to 1" in error
+        assert panel.query_one("#p-n_head", Input).has_class("-invalid")
+
+
+async def test_an_experiment_that_raises_shows_its_message_and_the_next_run_works(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("positions", experiment="permutation")
+        await pilot.pause(0.5)
+        panel = _panel(app, "permutation")
+        panel.query_one("#p-text", Input).value = "ab☃"
+        panel.query_one("#p-other", Input).value = "☃ba"
+        assert panel.run()
+        await settle(app)
+        assert panel.result is None and panel.last_error  # unknown characters (or no checkpoint)
+        assert panel.last_error in _status(panel) and any(panel.last_error in n for n in _notes(app))
+        await app.open_lesson("rope-alibi", experiment="alibi")
+        await pilot.pause(0.5)
+        alibi = _panel(app, "alibi")
+        await pilot.press("r")
+        await settle(app)
+        assert alibi.result is not None and alibi.result.metrics["slope_first"] == 0.5
+
+
+async def test_a_lesson_that_fails_to_load_is_named_and_the_others_open(home, tmp_path):
+    lessons = tmp_path / "lessons"
+    shutil.copytree(shipped_lessons_dir(), lessons, ignore=shutil.ignore_patterns("__pycache__"))
+    broken = lessons / "03-rope-alibi" / "lesson.toml"
+    broken.write_text(
+        broken.read_text(encoding="utf-8").replace("order = ", "order = 'two' #"), encoding="utf-8"
+    )
+    app = make_app(home, lessons=lessons)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
+        assert [x.id for x in app.tutor.lessons] == ["multi-head", "positions"]
+        errors = str(app.screen.query_one("#home-errors", Static).content)
+        assert "lesson.toml" in errors and "order" in errors
+        await pilot.press("enter")
+        await settle(app)
+        assert isinstance(app.screen, LessonScreen) and app.screen.lesson_id == "multi-head"
+
+
+async def test_no_editor_says_how_to_set_one(home, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        screen = await _unlock(app, pilot, "split-heads")
+        await pilot.press("e")
+        assert any("$EDITOR" in n and str(screen.file) in n for n in _notes(app))
+        assert app.is_running
+
+
+async def test_a_grade_that_times_out_says_so_and_the_app_keeps_working(home, tmp_path):
+    lessons = tmp_path / "lessons"
+    shutil.copytree(shipped_lessons_dir(), lessons, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = lessons / "01-multi-head" / "exercises" / "split-heads" / "exercise.toml"
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace("timeout_s = 20", "timeout_s = 2"), encoding="utf-8"
+    )
+    app = make_app(home, lessons=lessons)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        screen = await _unlock(app, pilot, "split-heads")
+        screen.file.write_text("while True:\n    pass\n", encoding="utf-8")
+        await pilot.press("g")
+        await settle(app)
+        assert screen.result.status == "timeout"
+        assert "timeout" in str(screen.query_one("#ex-status", Static).content)
+        await pilot.press("escape")
+        await settle(app)
+        assert isinstance(app.screen, LessonScreen)
+
+
+async def _quit_while_training(home, wait_for_steps: bool) -> float:
+    before = child_pids()
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("rope-alibi", experiment="train-compare")
+        await pilot.pause(0.5)
+        panel = _panel(app, "train-compare")
+        small = {"steps": "400", "batch": "4", "n_layer": "1", "n_embd": "32", "pos": "none"}
+        for key, value in small.items():
+            panel.query_one(f"#p-{key}", Input).value = value
+        assert panel.run()
+        for _ in range(300):  # until the child exists (and, if asked, reports training steps)
+            await pilot.pause(0.1)
+            if child_pids() - before and (not wait_for_steps or "step" in _status(panel)):
+                break
+        assert child_pids() - before
+        started = time.monotonic()
+        await app.action_quit()
+        took = time.monotonic() - started
+    assert child_pids() - before == set()
+    return took
+
+
+async def test_quitting_while_a_training_child_starts_returns_promptly_and_leaves_no_child(home):
+    assert await _quit_while_training(home, wait_for_steps=False) < 4.0
+
+
+@pytest.mark.slow
+async def test_quitting_mid_training_returns_promptly_and_leaves_no_child(home):
+    assert await _quit_while_training(home, wait_for_steps=True) < 4.0
