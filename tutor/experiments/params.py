@@ -94,7 +94,7 @@ class TrainCompareParams(Params):
         lt=1.0,
         description="dropout while training (the poem corpus is small: without it, overfitting)",
     )
-    eval_interval: int = Field(100, ge=1, le=10000, description="steps between validation losses")
+    eval_interval: int = Field(50, ge=1, le=10000, description="steps between validation losses")
     seed: int = Field(1337, ge=0, description="random seed (the same for every run)")
 
     def runs(self) -> list[tuple[str, int, str]]:
