@@ -279,7 +279,7 @@ def run_permutation(p: PermutationParams, ctx: RunContext) -> Result:
         metrics=metrics,
         panels=[
             TablePanel(
-                title=f"Largest difference of the last-position logits: {p.text} vs {p.other} (fresh models)",
+                title=f"Last-position logit gap, {p.text} vs {p.other}, fresh models",
                 columns=["layers", *p.modes],
                 rows=rows,
             ),
