@@ -86,3 +86,11 @@ def load_checkpoint(path: Path, **overrides: Any) -> Checkpoint:
         optimizer_state=payload.get("optimizer"),
         path=path,
     )
+
+
+def strip_training_state(path: Path) -> None:
+    """Rewrite a checkpoint with weights, config, tokenizer and metadata only: no optimizer moments and no
+    RNG state. A third of the size, for shipping; it can be loaded and fine-tuned, not resumed exactly."""
+    ck = load_checkpoint(path)
+    meta = {k: v for k, v in ck.meta.items() if k != "rng"}
+    save_checkpoint(path, ck.model, ck.tokenizer, meta)

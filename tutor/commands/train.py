@@ -35,6 +35,9 @@ def add_arguments(p) -> None:
         "--out", type=Path, default=None, help="checkpoint to write (default: HOME/runs/<settings>.pt)"
     )
     p.add_argument("--resume", action="store_true", help="continue from --out if it exists")
+    p.add_argument(
+        "--weights-only", action="store_true", help="drop optimizer state at the end (3x smaller; not resumable)"
+    )
     p.add_argument("--jsonl", action="store_true", help="stream progress as JSON lines (for programs)")
 
 
@@ -101,6 +104,10 @@ def run(args, ctx) -> int:
         )
     except ValueError as err:
         raise TutorError(str(err)) from err
+    if args.weights_only and not result.cancelled:
+        from models.checkpoint import strip_training_state
+
+        strip_training_state(out)
     emit({"event": "cancelled" if result.cancelled else "done", "out": str(out), **result.__dict__})
     return 1 if result.cancelled else 0
 
