@@ -97,6 +97,11 @@ _TEXT: dict[str, dict[str, str]] = {
     "exp.running": {"en": "running…", "de": "läuft…", "zh": "运行中…"},
     "exp.loading_torch": {"en": "loading PyTorch…", "de": "PyTorch wird geladen…", "zh": "正在加载 PyTorch…"},
     "exp.done": {"en": "done in {s:.1f} s", "de": "fertig in {s:.1f} s", "zh": "用时 {s:.1f} 秒"},
+    "exp.finished": {
+        "en": "done · r runs again",
+        "de": "fertig · r führt erneut aus",
+        "zh": "完成 · r 再次运行",
+    },
     "exp.cancelled": {"en": "cancelled", "de": "abgebrochen", "zh": "已取消"},
     "exp.failed": {
         "en": "The experiment failed",

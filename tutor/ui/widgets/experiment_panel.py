@@ -210,7 +210,10 @@ class ExperimentPanel(Vertical):
         self.result = result
         self._finish_bar()
         self.query_one(".live").display = False
-        self._status(t("exp.done", self.lang, s=result.duration_s))
+        # quick runs just say done (their time is mostly the first torch import, not the experiment)
+        self._status(
+            t("exp.done", self.lang, s=result.duration_s) if self.spec.long else t("exp.finished", self.lang)
+        )
         self.query_one(".exp-results").mount_all(panel_widgets(result, t("exp.metrics", self.lang)))
 
     def _show_error(self, error: BaseException | None) -> None:

@@ -84,6 +84,7 @@ def heatmap_table(panel: HeatmapPanel) -> Table:
                 continue
             x = min(max((v - lo) / span, 0.0), 1.0)
             fg = "black" if x > 0.55 else "white"
+            v += 0.0  # -0.0 (a zero bias on the diagonal) prints as 0.00
             text = f"{v:5.2f}" if numbers and abs(v) < 100 else (fmt(v, 2) if numbers else "  ")
             cells.append(Text(text, style=Style(color=fg, bgcolor=_blend(x))))
         table.add_row(Text(label + " "), *cells)

@@ -1,0 +1,107 @@
+"""Snapshots (pytest-textual-snapshot) of the four main screens at 80×24, in English and Chinese:
+home, a lesson with the ALiBi heatmaps, a quiz question, and an exercise's grade result.
+
+Update after an intended change: `pytest tests/test_ui_snapshots.py --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from textual.containers import VerticalScroll
+from textual.widgets import Input
+
+from tests.ui_helpers import make_app, right_answer, settle
+from tutor.ui.widgets.quiz_panel import QuizPanel
+
+SIZE = (80, 24)
+
+
+@pytest.fixture(autouse=True)
+def _snapshots_in_tests_snapshots(monkeypatch):
+    """Keep the SVGs in tests/snapshots/ (the folder ruff and the README know), not __snapshots__."""
+    from pytest_textual_snapshot import SVGImageExtension
+
+    def dirname(cls, *, test_location) -> str:
+        return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
+
+    monkeypatch.setattr(SVGImageExtension, "dirname", classmethod(dirname))
+
+
+def _home(name: str) -> Path:
+    # a fixed path: the exercise screen shows the learner's file path, so it must not vary per run
+    home = Path(tempfile.gettempdir()) / "attention-tutor-snapshots" / name
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    return home
+
+
+async def _steady(pilot) -> None:
+    await settle(pilot.app, 0.3)
+    for box in pilot.app.screen.query(Input):
+        box.cursor_blink = False
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_home_snapshot(snap_compare, lang):
+    async def run_before(pilot):
+        await pilot.app.course_ready.wait()
+        await _steady(pilot)
+
+    assert snap_compare(make_app(_home(f"home-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_lesson_heatmap_snapshot(snap_compare, lang):
+    async def run_before(pilot):
+        app = pilot.app
+        await app.course_ready.wait()
+        await app.open_lesson("rope-alibi", experiment="alibi")
+        await pilot.pause(0.5)
+        await pilot.press("r")
+        await settle(app, 2.0)  # the lesson stops re-aiming at the panel after ~2 s
+        heatmap = app.screen.query(".heatmap").first()
+        app.screen.query_one("#prose", VerticalScroll).scroll_to_widget(heatmap, top=True, animate=False)
+        await _steady(pilot)
+
+    assert snap_compare(make_app(_home(f"lesson-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_quiz_question_snapshot(snap_compare, lang):
+    async def run_before(pilot):
+        app = pilot.app
+        await app.course_ready.wait()
+        await app.open_quiz("positions")
+        await pilot.pause()
+        quiz = app.screen.query_one(QuizPanel)
+        quiz.submit("the order")  # the open first question: own answer, rating, next
+        quiz.submit("3")
+        quiz.submit("")
+        await _steady(pilot)
+
+    assert snap_compare(make_app(_home(f"quiz-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_exercise_result_snapshot(snap_compare, lang):
+    async def run_before(pilot):
+        app = pilot.app
+        await app.course_ready.wait()
+        await app.open_exercise("split-heads")
+        await pilot.pause()
+        quiz = app.screen.query_one(QuizPanel)
+        while quiz.state != "done":
+            quiz.submit(right_answer(quiz.session.current.question))
+            quiz.submit("")
+            await pilot.pause()
+        await pilot.press("g")
+        await _steady(pilot)
+        app.screen.query_one("#ex-status").scroll_visible(top=True, animate=False)
+        await pilot.pause()
+
+    assert snap_compare(make_app(_home(f"exercise-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
