@@ -1,8 +1,9 @@
 """The Textual app: four modes (home, lesson, quiz, lab), each with its own screen stack.
 
 The first screen appears before the course is loaded: loading (pydantic, SQLite) runs in a worker
-and every screen is told when it is done, so startup costs about what a bare Textual app costs.
-Torch is never imported here; experiments import it in their worker the first time one runs.
+and every screen is told when it is done. Only the home screen is imported up front; the other
+screens (Markdown, plotext, pydantic models) are imported when first opened. Torch is never
+imported here; experiments import it in their worker the first time one runs.
 """
 
 from __future__ import annotations
@@ -17,14 +18,9 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from tutor.content.schema import pick
 from tutor.ui.bindings import localise
 from tutor.ui.screens.base import TutorScreen
-from tutor.ui.screens.exercise import ExerciseScreen, NoExerciseScreen
-from tutor.ui.screens.help import HelpScreen
 from tutor.ui.screens.home import HomeScreen
-from tutor.ui.screens.lesson import LessonScreen
-from tutor.ui.screens.quiz import QuizScreen
 from tutor.ui.state import Tutor, load
 from tutor.ui.strings import t
 
@@ -34,8 +30,9 @@ QUIT_GRACE_S = 3.0  # children get SIGTERM, then SIGKILL after this; quitting ne
 
 
 class TutorApp(App[int]):
-    CSS_PATH = "tutor.tcss"
+    CSS_PATH = Path(__file__).with_name("tutor.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "Attention Tutor"
+    DEFAULT_MODE = "home"  # the first screen is home itself, not a blank default screen first
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="help"),
         Binding("f1", "go('home')", "Home", id="home", show=False),
@@ -47,16 +44,15 @@ class TutorApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", id="quit", show=False, priority=True),
     ]
 
-    def __init__(self, lang: str, lessons_dir: Path, home: Path, *, exit_when_ready: bool = False):
+    def __init__(self, lang: str, lessons_dir: Path, home: Path):
         super().__init__()
         self.tutor = Tutor(lessons_dir=Path(lessons_dir), home=Path(home), lang=lang)
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None
         self.course_ready = asyncio.Event()
-        self.exit_when_ready = exit_when_ready  # benchmarks: quit once the lessons are listed
         self.add_mode("home", HomeScreen)
         self.add_mode("lesson", self._lesson_base)
-        self.add_mode("quiz", lambda: QuizScreen.for_review(self.tutor))
+        self.add_mode("quiz", self._quiz_base)
         self.add_mode("lab", self._lab_base)
 
     @property
@@ -68,7 +64,9 @@ class TutorApp(App[int]):
     def on_mount(self) -> None:
         self.theme = DARK
         localise(self, self.lang)
-        self.switch_mode("home")
+
+    def on_ready(self) -> None:
+        # after the first paint: the loader thread (pydantic, SQLite) would hold the GIL meanwhile
         self.load_course()
 
     @work(exclusive=True, group="load")
@@ -84,8 +82,6 @@ class TutorApp(App[int]):
             self.notify(notice, severity="warning", timeout=10)
         self.course_ready.set()
         self.refresh_screens()
-        if self.exit_when_ready:
-            self.call_after_refresh(self.exit, 0)
 
     def _last_location(self) -> dict:
         try:
@@ -119,6 +115,8 @@ class TutorApp(App[int]):
     def _lesson_screen_name(self, lesson_id: str | None) -> str:
         name = f"lesson:{lesson_id or '-'}"
         if not self.is_screen_installed(name):
+            from tutor.ui.screens.lesson import LessonScreen
+
             self.install_screen(LessonScreen(lesson_id), name)
         return name
 
@@ -128,10 +126,19 @@ class TutorApp(App[int]):
     def _exercise_screen_name(self, exercise_id: str) -> str:
         name = f"lab:{exercise_id}"
         if not self.is_screen_installed(name):
+            from tutor.ui.screens.exercise import ExerciseScreen
+
             self.install_screen(ExerciseScreen(exercise_id), name)
         return name
 
+    def _quiz_base(self) -> Screen:
+        from tutor.ui.screens.quiz import QuizScreen
+
+        return QuizScreen.for_review(self.tutor)
+
     def _lab_base(self) -> Screen | str:
+        from tutor.ui.screens.exercise import NoExerciseScreen
+
         if self.current_exercise is None:
             pair = next(iter(self.tutor.exercises()), None)
             if pair is None:
@@ -163,12 +170,12 @@ class TutorApp(App[int]):
             return
         self.current_lesson = lesson_id
         await self._show_in_mode("lesson", self._lesson_screen_name(lesson_id))
-        screen = self.screen
-        if isinstance(screen, LessonScreen):
-            screen.go_to(section=section, experiment=experiment)
+        self.screen.go_to(section=section, experiment=experiment)
 
     async def open_quiz(self, lesson_id: str | None) -> None:
         """The lesson's quiz, or (lesson_id None) the review of everything due."""
+        from tutor.ui.screens.quiz import QuizScreen
+
         if lesson_id is None:
             screen = QuizScreen.for_review(self.tutor)
         else:
@@ -212,6 +219,8 @@ class TutorApp(App[int]):
         self.switch_mode(mode)
 
     def action_help(self) -> None:
+        from tutor.ui.screens.help import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
             return
@@ -245,6 +254,8 @@ class TutorApp(App[int]):
     # --- command palette -----------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        from tutor.content.schema import pick
+
         lang = self.lang
         specs = _registry()
         for lesson in self.tutor.lessons:

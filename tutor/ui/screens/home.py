@@ -9,7 +9,6 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
-from tutor.content.schema import pick
 from tutor.ui.screens.base import TutorScreen
 
 
@@ -35,6 +34,13 @@ class HomeScreen(TutorScreen):
     def refresh_content(self) -> None:
         self.query_one("#home-title", Static).update(self.t("app.title"))
         self.query_one("#home-hint", Static).update(self.t("home.hint"))
+        if self.tutor.course is None and self.tutor.error is None:
+            # still loading: draw without importing the content models (pydantic) on this thread
+            self.query_one("#lesson-summary", Static).update(self.t("home.loading"))
+            self.query_one("#home-errors", Static).display = False
+            return
+        from tutor.content.schema import pick
+
         table = self.query_one("#lessons", DataTable)
         row = table.cursor_row
         table.clear(columns=True)
@@ -100,9 +106,12 @@ class HomeScreen(TutorScreen):
         return self.tutor.lessons[min(table.cursor_row, len(self.tutor.lessons) - 1)].id
 
     def _show_summary(self) -> None:
+        if self.tutor.course is None:
+            return
+        from tutor.content.schema import pick
+
         lesson = self.tutor.lesson(self._selected() or "")
-        loading = self.tutor.course is None and self.tutor.error is None
-        text = Text(self.t("home.loading") if loading else pick(lesson.summary, self.lang) if lesson else "")
+        text = Text(pick(lesson.summary, self.lang) if lesson else "")
         self.query_one("#lesson-summary", Static).update(text)
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:

@@ -1,0 +1,77 @@
+"""Time to first screen: the tutor against a bare Textual hello-world, started the same way.
+
+Both run as `python ...` child processes in a pseudo-terminal (the real Textual driver, 100×30);
+the time is from spawning the process to its text appearing in the terminal output: "Hello, world"
+for the bare app; for the tutor its title (first paint of the home screen, lessons still loading
+in a worker) and then the first lesson's title (course and progress store loaded). Rounds
+alternate between the apps so machine noise hits both alike. Goal: first screen ≤ 1.3×.
+
+    python benchmarks/bench_startup.py [--rounds 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pty_app import PtyApp, python  # noqa: E402
+
+HELLO = """
+from textual.app import App
+from textual.widgets import Static
+
+class Hello(App):
+    def compose(self):
+        yield Static("Hello, world")
+
+Hello().run()
+"""
+
+
+def time_to(argv: list[str], markers: list[str]) -> list[float]:
+    """Seconds from spawn until each marker shows, in order; then the app is stopped."""
+    app = PtyApp(argv)
+    try:
+        return [app.expect(marker, 60) - app.started for marker in markers]
+    finally:
+        app.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        hello = Path(tmp) / "hello.py"
+        hello.write_text(HELLO, encoding="utf-8")
+        home = Path(tmp) / "home"
+        tutor = [python(), "-m", "tutor", "--home", str(home), "--lang", "en"]
+        markers = ["Attention Tutor", "Multi-head attention"]
+        time_to(tutor, markers)  # warm the OS file cache and create the progress store
+        times: dict[str, list[float]] = {"bare": [], "paint": [], "lessons": []}
+        for _ in range(args.rounds):
+            times["bare"] += time_to([python(), str(hello)], ["Hello, world"])
+            paint, lessons = time_to(tutor, markers)
+            times["paint"].append(paint)
+            times["lessons"].append(lessons)
+    bare = statistics.median(times["bare"])
+    print(f"rounds: {args.rounds}; spawn to text on screen; median (min–max), ratio to the bare app")
+    labels = {
+        "bare": "bare Textual hello-world",
+        "paint": "tutor, first screen",
+        "lessons": "tutor, lessons listed",
+    }
+    for key, label in labels.items():
+        xs = times[key]
+        m = statistics.median(xs)
+        print(f"{label:25s} {m * 1000:6.0f} ms ({min(xs) * 1000:.0f}–{max(xs) * 1000:.0f})  {m / bare:5.2f}×")
+    print("goal: first screen ≤ 1.30×")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
