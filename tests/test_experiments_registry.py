@@ -166,3 +166,20 @@ def test_result_json_matches_the_design_contract_and_rejects_non_finite_metrics(
         Result.model_validate({**data, "metrics": {"m": float("inf")}})
     with pytest.raises(ValueError):
         Result.model_validate({**data, "panels": [{"kind": "pie", "title": "p"}]})
+
+
+def test_every_experiment_block_in_the_shipped_lessons_validates():
+    import re
+    import tomllib
+
+    blocks = 0
+    for md in sorted((ROOT / "lessons").glob("*/*.md")):
+        text = md.read_text(encoding="utf-8")
+        for match in re.finditer(r"^```experiment ([\w-]+)\n(.*?)^```", text, re.M | re.S):
+            blocks += 1
+            name, body = match.group(1), match.group(2)
+            try:
+                validate_params(name, tomllib.loads(body))
+            except ExperimentError as err:
+                pytest.fail(f"{md.relative_to(ROOT)}: {err}")
+    assert blocks > 0
