@@ -36,14 +36,16 @@ class TrainConfig:
     seed: int = 1337
     device: str = "cpu"
     threads: int | None = None  # torch intra-op threads; None leaves torch's default
-    precision: str = (
-        "auto"  # "fp32", "bf16" (autocast; weights stay fp32) or "auto": bf16 where the CPU has it
-    )
+    windows: str = "line"  # where windows start: "line" (after a newline) or "any" position
+    # "fp32", "bf16" (autocast; weights stay fp32) or "auto": bf16 where the CPU has it
+    precision: str = "auto"
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "eval_interval", "eval_batches"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.windows not in ("line", "any"):
+            raise ValueError(f"windows must be 'line' or 'any', got {self.windows!r}")
         if self.precision not in ("auto", "fp32", "bf16"):
             raise ValueError(f"precision must be auto, fp32 or bf16, got {self.precision!r}")
         if self.lr <= 0 or self.min_lr < 0 or self.min_lr > self.lr:
@@ -100,11 +102,29 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
 
 
+def line_starts(text: str) -> torch.Tensor:
+    """Indices where a line of text begins (not blank lines)."""
+    starts = [0] + [i + 1 for i, c in enumerate(text[:-1]) if c == "\n" and text[i + 1] != "\n"]
+    return torch.tensor(starts, dtype=torch.long)
+
+
 class Batches:
-    """Random training windows and a fixed set of validation windows from encoded text."""
+    """Random training windows and a fixed set of validation windows from encoded text.
+
+    With `train_starts`/`val_starts` (e.g. line starts) every window begins at one of those
+    positions, so position m of a window is the m-th character of a line: a learned position
+    table can then tie "the sixth character" to the comma of a five-character line.
+    """
 
     def __init__(
-        self, train_ids: torch.Tensor, val_ids: torch.Tensor, context: int, batch_size: int, seed: int
+        self,
+        train_ids: torch.Tensor,
+        val_ids: torch.Tensor,
+        context: int,
+        batch_size: int,
+        seed: int,
+        train_starts: torch.Tensor | None = None,
+        val_starts: torch.Tensor | None = None,
     ):
         shortest = min(len(train_ids), len(val_ids)) - 1
         if shortest < 2:
@@ -112,7 +132,16 @@ class Batches:
         self.context = min(context, shortest)
         self.batch_size = batch_size
         self.train_ids, self.val_ids = train_ids, val_ids
+        self.train_starts = self._usable(train_starts, len(train_ids))
+        self.val_starts = self._usable(val_starts, len(val_ids))
         self.gen = torch.Generator().manual_seed(seed)
+
+    def _usable(self, starts: torch.Tensor | None, n: int) -> torch.Tensor:
+        last = n - self.context - 1
+        if starts is None:
+            return torch.arange(max(last, 1))
+        starts = starts[starts < last]
+        return starts if len(starts) else torch.arange(max(last, 1))
 
     def _windows(self, ids: torch.Tensor, starts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         offsets = torch.arange(self.context + 1)
@@ -120,17 +149,35 @@ class Batches:
         return w[:, :-1], w[:, 1:]
 
     def train_batch(self) -> tuple[torch.Tensor, torch.Tensor]:
-        starts = torch.randint(len(self.train_ids) - self.context - 1, (self.batch_size,), generator=self.gen)
-        return self._windows(self.train_ids, starts)
+        pick = torch.randint(len(self.train_starts), (self.batch_size,), generator=self.gen)
+        return self._windows(self.train_ids, self.train_starts[pick])
 
     def val_batches(self, n: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
         # the same windows every time, so validation losses are comparable across steps and runs
         gen = torch.Generator().manual_seed(0)
-        hi = len(self.val_ids) - self.context - 1
-        return [
-            self._windows(self.val_ids, torch.randint(max(hi, 1), (self.batch_size,), generator=gen))
-            for _ in range(n)
-        ]
+        picks = [torch.randint(len(self.val_starts), (self.batch_size,), generator=gen) for _ in range(n)]
+        return [self._windows(self.val_ids, self.val_starts[pick]) for pick in picks]
+
+
+def make_batches(
+    tokenizer: CharTokenizer,
+    train_text: str,
+    val_text: str,
+    cfg: TrainConfig,
+    context: int,
+    start_step: int = 0,
+) -> Batches:
+    """The windows a run with `cfg` trains and validates on (resuming at `start_step` reseeds the sampler)."""
+    by_line = cfg.windows == "line"
+    return Batches(
+        torch.tensor(tokenizer.encode(train_text, unknown="unk"), dtype=torch.long),
+        torch.tensor(tokenizer.encode(val_text, unknown="unk"), dtype=torch.long),
+        context,
+        cfg.batch_size,
+        cfg.seed + start_step,
+        line_starts(train_text) if by_line else None,
+        line_starts(val_text) if by_line else None,
+    )
 
 
 @torch.no_grad()
@@ -187,10 +234,8 @@ def train(
         model_cfg = GPTConfig(**{**model_cfg.to_dict(), "vocab_size": tokenizer.vocab_size})
         model = GPT(model_cfg)
     model.to(device).train()
-    train_ids = torch.tensor(tokenizer.encode(train_text, unknown="unk"), dtype=torch.long)
-    val_ids = torch.tensor(tokenizer.encode(val_text, unknown="unk"), dtype=torch.long)
-    batches = Batches(
-        train_ids, val_ids, cfg.context or model.cfg.block_size, cfg.batch_size, cfg.seed + start_step
+    batches = make_batches(
+        tokenizer, train_text, val_text, cfg, cfg.context or model.cfg.block_size, start_step
     )
     val_set = batches.val_batches(cfg.eval_batches)
     optimizer = make_optimizer(model, cfg)

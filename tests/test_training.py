@@ -14,7 +14,7 @@ from models.checkpoint import load_checkpoint, save_checkpoint
 from models.corpus import corpus_text, load_poems, split_poems
 from models.gpt import GPT, GPTConfig
 from models.tokenizer import UNK, CharTokenizer, UnknownCharacterError
-from models.train import Batches, TrainConfig, evaluate, lr_at, train
+from models.train import TrainConfig, evaluate, line_starts, lr_at, make_batches, train
 from tutor.paths import default_checkpoint
 
 TINY = GPTConfig(vocab_size=1, n_embd=32, n_head=4, n_layer=1, block_size=32)
@@ -80,33 +80,42 @@ def test_thirty_steps_lower_the_loss_and_resume_continues(tmp_path, texts):
 def test_should_stop_cancels_between_steps(tmp_path, texts):
     calls = []
     cfg = TrainConfig(steps=50, batch_size=4, context=16, eval_interval=100, eval_batches=1, warmup=1)
-    result = train(TINY, cfg, *texts, out=tmp_path / "c.pt", should_stop=lambda: len(calls) >= 5 or calls.append(1))
+    result = train(
+        TINY, cfg, *texts, out=tmp_path / "c.pt", should_stop=lambda: len(calls) >= 5 or calls.append(1)
+    )
     assert result.cancelled and result.steps_done == 5
     assert not (tmp_path / "c.pt").exists()  # nothing was saved yet: no half-written file either
     assert not list(tmp_path.iterdir())
 
 
 def test_training_is_reproducible_with_a_seed(texts):
-    cfg = TrainConfig(steps=5, batch_size=4, context=16, eval_interval=5, eval_batches=1, warmup=1, precision="fp32")
+    cfg = TrainConfig(
+        steps=5, batch_size=4, context=16, eval_interval=5, eval_batches=1, warmup=1, precision="fp32"
+    )
     a, b = (train(TINY, cfg, *texts).curve for _ in range(2))
     assert a == b
+
+
+def test_windows_start_at_line_starts():
+    text = "白日依山尽，\n黄河入海流。\n\n欲穷千里目，\n"
+    starts = line_starts(text)
+    assert [text[i] for i in starts] == ["白", "黄", "欲"]
+    tok = CharTokenizer.from_text(text)
+    cfg = TrainConfig(batch_size=8, windows="line")
+    x, _ = make_batches(tok, text * 3, text * 3, cfg, context=4).train_batch()
+    assert {tok.decode(row)[0] for row in x} <= {"白", "黄", "欲"}
 
 
 def test_shipped_checkpoint_val_loss_matches_readme():
     ck = load_checkpoint(default_checkpoint())
     assert ck.model.cfg.n_embd == 128 and ck.model.cfg.n_head == 4 and ck.model.cfg.pos == "learned"
     train_text, val_text = (corpus_text(p) for p in split_poems(load_poems()))
-    tok = ck.tokenizer
-    batches = Batches(
-        torch.tensor(tok.encode(train_text, unknown="unk")),
-        torch.tensor(tok.encode(val_text, unknown="unk")),
-        ck.model.cfg.block_size,
-        ck.meta["train"]["batch_size"],
-        0,
-    ).val_batches(ck.meta["train"]["eval_batches"])
-    val = evaluate(ck.model, batches)
+    cfg = TrainConfig(**ck.meta["train"])
+    batches = make_batches(ck.tokenizer, train_text, val_text, cfg, ck.model.cfg.block_size)
+    val = evaluate(ck.model, batches.val_batches(cfg.eval_batches))
+    assert val == pytest.approx(ck.meta["val_loss"], abs=1e-3)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    stated = float(re.search(r"shipped checkpoint: val loss ([0-9.]+)", readme).group(1))
+    stated = float(re.search(r"gpt-learned.pt.*?val loss ([0-9.]+)", readme, re.S).group(1))
     assert val <= stated + 0.05
 
 
@@ -122,7 +131,9 @@ def test_train_cli_streams_json_lines_and_stops_on_sigterm(tmp_path):
     out = tmp_path / "cli.pt"
     cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "32", "--batch", "4"]
     cmd += ["--steps", "100000", "--eval-interval", "5", "--out", str(out), "--jsonl"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_tutor_env(tmp_path))
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_tutor_env(tmp_path)
+    )
     events = []
     deadline = time.time() + 60
     for line in proc.stdout:
