@@ -66,28 +66,30 @@ def run(args, ctx) -> int:
             number, text = service.reveal_hint(store, ex, args.hint or None, ctx.lang)
             print(f"hint {number}/{len(ex.hints)}: {text}\n", file=sys.stderr if args.json else sys.stdout)
 
-        def once() -> int:
+        from tutor.grading.watch import stamp, watch_file
+
+        last = {"code": 2}  # the exit code of the last grade that finished (kept through Ctrl-C)
+
+        def once() -> None:
             result = service.grade(ex, path, lang=ctx.lang, store=store, limits=limits)
+            last["code"] = result.exit_code  # before printing: a Ctrl-C while printing keeps it
             _print(result, ex, ctx.lang, args.json)
-            return result.exit_code
 
-        code = once()
+        before = stamp(path)  # taken before grading, so a save during the first grade is seen
+        once()
         if not args.watch:
-            return code
-        from tutor.grading.watch import watch_file
-
+            return last["code"]
         print(f"watching {path} — save to re-grade, Ctrl-C to stop", file=sys.stderr)
 
         def again() -> None:
-            nonlocal code
             print("\n" + "─" * 60, file=sys.stderr)
-            code = once()
+            once()
 
         try:
-            watch_file(path, again)
+            watch_file(path, again, since=before)
         except KeyboardInterrupt:
             print("\nstopped watching", file=sys.stderr)
-        return code
+        return last["code"]
 
 
 def _print(result, ex, lang: str, as_json: bool) -> None:

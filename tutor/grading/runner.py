@@ -185,6 +185,7 @@ def run_child(
     t0 = time.monotonic()
     deadline = t0 + limits.timeout_s
     timed_out = False
+    proc: subprocess.Popen | None = None
     try:
         with open(out_path, "wb") as out:
             proc = subprocess.Popen(
@@ -234,6 +235,9 @@ def run_child(
         seconds = time.monotonic() - t0
         output = _read_output(out_path, limits.output_chars)
     finally:
+        if proc is not None and proc.poll() is None:  # interrupted (Ctrl-C, a cancelled worker)
+            _kill_group(proc.pid)
+            proc.wait()
         for fd in (job_w, res_r):
             if fd >= 0:
                 try:

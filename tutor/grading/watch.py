@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def stamp(path: Path) -> tuple[int, int] | None:
+    """(mtime_ns, size), or None while the file is missing."""
     try:
         st = path.stat()
     except OSError:
@@ -23,23 +24,26 @@ def watch_file(
     poll_s: float = 0.3,
     settle_s: float = 0.15,
     max_changes: int | None = None,
+    since: tuple[int, int] | None = None,
 ) -> int:
     """Call `on_change` whenever the file's stamp changes (after it stays put for `settle_s`).
 
-    Returns the number of changes seen, when `stop()` says so or after `max_changes`. Editors that
+    `since`: the stamp the caller last acted on (take it before grading the first time, so a save
+    during that grading is not missed). Returns the number of changes seen, when `stop()` says so
+    or after `max_changes`. Editors that
     save by replacing the file (write temp + rename) show up as a change too; a file that vanishes
     for a moment is simply waited for.
     """
     path = Path(path)
-    last = _stamp(path)
+    last = since if since is not None else stamp(path)
     seen = 0
     while not stop():
         time.sleep(poll_s)
-        now = _stamp(path)
+        now = stamp(path)
         if now is None or now == last:
             continue
         time.sleep(settle_s)  # let the editor finish writing
-        settled = _stamp(path)
+        settled = stamp(path)
         if settled != now:
             continue
         last = now
