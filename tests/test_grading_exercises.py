@@ -219,3 +219,23 @@ def test_authoring_check_flags_a_passing_starter_and_a_missing_check_function(tm
 
 def test_authoring_check_accepts_the_head_count_exercise():
     assert check_exercises(_Course([HEAD_COUNT])) == []
+
+
+def test_grading_modules_import_neither_torch_nor_textual():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tutor.grading.service, tutor.grading.runner, tutor.grading.batch, tutor.grading.runs,"
+        " tutor.grading.authoring, tutor.grading.kit, tutor.grading.watch, tutor.grading.text,"
+        " tutor.commands.grade, tutor.commands.exercise;"
+        " print(sorted(m for m in ('torch', 'textual') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_authoring_check_passes_on_the_shipped_course():
+    # needs the shipped checkpoint (three-layers reads its tokenizer)
+    assert check_exercises(COURSE) == []
