@@ -74,9 +74,7 @@ def reference_answer(runs: list[dict]) -> dict:
 def check_runs_done(ctx) -> str:
     found = comparison(ctx.runs)
     if found is None:
-        have = sorted(
-            {r["config"]["model"]["n_head"] for r in ctx.runs if _comparable(r)}
-        )
+        have = sorted({r["config"]["model"]["n_head"] for r in ctx.runs if _comparable(r)})
         missing = [h for h in HEADS if h not in have]
         raise fail(
             f"finished runs with {', '.join(map(str, HEADS))} heads (n_embd {N_EMBD}, ≥ {MIN_STEPS} steps, "
@@ -125,7 +123,9 @@ def check_same_params(ctx) -> str:
     return "the parameter count does not depend on the head count" if same else "the counts differ"
 
 
-def sample_runs(losses: dict[int, float], params: int = 800_000, at: str = "2026-01-01T00:00:00+00:00") -> list[dict]:
+def sample_runs(
+    losses: dict[int, float], params: int = 800_000, at: str = "2026-01-01T00:00:00+00:00"
+) -> list[dict]:
     """Run records shaped exactly as train-compare stores them (for the authoring check and the tests)."""
     from tutor.experiments.params import TrainCompareParams
     from tutor.experiments.training import run_config, run_key
