@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COURSE = load_course(ROOT / "lessons")
 CODE = [ex for ex in COURSE.exercises() if ex.kind == "code"]
 BROKEN = [(ex, f) for ex in CODE for f in sorted((ex.folder / "broken").glob("*.py"))]
+ACCEPTED = [(ex, f) for ex in CODE for f in sorted((ex.folder / "accepted").glob("*.py"))]
 
 # Until the shipped checkpoint exists, three-layers' files get the corpus tokenizer instead (tests only).
 SHIM = (
@@ -46,6 +47,7 @@ def graded(tmp_path_factory) -> dict[Path, object]:
     items, originals = [], {}
     for ex in CODE:
         files = [solution_file(ex), starter_file(ex), *sorted((ex.folder / "broken").glob("*.py"))]
+        files += sorted((ex.folder / "accepted").glob("*.py"))
         graded_files = []
         for f in files:
             if ex.id == "three-layers" and not default_checkpoint().is_file():
@@ -88,6 +90,24 @@ def test_broken_variant_fails_the_check_it_names_first(ex, path, graded):
     result = graded[path]
     assert result.status == "fail"
     assert result.first_failure.name == named, [(c.name, c.status, c.message[:80]) for c in result.checks]
+
+
+@pytest.mark.parametrize("ex,path", ACCEPTED, ids=lambda v: v.id if hasattr(v, "id") else v.stem)
+def test_accepted_alternative_solution_passes(ex, path, graded):
+    result = graded[path]
+    assert result.status == "pass", [(c.name, c.message) for c in result.checks if c.status != "pass"]
+
+
+def test_rope_accepts_both_pairings(graded):
+    rope = COURSE.exercise("rope")
+    messages = [
+        {c.name: c.message for c in graded[f].checks}["matches_reference"]
+        for f in (solution_file(rope), rope.folder / "accepted/interleaved.py")
+    ]
+    assert messages == [
+        "agrees with the reference (half pairing)",
+        "agrees with the reference (interleaved pairing)",
+    ]
 
 
 def test_each_code_exercise_has_broken_variants_for_several_checks():
