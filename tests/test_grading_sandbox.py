@@ -138,6 +138,12 @@ HOSTILE = {
     ),
     "segfaults": ("probe", "import ctypes\nctypes.string_at(0)\n", "error", "SIGSEGV"),
     "reads_stdin": ("probe", "input()\n", "error", "EOFError"),
+    "writes_20_mb": (
+        "probe",
+        "import sys\nsys.stdout.write('y' * (20 * 2**20))\n",
+        "error",
+        "more output than the grader allows",
+    ),
     "forges_result_channel": ("probe", FORGE + SOLUTION, "error", "grading void"),
 }
 

@@ -82,6 +82,8 @@ def _describe(err: BaseException, filename: str, limit_mb: int) -> str:
         or "DefaultCPUAllocator" in str(err)
     ):
         text = f"ran out of memory (the grader allows {limit_mb} MB): {text}"
+    if isinstance(err, OSError) and err.errno == 27:  # EFBIG: RLIMIT_FSIZE (Python ignores SIGXFSZ)
+        text = f"wrote more output than the grader allows (16 MB, output and files together): {text}"
     if isinstance(err, SyntaxError) and err.filename == filename:
         return f"syntax error in line {err.lineno}: {err.msg}"
     frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == filename]

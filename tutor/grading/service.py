@@ -117,7 +117,7 @@ def grade(
             score=result.score,
             max_score=result.max_score,
             checks=[c.model_dump(mode="json") for c in result.checks],
-            hints_revealed=len(store.hint_reveals(ex.id)),
+            hints_revealed=len({h.hint for h in store.hint_reveals(ex.id)}),
         )
     return result
 
