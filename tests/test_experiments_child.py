@@ -22,6 +22,7 @@ TINY = {
     "context": 8,
     "eval_interval": 6,
     "heads": [1, 2],
+    "threads": 1,  # tiny tensors: one thread avoids thread-pool hand-offs on a busy machine
 }
 
 

@@ -96,6 +96,12 @@ class TrainCompareParams(Params):
     )
     eval_interval: int = Field(50, ge=1, le=10000, description="steps between validation losses")
     seed: int = Field(1337, ge=0, description="random seed (the same for every run)")
+    threads: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="torch threads for training (default: torch's choice); not part of a run's key",
+    )
 
     def runs(self) -> list[tuple[str, int, str]]:
         """(label, n_head, pos) per run, in order."""

@@ -123,7 +123,7 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
 
             result = train(
                 GPTConfig(**config["model"]),
-                TrainConfig(**config["train"]),
+                TrainConfig(**{**config["train"], "threads": p.threads}),
                 train_text,
                 val_text,
                 on_progress=on_progress,
