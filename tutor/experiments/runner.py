@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import threading
@@ -184,6 +185,7 @@ async def run_in_child(
     home: Path | None = None,
     use_cache: bool = True,
     grace_s: float = GRACE_S,
+    niceness: int = 0,
 ) -> Result:
     """Run an experiment in a child process from asyncio (e.g. a Textual async worker).
 
@@ -194,8 +196,11 @@ async def run_in_child(
     spec, params = prepare(name, raw)
     if use_cache and (hit := cached(name, params)) is not None:
         return hit
+    command = child_command(name, params, home)
+    if niceness > 0 and shutil.which("nice"):  # e.g. the app: training must not starve the UI
+        command = ["nice", "-n", str(niceness), *command]
     proc = await asyncio.create_subprocess_exec(
-        *child_command(name, params, home),
+        *command,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
