@@ -106,6 +106,7 @@ async def test_bad_parameters_are_named_and_nothing_runs(home):
         await app.open_lesson("rope-alibi", experiment="alibi")
         await pilot.pause(0.5)
         panel = _panel(app, "alibi")
+        await panel.show_params()
         panel.query_one("#p-n_head", Input).value = "0"
         assert panel.run() is False
         assert not panel.running and "Fix the parameters" in _status(panel)
@@ -121,6 +122,7 @@ async def test_an_experiment_that_raises_shows_its_message_and_the_next_run_work
         await app.open_lesson("positions", experiment="permutation")
         await pilot.pause(0.5)
         panel = _panel(app, "permutation")
+        await panel.show_params()
         panel.query_one("#p-text", Input).value = "ab☃"
         panel.query_one("#p-other", Input).value = "☃ba"
         assert panel.run()
@@ -197,6 +199,7 @@ async def _quit_while_training(home, wait_for_steps: bool) -> float:
         await pilot.pause(0.5)
         panel = _panel(app, "train-compare")
         small = {"steps": "400", "batch": "4", "n_layer": "1", "n_embd": "32", "pos": "none"}
+        await panel.show_params()
         for key, value in small.items():
             panel.query_one(f"#p-{key}", Input).value = value
         assert panel.run()

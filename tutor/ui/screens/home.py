@@ -13,6 +13,7 @@ from tutor.ui.screens.base import TutorScreen
 
 
 class HomeScreen(TutorScreen):
+    _shown: tuple | None = None  # (language, rows) in the table now
     BINDINGS = [
         Binding("c", "continue", "Continue", id="continue"),
         Binding("enter", "open", "Open", id="open", show=False),
@@ -41,14 +42,8 @@ class HomeScreen(TutorScreen):
             return
         from tutor.content.schema import pick
 
-        table = self.query_one("#lessons", DataTable)
-        row = table.cursor_row
-        table.clear(columns=True)
-        table.add_column("#", key="n")
-        table.add_column(self.t("home.col.lesson"), key="lesson")
-        for key in ("read", "quiz", "ex", "due"):
-            table.add_column(self.t(f"home.col.{key}"), key=key)
         summary = self._summary()
+        rows = []
         for i, lesson in enumerate(self.tutor.lessons, 1):
             p = summary.get(lesson.id)
             cells = ["", "", "", ""]
@@ -60,16 +55,30 @@ class HomeScreen(TutorScreen):
                     f"{p.exercises.passed}/{p.exercises.total}",
                     str(p.quiz.due) if p.quiz.due else "·",
                 ]
-            table.add_row(str(i), pick(lesson.title, self.lang), *cells, key=lesson.id)
-        if self.tutor.lessons:
-            table.move_cursor(row=min(max(row, 0), len(self.tutor.lessons) - 1))
+            rows.append((lesson.id, [str(i), pick(lesson.title, self.lang), *cells]))
+        if (self.lang, rows) != self._shown:  # rebuilding the table is the costly part of coming back
+            self._shown = (self.lang, rows)
+            self._fill_table(rows)
         self._show_summary()
         due = sum(p.quiz.due for p in summary.values())
         self.query_one("#home-due", Static).update(
             self.t("home.due", n=due) if due else self.t("home.nothing_due")
         )
         self._show_errors()
-        table.focus()
+        self.query_one("#lessons", DataTable).focus()
+
+    def _fill_table(self, rows: list[tuple[str, list[str]]]) -> None:
+        table = self.query_one("#lessons", DataTable)
+        row = table.cursor_row
+        table.clear(columns=True)
+        table.add_column("#", key="n")
+        table.add_column(self.t("home.col.lesson"), key="lesson")
+        for key in ("read", "quiz", "ex", "due"):
+            table.add_column(self.t(f"home.col.{key}"), key=key)
+        for lesson_id, cells in rows:
+            table.add_row(*cells, key=lesson_id)
+        if rows:
+            table.move_cursor(row=min(max(row, 0), len(rows) - 1))
 
     def _summary(self) -> dict:
         if self.tutor.store is None or not self.tutor.lessons:

@@ -1,5 +1,9 @@
 """A lesson: Markdown prose with a table of contents and the experiments inline.
 
+The prose is Rich's Markdown in a Static, one per chunk between experiments: Textual's Markdown
+widget makes a widget per paragraph, and a few hundred widgets made every return to the lesson
+(screen resume restyles them all) take a quarter of a second.
+
 Each section is a container of [prose, panel, prose, panel, …, prose] so that switching language
 only updates the prose widgets and never drops an experiment that is running. A section counts as
 read once its end has been on screen.
@@ -7,14 +11,15 @@ read once its end has been on screen.
 
 from __future__ import annotations
 
+from rich.markdown import Markdown
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Markdown, OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.content.markdown import split_body
-from tutor.content.schema import Lesson, Section, pick
+from tutor.content.schema import Lesson, pick
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.experiment_panel import ExperimentPanel
 
@@ -91,7 +96,7 @@ class LessonScreen(TutorScreen):
                 self.read = set()
         prose = self.query_one("#prose", VerticalScroll)
         self.watch(prose, "scroll_y", self._scrolled, init=False)
-        self.set_interval(0.5, self._scrolled)  # Markdown lays out after mounting: re-check regions
+        self.set_interval(0.5, self._scrolled)  # layout settles after mounting: re-check regions
 
     # --- building --------------------------------------------------------------------------
 
@@ -101,23 +106,26 @@ class LessonScreen(TutorScreen):
             box = Vertical(classes="section", id=f"sec-{section.id}")
             prose.mount(box)
             chunks = prose_between_experiments(pick(section.body, self.lang), len(section.experiments))
-            widgets = [Markdown(self._heading(section) + chunks[0], classes="prose")]
+            widgets = [
+                Static(pick(section.title, self.lang), classes="section-title"),
+                Static(self._prose(chunks[0]), classes="prose"),
+            ]
             for i, ref in enumerate(section.experiments):
                 widgets.append(ExperimentPanel(ref, self.lang, self.tutor.home, id=f"exp-{section.id}-{i}"))
-                widgets.append(Markdown(chunks[i + 1], classes="prose"))
+                widgets.append(Static(self._prose(chunks[i + 1]), classes="prose"))
             box.mount_all(widgets)
         self._built = True
 
-    def _heading(self, section: Section) -> str:
-        return f"## {pick(section.title, self.lang)}\n\n"
+    def _prose(self, text: str) -> Markdown:
+        return Markdown(text, code_theme="monokai" if self.app.current_theme.dark else "default")
 
     def _relabel(self, lesson: Lesson) -> None:
         for section in lesson.sections:
             box = self.query_one(f"#sec-{section.id}", Vertical)
             chunks = prose_between_experiments(pick(section.body, self.lang), len(section.experiments))
-            chunks[0] = self._heading(section) + chunks[0]
-            for widget, text in zip(box.query_children(Markdown), chunks, strict=False):
-                widget.update(text)
+            box.query_children(".section-title").first(Static).update(pick(section.title, self.lang))
+            for widget, text in zip(box.query_children(".prose").results(Static), chunks, strict=False):
+                widget.update(self._prose(text))
             for panel in box.query_children(ExperimentPanel):
                 panel.refresh_content(self.lang)
 
@@ -148,7 +156,7 @@ class LessonScreen(TutorScreen):
             self._aim(target, tries=12)
 
     def _aim(self, target, tries: int, last: tuple[int, float] | None = None) -> None:
-        """Scroll the target to the top, and again every 0.15 s for a while: the Markdown above it
+        """Scroll the target to the top, and again every 0.15 s for a while: the prose above it
         is laid out after mounting and pushes it down. Stops as soon as the learner scrolls."""
         prose = self.query_one("#prose", VerticalScroll)
         if last is not None and prose.scroll_y != last[1]:
@@ -253,8 +261,9 @@ class LessonScreen(TutorScreen):
         if not panels:
             return
         prose = self.query_one("#prose", VerticalScroll)
+        at_end = prose.scroll_y >= prose.max_scroll_y - 1  # the last panels cannot reach the top
         after = [p for p in panels if self._content_y(p) > prose.scroll_y + 1]
-        target = after[0] if after else panels[0]
+        target = after[0] if after and not at_end else panels[0]
         prose.scroll_to_widget(target, top=True, animate=False)
 
     def action_quiz(self) -> None:

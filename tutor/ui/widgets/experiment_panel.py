@@ -29,7 +29,8 @@ from tutor.ui.widgets.result_view import SeriesPlot, panel_widgets
 if TYPE_CHECKING:
     from tutor.experiments.result import Result
 
-CHILD_GRACE_S = 2.0  # SIGTERM, then SIGKILL: the training child stops after its current step
+CHILD_GRACE_S = 1.0  # SIGTERM, then SIGKILL: the training child stops after its current step
+CHILD_NICENESS = 10  # training takes both cores; at a lower priority it leaves the UI responsive
 PLOT_EVERY_S = 0.25  # redraw the live loss curve at most this often
 
 
@@ -64,14 +65,24 @@ class ExperimentPanel(Vertical):
             with Collapsible(title=t("exp.params", self.lang), collapsed=True, classes="exp-params"):
                 yield ParamsForm(self.spec, self.ref.params)
         yield Static(classes="exp-status")
-        yield ProgressBar(show_eta=False, classes="exp-progress")
-        yield SeriesPlot(classes="plot live")
+        if self.spec is not None and self.spec.long:  # only training reports progress
+            yield ProgressBar(show_eta=False, classes="exp-progress")
+            yield SeriesPlot(classes="plot live")
         yield Vertical(classes="exp-results")
 
     def on_mount(self) -> None:
-        self.query_one(".exp-progress").display = False
-        self.query_one(".live").display = False
+        for widget in self.query(".exp-progress, .live"):
+            widget.display = False
         self.refresh_content(self.lang)
+
+    async def show_params(self) -> None:
+        """Expand the parameter form (its inputs are created the first time)."""
+        await self.query_one(ParamsForm).open()
+        self.query_one(Collapsible).collapsed = False
+
+    async def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
+        event.stop()
+        await self.query_one(ParamsForm).open()
 
     def refresh_content(self, lang: str) -> None:
         self.lang = lang
@@ -104,7 +115,7 @@ class ExperimentPanel(Vertical):
             return False
         params = self.query_one(ParamsForm).values()
         if params is None:
-            self.query_one(Collapsible).collapsed = False
+            self.query_one(Collapsible).collapsed = False  # the form is open: only it can be wrong
             self._status(t("exp.bad_params", self.lang), error=True)
             return False
         self.last_error = None
@@ -142,7 +153,12 @@ class ExperimentPanel(Vertical):
         from tutor.experiments.runner import run_in_child
 
         return await run_in_child(
-            self.ref.name, params, on_event=self._on_event, home=self.home, grace_s=CHILD_GRACE_S
+            self.ref.name,
+            params,
+            on_event=self._on_event,
+            home=self.home,
+            grace_s=CHILD_GRACE_S,
+            niceness=CHILD_NICENESS,
         )
 
     def _on_event(self, event: dict[str, Any]) -> None:
@@ -172,6 +188,8 @@ class ExperimentPanel(Vertical):
             xs.append(step)
             ys.append(loss)
             now = time.monotonic()
+            if not self.screen.is_current:
+                return  # plotext is costly: redraw only what the learner can see
             if now - self._plotted_at >= PLOT_EVERY_S or step >= steps:
                 self._plotted_at = now
                 self._plot_live()
@@ -200,7 +218,8 @@ class ExperimentPanel(Vertical):
             self._show_error(worker.error)
 
     def _finish_bar(self) -> None:
-        self.query_one(".exp-progress").display = False
+        for bar in self.query(".exp-progress"):
+            bar.display = False
 
     def _show(self, result: Result) -> None:
         from tutor.experiments.errors import Cancelled
@@ -209,7 +228,8 @@ class ExperimentPanel(Vertical):
             return
         self.result = result
         self._finish_bar()
-        self.query_one(".live").display = False
+        for live in self.query(".live"):
+            live.display = False
         # quick runs just say done (their time is mostly the first torch import, not the experiment)
         self._status(
             t("exp.done", self.lang, s=result.duration_s) if self.spec.long else t("exp.finished", self.lang)

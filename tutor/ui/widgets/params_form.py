@@ -34,27 +34,45 @@ def show_value(value: Any) -> str:
 
 
 class ParamsForm(Vertical):
-    """One row per parameter; `values()` returns the validated model or None (with the error shown)."""
+    """One row per parameter; `values()` returns the validated model or None (with the error shown).
+
+    The inputs are mounted on first `open()` (when the learner expands the form): a lesson has a
+    few dozen parameters, and every widget costs time each time the screen is shown again.
+    """
 
     def __init__(self, spec: ExperimentSpec, start: dict[str, Any], **kw) -> None:
         super().__init__(**kw)
         self.spec = spec
         self.start = {**spec.defaults(), **start}
+        self.opened = False
 
     def compose(self) -> ComposeResult:
-        for name, field in self.spec.params_model.model_fields.items():
-            with Horizontal(classes="param-row"):
-                yield Label(name, classes="param-name")
-                yield Input(
-                    show_value(self.start.get(name)),
-                    id=f"p-{name}",
-                    classes="param",
-                    tooltip=field.description or None,
-                    compact=True,
-                )
         yield Static("", classes="param-error")
 
+    async def open(self) -> None:
+        if self.opened:
+            return
+        self.opened = True
+        rows = []
+        for name, field in self.spec.params_model.model_fields.items():
+            rows.append(
+                Horizontal(
+                    Label(name, classes="param-name"),
+                    Input(
+                        show_value(self.start.get(name)),
+                        id=f"p-{name}",
+                        classes="param",
+                        tooltip=field.description or None,
+                        compact=True,
+                    ),
+                    classes="param-row",
+                )
+            )
+        await self.mount_all(rows, before=0)
+
     def raw(self) -> dict[str, Any]:
+        if not self.opened:
+            return dict(self.start)
         out: dict[str, Any] = {}
         for name, field in self.spec.params_model.model_fields.items():
             text = self.query_one(f"#p-{name}", Input).value.strip()

@@ -1,0 +1,134 @@
+"""Key press to screen update while `train-compare` trains in the background.
+
+The tutor runs in a pseudo-terminal (real Textual driver, 90×30) on a fresh home. Through the
+command palette it opens the train-compare experiment (the first match: the multi-head lesson) and starts it with
+the lesson's parameters (a child process training on both cores). Then it times keys from the
+write to the terminal until the text they bring arrives:
+- e (next experiment, scrolling the lesson): that panel's title reaching the screen;
+- F1 / F2 (home mode / back to the lesson): the new screen's footer ("Continue" / "Next §").
+Finally ctrl+q: the time to exit, and whether any process of the app's group is left.
+Goal: p99 ≤ 100 ms. `--idle` measures the same with nothing running, for comparison.
+
+    python benchmarks/bench_responsiveness.py [--presses 100] [--idle]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pty_app import ROOT, PtyApp, python  # noqa: E402
+
+F1, F2, CTRL_P, CTRL_Q, ENTER = "\x1bOP", "\x1bOQ", "\x10", "\x11", "\r"
+
+
+def percentile(xs: list[float], q: float) -> float:
+    ordered = sorted(xs)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes in a process group (the app and the children it started)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] != "Z" and int(fields[2]) == pgid:
+                out.append(int(entry.name))
+    return out
+
+
+def panel_titles() -> list[str]:
+    """Titles of the multi-head lesson's experiment panels, in order (what `e` steps through)."""
+    sys.path.insert(0, str(ROOT))
+    from tutor.content.loader import load_course
+    from tutor.experiments.registry import get_spec
+
+    lesson = load_course(ROOT / "lessons").lesson("multi-head")
+    return [get_spec(ref.name).title["en"] for s in lesson.sections for ref in s.experiments]
+
+
+def timed(app: PtyApp, plan: list[tuple[str, str]], presses: int) -> list[float]:
+    out = []
+    for i in range(presses):
+        key, marker = plan[i % len(plan)]
+        sent = app.send(key)
+        out.append((app.expect(marker, timeout=10) - sent) * 1000)
+        time.sleep(0.15)
+    return out
+
+
+def report(name: str, ms: list[float]) -> None:
+    print(
+        f"  {name:30s} p50 {statistics.median(ms):6.1f}  p90 {percentile(ms, 0.9):6.1f}"
+        f"  p99 {percentile(ms, 0.99):6.1f}  max {max(ms):6.1f} ms  (n={len(ms)})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presses", type=int, default=100, help="per kind of key")
+    parser.add_argument("--idle", action="store_true", help="the same without training, for comparison")
+    args = parser.parse_args()
+    titles = panel_titles()
+    with tempfile.TemporaryDirectory() as home:
+        app = PtyApp([python(), "-m", "tutor", "--home", home, "--lang", "en"], size=(90, 30))
+        try:
+            app.expect("Multi-head attention")
+            app.send(CTRL_P)
+            time.sleep(0.5)
+            app.send("train-compare")
+            time.sleep(1.0)
+            app.send(ENTER)
+            app.expect("Train and compare")
+            time.sleep(2.5)  # the lesson scrolls to the panel while its Markdown lays out
+            if not args.idle:
+                app.send("r")
+                app.expect("step ", timeout=120)  # the child reports training steps
+            for _ in range(len(titles) + 1):  # step with e until the first panel is at the top
+                app.send("e")
+                try:
+                    app.expect(titles[0], timeout=3)
+                    break
+                except TimeoutError:
+                    continue
+            # from there e steps through the panels in order and wraps around
+            plan = [("e", title) for title in titles[1:] + titles[:1]]
+            sections = timed(app, plan, args.presses)
+            modes = timed(app, [(F1, "Continue"), (F2, "Next §")], args.presses)
+            pgid = app.proc.pid
+            training = len(group_members(pgid)) > 1  # the training child is still there
+
+            quit_sent = app.send(CTRL_Q)
+            exited = app.wait_exit(30)
+            time.sleep(0.2)
+            left_over = group_members(pgid)
+        finally:
+            app.close()
+    doing = "with nothing running" if args.idle else "while train-compare trains in a child process"
+    if not args.idle:
+        doing += " (still training at the end)" if training else " (BUT the training child had ended)"
+    print(f"key press → screen update, {doing}:")
+    report("e: next experiment (scroll)", sections)
+    report("F1/F2 home ⇄ lesson", modes)
+    report("  of which F1 → home", modes[0::2])
+    report("  of which F2 → lesson", modes[1::2])
+    report("all keys", sections + modes)
+    print("goal: p99 ≤ 100 ms")
+    print(
+        f"ctrl+q: exited after {(exited - quit_sent) * 1000:.0f} ms; "
+        f"processes left in the app's group: {left_over or 'none'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
