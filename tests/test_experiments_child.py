@@ -101,8 +101,11 @@ async def test_cancelling_the_asyncio_task_terminates_the_child(home):
         if event["event"] == "progress":
             started.set()
 
-    task = asyncio.create_task(run_in_child("train-compare", {**TINY, "steps": 20000}, on_event, home=home))
+    task = asyncio.create_task(
+        run_in_child("train-compare", {**TINY, "steps": 20000}, on_event, home=home, niceness=5)
+    )
     await asyncio.wait_for(started.wait(), 60)
+    assert os.getpriority(os.PRIO_PROCESS, pids[0]) >= os.getpriority(os.PRIO_PROCESS, 0) + 5  # niceness
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
