@@ -115,16 +115,20 @@ def test_shipped_checkpoint_val_loss_matches_readme():
     val = evaluate(ck.model, batches.val_batches(cfg.eval_batches))
     assert val == pytest.approx(ck.meta["val_loss"], abs=1e-3)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    stated = float(re.search(r"gpt-learned.pt.*?val loss ([0-9.]+)", readme, re.S).group(1))
+    stated = float(re.search(r"`models/checkpoints/gpt-learned.pt` \|[^|]*\| ([0-9.]+) \|", readme).group(1))
     assert val <= stated + 0.05
 
 
 def test_shipped_checkpoint_writes_five_character_lines():
     ck = load_checkpoint(default_checkpoint())
-    ids = ck.model.generate(ck.tokenizer.encode("白日"), 60, temperature=0.8, top_k=20, seed=1)
-    text = ck.tokenizer.decode(ids)
-    segments = [s for s in re.split(r"[，。？！\n]", text[:-12]) if s]
-    assert segments and sum(len(s) == 5 for s in segments) >= len(segments) / 2, text
+    segments = []
+    for seed in range(10):
+        ids = ck.model.generate(ck.tokenizer.encode("白日"), 60, temperature=0.8, top_k=20, seed=seed)
+        text = ck.tokenizer.decode(ids)[:-12]  # the tail may stop mid-line
+        segments += [s for s in re.split(r"[，。？！\n]", text) if s]
+    five = sum(len(s) == 5 for s in segments) / len(segments)
+    verse = sum(len(s) in (5, 7) for s in segments) / len(segments)
+    assert five >= 0.5 and verse >= 0.6, (five, verse)
 
 
 def test_train_cli_streams_json_lines_and_stops_on_sigterm(tmp_path):

@@ -24,6 +24,12 @@ def add_arguments(p) -> None:
     p.add_argument("--batch", type=int, default=16, help="batch size (default 16)")
     p.add_argument("--context", type=int, default=None, help="training window (default: block)")
     p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument(
+        "--windows",
+        choices=("line", "any"),
+        default="line",
+        help="training windows start at a line start (default) or anywhere",
+    )
     p.add_argument("--eval-interval", type=int, default=100)
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--device", default="cpu", help="cpu (default), cuda or mps when present")
@@ -36,7 +42,9 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--resume", action="store_true", help="continue from --out if it exists")
     p.add_argument(
-        "--weights-only", action="store_true", help="drop optimizer state at the end (3x smaller; not resumable)"
+        "--weights-only",
+        action="store_true",
+        help="drop optimizer state at the end (3x smaller; not resumable)",
     )
     p.add_argument("--jsonl", action="store_true", help="stream progress as JSON lines (for programs)")
 
@@ -78,6 +86,7 @@ def run(args, ctx) -> int:
             seed=args.seed,
             device=args.device,
             threads=args.threads,
+            windows=args.windows,
         )
     except ValueError as err:
         raise TutorError(str(err)) from err
