@@ -184,7 +184,8 @@ class LessonScreen(TutorScreen):
             section_id = box.id.removeprefix("sec-") if box.id else ""
             if region.y <= top + 2:
                 current = section_id
-            if region.bottom <= bottom + 1 and section_id not in self.read:
+            # read once its end has been on screen (jumping past a section does not count)
+            if top <= region.bottom <= bottom + 1 and section_id not in self.read:
                 newly_read.append(section_id)
         if current is None and lesson.sections:
             current = lesson.sections[0].id

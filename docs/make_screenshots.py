@@ -1,0 +1,136 @@
+"""Regenerate the README's screenshots (docs/*.svg) from the running app, on a fresh home.
+
+    python docs/make_screenshots.py
+
+Each shot drives the real app headless (Textual's Pilot) and saves Textual's SVG screenshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS.parent))
+
+from textual.containers import VerticalScroll  # noqa: E402
+from textual.widgets import Input  # noqa: E402
+
+from tutor.content.schema import MultipleChoice, NumberQuestion, SingleChoice  # noqa: E402
+from tutor.paths import shipped_lessons_dir  # noqa: E402
+from tutor.ui.app import TutorApp  # noqa: E402
+from tutor.ui.widgets.experiment_panel import ExperimentPanel  # noqa: E402
+from tutor.ui.widgets.quiz_panel import QuizPanel  # noqa: E402
+
+SIZE = (100, 32)
+
+
+def answer(q) -> str:
+    if isinstance(q, SingleChoice):
+        return str([c.correct for c in q.choices].index(True) + 1)
+    if isinstance(q, MultipleChoice):
+        return ",".join(str(i) for i, c in enumerate(q.choices, 1) if c.correct)
+    if isinstance(q, NumberQuestion):
+        return repr(q.answer)
+    return getattr(q, "answer", "good")
+
+
+async def settle(app, pause: float = 0.3) -> None:
+    while running := [w for w in app.workers if not w.is_finished]:
+        await asyncio.gather(*(w.wait() for w in running), return_exceptions=True)
+    await asyncio.sleep(pause)
+    for box in app.screen.query(Input):
+        box.cursor_blink = False
+
+
+async def shoot(name: str, lang: str, steps) -> None:
+    home = Path(tempfile.mkdtemp())
+    try:
+        app = TutorApp(lang, shipped_lessons_dir(), home)
+        async with app.run_test(size=SIZE) as pilot:
+            await app.course_ready.wait()
+            await steps(app, pilot)
+            app.save_screenshot(str(DOCS / f"{name}.svg"))
+            await app.action_quit()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    print(f"docs/{name}.svg")
+
+
+async def home(app, pilot) -> None:
+    await settle(app)
+
+
+async def heatmap(app, pilot) -> None:
+    await app.open_lesson("rope-alibi", experiment="alibi")
+    await pilot.pause(0.5)
+    await pilot.press("r")
+    await settle(app, 2.0)
+    target = app.screen.query(".heatmap").first()
+    app.screen.query_one("#prose", VerticalScroll).scroll_to_widget(target, top=True, animate=False)
+    await settle(app)
+
+
+async def training(app, pilot) -> None:
+    await app.open_lesson("rope-alibi", experiment="train-compare")
+    await pilot.pause(2.0)
+    panel = next(p for p in app.screen.query(ExperimentPanel) if p.ref.name == "train-compare")
+    await panel.show_params()
+    for key, value in {
+        "steps": "300",
+        "batch": "8",
+        "n_layer": "2",
+        "n_embd": "64",
+        "eval_interval": "50",
+    }.items():
+        panel.query_one(f"#p-{key}", Input).value = value
+    panel.query_one(".exp-params").collapsed = True
+    panel.run()
+    for _ in range(900):  # until the second run is under way, so two curves show
+        await pilot.pause(0.2)
+        if "run 2/" in str(panel.query_one(".exp-status").content):
+            break
+    app.screen.query_one("#prose", VerticalScroll).scroll_to_widget(panel, top=True, animate=False)
+    await pilot.pause(0.5)
+
+
+async def quiz(app, pilot) -> None:
+    await app.open_quiz("positions")
+    await pilot.pause()
+    panel = app.screen.query_one(QuizPanel)
+    panel.submit("the order of the characters")
+    panel.submit("3")
+    panel.submit("")
+    await pilot.pause()
+    panel.submit(answer(panel.session.current.question))
+    await settle(app)
+
+
+async def exercise(app, pilot) -> None:
+    await app.open_exercise("rope")
+    await pilot.pause()
+    panel = app.screen.query_one(QuizPanel)
+    while panel.state != "done":
+        panel.submit(answer(panel.session.current.question))
+        panel.submit("")
+        await pilot.pause()
+    await pilot.press("g")
+    await settle(app)
+    app.screen.query_one("#ex-status").scroll_visible(top=True, animate=False)
+    await settle(app)
+
+
+async def main() -> None:
+    await shoot("home", "en", home)
+    await shoot("lesson-heatmap", "en", heatmap)
+    await shoot("lesson-heatmap-zh", "zh", heatmap)
+    await shoot("training", "en", training)
+    await shoot("quiz", "en", quiz)
+    await shoot("exercise", "en", exercise)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
