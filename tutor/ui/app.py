@@ -26,6 +26,7 @@ from tutor.ui.strings import t
 
 LANG_NAMES = {"en": "English", "de": "Deutsch", "zh": "中文"}
 DARK, LIGHT = "textual-dark", "textual-light"
+LOAD_DELAY_S = 0.05
 QUIT_GRACE_S = 3.0  # children get SIGTERM, then SIGKILL after this; quitting never hangs longer
 
 
@@ -66,8 +67,9 @@ class TutorApp(App[int]):
         localise(self, self.lang)
 
     def on_ready(self) -> None:
-        # after the first paint: the loader thread (pydantic, SQLite) would hold the GIL meanwhile
-        self.load_course()
+        # Load once the first frame is out: the loader thread (pydantic, SQLite) holds the GIL for
+        # ~0.1 s and would delay Textual's writer thread, i.e. the first screen itself.
+        self.set_timer(LOAD_DELAY_S, self.load_course)
 
     @work(exclusive=True, group="load")
     async def load_course(self) -> None:

@@ -6,7 +6,6 @@ from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
 from tutor.ui.screens.base import TutorScreen
@@ -23,13 +22,13 @@ class HomeScreen(TutorScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="home"):
-            yield Static(id="home-title", classes="title")
-            yield DataTable(id="lessons", cursor_type="row", zebra_stripes=True)
-            yield Static(id="lesson-summary", classes="summary")
-            yield Static(id="home-due", classes="due")
-            yield Static(id="home-errors", classes="error-panel")
-            yield Static(id="home-hint", classes="hint")
+        # flat, and with the real text: the first frame is the finished home screen
+        yield Static(self.t("app.title"), id="home-title", classes="title")
+        yield DataTable(id="lessons", cursor_type="row", zebra_stripes=True)
+        yield Static(self.t("home.loading"), id="lesson-summary", classes="summary")
+        yield Static(id="home-due", classes="due")
+        yield Static(id="home-errors", classes="error-panel")
+        yield Static(self.t("home.hint"), id="home-hint", classes="hint")
         yield Footer()
 
     def refresh_content(self) -> None:
