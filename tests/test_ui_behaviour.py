@@ -222,3 +222,39 @@ async def test_quitting_while_a_training_child_starts_returns_promptly_and_leave
 @pytest.mark.slow
 async def test_quitting_mid_training_returns_promptly_and_leaves_no_child(home):
     assert await _quit_while_training(home, wait_for_steps=True) < 4.0
+
+
+async def test_review_due_asks_unseen_questions_of_started_lessons_and_the_theme_toggles(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await pilot.press("r")  # nothing started yet: nothing to review
+        await settle(app)
+        quiz = app.screen.query_one(QuizPanel)
+        assert quiz.state == "done" and quiz.session.mode == "review" and not quiz.session.items
+        app.tutor.store.mark_read("positions", app.tutor.lesson("positions").sections[0].id)
+        await app.open_quiz(None)
+        await pilot.pause()
+        quiz = app.screen.query_one(QuizPanel)
+        assert quiz.session.mode == "review" and quiz.session.items
+        assert {item.lesson.id for item in quiz.session.items} == {"positions"}
+        assert quiz.state == "asking"
+        dark = app.theme
+        await pilot.press("f6")
+        assert app.theme != dark and not app.current_theme.dark
+
+
+async def test_saving_the_file_regrades_it_while_the_exercise_is_open(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        screen = await _unlock(app, pilot, "split-heads")
+        assert screen.result is None
+        shutil.copyfile(app.tutor.exercise("split-heads")[1].folder / "solution.py", screen.file)
+        for _ in range(60):  # the mtime is polled once a second
+            await pilot.pause(0.2)
+            if screen.result is not None:
+                break
+        await settle(app)
+        assert screen.result.status == "pass"
+        assert [s.status for s in app.tutor.store.submissions("split-heads")] == ["pass"]
