@@ -52,9 +52,9 @@ def plain_model(cfg: GPTConfig) -> GPT:
     return model
 
 
-def matmul_flops(n: int = 1024, reps: int = 30) -> float:
-    """The machine's fp32 matmul rate: the best of `reps` timings (the least disturbed by other work)."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def matmul_flops(dtype=torch.float32, n: int = 1024, reps: int = 30) -> float:
+    """The machine's matmul rate in `dtype`: the best of `reps` timings (the least disturbed by other work)."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
     for _ in range(3):
         a @ b
     best = float("inf")
@@ -129,7 +129,9 @@ def main() -> None:
             times[name].append(time_steps(m, o, batches, args.steps, b))
     tokens = args.batch * args.context
     med = {name: statistics.median(t) for name, t in times.items()}
-    peak = max(matmul_flops() for _ in range(3))
+    peak = {
+        b: max(matmul_flops(torch.bfloat16 if b else torch.float32) for _ in range(3)) for b in {False, bf16}
+    }
     flops = step_flops(ours, args.batch, args.context)
     print(
         f"config: n_embd {cfg.n_embd}, n_head {cfg.n_head}, n_layer {cfg.n_layer}, vocab {vocab}, "
@@ -138,12 +140,12 @@ def main() -> None:
     print(f"{'loop':<11}{'ms/step':>10}{'tokens/s':>12}{'MFU':>8}{'vs plain':>10}")
     for name, sec in med.items():
         print(
-            f"{name:<11}{sec * 1e3:>10.1f}{tokens / sec:>12,.0f}{flops / sec / peak:>8.1%}"
+            f"{name:<11}{sec * 1e3:>10.1f}{tokens / sec:>12,.0f}{flops / sec / peak[loops[name][2]]:>8.1%}"
             f"{med['plain'] / sec:>9.2f}x"
         )
-    print(
-        f"MFU against the measured fp32 matmul rate of {peak / 1e9:.1f} GFLOP/s ({flops / 1e9:.2f} GFLOP per step)"
-    )
+    rates = ", ".join(f"{'bf16' if b else 'fp32'} {r / 1e9:.1f}" for b, r in sorted(peak.items()))
+    print(f"MFU: model FLOP/s over a 1024² matmul's rate in the loop's precision ({rates} GFLOP/s);")
+    print(f"{flops / 1e9:.2f} GFLOP per step (6·N per token + attention scores)")
     ms_ours = med["ours"]
     print(f"1000 steps of ours at this shape: {ms_ours * 1000 / 60:.1f} min")
 
