@@ -66,6 +66,22 @@ def main() -> None:
         )
 
     rope = course.exercise("rope")
+    import tempfile
+
+    cli = []
+    with tempfile.TemporaryDirectory() as home:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TUTOR_")} | {"TUTOR_HOME": home}
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "tutor", "grade", "rope", str(solution_file(rope)), "--json"],
+                capture_output=True, check=True, env=env, cwd=ROOT,
+            )  # fmt: skip
+            cli.append(time.perf_counter() - t0)
+    print(
+        f"python -m tutor grade rope (CLI start, load lessons, grade, record): median {statistics.median(cli):.2f} s"
+    )
+
     code = VMPEAK.format(root=str(ROOT), folder=str(rope.folder), names=[c.id for c in rope.checks])
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
