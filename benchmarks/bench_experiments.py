@@ -6,7 +6,7 @@
 Per quick experiment: one warm-up run (loads what it needs), then the median of N uncached runs
 (goal ≤ 50 ms each on a 2-core CPU, model load excluded). Quick experiments run with one torch
 thread, as the runner sets it. --train times the default train-compare configuration (4 layers,
-n_embd 128, batch 16, context 64, 2 threads) for a few steps and projects a 1000-step run.
+n_embd 128, batch 16, context 64, its `threads`) for a few steps and projects a 1000-step run.
 """
 
 from __future__ import annotations
@@ -77,7 +77,6 @@ def bench_quick(repeats: int) -> None:
 
 
 def bench_train(steps: int) -> None:
-    import torch
 
     from models.corpus import corpus_text, load_poems, split_poems
     from models.gpt import GPTConfig
@@ -88,11 +87,11 @@ def bench_train(steps: int) -> None:
     p = TrainCompareParams()
     tr, va = split_poems(load_poems())
     print()
-    print(f"train-compare default ({torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.2f})")
+    print(f"train-compare default ({p.threads} thread(s), load average {os.getloadavg()[0]:.2f})")
     print(f"  model: batch {p.batch}, context {p.context}, {p.n_layer} layers, n_embd {p.n_embd}")
     for label, n_head, pos in [("1 head", 1, "learned"), ("4 heads", 4, "learned"), ("rope", 4, "rope")]:
         cfg = run_config(p, n_head, pos, "bench")
-        tcfg = TrainConfig(**{**cfg["train"], "steps": steps, "eval_interval": steps})
+        tcfg = TrainConfig(**{**cfg["train"], "steps": steps, "eval_interval": steps, "threads": p.threads})
         t = time.perf_counter()
         r = train(GPTConfig(**cfg["model"]), tcfg, corpus_text(tr), corpus_text(va))
         total = time.perf_counter() - t
@@ -108,13 +107,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--train", action="store_true")
     ap.add_argument("--train-steps", type=int, default=40)
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2, help="torch threads for --train")
     args = ap.parse_args()
     bench_quick(args.repeats)
     if args.train:
-        import torch
-
-        torch.set_num_threads(args.threads)  # as in the child process (run_quick left it at 1)
         bench_train(args.train_steps)
 
 
