@@ -14,8 +14,8 @@ from pathlib import Path
 from tutor.content.problems import Problem, error
 from tutor.content.schema import Exercise
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import grade_trusted
 from tutor.grading.service import solution_file, starter_file
+from tutor.grading.trusted import grade_trusted
 
 
 def _files(ex: Exercise) -> tuple[Path, Path, Path]:

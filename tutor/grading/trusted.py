@@ -1,8 +1,9 @@
-"""Child side of `runner.grade_trusted`: grade many files the course ships (references, starters,
-broken variants) in ONE process, so torch is imported once. Only for trusted files: there is no
-nonce, no tamper check and no per-file process; the learner's files always go through harness.py.
+"""Grade many files the course ships (references, starters, accepted and broken variants) in ONE
+child process, so torch is imported once: `grade_trusted([(exercise, [paths]), ...])`. Only for
+trusted files: there is no nonce, no tamper check and no per-file process; the learner's files
+always go through harness.py. Used by the authoring check and the tests.
 
-Reads a JSON job on stdin: {"root", "items": [{"checks_file", "checks": [ids], "files": [paths]}]};
+The child (this file run as a script) reads a JSON job on stdin: {"root", "items": [{"checks_file", "checks": [ids], "files": [paths]}]};
 writes one JSON line per file to the original stdout: {"file", "import_error"} or {"file", "results"}.
 What the files print goes to stderr.
 """
@@ -11,7 +12,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tutor.content.schema import Exercise
+    from tutor.grading.result import GradeResult
 
 
 def main() -> None:
@@ -44,6 +54,58 @@ def main() -> None:
                 }
             results.write(json.dumps(record) + "\n")
             results.flush()
+
+
+def grade_trusted(items: list[tuple[Exercise, list[Path]]], lang: str = "en") -> dict[Path, GradeResult]:
+    """{path: GradeResult} for the course's own files, all graded in one child process."""
+    from tutor.grading.runner import ROOT, Limits, _child_env, _Protocol, build_result
+
+    job = {
+        "root": str(ROOT),
+        "items": [
+            {
+                "checks_file": str((Path(ex.folder or ".") / "checks.py").resolve()),
+                "checks": [c.id for c in ex.checks],
+                "files": [str(Path(f).resolve()) for f in files],
+            }
+            for ex, files in items
+        ],
+    }
+    budget = sum(ex.timeout_s * len(files) for ex, files in items) + 30
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-I", str(__file__)],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        timeout=budget,
+        env=_child_env(Path(tempfile.gettempdir())),
+        cwd=tempfile.gettempdir(),
+    )
+    seconds = time.monotonic() - t0
+    by_file = {
+        json.loads(line)["file"]: json.loads(line) for line in proc.stdout.splitlines() if line.strip()
+    }
+    out: dict[Path, GradeResult] = {}
+    limits = Limits(timeout_s=budget)
+    for ex, files in items:
+        for f in files:
+            rec = by_file.get(str(Path(f).resolve()))
+            proto = _Protocol("", [c.id for c in ex.checks])
+            proto.started = proto.loading = True
+            if rec is None:
+                tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                proto.import_error = f"the trusted grader stopped (exit {proc.returncode}): {tail}"
+            elif "import_error" in rec:
+                proto.import_error = rec["import_error"]
+            else:
+                proto.imported = True
+                proto.results = {
+                    cid: {"status": st, "message": msg} for cid, (st, msg) in rec["results"].items()
+                }
+            proto.done = True
+            out[Path(f)] = build_result(ex, proto, proc.returncode, False, "", seconds, limits, lang)
+    return out
 
 
 if __name__ == "__main__":
