@@ -239,6 +239,7 @@ class TutorApp(App[int]):
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK
+        self.refresh_screens()  # code blocks in the prose pick their colours by the theme
 
     async def action_quit(self) -> None:
         """Stop every worker (children get SIGTERM, then SIGKILL) and wait for that, then exit."""
