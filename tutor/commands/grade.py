@@ -71,7 +71,10 @@ def run(args, ctx) -> int:
         last = {"code": 2}  # the exit code of the last grade that finished (kept through Ctrl-C)
 
         def once() -> None:
-            result = service.grade(ex, path, lang=ctx.lang, store=store, limits=limits)
+            progress = _Progress(ex) if not args.json and sys.stderr.isatty() else None
+            result = service.grade(ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress)
+            if progress is not None:
+                progress.clear()
             last["code"] = result.exit_code  # before printing: a Ctrl-C while printing keeps it
             _print(result, ex, ctx.lang, args.json)
 
@@ -90,6 +93,27 @@ def run(args, ctx) -> int:
         except KeyboardInterrupt:
             print("\nstopped watching", file=sys.stderr)
         return last["code"]
+
+
+class _Progress:
+    """One status line on a terminal while the checks run: `grading rope: 3/8 ✓✓✗`."""
+
+    def __init__(self, ex):
+        self.ex, self.marks = ex, ""
+        self._show("loading your file…")
+
+    def __call__(self, event: dict) -> None:
+        if event.get("event") == "check":
+            self.marks += {"pass": "✓", "fail": "✗"}.get(event.get("status"), "!")
+            self._show(f"{len(self.marks)}/{len(self.ex.checks)} {self.marks}")
+
+    def _show(self, text: str) -> None:
+        sys.stderr.write(f"\r\033[Kgrading {self.ex.id}: {text}")
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
 
 
 def _print(result, ex, lang: str, as_json: bool) -> None:
