@@ -315,3 +315,16 @@ def test_watch_regrades_on_save_and_stops_cleanly_on_ctrl_c(tmp_path, lessons):
     assert code == 0 and "stopped watching" in err and "Traceback" not in err
     with Store(home) as store:
         assert [s.status for s in store.submissions("probe")] == ["fail", "pass"]
+
+
+def test_tutor_check_reports_a_starter_that_passes(lessons, tmp_path):
+    import shutil
+
+    course = tmp_path / "lessons"
+    shutil.copytree(lessons, course)
+    good = tutor(tmp_path, "check", "--lessons", str(course))
+    assert good.returncode == 0, good.stdout
+    (course / "01-probe/exercises/probe/starter.py").write_text(PROBE_SOLUTION, encoding="utf-8")
+    bad = tutor(tmp_path, "check", "--lessons", str(course))
+    assert bad.returncode == 2
+    assert "exercises/probe/starter.py: the starter of 'probe' passes every check; it must fail" in bad.stdout
