@@ -9,6 +9,7 @@ imported here; experiments import it in their worker the first time one runs.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -84,6 +85,9 @@ class TutorApp(App[int]):
             self.notify(notice, severity="warning", timeout=10)
         self.course_ready.set()
         self.refresh_screens()
+        # The course, pydantic and Textual make a large, long-lived heap: freezing it keeps the
+        # garbage collector's full passes (tens of ms, at random key presses) short from here on.
+        gc.freeze()
 
     def _last_location(self) -> dict:
         try:
