@@ -190,7 +190,7 @@ async def test_a_grade_that_times_out_says_so_and_the_app_keeps_working(home, tm
         assert isinstance(app.screen, LessonScreen)
 
 
-async def _quit_while_training(home, wait_for_steps: bool) -> float:
+async def _stop_while_training(home, wait_for_steps: bool, how: str = "quit") -> float:
     before = child_pids()
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -198,7 +198,7 @@ async def _quit_while_training(home, wait_for_steps: bool) -> float:
         await app.open_lesson("rope-alibi", experiment="train-compare")
         await pilot.pause(0.5)
         panel = _panel(app, "train-compare")
-        small = {"steps": "400", "batch": "4", "n_layer": "1", "n_embd": "32", "pos": "none"}
+        small = {"steps": "20000", "batch": "4", "n_layer": "1", "n_embd": "32", "pos": "none"}
         await panel.show_params()
         for key, value in small.items():
             panel.query_one(f"#p-{key}", Input).value = value
@@ -209,19 +209,30 @@ async def _quit_while_training(home, wait_for_steps: bool) -> float:
                 break
         assert child_pids() - before
         started = time.monotonic()
-        await app.action_quit()
+        if how == "quit":
+            await app.action_quit()
+        else:
+            app.screen.set_focus(None)  # out of the inputs: c is a key of the lesson screen
+            await pilot.press("c")
+            await settle(app)
+            assert "cancelled" in _status(panel) and panel.result is None
+            assert app.is_running
         took = time.monotonic() - started
     assert child_pids() - before == set()
     return took
 
 
 async def test_quitting_while_a_training_child_starts_returns_promptly_and_leaves_no_child(home):
-    assert await _quit_while_training(home, wait_for_steps=False) < 4.0
+    assert await _stop_while_training(home, wait_for_steps=False) < 4.0
+
+
+async def test_c_cancels_a_training_run_and_its_child(home):
+    assert await _stop_while_training(home, wait_for_steps=False, how="cancel") < 4.0
 
 
 @pytest.mark.slow
 async def test_quitting_mid_training_returns_promptly_and_leaves_no_child(home):
-    assert await _quit_while_training(home, wait_for_steps=True) < 4.0
+    assert await _stop_while_training(home, wait_for_steps=True) < 4.0
 
 
 async def test_review_due_asks_unseen_questions_of_started_lessons_and_the_theme_toggles(home):
