@@ -61,6 +61,15 @@ async def test_language_switch_relabels_the_screen_and_the_footer_keys(home):
         assert app.screen.active_bindings["c"].binding.description == "继续"
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert f"课程: {app.tutor.lessons[0].title['zh']}" in titles
+        await app.open_lesson("positions")
+        await pilot.pause()
+        lesson = app.tutor.lesson("positions")
+        shown = [str(w.content) for w in app.screen.query(".section-title").results(Static)]
+        assert shown == [x.title["zh"] for x in lesson.sections]
+        await pilot.press("f5")  # back to English, in place: the lesson's widgets are kept
+        await pilot.pause()
+        shown = [str(w.content) for w in app.screen.query(".section-title").results(Static)]
+        assert shown == [x.title["en"] for x in lesson.sections]
 
 
 async def test_palette_has_every_lesson_experiment_exercise_and_review_due(home):
