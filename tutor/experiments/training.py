@@ -189,12 +189,16 @@ def _result(p: TrainCompareParams, done: list[dict[str, Any]], seconds: float) -
     varied = "head count" if p.vary == "heads" else "position mode"
     spread = max(r["val_loss"] for r in done) - best["val_loss"]
     overfit = [r["label"] for r in done if (_lowest(r["curve"])[0] or r["val_loss"]) < r["val_loss"] - 0.02]
-    note = (
-        f" Validation loss rose again before the end for {', '.join(overfit)}: the corpus is small and the model "
-        "starts to memorise it, so compare the lowest values too."
-        if overfit
-        else ""
-    )
+    lows = [(low, at, r["label"]) for r in done for low, at in [_lowest(r["curve"])] if low is not None]
+    note = ""
+    if overfit and lows:
+        low, at, label = min(lows)
+        metrics["lowest_val_loss"] = low
+        note = (
+            f" Validation loss rose again before the end for {', '.join(overfit)}: the corpus is small and the "
+            f"model starts to memorise it, so compare the lowest values too; lowest of all: {label} "
+            f"({fmt(low, 4)} at step {at})."
+        )
     return Result(
         experiment="train-compare",
         params=p.model_dump(mode="json"),
