@@ -68,8 +68,8 @@ class TutorApp(App[int]):
         localise(self, self.lang)
 
     def on_ready(self) -> None:
-        # Load once the first frame is out: the loader thread (pydantic, SQLite) holds the GIL for
-        # ~0.1 s and would delay Textual's writer thread, i.e. the first screen itself.
+        # Load once the first frame is out, so the loader thread (pydantic, SQLite, holding the GIL
+        # most of the time) cannot delay it.
         self.set_timer(LOAD_DELAY_S, self.load_course)
 
     @work(exclusive=True, group="load")
@@ -88,6 +88,10 @@ class TutorApp(App[int]):
         # The course, pydantic and Textual make a large, long-lived heap: freezing it keeps the
         # garbage collector's full passes (tens of ms, at random key presses) short from here on.
         gc.freeze()
+
+    def on_unmount(self) -> None:
+        if self.tutor.store is not None:
+            self.tutor.store.close()
 
     def _last_location(self) -> dict:
         try:
