@@ -105,3 +105,17 @@ def test_exercise_result_snapshot(snap_compare, lang):
         await pilot.pause()
 
     assert snap_compare(make_app(_home(f"exercise-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
+
+
+def test_chinese_lesson_table_snapshot_at_200x50(snap_compare):
+    """A Markdown table with Chinese cells next to a running-text section, at the large size."""
+
+    async def run_before(pilot):
+        app = pilot.app
+        await app.course_ready.wait()
+        lesson = app.tutor.lesson("rope-alibi")
+        await app.open_lesson("rope-alibi", section=lesson.sections[-1].id)
+        await settle(app, 2.0)
+        await _steady(pilot)
+
+    assert snap_compare(make_app(_home("table-zh"), "zh"), terminal_size=(200, 50), run_before=run_before)
