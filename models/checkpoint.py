@@ -6,14 +6,13 @@ leaves a half-written checkpoint. Files load with `torch.load(weights_only=True)
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from models.atomic import atomic_write
 from models.gpt import GPT, GPTConfig
 from models.tokenizer import CharTokenizer
 
@@ -30,18 +29,7 @@ class Checkpoint:
 
 
 def atomic_torch_save(obj: Any, path: Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda fh: torch.save(obj, fh))
 
 
 def save_checkpoint(

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from models.atomic import atomic_write
 from tutor.errors import TutorError
 
 FORMAT_VERSION = 1
@@ -110,8 +109,6 @@ def _poems_from_our_format(data: dict[str, Any], name: str) -> list[Poem]:
 
 def save_poems(poems: Iterable[Poem], path: Path) -> None:
     """Write poems in our format atomically: a temp file in the same directory, then os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     # One poem per line: valid JSON that stays readable and diffs well.
     rows = [
         json.dumps(
@@ -121,16 +118,7 @@ def save_poems(poems: Iterable[Poem], path: Path) -> None:
         for p in poems
     ]
     body = f'{{"format": {FORMAT_VERSION}, "poems": [\n' + ",\n".join(rows) + "\n]}\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda fh: fh.write(body.encode("utf-8")))
 
 
 # ---------------------------------------------------------------------------------------------------------------
