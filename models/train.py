@@ -27,8 +27,8 @@ class TrainConfig:
     batch_size: int = 16
     context: int | None = None  # training window; default the model's block_size
     lr: float = 2e-3
-    min_lr: float = 2e-4
-    warmup: int = 100
+    min_lr: float | None = None  # default lr / 10
+    warmup: int | None = None  # default a tenth of the steps, at most 100
     weight_decay: float = 0.1
     grad_clip: float = 1.0
     eval_interval: int = 100
@@ -48,6 +48,12 @@ class TrainConfig:
             raise ValueError(f"windows must be 'line' or 'any', got {self.windows!r}")
         if self.precision not in ("auto", "fp32", "bf16"):
             raise ValueError(f"precision must be auto, fp32 or bf16, got {self.precision!r}")
+        if self.min_lr is None:
+            self.min_lr = self.lr / 10
+        if self.warmup is None:
+            self.warmup = min(100, max(1, self.steps // 10))
+        if self.warmup < 1:
+            raise ValueError(f"warmup must be at least 1 step, got {self.warmup}")
         if self.lr <= 0 or self.min_lr < 0 or self.min_lr > self.lr:
             raise ValueError(f"need 0 ≤ min_lr ≤ lr and lr > 0, got lr={self.lr}, min_lr={self.min_lr}")
 

@@ -80,8 +80,6 @@ def run(args, ctx) -> int:
             batch_size=args.batch,
             context=args.context,
             lr=args.lr,
-            min_lr=args.lr / 10,
-            warmup=min(100, max(1, args.steps // 10)),
             eval_interval=args.eval_interval,
             seed=args.seed,
             device=args.device,

@@ -36,8 +36,6 @@ def run_config(p: TrainCompareParams, n_head: int, pos: str, corpus_id: str) -> 
         batch_size=p.batch,
         context=p.context,
         lr=p.lr,
-        min_lr=p.lr / 10,
-        warmup=min(100, max(1, p.steps // 10)),
         eval_interval=min(p.eval_interval, p.steps),
         seed=p.seed,
     )
