@@ -65,7 +65,7 @@ async def home(app, pilot) -> None:
 
 
 async def heatmap(app, pilot) -> None:
-    await app.open_lesson("rope-alibi", experiment="alibi")
+    await app.open_lesson("multi-head", experiment="heads")
     await pilot.pause(0.5)
     await pilot.press("r")
     await settle(app, 2.0)

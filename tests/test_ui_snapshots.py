@@ -1,5 +1,5 @@
 """Snapshots (pytest-textual-snapshot) of the four main screens at 80×24, in English and Chinese:
-home, a lesson with the ALiBi heatmaps, a quiz question, and an exercise's grade result.
+home, a lesson with per-head attention heatmaps, a quiz question, and an exercise's grade result.
 
 Update after an intended change: `pytest tests/test_ui_snapshots.py --snapshot-update`.
 """
@@ -60,7 +60,7 @@ def test_lesson_heatmap_snapshot(snap_compare, lang):
     async def run_before(pilot):
         app = pilot.app
         await app.course_ready.wait()
-        await app.open_lesson("rope-alibi", experiment="alibi")
+        await app.open_lesson("multi-head", experiment="heads")  # heatmaps labelled 白日依山尽
         await pilot.pause(0.5)
         await pilot.press("r")
         await settle(app, 2.0)  # the lesson stops re-aiming at the panel after ~2 s

@@ -24,6 +24,7 @@ from tutor.ui.screens.base import TutorScreen
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.state import Tutor, load
 from tutor.ui.strings import t
+from tutor.ui.widgets.key_bar import KeyBar
 
 LANG_NAMES = {"en": "English", "de": "Deutsch", "zh": "中文"}
 DARK, LIGHT = "textual-dark", "textual-light"
@@ -121,6 +122,9 @@ class TutorApp(App[int]):
             localise(screen, self.lang)
         localise(self, self.lang)
         self.refresh_bindings()
+        for screen in self.all_screens():
+            for bar in screen.query(KeyBar) if screen.is_mounted else ():
+                bar.redraw()
 
     def _lesson_screen_name(self, lesson_id: str | None) -> str:
         name = f"lesson:{lesson_id or '-'}"

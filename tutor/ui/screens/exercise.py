@@ -18,11 +18,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Collapsible, Footer, Markdown, Static
+from textual.widgets import Collapsible, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from tutor.content.schema import pick
 from tutor.ui.screens.base import TutorScreen
+from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
 POLL_S = 1.0
@@ -38,7 +39,7 @@ def editor_command() -> list[str] | None:
 class NoExerciseScreen(TutorScreen):
     def compose(self) -> ComposeResult:
         yield Static(id="no-exercise", classes="title")
-        yield Footer()
+        yield KeyBar()
 
     def refresh_content(self) -> None:
         self.query_one("#no-exercise", Static).update(self.t("ex.none"))
@@ -78,7 +79,7 @@ class ExerciseScreen(TutorScreen):
             yield Markdown(id="ex-solution")
             with Collapsible(title="", collapsed=True, id="ex-output"):
                 yield Static(id="ex-output-text")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#ex-output").display = False

@@ -6,9 +6,10 @@ from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from tutor.ui.screens.base import TutorScreen
+from tutor.ui.widgets.key_bar import KeyBar
 
 
 class HomeScreen(TutorScreen):
@@ -29,7 +30,7 @@ class HomeScreen(TutorScreen):
         yield Static(id="home-due", classes="due")
         yield Static(id="home-errors", classes="error-panel")
         yield Static(self.t("home.hint"), id="home-hint", classes="hint")
-        yield Footer()
+        yield KeyBar()
 
     def refresh_content(self) -> None:
         self.query_one("#home-title", Static).update(self.t("app.title"))

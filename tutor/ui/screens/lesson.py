@@ -15,13 +15,14 @@ from rich.markdown import Markdown
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.content.markdown import split_body
 from tutor.content.schema import Lesson, pick
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tutor.ui.widgets.key_bar import KeyBar
 
 
 def prose_between_experiments(body: str, count: int) -> list[str]:
@@ -68,7 +69,7 @@ class LessonScreen(TutorScreen):
             yield OptionList(id="toc")
             with VerticalScroll(id="prose"):
                 yield Static(id="lesson-title", classes="title")
-        yield Footer()
+        yield KeyBar()
 
     def refresh_content(self) -> None:
         lesson = self.lesson

@@ -7,11 +7,12 @@ from collections.abc import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tutor.content.schema import Lesson, pick
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.state import Tutor
+from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
 
@@ -47,7 +48,7 @@ class QuizScreen(TutorScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="quiz-box"):
             yield Static(id="quiz-title", classes="title")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def panel(self) -> QuizPanel | None:

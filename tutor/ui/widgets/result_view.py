@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from rich.color import Color
+from rich.columns import Columns
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
@@ -124,13 +125,23 @@ def panel_widgets(result: Result, metrics_title: str) -> list[Widget]:
     out: list[Widget] = []
     if result.metrics:
         out.append(Static(metrics_table(result, metrics_title), classes="metrics"))
+    maps: list[Table] = []  # consecutive heatmaps (e.g. one per head) flow side by side
+
+    def flush() -> None:
+        if maps:
+            out.append(Static(Columns(list(maps), padding=(0, 3)), classes="heatmap"))
+            maps.clear()
+
     for panel in result.panels:
+        if isinstance(panel, HeatmapPanel):
+            maps.append(heatmap_table(panel))
+            continue
+        flush()
         if isinstance(panel, TablePanel):
             out.append(Static(rich_table(panel), classes="result-table"))
-        elif isinstance(panel, HeatmapPanel):
-            out.append(Static(heatmap_table(panel), classes="heatmap"))
         elif isinstance(panel, SeriesPanel):
             out.append(SeriesPlot(panel, classes="plot"))
         elif isinstance(panel, TextPanel):
             out.append(Static(Text(f"{panel.title}\n", style="bold") + Text(panel.text), classes="note"))
+    flush()
     return out
