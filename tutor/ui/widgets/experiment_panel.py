@@ -222,10 +222,6 @@ class ExperimentPanel(Vertical):
             bar.display = False
 
     def _show(self, result: Result) -> None:
-        from tutor.experiments.errors import Cancelled
-
-        if isinstance(result, Cancelled):  # pragma: no cover - runners raise it, never return it
-            return
         self.result = result
         self._finish_bar()
         for live in self.query(".live"):
