@@ -12,7 +12,6 @@ Every method takes its time from the injectable `now` clock unless given `at=`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
@@ -32,10 +31,6 @@ from tutor.progress.records import (
 )
 
 LAST_LOCATION = "last_location"
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _json(value: Any) -> str:
