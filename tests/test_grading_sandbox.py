@@ -115,6 +115,13 @@ HOSTILE = {
         "error",
         "checks.check_add",
     ),
+    "swaps_check_code": (
+        "probe",
+        "import sys\nm = sys.modules['_tutor_exercise_checks']\n"
+        "m.check_scale.__code__ = (lambda sub: 'ok').__code__\n" + SOLUTION.replace("x * k", "x"),
+        "error",
+        "checks.check_scale",
+    ),
     "patches_builtins": (
         "probe",
         "import builtins\nbuiltins.repr = lambda x: 'fine'\n" + SOLUTION,

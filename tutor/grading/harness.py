@@ -47,21 +47,30 @@ def _set_limits(job: dict) -> None:
         resource.setrlimit(limit, (value, value))
 
 
-def _snapshot(spaces: dict[str, dict]) -> dict[tuple[str, str], object]:
-    return {(where, k): v for where, ns in spaces.items() for k, v in list(ns.items())}
+def _body(value: object) -> tuple:
+    """What a Python function runs with, beyond its name: rebinding `__code__` or the defaults of a
+    check (or of kit, or of torch) in place would leave the name pointing at the same object."""
+    if isinstance(value, types.FunctionType):
+        return value.__code__, value.__defaults__, value.__kwdefaults__
+    return ()
 
 
-def _tampered(before: dict[tuple[str, str], object], spaces: dict[str, dict]) -> list[str]:
-    """Names the learner's code replaced or deleted.
+def _snapshot(spaces: dict[str, dict]) -> dict[tuple[str, str], tuple[object, tuple]]:
+    return {(where, k): (v, _body(v)) for where, ns in spaces.items() for k, v in list(ns.items())}
+
+
+def _tampered(before: dict[tuple[str, str], tuple[object, tuple]], spaces: dict[str, dict]) -> list[str]:
+    """Names the learner's code replaced or deleted, or whose function body it swapped.
 
     New names do not count (torch adds some lazily), nor a wrapper whose `__wrapped__` is the
     original (torch._dynamo wraps torch.manual_seed the first time an optimizer steps).
     """
     changed = []
-    for (where, key), old in before.items():
+    for (where, key), (old, body) in before.items():
         ns = spaces[where]
         new = ns.get(key, _MISSING)
-        if new is not old and getattr(new, "__wrapped__", None) is not old:
+        replaced = new is not old and getattr(new, "__wrapped__", None) is not old
+        if replaced or any(a is not b for a, b in zip(_body(old), body, strict=True)):
             changed.append(f"{where}.{key}")
     return changed
 
