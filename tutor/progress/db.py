@@ -12,7 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tutor.errors import TutorError
@@ -35,6 +35,12 @@ class StoreTooNew(TutorError):
 def local_now() -> datetime:
     """The default clock: aware, in the machine's local zone (so "today" is the learner's day)."""
     return datetime.now(UTC).astimezone()
+
+
+def end_of_today(now: datetime) -> datetime:
+    """Midnight after `now` in its own zone: "due today" means due before this."""
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return start + timedelta(days=1)
 
 
 def to_text(dt: datetime) -> str:

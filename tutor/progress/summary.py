@@ -7,11 +7,11 @@ better); "due" counts review items due by the end of the learner's today.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 
 from pydantic import BaseModel
 
 from tutor.content.schema import Lesson, pick
+from tutor.progress.db import end_of_today
 from tutor.progress.store import Store
 
 
@@ -49,9 +49,7 @@ class ProgressSummary(BaseModel):
 
 
 def summarise(store: Store, lessons: Sequence[Lesson], lang: str = "en") -> ProgressSummary:
-    now = store.now()
-    end_of_today = now.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
-    due = {(s.lesson, s.question) for s in store.due_reviews(end_of_today)}
+    due = {(s.lesson, s.question) for s in store.due_reviews(end_of_today(store.now()))}
     latest = {}
     for a in store.answers():  # oldest first, so the last one per question wins
         latest[(a.lesson, a.question)] = a.correct if a.correct is not None else (a.rating or 1) >= 2

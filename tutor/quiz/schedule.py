@@ -11,11 +11,12 @@ Rules (issue 6):
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from fsrs import Card, Rating, Scheduler
 
+from tutor.progress.db import end_of_today
 from tutor.progress.records import ReviewState
 
 SCHEDULER = Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
@@ -48,12 +49,6 @@ def local_day(moment: datetime, like: datetime) -> Any:
 def counts_today(state: ReviewState | None, now: datetime) -> bool:
     """True if an answer now should move the schedule: the item was not reviewed earlier today."""
     return state is None or state.last_review is None or local_day(state.last_review, now) != now.date()
-
-
-def end_of_today(now: datetime) -> datetime:
-    """Midnight after `now` in its own zone: "due today" means due before this."""
-    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    return start + timedelta(days=1)
 
 
 def is_due(state: ReviewState, now: datetime) -> bool:

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
+from tutor.progress.db import end_of_today
 from tutor.quiz.check import AnswerError, parse_rating
-from tutor.quiz.schedule import end_of_today
 from tutor.quiz.session import Feedback, Item, QuizSession
 from tutor.quiz.texts import say
 
