@@ -155,7 +155,7 @@ def run_alibi(p: AlibiParams, ctx: RunContext) -> Result:
                 title=f"head {h + 1}, m = {fmt(slopes[h], 4)}",
                 row_labels=labels,
                 col_labels=labels,
-                values=[[finite_or_none(float(v)) for v in row] for row in bias[h]],
+                values=[[finite_or_none(v) for v in row] for row in bias[h].tolist()],
             )
         )
     if len(shown) < p.n_head:
