@@ -278,3 +278,25 @@ async def test_saving_the_file_regrades_it_while_the_exercise_is_open(home):
         await settle(app)
         assert screen.result.status == "pass"
         assert [s.status for s in app.tutor.store.submissions("split-heads")] == ["pass"]
+
+
+async def test_at_80_columns_the_hidden_contents_never_takes_the_keys(home):
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head")
+        await pilot.pause(0.3)
+        prose = app.screen.query_one("#prose")
+        assert not app.screen.query_one("#toc").display and app.screen.focused is prose
+        await pilot.press("pagedown")  # went to the hidden contents list, which raised KeyError
+        await pilot.pause()
+        assert prose.scroll_y > 0
+        await pilot.press("t")  # shown: it can take the focus; hidden again while it holds it
+        await pilot.pause()
+        app.screen.query_one("#toc").focus()
+        await pilot.press("t")
+        await pilot.pause()
+        assert app.screen.focused is prose
+        await pilot.press("pagedown")
+        await pilot.pause()
+    assert app.return_code in (None, 0)

@@ -89,7 +89,7 @@ class LessonScreen(TutorScreen):
             self.call_after_refresh(self.go_to, section, experiment)
 
     def on_mount(self) -> None:
-        self.query_one("#toc").display = self.app.size.width >= 100
+        self._show_toc(self.app.size.width >= 100)
         if self.tutor.store is not None and self.lesson_id:
             try:
                 self.read = {r.section for r in self.tutor.store.sections_read(self.lesson_id)}
@@ -281,8 +281,16 @@ class LessonScreen(TutorScreen):
         self.tutor_app.navigate(self.tutor_app.open_exercise, (here or lesson.exercises)[0].id)
 
     def action_toggle_toc(self) -> None:
-        toc = self.query_one("#toc")
-        toc.display = not toc.display
+        self._show_toc(not self.query_one("#toc").display)
+
+    def _show_toc(self, show: bool) -> None:
+        """Show or hide the contents. Hidden, it must not hold the focus: Textual still counts a
+        hidden widget as focusable, and the arrow and page keys would go to it (PageDown on a
+        never-drawn OptionList raises KeyError and ends the app)."""
+        toc = self.query_one("#toc", OptionList)
+        toc.display = toc.can_focus = show
+        if not show and toc.has_focus:
+            self.query_one("#prose", VerticalScroll).focus()
 
     def action_home(self) -> None:
         self.app.switch_mode("home")
