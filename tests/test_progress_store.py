@@ -139,15 +139,29 @@ def test_damaged_sqlite_file_is_moved_aside(home: Path) -> None:
     with Store(home) as store:
         fill(store)
     path = home / FILE_NAME
-    with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
     data = bytearray(path.read_bytes())
     data[100:4096] = b"\xff" * (4096 - 100)  # keep the magic header, destroy the schema page
     path.write_bytes(bytes(data))
     with Store(home, now=lambda: T0) as store:
         assert len(store.notices) == 1
         assert store.sections_read() == []
-    assert (home / f"{FILE_NAME}.corrupt-20260302T093000Z").read_bytes() == bytes(data)
+        aside = home / f"{FILE_NAME}.corrupt-20260302T093000Z"
+        if Path("/proc/self/fd").is_dir():  # the connection that found the damage was closed, not dropped
+            assert str(aside) not in open_files()
+    assert aside.read_bytes() == bytes(data)
+
+
+def open_files() -> set[str]:
+    found = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            found.add(str(fd.readlink()))
+        except OSError:
+            pass  # the fd of the listing itself is gone by now
+    return found
 
 
 def test_foreign_sqlite_database_is_moved_aside(home: Path) -> None:

@@ -88,18 +88,21 @@ class Database:
             raise TutorError(f"cannot read the progress store {self.path}: {err.strerror}") from None
         if problem:
             self._move_aside(problem)
+        conn: sqlite3.Connection | None = None
         try:
             conn = self._connect()
             problem = self._inspect(conn)
         except sqlite3.OperationalError as err:
+            if conn is not None:
+                conn.close()
             if _is_locked(err):
                 raise self._busy() from None
             raise TutorError(f"cannot open the progress store {self.path}: {err}") from None
         except sqlite3.DatabaseError as err:
-            conn, problem = None, f"not a readable SQLite database ({err})"
+            problem = f"not a readable SQLite database ({err})"
         if problem:
             if conn is not None:
-                conn.close()
+                conn.close()  # before the file is moved aside: no handle left on the old file
             self._move_aside(problem)
             conn = self._connect()
         try:
