@@ -37,10 +37,6 @@ class Course:
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "error"]
 
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
-
     def lesson(self, lesson_id: str) -> Lesson:
         for lesson in self.lessons:
             if lesson.id == lesson_id:
