@@ -39,7 +39,9 @@ def add_arguments(p) -> None:
     out.add_argument("--jsonl", action="store_true", help="stream progress and the result as JSON lines")
 
 
-def _stop_on_signals() -> threading.Event:
+def stop_on_signals() -> threading.Event:
+    """SIGINT/SIGTERM set the returned event, so a run stops after its current step instead of dying
+    mid-write. Shared with `python -m tutor train`."""
     stop = threading.Event()
 
     def handler(signum, frame) -> None:
@@ -50,7 +52,8 @@ def _stop_on_signals() -> threading.Event:
     return stop
 
 
-def _emit(event: dict[str, Any]) -> None:
+def emit_json_line(event: dict[str, Any]) -> None:
+    """One event as one JSON line on stdout, flushed at once (the --jsonl protocols of experiment and train)."""
     sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
@@ -108,7 +111,7 @@ def run(args, ctx) -> int:
 
     try:
         if spec.long:
-            stop = _stop_on_signals()
+            stop = stop_on_signals()
             result = runner.run_here(
                 spec.name, params, should_stop=stop.is_set, on_event=_print_progress, home=ctx.home
             )
@@ -130,8 +133,8 @@ def _run_jsonl(spec, params, ctx) -> int:
     from tutor.experiments import runner
     from tutor.experiments.errors import Cancelled, ExperimentError
 
-    stop = _stop_on_signals()
-    _emit(
+    stop = stop_on_signals()
+    emit_json_line(
         {
             "event": "start",
             "experiment": spec.name,
@@ -142,17 +145,19 @@ def _run_jsonl(spec, params, ctx) -> int:
     try:
         if not spec.long:
             runner._one_thread()
-        result = runner.run_here(spec.name, params, should_stop=stop.is_set, on_event=_emit, home=ctx.home)
+        result = runner.run_here(
+            spec.name, params, should_stop=stop.is_set, on_event=emit_json_line, home=ctx.home
+        )
     except Cancelled:
-        _emit({"event": "cancelled"})
+        emit_json_line({"event": "cancelled"})
         return 1
     except ExperimentError as err:
-        _emit({"event": "error", "message": str(err)})
+        emit_json_line({"event": "error", "message": str(err)})
         return 2
     except Exception as err:  # the protocol reports every failure as a line, never as a traceback
-        _emit({"event": "error", "message": f"{type(err).__name__}: {err}"})
+        emit_json_line({"event": "error", "message": f"{type(err).__name__}: {err}"})
         return 1
-    _emit({"event": "result", "result": result.model_dump(mode="json")})
+    emit_json_line({"event": "result", "result": result.model_dump(mode="json")})
     return 0
 
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import signal
-import sys
-import threading
 from pathlib import Path
 
+from tutor.commands.experiment import emit_json_line, stop_on_signals
 from tutor.errors import TutorError
 
 HELP = "train the shared GPT (heads, layers, position mode, steps, corpus...)"
@@ -49,18 +46,6 @@ def add_arguments(p) -> None:
     p.add_argument("--jsonl", action="store_true", help="stream progress as JSON lines (for programs)")
 
 
-def _stop_flag() -> threading.Event:
-    """SIGINT/SIGTERM ask the loop to stop after the current step instead of killing it mid-write."""
-    stop = threading.Event()
-
-    def handler(signum, frame):
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, handler)
-    return stop
-
-
 def run(args, ctx) -> int:
     from models.corpus import corpus_text, import_corpus, load_poems, split_poems
     from models.gpt import GPTConfig
@@ -94,8 +79,8 @@ def run(args, ctx) -> int:
         args.out
         or ctx.home / "runs" / f"{args.pos}-h{args.heads}-l{args.layers}-e{args.embd}-s{args.steps}.pt"
     )
-    stop = _stop_flag()
-    emit = _jsonl_emitter() if args.jsonl else _text_emitter()
+    stop = stop_on_signals()
+    emit = emit_json_line if args.jsonl else _print_event
     emit({"event": "start", "out": str(out), "poems_train": len(train_poems), "poems_val": len(val_poems)})
     try:
         result = train(
@@ -119,35 +104,24 @@ def run(args, ctx) -> int:
     return 1 if result.cancelled else 0
 
 
-def _jsonl_emitter():
-    def emit(event: dict) -> None:
-        sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
-
-    return emit
-
-
-def _text_emitter():
-    def emit(event: dict) -> None:
-        kind = event["event"]
-        if kind == "start":
-            print(
-                f"training on {event['poems_train']} poems, validating on {event['poems_val']} -> {event['out']}"
-            )
-        elif kind == "progress" and (event["val_loss"] is not None or event["step"] == 1):
-            val = f"  val {event['val_loss']:.3f}" if event["val_loss"] is not None else ""
-            print(
-                f"step {event['step']:>5}/{event['steps']}  loss {event['loss']:.3f}{val}  "
-                f"{event['tokens_per_s']:,.0f} tok/s  eta {event['eta_s']:.0f}s",
-                flush=True,
-            )
-        elif kind in ("done", "cancelled"):
-            val = event["final_val_loss"]
-            print(
-                f"{kind}: {event['steps_done']} steps in {event['seconds']:.1f}s, val loss {val:.4f}"
-                if val is not None
-                else f"{kind}: no validation yet",
-            )
-            print(f"checkpoint: {event['out']}")
-
-    return emit
+def _print_event(event: dict) -> None:
+    kind = event["event"]
+    if kind == "start":
+        print(
+            f"training on {event['poems_train']} poems, validating on {event['poems_val']} -> {event['out']}"
+        )
+    elif kind == "progress" and (event["val_loss"] is not None or event["step"] == 1):
+        val = f"  val {event['val_loss']:.3f}" if event["val_loss"] is not None else ""
+        print(
+            f"step {event['step']:>5}/{event['steps']}  loss {event['loss']:.3f}{val}  "
+            f"{event['tokens_per_s']:,.0f} tok/s  eta {event['eta_s']:.0f}s",
+            flush=True,
+        )
+    elif kind in ("done", "cancelled"):
+        val = event["final_val_loss"]
+        print(
+            f"{kind}: {event['steps_done']} steps in {event['seconds']:.1f}s, val loss {val:.4f}"
+            if val is not None
+            else f"{kind}: no validation yet",
+        )
+        print(f"checkpoint: {event['out']}")
