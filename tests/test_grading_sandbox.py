@@ -21,6 +21,7 @@ from tutor.progress.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLIT = (ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8")
+ROPE_NO_SCALE = (ROOT / "lessons/03-rope-alibi/exercises/rope/broken/no_scale.py").read_text(encoding="utf-8")
 
 PROBE_CHECKS = """
 from tutor.grading.kit import fail, need
@@ -135,6 +136,14 @@ HOSTILE = {
         "error",
         "torch.equal",
     ),
+    "patches_the_reference_attention": (  # F.sdpa without the 1/√d scale makes a no-scale attention "right"
+        "rope",
+        "import torch.nn.functional as F\n_sdpa = F.scaled_dot_product_attention\n"
+        "F.scaled_dot_product_attention = lambda q, k, v, is_causal=False: _sdpa(q, k, v, is_causal=is_causal,"
+        " scale=1.0)\n" + ROPE_NO_SCALE,
+        "error",
+        "torch.nn.functional.scaled_dot_product_attention",
+    ),
     "allocates_10_gb_on_import": ("probe", "x = bytearray(10 * 2**30)\n", "error", "ran out of memory"),
     "allocates_10_gb_tensor_in_check": (
         "split-heads",
@@ -191,8 +200,8 @@ def store_home(tmp_path_factory):
     """One real store for the module, holding records that every hostile run must leave alone."""
     home = tmp_path_factory.mktemp("home")
     with Store(home) as store:
-        store.record_submission("rope", sha256="0" * 64, status="pass", score=12, max_score=12)
-        store.record_hint("rope", "0")
+        store.record_submission("alibi", sha256="0" * 64, status="pass", score=7, max_score=7)
+        store.record_hint("alibi", "0")
     return home
 
 
@@ -200,7 +209,8 @@ def store_home(tmp_path_factory):
 def results(probe, store_home, tmp_path_factory):
     """Every file graded once, two at a time (each in its own sandboxed child), with the tutor's own
     settings in the environment, which the child must not see."""
-    exercises = {"probe": probe, "split-heads": load_course(ROOT / "lessons").exercise("split-heads")}
+    course = load_course(ROOT / "lessons")
+    exercises = {"probe": probe} | {i: course.exercise(i) for i in ("split-heads", "rope")}
     jobs = {name: (ex, src, 20.0) for name, (ex, src, _, _) in HOSTILE.items()} | OTHERS
     folder = tmp_path_factory.mktemp("hostile")
 
@@ -233,10 +243,10 @@ def test_hostile_submission_gets_the_right_verdict(name, results):
 
 def test_hostile_runs_leave_the_store_unharmed(results, store_home):
     with Store(store_home) as store:
-        rope = store.submissions("rope")
-        assert [(s.status, s.score, s.sha256) for s in rope] == [("pass", 12, "0" * 64)]
-        assert [h.hint for h in store.hint_reveals("rope")] == ["0"]
-        mine = store.submissions("probe") + store.submissions("split-heads")
+        alibi = store.submissions("alibi")  # no hostile file grades alibi
+        assert [(s.status, s.score, s.sha256) for s in alibi] == [("pass", 7, "0" * 64)]
+        assert [h.hint for h in store.hint_reveals("alibi")] == ["0"]
+        mine = store.submissions("probe") + store.submissions("split-heads") + store.submissions("rope")
         assert len(mine) == len(results)
         assert {s.status for s in mine} == {"error", "fail", "timeout", "pass"}
 
