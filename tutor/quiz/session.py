@@ -32,7 +32,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from tutor.content.schema import Exercise, Lesson, Question, pick
-from tutor.progress.db import local_now
 from tutor.progress.records import ReviewState
 from tutor.progress.store import Store
 from tutor.quiz.check import Check, ChoiceFeedback, check_answer
@@ -111,7 +110,7 @@ class QuizSession:
         reveal_after: int = 2,
     ):
         self.store, self.mode, self.lang = store, mode, lang
-        self.now = now or store.now or local_now
+        self.now = now or store.now  # the store's clock (local time by default) unless a test injects one
         self.requeue_gap, self.miss_limit, self.reveal_after = requeue_gap, miss_limit, reveal_after
         self.session_id = uuid.uuid4().hex[:12]
         self.items = list(items)
