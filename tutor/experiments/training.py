@@ -165,11 +165,16 @@ def _lowest(curve: list[list]) -> tuple[float | None, int | None]:
 def _result(p: TrainCompareParams, done: list[dict[str, Any]], seconds: float) -> Result:
     metrics: dict[str, float] = {}
     rows = []
+    lows: list[tuple[float, int, str]] = []  # (lowest val loss, its step, label) of each validated run
+    overfit: list[str] = []  # runs whose val loss rose again before the end
     for r in done:
         low, at = _lowest(r["curve"])
         metrics[f"val_loss_{r['slug']}"] = r["val_loss"]
         if low is not None:
             metrics[f"min_val_loss_{r['slug']}"] = low
+            lows.append((low, at, r["label"]))
+        if (low or r["val_loss"]) < r["val_loss"] - 0.02:
+            overfit.append(r["label"])
         metrics[f"params_{r['slug']}"] = r["params"]
         metrics[f"seconds_{r['slug']}"] = r["seconds"]
         rows.append(
@@ -186,8 +191,6 @@ def _result(p: TrainCompareParams, done: list[dict[str, Any]], seconds: float) -
     metrics["lowest_final_val_loss"] = best["val_loss"]
     varied = "head count" if p.vary == "heads" else "position mode"
     spread = max(r["val_loss"] for r in done) - best["val_loss"]
-    overfit = [r["label"] for r in done if (_lowest(r["curve"])[0] or r["val_loss"]) < r["val_loss"] - 0.02]
-    lows = [(low, at, r["label"]) for r in done for low, at in [_lowest(r["curve"])] if low is not None]
     note = ""
     if overfit and lows:
         low, at, label = min(lows)
