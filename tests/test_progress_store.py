@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -216,6 +216,25 @@ def test_import_keeps_the_newer_state_and_adds_new_log_rows(home: Path, tmp_path
         import_data(b, data)
         assert b.last_location() == {"at": "new"}
         assert len(b.sections_read()) == 1 and len(b.hint_reveals()) == 1
+
+
+def test_import_stores_timestamps_written_in_another_zone_as_utc(home: Path, tmp_path: Path) -> None:
+    with Store(home, now=Clock()) as a:
+        fill(a)
+        data = export_data(a)
+    plus_two = timezone(timedelta(hours=2))
+    for table in data["tables"].values():  # the same instants, as another tool might write them
+        for row in table:
+            for key in ("due", "at", "last_review"):
+                if row.get(key):
+                    row[key] = datetime.fromisoformat(row[key]).astimezone(plus_two).isoformat()
+    with Store(tmp_path / "b") as b:
+        import_data(b, data)
+        state = b.review_state("multi-head", "param-count")
+        assert state.due == T0 + timedelta(days=2)
+        assert [s.question for s in b.due_reviews(state.due + timedelta(minutes=1))] == ["param-count"]
+        assert b.due_reviews(state.due - timedelta(minutes=1)) == []
+        assert import_data(b, export_data(b)) == 0  # the same rows, now in UTC: nothing new
 
 
 @pytest.mark.parametrize(

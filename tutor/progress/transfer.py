@@ -184,7 +184,8 @@ def import_data(store: Store, data: dict[str, Any]) -> int:
         for table, rows in data["tables"].items():
             cols = COLUMNS[table]
             placeholders = ", ".join("?" * len(cols))
-            for row in rows:
+            for raw in rows:
+                row = {k: _stored(raw[k], SPEC[table][k]) for k in cols}
                 values = tuple(row[k] for k in cols)
                 if table in LOGS:
                     match = " AND ".join(f"{k} IS ?" for k in cols)
@@ -205,6 +206,13 @@ def import_data(store: Store, data: dict[str, Any]) -> int:
                 )
                 changed += 1
     return changed
+
+
+def _stored(value: Any, kind: str) -> Any:
+    """A timestamp as the store writes it (UTC, fixed width): the store compares and orders them as text."""
+    if value is not None and kind.rstrip("?") == "time":
+        return to_text(datetime.fromisoformat(value))
+    return value
 
 
 def reset(store: Store, backup_dir: Path | None = None) -> Path:
