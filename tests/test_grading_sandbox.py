@@ -168,6 +168,10 @@ SHOWS_ENV = (
     "import os, sys\nprint('ENV', sorted(k for k in os.environ if k.startswith('TUTOR')))\n"
     "print('HOME', os.environ.get('HOME'))\nprint('CWD', os.getcwd())\nprint('ARGV', sys.argv)\n" + SOLUTION
 )
+FORKS = (
+    "import os, time\nif os.fork() == 0:  # the forked child holds a copy of the result channel\n"
+    "    time.sleep(60)\n    os._exit(0)\n" + SOLUTION
+)
 SPAWNS = "import subprocess\np = subprocess.Popen(['sleep', '60'])\nprint('PID', p.pid)\n" + SOLUTION
 OTHERS = {  # name: (exercise, source, timeout_s)
     "loop_in_scale": ("probe", LOOP_IN_SCALE, 2.0),
@@ -175,6 +179,7 @@ OTHERS = {  # name: (exercise, source, timeout_s)
     "shows_env": ("probe", SHOWS_ENV, 20.0),
     "long_output": ("probe", "print('x' * 200_000)\n" + SOLUTION, 20.0),
     "starts_a_process": ("probe", SPAWNS, 20.0),
+    "forks_and_lingers": ("probe", FORKS, 20.0),
     "split_heads_reference": ("split-heads", SPLIT, 20.0),
 }
 
@@ -287,6 +292,12 @@ def test_long_output_is_truncated_and_says_so(results):
     assert result.status == "pass"
     assert len(result.output) < 9000
     assert "[output truncated: 200,001 bytes in total, the first 8,000 characters shown]" in result.output
+
+
+def test_a_forked_child_holding_the_channel_does_not_turn_a_pass_into_a_timeout(results):
+    result = results["forks_and_lingers"]
+    assert result.status == "pass" and result.score == result.max_score
+    assert result.duration_s < 5  # the grace after "done" is 1 s; the time limit is 20 s
 
 
 def test_processes_started_by_the_submission_die_with_it(results):

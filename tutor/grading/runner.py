@@ -204,10 +204,15 @@ def run_child(
         os.close(job_w)
         job_w = -1
         buffer = b""
+        grace_set = False
         while True:
+            if proto.done and not grace_set:
+                # the verdict is in; a process the learner forked may hold the channel open, so wait
+                # a moment for the end of the channel, not for the whole time limit
+                deadline, grace_set = min(deadline, time.monotonic() + 1.0), True
             left = deadline - time.monotonic()
             if left <= 0:
-                timed_out = True
+                timed_out = not proto.done
                 break
             ready, _, _ = select.select([res_r], [], [], min(left, 0.5))
             if not ready:
