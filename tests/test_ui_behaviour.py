@@ -300,3 +300,16 @@ async def test_at_80_columns_the_hidden_contents_never_takes_the_keys(home):
         await pilot.press("pagedown")
         await pilot.pause()
     assert app.return_code in (None, 0)
+
+
+async def test_the_quiz_hint_key_is_labelled_in_the_learners_language(home):
+    app = make_app(home, "zh")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await app.open_quiz("positions")
+        await pilot.pause()
+        assert app.screen.active_bindings["ctrl+g"].binding.description == "提示"
+        await pilot.press("f5")  # zh -> en, in place
+        await pilot.pause()
+        assert app.screen.active_bindings["ctrl+g"].binding.description == "Hint"
+        assert "Hint" in str(app.screen.query_one("KeyBar").content)

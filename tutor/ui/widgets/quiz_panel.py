@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Markdown, Static
 
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
+from tutor.ui.bindings import localise
 from tutor.ui.strings import t
 
 
@@ -45,6 +46,7 @@ class QuizPanel(Vertical):
         yield Markdown(classes="q-feedback")
 
     def on_mount(self) -> None:
+        localise(self, self.lang)  # the app relabels screens; this widget's own key is ours to do
         self._next()
 
     # --- showing ---------------------------------------------------------------------------
@@ -99,6 +101,7 @@ class QuizPanel(Vertical):
 
     def refresh_content(self, lang: str) -> None:
         self.lang = lang
+        localise(self, lang)
         if self.state in ("asking", "rating"):
             self._show_question()
         elif self.state == "done":
