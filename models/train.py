@@ -44,6 +44,8 @@ class TrainConfig:
         for name in ("steps", "batch_size", "eval_interval", "eval_batches"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.threads is not None and self.threads < 0:
+            raise ValueError(f"threads must be at least 1 (0 or unset: torch's default), got {self.threads}")
         if self.windows not in ("line", "any"):
             raise ValueError(f"windows must be 'line' or 'any', got {self.windows!r}")
         if self.precision not in ("auto", "fp32", "bf16"):

@@ -163,3 +163,21 @@ def test_train_cli_rejects_bad_settings_with_exit_2(tmp_path):
     )
     assert proc.returncode == 2
     assert "divisible" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [(["--out", "{tmp}"], "is a folder"), (["--threads", "-1"], "threads must be at least 1")],
+    ids=["out-is-a-folder", "negative-threads"],
+)
+def test_train_cli_refuses_a_folder_as_out_and_negative_threads_before_training(
+    tmp_path, capsys, extra, needle
+):
+    from tutor.cli import main
+
+    argv = ["--home", str(tmp_path), "train", "--embd", "32", "--layers", "1", "--steps", "1"]
+    code = main(argv + [a.format(tmp=tmp_path) for a in extra])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and needle in err
+    assert not list(tmp_path.iterdir())  # nothing written

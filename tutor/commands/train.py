@@ -79,6 +79,12 @@ def run(args, ctx) -> int:
         args.out
         or ctx.home / "runs" / f"{args.pos}-h{args.heads}-l{args.layers}-e{args.embd}-s{args.steps}.pt"
     )
+    if out.is_dir():
+        raise TutorError(f"--out {out} is a folder; name the checkpoint file, e.g. {out / 'model.pt'}")
+    try:  # an unwritable place fails now, not at the first save minutes into training
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TutorError(f"cannot create the folder for the checkpoint {out}: {err.strerror or err}") from err
     stop = stop_on_signals()
     emit = emit_json_line if args.jsonl else _print_event
     emit({"event": "start", "out": str(out), "poems_train": len(train_poems), "poems_val": len(val_poems)})
@@ -94,12 +100,14 @@ def run(args, ctx) -> int:
             resume=args.resume,
             meta={"corpus": str(args.corpus) if args.corpus else "shipped"},
         )
+        if args.weights_only and not result.cancelled:
+            from models.checkpoint import strip_training_state
+
+            strip_training_state(out)
     except ValueError as err:
         raise TutorError(str(err)) from err
-    if args.weights_only and not result.cancelled:
-        from models.checkpoint import strip_training_state
-
-        strip_training_state(out)
+    except OSError as err:  # e.g. the disk filled up or the folder became read-only mid-run
+        raise TutorError(f"cannot write the checkpoint {out}: {err.strerror or err}") from err
     emit({"event": "cancelled" if result.cancelled else "done", "out": str(out), **result.__dict__})
     return 1 if result.cancelled else 0
 
