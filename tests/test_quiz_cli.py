@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import string
 import subprocess
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
 from conftest import PYTHON, ROOT, run_tutor_env
+from fsrs import Rating
 from quiz_fixtures import ANSWERS, write_lesson
 
 from tutor.content.loader import load_course
 from tutor.content.schema import ExactQuestion, Lesson, MultipleChoice, NumberQuestion, SingleChoice, pick
 from tutor.progress.store import Store
 from tutor.quiz.normalise import format_number
+from tutor.quiz.schedule import review
 from tutor.quiz.texts import TEXTS
 
 
@@ -178,6 +181,24 @@ def test_review_offers_capped_new_items_from_a_started_lesson(home: Path, tmp_pa
     assert "2 question(s)" in result.stdout and result.stdout.count("✓ right") == 2
     nothing = tutor(home, "quiz", "--review", "--new", "0", "--lessons", str(lessons))
     assert "Nothing to review today. Next review:" in nothing.stdout
+
+
+def test_review_counts_leave_out_questions_the_course_no_longer_has(home: Path, tmp_path: Path) -> None:
+    lessons = write_lesson(tmp_path / "lessons")
+    with Store(home) as store:  # a question answered wrong long ago, since removed from the lesson
+        past = store.now() - timedelta(days=3)
+        card = review(None, Rating.Again, past)
+        store.record_answer("tiny-heads", "removed-question", "x", False, rating=1, card=card, at=past)
+        assert len(store.due_reviews(store.now())) == 1
+    quiz = tutor(home, "quiz", "1", "--lessons", str(lessons), stdin="1\n")
+    assert quiz.returncode == 0, quiz.stderr
+    assert "Stopped. 1 of" in quiz.stdout and "due today" not in quiz.stdout
+    nothing = tutor(home, "quiz", "--review", "--new", "0", "--lessons", str(lessons))
+    last = nothing.stdout.splitlines()[-1]
+    assert last.startswith("Nothing to review today. Next review: ")
+    assert (
+        last.removesuffix(".").rsplit(" ", 1)[1] > date.today().isoformat()
+    )  # the answered one, not the ghost
 
 
 def test_logic_modules_import_neither_textual_nor_torch() -> None:

@@ -81,6 +81,6 @@ def run(args, ctx) -> int:
             session = QuizSession.for_lesson(store, lesson, lang=ctx.lang)
             store.set_last_location({"screen": "quiz", "lesson": lesson.id})
             title = say("title.quiz", ctx.lang, title=pick(lesson.title, ctx.lang))
-        return run_session(session, console, title)
+        return run_session(session, console, title, course.lessons)
     finally:
         store.close()

@@ -8,15 +8,15 @@ All of the quiz's own words come from tutor.quiz.texts in the session's language
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from datetime import datetime
 
 from rich.console import Console
 from rich.markup import escape
 
-from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
-from tutor.progress.db import end_of_today
+from tutor.content.schema import Lesson, MultipleChoice, OpenQuestion, SingleChoice, pick
 from tutor.quiz.check import AnswerError, parse_rating
-from tutor.quiz.session import Feedback, Item, QuizSession
+from tutor.quiz.session import Feedback, Item, QuizSession, due_items
 from tutor.quiz.texts import say
 
 
@@ -25,8 +25,9 @@ class _Stop(Exception):
 
 
 class _Terminal:
-    def __init__(self, session: QuizSession, console: Console):
+    def __init__(self, session: QuizSession, console: Console, lessons: Sequence[Lesson]):
         self.session, self.console, self.lang = session, console, session.lang
+        self.lessons = lessons  # the course: review counts leave out items it no longer has
 
     def t(self, key: str, **values: object) -> str:
         """A quiz text, escaped for Rich markup (it may carry content such as titles)."""
@@ -149,7 +150,7 @@ class _Terminal:
             self.out(f"[bold]{self.t('score', correct=score.correct, total=score.total, percent=percent)}[/]")
         for pointer in score.go_back:
             self.out(f"  {self.t('reread', title=pointer.title, lesson=pointer.lesson)}")
-        due = session.store.due_reviews(end_of_today(session.now()))
+        due = due_items(session.store, self.lessons, session.now())
         if due:
             self.out(f"[dim]{self.t('due_today', n=len(due))}[/]")
 
@@ -160,7 +161,8 @@ class _Terminal:
             if session.mode == "predict":
                 self.out(self.t("already_unlocked"))
             else:
-                upcoming = session.store.review_states()
+                known = {(lesson.id, q.id) for lesson in self.lessons for q in lesson.quiz}
+                upcoming = [s for s in session.store.review_states() if (s.lesson, s.question) in known]
                 nxt = " " + self.t("next_due", date=upcoming[0].due.date().isoformat()) if upcoming else ""
                 self.out(self.t("nothing_due") + nxt)
             return 0
@@ -182,6 +184,6 @@ class _Terminal:
         return 0
 
 
-def run_session(session: QuizSession, console: Console, title: str) -> int:
-    """Ask until the session is done or input ends; exit code 0 either way."""
-    return _Terminal(session, console).run(title)
+def run_session(session: QuizSession, console: Console, title: str, lessons: Sequence[Lesson]) -> int:
+    """Ask until the session is done or input ends; exit code 0 either way. `lessons`: the course."""
+    return _Terminal(session, console, lessons).run(title)
