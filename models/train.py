@@ -192,13 +192,16 @@ def make_batches(
 def evaluate(model: GPT, batches: list[tuple[torch.Tensor, torch.Tensor]], device: str = "cpu") -> float:
     was_training = model.training
     model.eval()
-    losses = [model(x.to(device), y.to(device))[1].item() for x, y in batches]
-    model.train(was_training)
+    try:
+        losses = [model(x.to(device), y.to(device))[1].item() for x, y in batches]
+    finally:
+        model.train(was_training)  # as in GPT.generate: the caller gets its mode back even after an error
     return sum(losses) / len(losses)
 
 
 def make_optimizer(model: GPT, cfg: TrainConfig) -> torch.optim.AdamW:
-    # no weight decay on biases, LayerNorm gains and (tied) embeddings' 1-D parameters
+    # decay the matrices (Linear weights and the tied token/position tables); biases and LayerNorm
+    # gains are 1-D and stay undecayed
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
