@@ -12,6 +12,7 @@ LOGIC = [
     "tutor.quiz",
     "tutor.progress",
     "tutor.cli",
+    "tutor.commands",
     "models.corpus",
 ]
 
