@@ -27,13 +27,11 @@ _TEXT: dict[str, dict[str, str]] = {
     "key.grade": {"en": "Grade", "de": "Bewerten", "zh": "评分"},
     "key.hint": {"en": "Hint", "de": "Tipp", "zh": "提示"},
     "key.solution": {"en": "Solution", "de": "Lösung", "zh": "参考答案"},
-    "key.reset": {"en": "Reset file", "de": "Datei zurücksetzen", "zh": "重置文件"},
     "key.back": {"en": "Back", "de": "Zurück", "zh": "返回"},
     "key.palette": {"en": "Commands", "de": "Befehle", "zh": "命令"},
     "key.quit": {"en": "Quit", "de": "Beenden", "zh": "退出"},
     "key.next_exp": {"en": "Next experiment", "de": "Nächstes Experiment", "zh": "下一个实验"},
     # home
-    "home.lessons": {"en": "Lessons", "de": "Lektionen", "zh": "课程"},
     "home.col.lesson": {"en": "Lesson", "de": "Lektion", "zh": "课程"},
     "home.col.read": {"en": "Read", "de": "Gelesen", "zh": "已读"},
     "home.col.quiz": {"en": "Quiz", "de": "Quiz", "zh": "测验"},
@@ -71,7 +69,6 @@ _TEXT: dict[str, dict[str, str]] = {
         "zh": "还没有可以继续的内容：打开第一课",
     },
     # lesson
-    "lesson.contents": {"en": "Contents", "de": "Inhalt", "zh": "目录"},
     "lesson.none": {
         "en": "Pick a lesson on the home screen (F1).",
         "de": "Wähle eine Lektion auf der Startseite (F1).",
@@ -128,11 +125,6 @@ _TEXT: dict[str, dict[str, str]] = {
     # quiz
     "quiz.title": {"en": "Quiz: {lesson}", "de": "Quiz: {lesson}", "zh": "测验：{lesson}"},
     "quiz.review_title": {"en": "Review due", "de": "Fällige Wiederholungen", "zh": "到期复习"},
-    "quiz.predict_title": {
-        "en": "Predict before you code",
-        "de": "Erst vorhersagen, dann programmieren",
-        "zh": "先预测，再写代码",
-    },
     "quiz.answer": {
         "en": "Your answer, then Enter",
         "de": "Deine Antwort, dann Enter",
@@ -240,13 +232,6 @@ _TEXT: dict[str, dict[str, str]] = {
         "de": "Wähle eine Übung: Strg+P, dann ihren Namen tippen.",
         "zh": "选择一个练习：按 Ctrl+P，然后输入练习名称。",
     },
-    "ex.reset_done": {
-        "en": "Your file was reset to the starter code",
-        "de": "Deine Datei wurde auf den Startcode zurückgesetzt",
-        "zh": "你的文件已重置为初始代码",
-    },
-    "ex.expected": {"en": "expected", "de": "erwartet", "zh": "期望"},
-    "ex.got": {"en": "got", "de": "erhalten", "zh": "实际"},
     "ex.output": {"en": "Output of your code", "de": "Ausgabe deines Codes", "zh": "你的代码的输出"},
     # help
     "help.title": {"en": "Keys", "de": "Tasten", "zh": "按键"},
@@ -266,7 +251,6 @@ _TEXT: dict[str, dict[str, str]] = {
     },
     "cmd.lang": {"en": "Language: {name}", "de": "Sprache: {name}", "zh": "语言：{name}"},
     "lang.switched": {"en": "Language: English", "de": "Sprache: Deutsch", "zh": "语言：中文"},
-    "error.title": {"en": "Something went wrong", "de": "Etwas ist schiefgegangen", "zh": "出错了"},
 }
 
 
