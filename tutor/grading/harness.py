@@ -107,7 +107,8 @@ def load_module(name: str, path: str, display: str | None = None) -> types.Modul
     module = types.ModuleType(name)
     module.__file__ = display or path
     sys.modules[name] = module
-    source = open(path, encoding="utf-8").read()
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
     exec(compile(source, display or path, "exec"), module.__dict__)
     return module
 

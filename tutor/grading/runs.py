@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor.content.schema import Exercise, pick
+from tutor.grading.harness import load_module
 from tutor.grading.kit import CheckFailed
 from tutor.grading.result import CheckResult, GradeResult
 
@@ -43,10 +44,7 @@ def stored_runs(store) -> list[dict[str, Any]]:
 
 def load_checks(ex: Exercise) -> types.ModuleType:
     path = Path(ex.folder or ".") / "checks.py"
-    module = types.ModuleType(f"_tutor_checks_{ex.id.replace('-', '_')}")
-    module.__file__ = str(path)
-    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)
-    return module
+    return load_module(f"_tutor_checks_{ex.id.replace('-', '_')}", str(path))
 
 
 def parse_answer(source: bytes, display_name: str) -> tuple[dict[str, Any] | None, str | None]:
