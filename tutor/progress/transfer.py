@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from models.atomic import atomic_write
 from tutor.errors import TutorError
 from tutor.progress.db import to_text
 from tutor.progress.migrations import SCHEMA_VERSION, TABLES
@@ -101,8 +102,9 @@ def export_data(store: Store) -> dict[str, Any]:
 def export_file(store: Store, path: Path) -> int:
     """Write the export to `path`; returns the number of rows written."""
     data = export_data(store)
-    try:
-        Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    try:  # atomic: an interrupted export never leaves a cut-off file (or cuts off an earlier one)
+        atomic_write(Path(path), lambda fh: fh.write(text.encode("utf-8")))
     except OSError as err:
         raise TutorError(f"cannot write {path}: {err.strerror}") from None
     return sum(len(rows) for rows in data["tables"].values())
