@@ -100,8 +100,9 @@ def main() -> None:
     vocab = args.vocab
     if not vocab:
         from models.corpus import corpus_text, load_poems
+        from models.tokenizer import CharTokenizer
 
-        vocab = len(set(corpus_text(load_poems()))) + 1
+        vocab = CharTokenizer.from_text(corpus_text(load_poems())).vocab_size  # what train() builds
     cfg = GPTConfig(vocab_size=vocab)
     torch.manual_seed(0)
     ours = GPT(cfg)
@@ -111,8 +112,10 @@ def main() -> None:
     opt_plain = torch.optim.AdamW(plain.parameters(), lr=2e-3)
     gen = torch.Generator().manual_seed(0)
     batches = [
-        (torch.randint(vocab, (args.batch, args.context), generator=gen),) * 1
-        + (torch.randint(vocab, (args.batch, args.context), generator=gen),)
+        (
+            torch.randint(vocab, (args.batch, args.context), generator=gen),
+            torch.randint(vocab, (args.batch, args.context), generator=gen),
+        )
         for _ in range(4)
     ]
     bf16 = use_bf16("auto", "cpu")
