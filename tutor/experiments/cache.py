@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ ROPE_SHORT = "gpt-rope-short.pt"
 _lock = threading.RLock()
 _checkpoints: dict[tuple, Any] = {}
 _fresh: dict[tuple, Any] = {}
-load_seconds: dict[str, float] = {}  # what each first load cost, for the benchmark
 
 
 def checkpoints_dir() -> Path:
@@ -46,12 +44,10 @@ def checkpoint(name: str = LEARNED, **overrides: Any):
                 )
             from models.checkpoint import load_checkpoint
 
-            t0 = time.perf_counter()
             try:
                 _checkpoints[key] = load_checkpoint(path, **overrides)
             except ValueError as err:
                 raise ExperimentError(str(err)) from err
-            load_seconds[f"{name}{dict(overrides) or ''}"] = time.perf_counter() - t0
         return _checkpoints[key]
 
 
@@ -72,10 +68,3 @@ def fresh_model(seed: int, **config: Any):
                 torch.random.set_rng_state(gen_state)  # do not disturb other users of the global RNG
             _fresh[key] = model
         return _fresh[key]
-
-
-def clear() -> None:
-    with _lock:
-        _checkpoints.clear()
-        _fresh.clear()
-        load_seconds.clear()

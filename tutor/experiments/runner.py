@@ -60,11 +60,6 @@ def _remember(result: Result, params: Params) -> None:
             _results.popitem(last=False)
 
 
-def clear_results() -> None:
-    with _results_lock:
-        _results.clear()
-
-
 def run_here(
     name: str,
     raw: Mapping[str, Any] | Params | None = None,
