@@ -200,12 +200,14 @@ def test_the_split_heads_reference_passes_in_german(tmp_path):
 
 
 def test_usage_errors_exit_2_with_a_message(tmp_path):
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
     cases = [
         (("grade", "no-such"), "no exercise 'no-such'"),
         (("grade", "rope"), "exercise start rope"),
         (("grade", "rope", str(tmp_path / "missing.py")), "missing.py: no such file"),
         (("grade", "rope", "--timeout", "0"), "--timeout must be between 0 and 600"),
         (("exercise", "start"), "needs an exercise id"),
+        (("exercise", "start", "rope", "--home", str(tmp_path / "a-file")), "cannot create "),
         (("grade", "head-count", "--batch", str(tmp_path)), "--batch grades code exercises"),
     ]
     for args, message in cases:

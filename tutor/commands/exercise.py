@@ -41,7 +41,10 @@ def run(args, ctx) -> int:
     ex = course.exercise(args.id)
     path = service.workspace_file(ctx.home, ex)
     if args.action == "start":
-        path, created = service.start_exercise(ctx.home, ex)
+        try:
+            path, created = service.start_exercise(ctx.home, ex)
+        except OSError as err:  # an unwritable home, or a file where a folder should be
+            raise TutorError(f"cannot create {path}: {err.strerror or err}") from None
         if created:
             print(f"Created {path}")
         else:
@@ -58,7 +61,10 @@ def run(args, ctx) -> int:
             if reply.strip().lower() not in ("y", "yes", "j", "ja", "是"):
                 print("Nothing changed.")
                 return 1
-        path, backup = service.reset_exercise(ctx.home, ex)
+        try:
+            path, backup = service.reset_exercise(ctx.home, ex)
+        except OSError as err:
+            raise TutorError(f"cannot restore the starter in {path}: {err.strerror or err}") from None
         print(f"Restored the starter in {path}" + (f"; your previous file: {backup}" if backup else ""))
         return 0
     if args.action == "show":
