@@ -104,6 +104,7 @@ async def test_help_lists_the_keys_of_the_screen_underneath(home):
         shown = plain(app.screen.query_one(Static).content)
         for words in ("Run", "Next §", "Cancel run", "Language", "Commands"):
             assert words in shown
+        assert "palette" not in shown  # Textual's own English label for ctrl+p; ours says Commands
         await pilot.press("escape")
         assert isinstance(app.screen, LessonScreen)
 

@@ -31,7 +31,9 @@ class HelpScreen(ModalScreen):
         for node in [under, *under.focus_chain]:
             for bindings in node._bindings.key_to_bindings.values():
                 here.extend(b for b in bindings if b.id)
-        everywhere = [b for bs in app._bindings.key_to_bindings.values() for b in bs]
+        # with an id: ours, labelled in the learner's language (Textual's own ctrl+p says "palette")
+        everywhere = [b for bs in app._bindings.key_to_bindings.values() for b in bs if b.id]
+        everywhere.append(Binding(app.COMMAND_PALETTE_BINDING, "command_palette", t("key.palette", lang)))
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
         table.add_column(style="bold")
         table.add_column()
@@ -45,7 +47,6 @@ class HelpScreen(ModalScreen):
         table.add_row(f"[u]{t('help.global', lang)}[/]", "")
         for key, desc in _rows(everywhere, app):
             table.add_row(key, desc)
-        table.add_row("ctrl+p", t("key.palette", lang))
         self._table = table
         self._title = t("help.title", lang)
         self._close = t("help.close", lang)
