@@ -277,3 +277,13 @@ def test_reset_keeps_a_backup_then_empties_the_store(home: Path) -> None:
         assert all(rows == [] for rows in export_data(store)["tables"].values())
         assert json.loads(backup.read_text())["tables"] == before
         assert backup.parent == home / "backups"
+
+
+def test_a_second_reset_in_the_same_second_keeps_the_first_backup(home: Path) -> None:
+    with Store(home, now=lambda: T0) as store:
+        store.mark_read("multi-head", "split-heads")
+        first = reset(store)
+        second = reset(store)
+    assert first != second and second.name == "progress-before-reset-20260302T093000Z-2.json"
+    assert len(json.loads(first.read_text())["tables"]["section_reads"]) == 1
+    assert json.loads(second.read_text())["tables"]["section_reads"] == []

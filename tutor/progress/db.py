@@ -43,6 +43,15 @@ def end_of_today(now: datetime) -> datetime:
     return start + timedelta(days=1)
 
 
+def first_free(name: Callable[[str], Path]) -> Path:
+    """The first of name(""), name("-2"), name("-3"), ... that does not exist: a kept file is never overwritten."""
+    n, path = 1, name("")
+    while path.exists():
+        n += 1
+        path = name(f"-{n}")
+    return path
+
+
 def to_text(dt: datetime) -> str:
     if dt.tzinfo is None:
         raise ValueError("timestamps must be timezone-aware")
@@ -146,11 +155,7 @@ class Database:
 
     def _move_aside(self, reason: str) -> None:
         stamp = self.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-        aside = self.path.with_name(f"{FILE_NAME}.corrupt-{stamp}")
-        n = 1
-        while aside.exists():
-            n += 1
-            aside = self.path.with_name(f"{FILE_NAME}.corrupt-{stamp}-{n}")
+        aside = first_free(lambda n: self.path.with_name(f"{FILE_NAME}.corrupt-{stamp}{n}"))
         try:
             self.path.rename(aside)
             for suffix in ("-wal", "-shm"):

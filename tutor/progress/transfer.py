@@ -14,7 +14,7 @@ from typing import Any
 
 from models.atomic import atomic_write
 from tutor.errors import TutorError
-from tutor.progress.db import to_text
+from tutor.progress.db import first_free, to_text
 from tutor.progress.migrations import SCHEMA_VERSION, TABLES
 from tutor.progress.store import Store
 
@@ -222,7 +222,7 @@ def reset(store: Store, backup_dir: Path | None = None) -> Path:
     backup_dir = backup_dir or store.db.home / "backups"
     backup_dir.mkdir(parents=True, exist_ok=True)
     stamp = store.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    backup = backup_dir / f"progress-before-reset-{stamp}.json"
+    backup = first_free(lambda n: backup_dir / f"progress-before-reset-{stamp}{n}.json")
     export_file(store, backup)
     with store.db.write() as c:
         for table in TABLES:
