@@ -119,3 +119,10 @@ def test_a_failed_child_reports_why_and_the_next_run_works(home, tmp_path, monke
     monkeypatch.undo()
     result = run_child_sync("rope-frequencies", {"d": 8}, home=home, use_cache=False)
     assert result.metrics["pairs"] == 4
+
+
+async def test_a_result_larger_than_asyncios_default_line_limit_arrives_whole():
+    # eight 64×64 bias maps: the result line is about 218 KB, past asyncio's default 64 KiB per line
+    result = await run_in_child("alibi", {"n_head": 8, "T": 64}, use_cache=False)
+    assert len(result.model_dump_json()) > 64 * 1024
+    assert result.metrics["slope_first"] == 0.5 and result.metrics["slope_last"] == 1 / 256

@@ -36,6 +36,9 @@ from tutor.experiments.result import Result
 
 EventSink = Callable[[dict[str, Any]], None]
 GRACE_S = 5.0
+# The child's last line is the whole Result: a train-compare with long curves or a large heatmap passes
+# asyncio's default 64 KiB line limit (measured: alibi at T=64 is 218 KB), so allow far more.
+_LINE_LIMIT = 64 * 1024 * 1024
 _CACHE_SIZE = 64
 _results: OrderedDict[tuple[str, str], Result] = OrderedDict()
 _results_lock = threading.Lock()
@@ -200,6 +203,7 @@ async def run_in_child(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=_child_env(),
+        limit=_LINE_LIMIT,
     )
     outcome = _Outcome(name, on_event)
     stderr_chunks: list[bytes] = []
