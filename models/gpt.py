@@ -223,6 +223,8 @@ class GPT(nn.Module):
         """Continue `prompt` (token ids) by sampling; returns prompt + new ids as a 1-D tensor."""
         if temperature <= 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k must be at least 1 (or None for no cut), got {top_k}")
         idx = torch.as_tensor(prompt, dtype=torch.long)
         idx = idx[None] if idx.dim() == 1 else idx
         if idx.numel() == 0:

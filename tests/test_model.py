@@ -18,7 +18,9 @@ def n_params(*modules: nn.Module) -> int:
 
 def tiny(**kw) -> GPT:
     torch.manual_seed(kw.pop("seed", 0))
-    return GPT(GPTConfig(**{"vocab_size": 64, "n_embd": 32, "n_head": 4, "n_layer": 1, "block_size": 16, **kw})).eval()
+    return GPT(
+        GPTConfig(**{"vocab_size": 64, "n_embd": 32, "n_head": 4, "n_layer": 1, "block_size": 16, **kw})
+    ).eval()
 
 
 def last_logits(model: GPT, ids: list[int]) -> torch.Tensor:
@@ -180,6 +182,8 @@ def test_generate_is_reproducible_with_a_seed():
     assert a[:3].tolist() == [1, 2, 3]
     with pytest.raises(ValueError):
         model.generate([1], 3, temperature=0)
+    with pytest.raises(ValueError, match="top_k"):
+        model.generate([1], 3, top_k=0)
 
 
 def test_yarn_attention_factor_scales_rope_tables():
