@@ -160,6 +160,12 @@ HOSTILE = {
         "error",
         "more output than the grader allows",
     ),
+    "floods_result_channel": (  # sys.argv[2] is the channel's number; no newline, ever
+        "probe",
+        "import os, sys\nfor _ in range(64):\n    os.write(int(sys.argv[2]), b'x' * 2**20)\n" + SOLUTION,
+        "error",
+        "grading void: the result channel carried an overlong record",
+    ),
     "forges_result_channel": ("probe", FORGE + SOLUTION, "error", "grading void"),
 }
 
@@ -254,6 +260,11 @@ def test_hostile_runs_leave_the_store_unharmed(results, store_home):
         mine = store.submissions("probe") + store.submissions("split-heads") + store.submissions("rope")
         assert len(mine) == len(results)
         assert {s.status for s in mine} == {"error", "fail", "timeout", "pass"}
+
+
+def test_a_flooded_result_channel_is_void_at_once(results):
+    # the child is still blocked writing its flood: it is stopped, not waited for until the 20 s limit
+    assert results["floods_result_channel"].duration_s < 10
 
 
 def test_infinite_loop_times_out_and_keeps_finished_checks(results):

@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]  # holds tutor/ and models/
 DEFAULT_MEM_BYTES = 3 * 2**30
 OUTPUT_LIMIT = 8000  # characters of output kept
 FSIZE_LIMIT = 16 * 2**20  # bytes the child may write to any file, its output included
+RECORD_LIMIT = 2**16  # bytes of one result line; the harness's longest (a 2000-character message) is ~12 KB
 
 Event = dict
 OnEvent = Callable[[Event], None]
@@ -226,11 +227,13 @@ def run_child(
                 rec = proto.feed(line)
                 if rec is not None and on_event is not None:
                     on_event(rec)
+            if len(buffer) > RECORD_LIMIT and not proto.forged:
+                proto.forged = "an overlong record"  # a flood without newlines: stop buffering it
             if proto.forged:
                 break
         if buffer.strip() and not proto.forged:
             proto.forged = "a partial record"
-        if not timed_out:
+        if not timed_out and not proto.forged:  # a void run is stopped at once, not waited for
             try:
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
