@@ -314,3 +314,15 @@ async def test_the_quiz_hint_key_is_labelled_in_the_learners_language(home):
         await pilot.pause()
         assert app.screen.active_bindings["ctrl+g"].binding.description == "Hint"
         assert "Hint" in str(app.screen.query_one("KeyBar").content)
+
+
+async def test_with_the_contents_shown_the_page_keys_still_scroll_the_lesson(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head")
+        await pilot.pause(0.3)
+        assert app.screen.query_one("#toc").display
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert app.screen.query_one("#prose").scroll_y > 0

@@ -40,6 +40,7 @@ def prose_between_experiments(body: str, count: int) -> list[str]:
 
 
 class LessonScreen(TutorScreen):
+    AUTO_FOCUS = "#prose"  # arrows and page keys scroll the text; Tab reaches the contents
     BINDINGS = [
         Binding("n", "section(1)", "Next §", id="next"),
         Binding("p", "section(-1)", "Prev §", id="prev"),
