@@ -20,7 +20,12 @@ def _encode(tokenizer, text: str, field: str) -> list[int]:
     try:
         return tokenizer.encode(text)
     except UnknownCharacterError as err:
-        raise ExperimentError(f"{field}: {err}") from None
+        # the tokenizer's own message suggests unknown='unk', an API option a learner here cannot pass
+        shown = ", ".join(f"{ch!r} at {i}" for i, ch in err.unknown[:8])
+        shown += f" and {len(err.unknown) - 8} more" if len(err.unknown) > 8 else ""
+        raise ExperimentError(
+            f"{field}: the shipped model has never seen {shown}; use characters from its poems"
+        ) from None
 
 
 def _shape(t) -> str:
