@@ -189,3 +189,17 @@ def test_generate_is_reproducible_with_a_seed():
 def test_yarn_attention_factor_scales_rope_tables():
     _, factor = rope_inv_freq(32, 10000.0, "yarn", 8.0, 128)
     assert factor == pytest.approx(0.1 * math.log(8.0) + 1)
+
+
+def test_position_modes_are_the_same_in_model_experiments_and_train_cli():
+    # three lists, because the experiment parameters and the CLI parser must not import torch
+    import argparse
+    from typing import get_args
+
+    from tutor.commands import train as train_command
+    from tutor.experiments.params import PosMode
+
+    parser = argparse.ArgumentParser()
+    train_command.add_arguments(parser)
+    cli_choices = next(a.choices for a in parser._actions if a.dest == "pos")
+    assert get_args(PosMode) == tuple(cli_choices) == POS_MODES
