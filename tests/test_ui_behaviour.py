@@ -326,3 +326,18 @@ async def test_with_the_contents_shown_the_page_keys_still_scroll_the_lesson(hom
         await pilot.press("pagedown")
         await pilot.pause()
         assert app.screen.query_one("#prose").scroll_y > 0
+
+
+async def test_an_experiments_status_follows_a_language_switch(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("rope-alibi", experiment="alibi")
+        await pilot.pause(0.5)
+        panel = _panel(app, "alibi")
+        assert panel.run()
+        await settle(app)
+        assert panel.result is not None and _status(panel) == "done · r runs again"
+        await pilot.press("f5")
+        await pilot.pause()
+        assert _status(panel) == "fertig · r führt erneut aus"

@@ -53,6 +53,7 @@ class ExperimentPanel(Vertical):
         self.result: Result | None = None
         self.last_error: str | None = None
         self._curves: dict[str, tuple[list[float], list[float]]] = {}
+        self._said: tuple[str, bool, str, dict[str, Any]] = ("exp.run", False, "", {})  # see _say
         self._plotted_at = 0.0
 
     @property
@@ -96,13 +97,20 @@ class ExperimentPanel(Vertical):
         form = self.query_one(ParamsForm)
         changed = form.summary()
         self.query_one(Collapsible).title = t("exp.params", lang) + (f": {changed}" if changed else "")
-        if not self.running and self.result is None and self.last_error is None:
-            self._status(t("exp.run", lang))
+        if not self.running:  # a running one says its progress in the new words at the next event
+            key, error, detail, values = self._said
+            self._say(key, error, detail, **values)
 
     def _status(self, text: str, error: bool = False) -> None:
         status = self.query_one(".exp-status", Static)
         status.update(Text(text))
         status.set_class(error, "-error")
+
+    def _say(self, key: str, error: bool = False, detail: str = "", **values: Any) -> None:
+        """A status in the learner's words, kept so a language switch can say it again."""
+        self._said = (key, error, detail, values)
+        text = t(key, self.lang, **values)
+        self._status(f"{text}: {detail}" if detail else text, error)
 
     # --- running ---------------------------------------------------------------------------
 
@@ -116,7 +124,7 @@ class ExperimentPanel(Vertical):
         params = self.query_one(ParamsForm).values()
         if params is None:
             self.query_one(Collapsible).collapsed = False  # the form is open: only it can be wrong
-            self._status(t("exp.bad_params", self.lang), error=True)
+            self._say("exp.bad_params", error=True)
             return False
         self.last_error = None
         self.query_one(".exp-results").remove_children()
@@ -124,7 +132,7 @@ class ExperimentPanel(Vertical):
             self._start_long(params)
         else:
             first_torch = "torch" not in sys.modules
-            self._status(t("exp.loading_torch" if first_torch else "exp.running", self.lang))
+            self._say("exp.loading_torch" if first_torch else "exp.running")
             self._run_quick(params)
         return True
 
@@ -145,7 +153,7 @@ class ExperimentPanel(Vertical):
         bar.display = True
         live = self.query_one(".live", SeriesPlot)
         live.display = True
-        self._status(t("exp.running", self.lang))
+        self._say("exp.running")
         self._run_long(params)
 
     @work(exclusive=True, group="run", exit_on_error=False)
@@ -212,7 +220,7 @@ class ExperimentPanel(Vertical):
             self._show(worker.result)
         elif event.state == WorkerState.CANCELLED:
             self._finish_bar()
-            self._status(t("exp.cancelled", self.lang))
+            self._say("exp.cancelled")
         elif event.state == WorkerState.ERROR:
             self._finish_bar()
             self._show_error(worker.error)
@@ -227,23 +235,24 @@ class ExperimentPanel(Vertical):
         for live in self.query(".live"):
             live.display = False
         # quick runs just say done (their time is mostly the first torch import, not the experiment)
-        self._status(
-            t("exp.done", self.lang, s=result.duration_s) if self.spec.long else t("exp.finished", self.lang)
-        )
+        if self.spec.long:
+            self._say("exp.done", s=result.duration_s)
+        else:
+            self._say("exp.finished")
         self.query_one(".exp-results").mount_all(panel_widgets(result, t("exp.metrics", self.lang)))
 
     def _show_error(self, error: BaseException | None) -> None:
         from tutor.experiments.errors import Cancelled, ExperimentError
 
         if isinstance(error, Cancelled):
-            self._status(t("exp.cancelled", self.lang))
+            self._say("exp.cancelled")
             return
         if isinstance(error, ExperimentError):
             message = str(error)
         else:
             message = f"{type(error).__name__}: {error}"
         self.last_error = message
-        self._status(f"{t('exp.failed', self.lang)}: {message}", error=True)
+        self._say("exp.failed", error=True, detail=message)
         self.notify(message, title=t("exp.failed", self.lang), severity="error", timeout=8)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
