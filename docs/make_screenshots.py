@@ -19,7 +19,8 @@ sys.path.insert(0, str(DOCS.parent))
 from textual.containers import VerticalScroll  # noqa: E402
 from textual.widgets import Input  # noqa: E402
 
-from tutor.content.schema import MultipleChoice, NumberQuestion, SingleChoice  # noqa: E402
+from tests.ui_helpers import right_answer  # noqa: E402
+from tests.ui_helpers import settle as finish_workers  # noqa: E402
 from tutor.paths import shipped_lessons_dir  # noqa: E402
 from tutor.ui.app import TutorApp  # noqa: E402
 from tutor.ui.widgets.experiment_panel import ExperimentPanel  # noqa: E402
@@ -28,20 +29,9 @@ from tutor.ui.widgets.quiz_panel import QuizPanel  # noqa: E402
 SIZE = (100, 32)
 
 
-def answer(q) -> str:
-    if isinstance(q, SingleChoice):
-        return str([c.correct for c in q.choices].index(True) + 1)
-    if isinstance(q, MultipleChoice):
-        return ",".join(str(i) for i, c in enumerate(q.choices, 1) if c.correct)
-    if isinstance(q, NumberQuestion):
-        return repr(q.answer)
-    return getattr(q, "answer", "good")
-
-
 async def settle(app, pause: float = 0.3) -> None:
-    while running := [w for w in app.workers if not w.is_finished]:
-        await asyncio.gather(*(w.wait() for w in running), return_exceptions=True)
-    await asyncio.sleep(pause)
+    """Every worker done (the tests' helper), and no blinking cursor caught half-way."""
+    await finish_workers(app, pause)
     for box in app.screen.query(Input):
         box.cursor_blink = False
 
@@ -105,7 +95,7 @@ async def quiz(app, pilot) -> None:
     panel.submit("3")
     panel.submit("")
     await pilot.pause()
-    panel.submit(answer(panel.session.current.question))
+    panel.submit(right_answer(panel.session.current.question))
     await settle(app)
 
 
@@ -114,7 +104,7 @@ async def exercise(app, pilot) -> None:
     await pilot.pause()
     panel = app.screen.query_one(QuizPanel)
     while panel.state != "done":
-        panel.submit(answer(panel.session.current.question))
+        panel.submit(right_answer(panel.session.current.question))
         panel.submit("")
         await pilot.pause()
     await pilot.press("g")
