@@ -341,3 +341,16 @@ async def test_an_experiments_status_follows_a_language_switch(home):
         await pilot.press("f5")
         await pilot.pause()
         assert _status(panel) == "fertig · r führt erneut aus"
+
+
+async def test_a_self_rating_is_named_in_the_learners_words(home):
+    app = make_app(home, "zh")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await app.open_quiz("positions")  # its first question is an open one
+        await pilot.pause()
+        quiz = app.screen.query_one(QuizPanel)
+        quiz.submit("顺序")
+        quiz.submit("3")
+        await pilot.pause()
+        assert "已自评: 良好" in quiz.query_one(".q-feedback").source

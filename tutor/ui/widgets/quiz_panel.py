@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Markdown, Static
 
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
+from tutor.quiz.texts import say
 from tutor.ui.bindings import localise
 from tutor.ui.strings import t
 
@@ -155,7 +156,7 @@ class QuizPanel(Vertical):
         lang = self.lang
         lines = []
         if fb.correct is None:
-            lines.append(f"**{t('quiz.rated', lang)}: {fb.rating}**")
+            lines.append(f"**{t('quiz.rated', lang)}: {say(f'rating.{fb.rating}', lang)}**")  # "good", not 3
         else:
             lines.append(f"**{t('quiz.right' if fb.correct else 'quiz.wrong', lang)}**")
         if fb.understood and fb.correct is not None:
