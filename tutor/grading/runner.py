@@ -41,10 +41,8 @@ RECORD_LIMIT = 2**16  # bytes of one result line; the harness's longest (a 2000-
 Event = dict
 OnEvent = Callable[[Event], None]
 
-_SIGNALS = {
+_SIGNALS = {  # SIGKILL and SIGXCPU are described with the limits in _death_reason
     signal.SIGSEGV: "segmentation fault (your code read or wrote memory it does not own)",
-    signal.SIGKILL: "killed",
-    signal.SIGXCPU: "CPU time limit exceeded",
     signal.SIGXFSZ: f"output or file size limit of {FSIZE_LIMIT // 2**20} MB exceeded",
     signal.SIGABRT: "aborted",
     signal.SIGBUS: "bus error",
