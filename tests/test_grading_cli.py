@@ -274,6 +274,15 @@ def test_batch_table_and_csv(batch_dir, lessons, tmp_path):
     assert rows[1]["message"] == "expected -4, got 4" and len(rows[1]["sha256"]) == 64
 
 
+def test_batch_keeps_the_timeout_given(lessons, tmp_path):
+    d = tmp_path / "subs"
+    d.mkdir()
+    (d / "loops.py").write_text("while True:\n    pass\n", encoding="utf-8")
+    out = probe(tmp_path, lessons, "grade", "probe", "--batch", str(d), "--timeout", "1", "--format", "csv")
+    (row,) = csv.DictReader(io.StringIO(out.stdout))
+    assert (row["status"], row["message"]) == ("timeout", "timed out after 1 s while loading your file")
+
+
 def test_batch_grades_a_real_exercise(tmp_path):
     d = tmp_path / "subs"
     d.mkdir()

@@ -52,7 +52,7 @@ def run(args, ctx) -> int:
     if args.batch is not None:
         if args.file or args.watch or args.hint is not None:
             raise TutorError("--batch grades a folder: give no FILE, --watch or --hint with it")
-        return _batch(ex, args, ctx)
+        return _batch(ex, args, ctx, limits)
     from tutor.grading import service
     from tutor.progress.store import Store
 
@@ -126,7 +126,7 @@ def _print(result, ex, lang: str, as_json: bool) -> None:
     sys.stdout.flush()
 
 
-def _batch(ex, args, ctx) -> int:
+def _batch(ex, args, ctx, limits) -> int:
     from tutor.grading import batch
 
     live = args.format == "table" and sys.stderr.isatty()
@@ -134,6 +134,7 @@ def _batch(ex, args, ctx) -> int:
         ex,
         args.batch,
         lang=ctx.lang,
+        limits=limits,
         on_row=(lambda r: print(f"  {r.file}: {r.result.status}", file=sys.stderr)) if live else None,
     )
     if args.format == "json":

@@ -17,7 +17,7 @@ from pathlib import Path
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import error_result
+from tutor.grading.runner import Limits, error_result
 from tutor.grading.service import grade_source
 
 FORMATS = ("table", "json", "csv")
@@ -45,7 +45,12 @@ class BatchRow:
 
 
 def grade_folder(
-    ex: Exercise, folder: Path, *, lang: str = "en", on_row: Callable[[BatchRow], None] | None = None
+    ex: Exercise,
+    folder: Path,
+    *,
+    lang: str = "en",
+    on_row: Callable[[BatchRow], None] | None = None,
+    limits: Limits | None = None,
 ) -> list[BatchRow]:
     if ex.kind != "code":
         raise TutorError(f"{ex.id!r} is graded from a learner's stored runs; --batch grades code exercises")
@@ -59,7 +64,7 @@ def grade_folder(
         except OSError as err:
             source, result = b"", error_result(ex, f"cannot read {path.name}: {err.strerror or err}", lang)
         else:
-            result = grade_source(ex, source, path.name, lang=lang)
+            result = grade_source(ex, source, path.name, lang=lang, limits=limits)
         row = BatchRow(path.name, hashlib.sha256(source).hexdigest(), result)
         rows.append(row)
         if on_row is not None:
