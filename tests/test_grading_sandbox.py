@@ -21,6 +21,7 @@ from tutor.progress.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLIT = (ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8")
+SCALING = (ROOT / "lessons/03-rope-alibi/exercises/context-scaling/solution.py").read_text(encoding="utf-8")
 ROPE_NO_SCALE = (ROOT / "lessons/03-rope-alibi/exercises/rope/broken/no_scale.py").read_text(encoding="utf-8")
 
 PROBE_CHECKS = """
@@ -123,6 +124,12 @@ HOSTILE = {
         "error",
         "checks.check_scale",
     ),
+    "edits_the_expected_values": (  # a table of expected values, changed in place: same name, same dict
+        "context-scaling",
+        "import sys\nsys.modules['_tutor_exercise_checks'].REFERENCE[('pi', 8)][0] = 0.5\n" + SCALING,
+        "error",
+        "checks.REFERENCE",
+    ),
     "patches_builtins": (
         "probe",
         "import builtins\nbuiltins.repr = lambda x: 'fine'\n" + SOLUTION,
@@ -221,7 +228,7 @@ def results(probe, store_home, tmp_path_factory):
     """Every file graded once, two at a time (each in its own sandboxed child), with the tutor's own
     settings in the environment, which the child must not see."""
     course = load_course(ROOT / "lessons")
-    exercises = {"probe": probe} | {i: course.exercise(i) for i in ("split-heads", "rope")}
+    exercises = {"probe": probe} | {i: course.exercise(i) for i in ("split-heads", "rope", "context-scaling")}
     jobs = {name: (ex, src, 20.0) for name, (ex, src, _, _) in HOSTILE.items()} | OTHERS
     folder = tmp_path_factory.mktemp("hostile")
 
@@ -257,7 +264,7 @@ def test_hostile_runs_leave_the_store_unharmed(results, store_home):
         alibi = store.submissions("alibi")  # no hostile file grades alibi
         assert [(s.status, s.score, s.sha256) for s in alibi] == [("pass", 7, "0" * 64)]
         assert [h.hint for h in store.hint_reveals("alibi")] == ["0"]
-        mine = store.submissions("probe") + store.submissions("split-heads") + store.submissions("rope")
+        mine = [s for e in ("probe", "split-heads", "rope", "context-scaling") for s in store.submissions(e)]
         assert len(mine) == len(results)
         assert {s.status for s in mine} == {"error", "fail", "timeout", "pass"}
 

@@ -17,6 +17,7 @@ by the parent.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import json
 import os
 import sys
@@ -47,20 +48,25 @@ def _set_limits(job: dict) -> None:
         resource.setrlimit(limit, (value, value))
 
 
-def _body(value: object) -> tuple:
-    """What a Python function runs with, beyond its name: rebinding `__code__` or the defaults of a
-    check (or of kit, or of torch) in place would leave the name pointing at the same object."""
+def _body(where: str, value: object) -> tuple:
+    """What can change under an unchanged name: a function's code and defaults (a check's, kit's or
+    torch's), and the contents of checks.py's data (its tables of expected values, its model config)."""
     if isinstance(value, types.FunctionType):
         return value.__code__, value.__defaults__, value.__kwdefaults__
+    if where == "checks" and (
+        isinstance(value, list | dict | set | bytearray)
+        or (dataclasses.is_dataclass(value) and not isinstance(value, type))
+    ):
+        return (repr(value),)
     return ()
 
 
 def _snapshot(spaces: dict[str, dict]) -> dict[tuple[str, str], tuple[object, tuple]]:
-    return {(where, k): (v, _body(v)) for where, ns in spaces.items() for k, v in list(ns.items())}
+    return {(where, k): (v, _body(where, v)) for where, ns in spaces.items() for k, v in list(ns.items())}
 
 
 def _tampered(before: dict[tuple[str, str], tuple[object, tuple]], spaces: dict[str, dict]) -> list[str]:
-    """Names the learner's code replaced or deleted, or whose function body it swapped.
+    """Names the learner's code replaced or deleted, or whose function body or data it changed.
 
     New names do not count (torch adds some lazily), nor a wrapper whose `__wrapped__` is the
     original (torch._dynamo wraps torch.manual_seed the first time an optimizer steps).
@@ -70,7 +76,11 @@ def _tampered(before: dict[tuple[str, str], tuple[object, tuple]], spaces: dict[
         ns = spaces[where]
         new = ns.get(key, _MISSING)
         replaced = new is not old and getattr(new, "__wrapped__", None) is not old
-        if replaced or any(a is not b for a, b in zip(_body(old), body, strict=True)):
+        # code and defaults by identity; a data table by its repr (a fresh string each time)
+        now = _body(where, old)
+        if replaced or any(
+            a is not b and not (type(a) is str and a == b) for a, b in zip(now, body, strict=True)
+        ):
             changed.append(f"{where}.{key}")
     return changed
 

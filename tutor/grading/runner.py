@@ -296,7 +296,7 @@ def build_result(
     elif proto.tamper:
         status = "error"
         stop_reason = (
-            "your code replaced parts of the grader or of torch ("
+            "your code replaced or changed parts of the grader or of torch ("
             + ", ".join(proto.tamper)
             + "); grading stopped"
         )
