@@ -259,3 +259,23 @@ def test_grading_modules_import_neither_torch_nor_textual():
 def test_authoring_check_passes_on_the_shipped_course():
     # needs the shipped checkpoint (three-layers reads its tokenizer)
     assert check_exercises(COURSE) == []
+
+
+@pytest.mark.slow
+def test_a_looping_course_file_is_reported_not_a_traceback(tmp_path):
+    # the trusted grader's budget is the exercises' limits plus 30 s, so this takes ~32 s
+    src = COURSE.exercise("split-heads")
+    folder = tmp_path / "split-heads"
+    folder.mkdir()
+    for name in ("checks.py", "solution.py"):
+        (folder / name).write_text((src.folder / name).read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "starter.py").write_text("while True:\n    pass\n", encoding="utf-8")
+    ex = src.model_copy(update={"folder": folder, "timeout_s": 1.0})
+    results = grade_trusted([(ex, [folder / "solution.py", folder / "starter.py"])])
+    assert results[folder / "solution.py"].status == "pass"
+    looped = results[folder / "starter.py"]
+    assert looped.status == "error"
+    assert (
+        looped.checks[0].message
+        == "could not load the file: the trusted grader stopped (timed out after 32 s)"
+    )

@@ -73,19 +73,26 @@ def grade_trusted(items: list[tuple[Exercise, list[Path]]], lang: str = "en") ->
     }
     budget = sum(ex.timeout_s * len(files) for ex, files in items) + 30
     t0 = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-I", str(__file__)],
-        input=json.dumps(job),
-        capture_output=True,
-        text=True,
-        timeout=budget,
-        env=_child_env(Path(tempfile.gettempdir())),
-        cwd=tempfile.gettempdir(),
-    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-I", str(__file__)],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            timeout=budget,
+            env=_child_env(Path(tempfile.gettempdir())),
+            cwd=tempfile.gettempdir(),
+        )
+        stdout = proc.stdout
+        stopped = f"exit {proc.returncode}: " + (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    except subprocess.TimeoutExpired as err:
+        # a file that loops: the ones graded before it keep their grades, the rest say why they have none
+        raw = err.stdout or b""
+        stdout = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+        stopped = f"timed out after {budget:g} s"
     seconds = time.monotonic() - t0
-    by_file = {
-        json.loads(line)["file"]: json.loads(line) for line in proc.stdout.splitlines() if line.strip()
-    }
+    lines = [line for line in stdout.splitlines() if line.endswith("}")]  # whole records only
+    by_file = {json.loads(line)["file"]: json.loads(line) for line in lines}
     out: dict[Path, GradeResult] = {}
     limits = Limits(timeout_s=budget)
     for ex, files in items:
@@ -94,8 +101,7 @@ def grade_trusted(items: list[tuple[Exercise, list[Path]]], lang: str = "en") ->
             proto = _Protocol("", [c.id for c in ex.checks])
             proto.started = proto.loading = True
             if rec is None:
-                tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-                proto.import_error = f"the trusted grader stopped (exit {proc.returncode}): {tail}"
+                proto.import_error = f"the trusted grader stopped ({stopped})"
             elif "import_error" in rec:
                 proto.import_error = rec["import_error"]
             else:
@@ -104,7 +110,7 @@ def grade_trusted(items: list[tuple[Exercise, list[Path]]], lang: str = "en") ->
                     cid: {"status": st, "message": msg} for cid, (st, msg) in rec["results"].items()
                 }
             proto.done = True
-            out[Path(f)] = build_result(ex, proto, proc.returncode, False, "", seconds, limits, lang)
+            out[Path(f)] = build_result(ex, proto, None, False, "", seconds, limits, lang)
     return out
 
 
