@@ -354,3 +354,17 @@ async def test_a_self_rating_is_named_in_the_learners_words(home):
         quiz.submit("3")
         await pilot.pause()
         assert "已自评: 良好" in quiz.query_one(".q-feedback").source
+
+
+async def test_a_narrow_key_bar_shows_whole_entries_only(home):
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head")
+        await pilot.pause(0.3)
+        bar = app.screen.query_one("KeyBar")
+        shown = str(bar.content).rstrip()
+        assert shown.endswith("? Help") and "f5" not in shown  # was "… ? Help  f5", cut mid-entry
+        await pilot.resize_terminal(120, 24)
+        await pilot.pause(0.3)
+        assert str(bar.content).rstrip().endswith("f5 Language  ^p Commands")

@@ -6,6 +6,7 @@ several times on every screen switch, which made going home and back take ~30 ms
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
@@ -24,10 +25,14 @@ class KeyBar(Static):
         if self.is_attached and screen is self.screen:
             self.redraw()
 
+    def on_resize(self) -> None:
+        self.redraw()
+
     def redraw(self) -> None:
         app = self.app
         accent = app.current_theme.accent or "yellow"
         text = Text(no_wrap=True, overflow="ellipsis")
+        ends: list[int] = []  # where each key's entry ends: a narrow bar shows whole entries only
         seen: set[str] = set()
         for active in self.screen.active_bindings.values():
             binding = active.binding
@@ -37,7 +42,13 @@ class KeyBar(Static):
             style = f"bold {accent}" if active.enabled else "dim"
             text.append(f" {app.get_key_display(binding)} ", style=style)
             text.append(f"{binding.description} ", style="" if active.enabled else "dim")
+            ends.append(len(text))
         lang = getattr(app, "lang", "en")
         text.append(" ^p ", style=f"bold {accent}")
         text.append(t("key.palette", lang))
+        ends.append(len(text))
+        width = self.size.width
+        if width and text.cell_len > width:
+            fits = [end for end in ends if cell_len(text.plain[:end].rstrip()) <= width]
+            text = text[: fits[-1]] if fits else text
         self.update(text)
