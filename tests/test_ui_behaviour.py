@@ -179,6 +179,18 @@ async def test_no_editor_says_how_to_set_one(home, monkeypatch):
         assert app.is_running
 
 
+async def test_an_editor_variable_that_cannot_be_read_is_named_not_a_crash(home, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", 'vim "unclosed')
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await _unlock(app, pilot, "split-heads")
+        await pilot.press("e")
+        assert any("could not be started" in n and "quotation" in n for n in _notes(app))
+        assert app.is_running
+
+
 async def test_a_grade_that_times_out_says_so_and_the_app_keeps_working(home, tmp_path):
     lessons = tmp_path / "lessons"
     shutil.copytree(shipped_lessons_dir(), lessons, ignore=shutil.ignore_patterns("__pycache__"))

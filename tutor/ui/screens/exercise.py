@@ -177,7 +177,11 @@ class ExerciseScreen(TutorScreen):
     def action_edit(self) -> None:
         if self._locked() or self.file is None:
             return
-        command = editor_command()
+        try:
+            command = editor_command()
+        except ValueError as err:  # e.g. an unclosed quote in $EDITOR: say so, do not crash
+            self.notify(self.t("ex.editor_failed", err=err), severity="error", timeout=10)
+            return
         if command is None:
             self.notify(self.t("ex.no_editor", path=self.file), severity="warning", timeout=10)
             return
