@@ -60,7 +60,9 @@ def load_checkpoint(path: Path, **overrides: Any) -> Checkpoint:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # pickle, zip and version errors all mean the same to the user
-        raise ValueError(f"{path} is not a readable checkpoint: {err}") from err
+        # torch's own message runs to paragraphs and suggests weights_only=False, which is unsafe
+        # advice for a file of unknown origin: name the kind of failure only
+        raise ValueError(f"{path} is not a readable checkpoint ({type(err).__name__})") from err
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{path} is not a course GPT checkpoint (format {FORMAT})")
     cfg = GPTConfig(**{**payload["config"], **overrides})

@@ -18,9 +18,19 @@ def models_dir() -> Path:
     return Path(str(files("models")))
 
 
+LEARNED_CHECKPOINT = "gpt-learned.pt"  # the course GPT: default config, learned positions
+ROPE_SHORT_CHECKPOINT = "gpt-rope-short.pt"  # RoPE at block_size 32, for context scaling
+
+
+def checkpoints_dir() -> Path:
+    """The shipped checkpoints; `TUTOR_CHECKPOINTS` points at another folder (tests, development)."""
+    env = os.environ.get("TUTOR_CHECKPOINTS")
+    return Path(env).expanduser() if env else models_dir() / "checkpoints"
+
+
 def default_checkpoint() -> Path:
     """The trained course GPT shipped in the repository (learned positions, default config)."""
-    return models_dir() / "checkpoints" / "gpt-learned.pt"
+    return checkpoints_dir() / LEARNED_CHECKPOINT
 
 
 def default_home() -> Path:

@@ -1,34 +1,23 @@
 """Models loaded once per process: the shipped checkpoints, their re-configured variants and
 fresh seeded models. Thread-safe (the UI runs experiments in worker threads).
 
-`TUTOR_CHECKPOINTS` points at another folder of checkpoints (development and tests before the
-shipped ones exist); by default the repository's models/checkpoints/.
+Checkpoints come from `tutor.paths.checkpoints_dir()` (`TUTOR_CHECKPOINTS` or the shipped folder).
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from pathlib import Path
 from typing import Any
 
 from tutor.experiments.errors import ExperimentError
+from tutor.paths import LEARNED_CHECKPOINT, ROPE_SHORT_CHECKPOINT, checkpoints_dir
 
-LEARNED = "gpt-learned.pt"
-ROPE_SHORT = "gpt-rope-short.pt"
+LEARNED = LEARNED_CHECKPOINT
+ROPE_SHORT = ROPE_SHORT_CHECKPOINT
 
 _lock = threading.RLock()
 _checkpoints: dict[tuple, Any] = {}
 _fresh: dict[tuple, Any] = {}
-
-
-def checkpoints_dir() -> Path:
-    env = os.environ.get("TUTOR_CHECKPOINTS")
-    if env:
-        return Path(env).expanduser()
-    from tutor.paths import models_dir
-
-    return models_dir() / "checkpoints"
 
 
 def checkpoint(name: str = LEARNED, **overrides: Any):
