@@ -235,6 +235,16 @@ def train(
     if resume and out is not None and Path(out).is_file():
         ck = load_checkpoint(out)
         model, tokenizer = ck.model, ck.tokenizer
+        saved, asked = ck.model.cfg.to_dict(), model_cfg.to_dict()
+        differ = [
+            f"{k}={saved[k]!r} (asked {asked[k]!r})"
+            for k in saved
+            if k != "vocab_size" and saved[k] != asked[k]
+        ]
+        if differ:
+            raise ValueError(
+                f"cannot resume {out}: it was trained with {', '.join(differ)}; pass the same settings"
+            )
         start_step = int(ck.meta.get("step", 0))
         curve = list(ck.meta.get("curve", []))
         opt_state = ck.optimizer_state

@@ -75,6 +75,9 @@ def test_thirty_steps_lower_the_loss_and_resume_continues(tmp_path, texts):
     longer = TrainConfig(**{**cfg.__dict__, "steps": 40})
     resumed = train(TINY, longer, *texts, out=out, resume=True)
     assert resumed.steps_done == 40 and len(resumed.curve) == 4
+    other = GPTConfig(**{**TINY.to_dict(), "n_head": 2})
+    with pytest.raises(ValueError, match="n_head=4 \\(asked 2\\)"):
+        train(other, longer, *texts, out=out, resume=True)
 
 
 def test_should_stop_cancels_between_steps(tmp_path, texts):
