@@ -159,7 +159,39 @@ HOSTILE = {
         "fail",
         "ran out of memory",
     ),
-    "segfaults": ("probe", "import ctypes\nctypes.string_at(0)\n", "error", "SIGSEGV"),
+    "segfaults": ("probe", "import faulthandler\nfaulthandler._sigsegv()\n", "error", "SIGSEGV"),
+    "reads_raw_memory": (
+        "probe",
+        "import ctypes\nctypes.string_at(id(object()), 16)\n",
+        "error",
+        "ctypes.string_at is not available",
+    ),
+    "walks_up_to_the_harness": (  # the nonce-holding emit() lives in the harness's frames
+        "probe",
+        "import sys\nf = sys._getframe()\nwhile f is not None and 'emit' not in f.f_locals:\n    f = f.f_back\n"
+        "f.f_locals['emit']({'event': 'imported'})\n" + SOLUTION,
+        "error",
+        "the grader's own frames are not available",
+    ),
+    "jumps_to_a_harness_frame": (
+        "probe",
+        "import sys\nsys._getframe(1).f_locals\n" + SOLUTION,
+        "error",
+        "the grader's own frames are not available",
+    ),
+    "lists_all_objects": ("probe", "import gc\ngc.get_objects()\n" + SOLUTION, "error", "gc.get_objects"),
+    "reads_the_graders_command_line": (  # it names --home, and so the progress store
+        "probe",
+        "import os\nopen(f'/proc/{os.getppid()}/cmdline').read()\n" + SOLUTION,
+        "error",
+        "is not available to code being graded",
+    ),
+    "signals_the_grader": (
+        "probe",
+        "import os, signal\nos.kill(os.getppid(), signal.SIGTERM)\n" + SOLUTION,
+        "error",
+        "may not signal the grader",
+    ),
     "reads_stdin": ("probe", "input()\n", "error", "EOFError"),
     "writes_20_mb": (
         "probe",

@@ -8,9 +8,13 @@ order, writing one JSON line per event to RESULT_FD — the only channel the par
 from. Every line carries the nonce; the parent rejects lines without it, any unknown structure, and a
 run that ends without the final "done" record. stdout and stderr are the learner's output, nothing more.
 
-Honest limit: the learner's code shares this process, so code written to hunt for the nonce in memory
-could forge lines. What it cannot do by printing, exiting early, raising, looping, allocating,
-crashing or patching the checks or torch is turn a failure into a pass: those are all caught here or
+The learner's code shares this process, so before it runs an audit hook (`_install_guard`) closes
+the ways to the nonce and the channel: the harness's own frames (sys._getframe, f_back, tb_frame)
+are refused to any code but the harness's, and so are other threads' frames, trace/profile hooks,
+the garbage collector's object lists, raw memory reads (ctypes.string_at, /proc/*/mem) and the
+parent process's /proc entries and signals. What remains possible is the out-of-process kind of
+attack a same-user process can make (reading files the learner can read anyway). Printing, exiting
+early, raising, looping, allocating, crashing or patching the checks or torch are all caught here or
 by the parent.
 """
 
@@ -20,10 +24,88 @@ import builtins
 import dataclasses
 import json
 import os
+import re
 import sys
+import threading
 import time
 import traceback
 import types
+
+# events refused outright once the learner's code may run: each hands out frames or raw memory
+_REFUSED_EVENTS = frozenset(
+    {
+        "sys._current_frames",
+        "sys.settrace",
+        "sys.setprofile",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "ctypes.string_at",
+        "ctypes.wstring_at",
+    }
+)
+_LIBRARY_DIR = os.path.dirname(os.__file__)  # the standard library (and site-packages below it)
+_PROC_PID = re.compile(r"^/proc/(\d+)/")
+
+
+def _codes_of(namespace: dict) -> set[types.CodeType]:
+    """Every code object defined in a module: its functions' and, recursively, their nested ones'."""
+    found: set[types.CodeType] = set()
+    todo = [v.__code__ for v in namespace.values() if isinstance(v, types.FunctionType)]
+    while todo:
+        code = todo.pop()
+        if code not in found:
+            found.add(code)
+            todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return found
+
+
+def _install_guard(trusted: set[types.CodeType]) -> None:
+    """Refuse, from now on, every audited way to frames or raw memory, except to trusted code (the harness's
+    and the checks'); library code (frames under the standard library) acts for whoever called it.
+
+    Who asks is the nearest frame outside the standard library and site-packages; code objects cannot
+    be forged, so a learner's function compiled under the harness's file name is still the learner's.
+    """
+    state = threading.local()  # per thread: one thread inside the hook must not open the door for another
+    own, parent = str(os.getpid()), os.getppid()
+
+    def asker() -> types.FrameType | None:
+        frame = sys._getframe(2)  # 0 is asker, 1 the hook, 2 the code that triggered the event
+        while (
+            frame is not None
+            and frame.f_code.co_filename.startswith(_LIBRARY_DIR)
+            and frame.f_code not in trusted
+        ):
+            frame = frame.f_back
+        return frame
+
+    def hook(event: str, args: tuple) -> None:
+        if getattr(state, "busy", False):
+            return
+        state.busy = True
+        try:
+            if event in _REFUSED_EVENTS:
+                raise RuntimeError(f"{event} is not available to code being graded")
+            if event == "open" and isinstance(args[0], str):
+                pid = _PROC_PID.match(args[0])
+                if args[0].endswith("/mem") or (pid and pid.group(1) != own):
+                    raise PermissionError(f"{args[0]} is not available to code being graded")
+            if event in ("os.kill", "os.killpg") and args[0] in (parent, os.getpgid(parent)):
+                raise PermissionError("code being graded may not signal the grader")
+            # every Python-level way to a first frame is audited (f_back and f_locals are not): refuse
+            # them all to untrusted code, which could otherwise climb from its own frame into ours
+            frame_event = event == "sys._getframe" or (
+                event == "object.__getattr__" and args[1] in ("tb_frame", "gi_frame", "cr_frame", "ag_frame")
+            )
+            if frame_event:
+                who = asker()
+                if who is None or who.f_code not in trusted:
+                    raise ValueError("the grader's own frames are not available to code being graded")
+        finally:
+            state.busy = False
+
+    sys.addaudithook(hook)
 
 
 def _read_job(fd: int) -> dict:
@@ -204,6 +286,7 @@ def main(argv: list[str]) -> None:
             emit({"event": "tamper", "stage": stage, "names": changed[:8]})
         return bool(changed)
 
+    _install_guard(_codes_of(globals()) | _codes_of(checks_mod.__dict__) | _codes_of(kit.__dict__))
     # the learner's file, compiled under its own name so tracebacks point at their lines
     display = job["display_name"]
     emit({"event": "loading"})
