@@ -9,10 +9,10 @@ from. Every line carries the nonce; the parent rejects lines without it, any unk
 run that ends without the final "done" record. stdout and stderr are the learner's output, nothing more.
 
 The learner's code shares this process, so before it runs an audit hook (`_install_guard`) closes
-the ways to the nonce and the channel: the harness's own frames (sys._getframe, f_back, tb_frame)
-are refused to any code but the harness's, and so are other threads' frames, trace/profile hooks,
-the garbage collector's object lists, raw memory reads (ctypes.string_at, /proc/*/mem) and the
-parent process's /proc entries and signals. What remains possible is the out-of-process kind of
+the ways to the nonce and the channel: the learner's code gets no frame object at all (sys._getframe,
+tb_frame, gi_frame: from any frame, f_back would climb into ours), and no other threads' frames,
+trace/profile hooks, garbage-collector object lists, raw memory reads (ctypes.string_at,
+/proc/*/mem), nor the grader's /proc entries or signals. What remains possible is the out-of-process kind of
 attack a same-user process can make (reading files the learner can read anyway). Printing, exiting
 early, raising, looping, allocating, crashing or patching the checks or torch are all caught here or
 by the parent.
