@@ -184,3 +184,27 @@ def test_any_text_gives_problems_never_exceptions(text: str):
     convert_math(text, markdown=False)
     split_body(text)
     parse_language_file(text, Path("x.md"))
+
+
+def test_line_breaks_between_chinese_characters_are_dropped_not_turned_into_spaces():
+    from tutor.content.markdown import convert_prose, join_cjk_lines
+
+    assert join_cjk_lines("一模\n一样。\n下一句") == "一模一样。下一句"
+    kept = "段落\n\n新段\n- 列表\n| 表 |\nvalue 值\nnext"
+    assert join_cjk_lines(kept) == kept  # paragraphs, lists, tables and Latin neighbours keep their breaks
+    prose, _ = convert_prose("一模\n一样\n\n```python\nx = '一\n样'\n```\n")
+    assert "一模一样" in prose and "'一\n样'" in prose  # code is left as written
+
+
+def test_shipped_chinese_texts_have_no_soft_breaks_between_characters():
+    import re
+
+    from tutor.content.loader import load_course
+    from tutor.paths import shipped_lessons_dir
+
+    soft = re.compile(r"[\u4e00-\u9fff，。：；！？、]\n[\u4e00-\u9fff，。：；！？、]")
+    course = load_course(shipped_lessons_dir())
+    texts = [s.body["zh"] for lesson in course.lessons for s in lesson.sections]
+    texts += [q.explanation["zh"] for lesson in course.lessons for q in lesson.quiz]
+    texts = [re.sub(r"```.*?```", "", t, flags=re.S) for t in texts]
+    assert texts and not [t for t in texts if soft.search(t)]

@@ -159,14 +159,26 @@ def _find_math_close(text: str, start: int, display: bool) -> int:
         j += 1
 
 
+_CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"  # ideographs, CJK and full-width punctuation
+_CJK_SOFT_BREAK = re.compile(f"(?<=[{_CJK}])\n(?=[{_CJK}])")
+
+
+def join_cjk_lines(text: str) -> str:
+    """Drop a line break between two Chinese characters: Markdown renders a soft break as a space,
+    and Chinese has none between words ("一模\n一样" must read 一模一样, not 一模 一样)."""
+    return _CJK_SOFT_BREAK.sub("", text)
+
+
 def convert_prose(markdown: str) -> tuple[str, list[MathIssue]]:
-    """Math -> Unicode in every prose run of a Markdown text; fenced blocks pass through unchanged."""
+    """Math -> Unicode and Chinese soft breaks joined in every prose run of a Markdown text; fenced
+    blocks pass through unchanged."""
     parts: list[str] = []
     issues: list[MathIssue] = []
     for block in blocks(markdown):
         text = "\n".join(block.lines)
         if block.kind == "prose":
             text, found = convert_math(text)
+            text = join_cjk_lines(text)
             issues += [MathIssue(block.start + f.line, f.message) for f in found]
         parts.append(text)
     return "\n".join(parts), issues

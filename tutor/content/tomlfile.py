@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tutor.content.markdown import convert_math
+from tutor.content.markdown import convert_math, join_cjk_lines
 from tutor.content.problems import (
     Problem,
     all_field_names,
@@ -97,12 +97,12 @@ def is_local_text(value: Any) -> bool:
 def _convert_local_texts(
     node: Any, loc: tuple, file: Path, text: str, problems: list[Problem], root: Any
 ) -> None:
-    """Math -> Unicode in place, in every localised text of the raw data."""
+    """Math -> Unicode and Chinese soft breaks joined, in place, in every localised text of the raw data."""
     if is_local_text(node):
         markdown = bool(loc) and loc[-1] in MARKDOWN_KEYS
         for lang, value in node.items():
             converted, issues = convert_math(value, markdown=markdown)
-            node[lang] = converted
+            node[lang] = join_cjk_lines(converted)
             for issue in issues:
                 problems.append(
                     error(
