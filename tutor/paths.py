@@ -33,6 +33,17 @@ def default_checkpoint() -> Path:
     return checkpoints_dir() / LEARNED_CHECKPOINT
 
 
+def tutor_child_env() -> dict[str, str]:
+    """Environment for a `python -m tutor ...` child process: this checkout's tutor/ and models/ first
+    on the path (also when not installed), UTF-8 output, unbuffered so progress lines arrive at once."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])  # the folder holding tutor/ and models/
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONIOENCODING"] = "utf-8"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
 def default_home() -> Path:
     """`TUTOR_HOME`, else the platform's user-data directory."""
     env = os.environ.get("TUTOR_HOME")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import queue
 import shutil
 import subprocess
@@ -33,6 +32,7 @@ from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import Params
 from tutor.experiments.registry import ExperimentSpec, canonical_params, get_spec, validate_params
 from tutor.experiments.result import Result
+from tutor.paths import tutor_child_env
 
 EventSink = Callable[[dict[str, Any]], None]
 GRACE_S = 5.0
@@ -125,15 +125,6 @@ def child_command(name: str, params: Params, home: Path | None = None) -> list[s
     return cmd
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # the folder holding tutor/ and models/
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONIOENCODING"] = "utf-8"
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
 class _Outcome:
     """Collects the child's events; turns the last one into a Result or an exception."""
 
@@ -202,7 +193,7 @@ async def run_in_child(
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=_child_env(),
+        env=tutor_child_env(),
         limit=_LINE_LIMIT,
     )
     outcome = _Outcome(name, on_event)
@@ -262,7 +253,7 @@ def run_child_sync(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=_child_env(),
+        env=tutor_child_env(),
         text=True,
         encoding="utf-8",
         errors="replace",

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from tutor.content.schema import Exercise
 from tutor.grading.result import GradeResult
+from tutor.paths import tutor_child_env
 
-ROOT = Path(__file__).resolve().parents[2]  # holds tutor/ and models/
 STARTUP_SLACK_S = 30.0  # child start + torch import on a busy 2-core machine, beyond the exercise's own limit
 
 
@@ -54,15 +54,12 @@ async def grade(
     ex: Exercise, file: Path, home: Path, lang: str, lessons_dir: Path | None = None
 ) -> GradeResult:
     """Grade `file` in a child process; GradeFailed when no verdict comes back."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONIOENCODING"] = "utf-8"
     proc = await asyncio.create_subprocess_exec(
         *grade_command(ex, file, home, lang, lessons_dir),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=env,
+        env=tutor_child_env(),
         start_new_session=True,  # its own process group: killing it kills the sandbox child too
     )
     limit = ex.timeout_s + STARTUP_SLACK_S
