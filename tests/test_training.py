@@ -184,3 +184,12 @@ def test_train_cli_refuses_a_folder_as_out_and_negative_threads_before_training(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and needle in err
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path):
+    base = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--steps", "2"]
+    base += ["--eval-interval", "2", "--home", str(tmp_path)]
+    for extra in ([], ["--seed", "2"], ["--lr", "0.001"]):
+        proc = subprocess.run(base + extra, capture_output=True, text=True, env=run_tutor_env(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+    assert len(list((tmp_path / "runs").glob("learned-h4-l1-e32-s2-*.pt"))) == 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 from tutor.commands.experiment import emit_json_line, stop_on_signals
@@ -75,10 +77,7 @@ def run(args, ctx) -> int:
         raise TutorError(str(err)) from err
     poems = import_corpus(args.corpus) if args.corpus else load_poems()
     train_poems, val_poems = split_poems(poems)
-    out = (
-        args.out
-        or ctx.home / "runs" / f"{args.pos}-h{args.heads}-l{args.layers}-e{args.embd}-s{args.steps}.pt"
-    )
+    out = args.out or ctx.home / "runs" / _default_name(args, model_cfg, cfg)
     if out.is_dir():
         raise TutorError(f"--out {out} is a folder; name the checkpoint file, e.g. {out / 'model.pt'}")
     try:  # an unwritable place fails now, not at the first save minutes into training
@@ -110,6 +109,14 @@ def run(args, ctx) -> int:
         raise TutorError(f"cannot write the checkpoint {out}: {err.strerror or err}") from err
     emit({"event": "cancelled" if result.cancelled else "done", "out": str(out), **result.__dict__})
     return 1 if result.cancelled else 0
+
+
+def _default_name(args, model_cfg, cfg) -> str:
+    """Readable settings plus a digest of all of them, so runs that differ only in batch, learning rate,
+    seed or corpus do not overwrite (or resume) each other."""
+    settings = {"model": model_cfg.to_dict(), "train": cfg.__dict__, "corpus": str(args.corpus or "shipped")}
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    return f"{args.pos}-h{args.heads}-l{args.layers}-e{args.embd}-s{args.steps}-{digest}.pt"
 
 
 def _print_event(event: dict) -> None:
