@@ -171,13 +171,13 @@ HOSTILE = {
         "import sys\nf = sys._getframe()\nwhile f is not None and 'emit' not in f.f_locals:\n    f = f.f_back\n"
         "f.f_locals['emit']({'event': 'imported'})\n" + SOLUTION,
         "error",
-        "the grader's own frames are not available",
+        "stack frames are not available to code being graded",
     ),
     "jumps_to_a_harness_frame": (
         "probe",
         "import sys\nsys._getframe(1).f_locals\n" + SOLUTION,
         "error",
-        "the grader's own frames are not available",
+        "stack frames are not available to code being graded",
     ),
     "lists_all_objects": ("probe", "import gc\ngc.get_objects()\n" + SOLUTION, "error", "gc.get_objects"),
     "reads_the_graders_command_line": (  # it names --home, and so the progress store
@@ -357,3 +357,14 @@ def test_processes_started_by_the_submission_die_with_it(results):
     status = Path(f"/proc/{pid}/status")
     state = status.read_text().split("State:")[1].split()[0] if status.exists() else "gone"
     assert state in ("gone", "Z")  # killed with its process group (a zombie until reaped)
+
+
+SHIPPED = load_course(Path(__file__).resolve().parents[1] / "lessons")
+CODE_EXERCISES = [ex for ex in SHIPPED.exercises() if ex.kind == "code"]
+
+
+@pytest.mark.parametrize("ex", CODE_EXERCISES, ids=lambda ex: ex.id)
+def test_reference_solution_passes_in_the_sandbox(ex):
+    # the exercise tests grade references in one trusted process; this is the learner's path, guard included
+    result = service.grade(ex, ex.folder / "solution.py", record=False)
+    assert result.status == "pass", [(c.name, c.message) for c in result.checks if c.status != "pass"]

@@ -45,6 +45,11 @@ _REFUSED_EVENTS = frozenset(
     }
 )
 _LIBRARY_DIR = os.path.dirname(os.__file__)  # the standard library (and site-packages below it)
+# library modules whose business is handing frames to their caller: the caller is who asks
+_FRAME_HELPERS = frozenset(
+    os.path.join(_LIBRARY_DIR, name)
+    for name in ("inspect.py", "traceback.py", os.path.join("logging", "__init__.py"))
+)
 _PROC_PID = re.compile(r"^/proc/(\d+)/")
 
 
@@ -61,24 +66,28 @@ def _codes_of(namespace: dict) -> set[types.CodeType]:
 
 
 def _install_guard(trusted: set[types.CodeType]) -> None:
-    """Refuse, from now on, every audited way to frames or raw memory, except to trusted code (the harness's
-    and the checks'); library code (frames under the standard library) acts for whoever called it.
+    """Refuse, from now on, the audited ways to frames and raw memory to the learner's code.
 
-    Who asks is the nearest frame outside the standard library and site-packages; code objects cannot
-    be forged, so a learner's function compiled under the harness's file name is still the learner's.
+    Who asks is the code that made the request, looked through the library helpers that exist to hand
+    frames to their caller (inspect, traceback, logging). Trusted code (the harness's, the checks') and
+    other library code (typing, enum, torch ask for frames to read their caller's module name) may; any
+    other code may not. This stops a submission from climbing the stack to the nonce; code that poses as
+    a library file (compile() under a library file name) is not stopped: the guard raises the bar, the
+    parent's order and nonce checks stay the defence of record.
     """
     state = threading.local()  # per thread: one thread inside the hook must not open the door for another
     own, parent = str(os.getpid()), os.getppid()
 
     def asker() -> types.FrameType | None:
         frame = sys._getframe(2)  # 0 is asker, 1 the hook, 2 the code that triggered the event
-        while (
-            frame is not None
-            and frame.f_code.co_filename.startswith(_LIBRARY_DIR)
-            and frame.f_code not in trusted
-        ):
+        while frame is not None and frame.f_code.co_filename in _FRAME_HELPERS:
             frame = frame.f_back
         return frame
+
+    def allowed(frame: types.FrameType | None) -> bool:
+        return frame is not None and (
+            frame.f_code in trusted or frame.f_code.co_filename.startswith(_LIBRARY_DIR)
+        )
 
     def hook(event: str, args: tuple) -> None:
         if getattr(state, "busy", False):
@@ -98,10 +107,8 @@ def _install_guard(trusted: set[types.CodeType]) -> None:
             frame_event = event == "sys._getframe" or (
                 event == "object.__getattr__" and args[1] in ("tb_frame", "gi_frame", "cr_frame", "ag_frame")
             )
-            if frame_event:
-                who = asker()
-                if who is None or who.f_code not in trusted:
-                    raise ValueError("the grader's own frames are not available to code being graded")
+            if frame_event and not allowed(asker()):
+                raise ValueError("stack frames are not available to code being graded")
         finally:
             state.busy = False
 
