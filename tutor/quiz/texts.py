@@ -6,6 +6,8 @@ quiz reads alike in both front ends.
 
 from __future__ import annotations
 
+from tutor.i18n import localise
+
 TEXTS: dict[str, dict[str, str]] = {
     # sitting
     "title.quiz": {"en": "Quiz: {title}", "de": "Quiz: {title}", "zh": "测验：{title}"},
@@ -174,5 +176,4 @@ TEXTS: dict[str, dict[str, str]] = {
 
 def say(key: str, lang: str = "en", **values: object) -> str:
     """The text for `key` in `lang` (English if missing), with `values` filled in."""
-    entry = TEXTS[key]
-    return (entry.get(lang) or entry["en"]).format(**values)
+    return localise(TEXTS, key, lang, **values)

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from tutor.i18n import localise
+
 _TEXT: dict[str, dict[str, str]] = {
     "app.title": {"en": "Attention Tutor", "de": "Attention-Tutor", "zh": "注意力教程"},
     # keys (footer and help)
@@ -255,9 +257,7 @@ _TEXT: dict[str, dict[str, str]] = {
 
 
 def t(key: str, lang: str, **values: object) -> str:
-    entry = _TEXT[key]
-    text = entry.get(lang) or entry["en"]
-    return text.format(**values) if values else text
+    return localise(_TEXT, key, lang, **values)
 
 
 def has(key: str) -> bool:
