@@ -1,5 +1,6 @@
-"""Graded exercises: the sandboxed runner, the grade result, the learner's workspace.
+"""Graded exercises: the judge and its sandboxed worker, the grade result, the learner's workspace.
 
-Nothing here imports torch or Textual at import time; `harness.py` (the child side) and `kit.py`
-(helpers for checks.py) import torch inside the grading process only.
+Nothing here imports torch or Textual at import time. judge.py (trusted: the checks and verdicts) and
+worker.py (untrusted: the learner's code, confined by sandbox.py) are separate processes that import
+torch themselves; kit.py holds the helpers checks.py files use.
 """

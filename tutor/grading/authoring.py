@@ -2,7 +2,7 @@
 
 `check_exercises(course)` returns content problems (tutor.content.problems.Problem); it is one of
 the checkers `python -m tutor check` runs. Code exercises are graded for real in one child process
-(runner.grade_trusted); "runs" exercises are graded against sample runs from their checks.py.
+(runner.grade_trusted: one judge and one worker per exercise); "runs" exercises are graded against sample runs from their checks.py.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 from tutor.content.problems import Problem, error
 from tutor.content.schema import Exercise
 from tutor.grading.result import GradeResult
+from tutor.grading.runner import grade_trusted
 from tutor.grading.service import solution_file, starter_file
-from tutor.grading.trusted import grade_trusted
 
 
 def _files(ex: Exercise) -> tuple[Path, Path, Path]:
@@ -73,7 +73,7 @@ def _runs_problems(ex: Exercise) -> list[Problem]:
 
 def check_exercises(course) -> list[Problem]:
     """Problems with the course's exercises: missing files or check functions, a starter that passes,
-    a reference that fails. Code exercises are graded for real, all in one child process."""
+    a reference that fails. Code exercises are graded for real, through the judge."""
     problems: list[Problem] = []
     items: list[tuple[Exercise, list[Path]]] = []
     for ex in course.exercises():

@@ -1,6 +1,7 @@
 """Grade every *.py in a folder (an instructor's batch): one row per file, as a table, JSON or CSV.
 
-A file that cannot be read or imported is a row with status "error", never a crash. Batch grades are
+A file that cannot be read or imported is a row with status "error", never a crash. Each file runs
+in its own sandboxed worker with its own scratch folder, killed before the next file starts. Batch grades are
 not recorded in anyone's progress store.
 """
 
@@ -17,10 +18,9 @@ from pathlib import Path
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import Limits, error_result
-from tutor.grading.service import grade_source
+from tutor.grading.runner import Limits, clean, error_result, grade_many
+from tutor.grading.service import read_submission
 
-FORMATS = ("table", "json", "csv")
 CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256")
 
 
@@ -52,21 +52,34 @@ def grade_folder(
     on_row: Callable[[BatchRow], None] | None = None,
     limits: Limits | None = None,
 ) -> list[BatchRow]:
+    """Every *.py in `folder`, each in its own sandboxed worker and scratch folder, one judge for all."""
     if ex.kind != "code":
         raise TutorError(f"{ex.id!r} is graded from a learner's stored runs; --batch grades code exercises")
     folder = Path(folder)
     if not folder.is_dir():
         raise TutorError(f"--batch: {folder} is not a folder")
-    rows = []
+    rows: list[BatchRow] = []
+    todo: list[tuple[BatchRow, str]] = []  # rows still to grade, with their text
     for path in sorted(folder.glob("*.py")):
+        name, source, result = clean(path.name), b"", None
         try:
-            source = path.read_bytes()
-        except OSError as err:
-            source, result = b"", error_result(ex, f"cannot read {path.name}: {err.strerror or err}", lang)
-        else:
-            result = grade_source(ex, source, path.name, lang=lang, limits=limits)
-        row = BatchRow(path.name, hashlib.sha256(source).hexdigest(), result)
+            source = read_submission(path)
+            text = source.decode("utf-8").removeprefix("\ufeff")
+        except TutorError as err:
+            result = error_result(ex, str(err), lang)
+        except UnicodeDecodeError as err:
+            result = error_result(ex, f"{name} is not UTF-8 (byte {err.start}); save it as UTF-8", lang)
+        row = BatchRow(
+            name, hashlib.sha256(source).hexdigest(), result or error_result(ex, "not graded", lang)
+        )
         rows.append(row)
+        if result is None:
+            todo.append((row, text))
+    if todo:
+        results = grade_many(ex, [(text, row.file) for row, text in todo], lang=lang, limits=limits)
+        for (row, _), result in zip(todo, results, strict=True):
+            row.result = result
+    for row in rows:
         if on_row is not None:
             on_row(row)
     return rows

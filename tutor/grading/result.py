@@ -1,7 +1,10 @@
 """The grade of one submission, exactly the grade JSON of DESIGN.md.
 
     {"exercise", "status": "pass"|"fail"|"error"|"timeout", "score", "max_score",
-     "checks": [{"name", "status", "message", "hint", "points"}], "duration_s", "output"}
+     "checks": [{"name", "status", "message", "hint", "points"}], "duration_s", "output",
+     "isolation": {"level": "strong"|"partial"|"basic"|"none", "layers": [what was in force]}}
+
+"none" is a grade no learner code ran for (an unreadable file, an answer file parsed as data).
 
 A check's status is "pass", "fail" (wrong answer), "error" (the learner's code raised or the
 process died while it ran), "timeout" (it was running when time ran out) or "skipped" (never ran).
@@ -42,6 +45,8 @@ class GradeResult(BaseModel):
     checks: list[CheckResult]
     duration_s: float
     output: str
+    isolation: dict = Field(default_factory=lambda: {"level": "none", "layers": []})
+    saved: bool | None = Field(None, exclude=True)  # recorded in the store; False: it stayed busy
 
     @property
     def exit_code(self) -> int:

@@ -1,19 +1,20 @@
-"""Grade a learner's file in a sandboxed child process and build the verdict on the grader's side.
+"""Grade submissions: the tutor's side. It starts the judge and builds the grade from its events.
 
-The child is harness.py under `python -I` in a scratch directory, stdin closed, an environment
-without TUTOR_* (and HOME pointing at the scratch directory, so it cannot guess the default store
-either), hard limits on memory, CPU time and file size, in its own process group (so anything it
-starts dies with it). Results stream back on a private pipe as JSON lines stamped with a nonce the
-parent sent over a second pipe; stdout and stderr go to a file that is only ever shown as output.
+Three processes, each with one job:
+- this one (the CLI, or `grade --json` under the app) reads the learner's file once, from a regular
+  file of bounded size, and never imports torch or the learner's code;
+- the judge (judge.py, trusted) runs the exercise's checks and computes every verdict;
+- the worker (worker.py, untrusted, confined by sandbox.py) runs the learner's code and answers the
+  judge's probes with plain data.
+The worker has no channel to this process, and nothing it prints reaches a terminal unfiltered: every
+text is decoded with replacement and stripped of control and escape sequences (`clean`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
-import select
-import shutil
+import re
 import signal
 import subprocess
 import sys
@@ -26,28 +27,33 @@ from pathlib import Path
 from tutor.content.schema import Exercise, pick
 from tutor.grading.result import CheckResult, GradeResult
 
-HARNESS = Path(__file__).with_name("harness.py")
+JUDGE = Path(__file__).with_name("judge.py")
 ROOT = Path(__file__).resolve().parents[2]  # holds tutor/ and models/
 
-# Address space, not resident memory: grading rope (torch imported, the model trained) peaks at
-# ~0.65 GB of virtual memory with one thread (VmPeak, measured by benchmarks/bench_grading.py).
-# 3 GiB leaves room for a learner's extra threads (each maps a stack and an allocator arena) and
-# stops a 10 GB allocation at once.
+# Address space, not resident memory: the worker (torch imported, a small GPT trained on a probe) stays
+# well under 1 GB of virtual memory; 3 GiB leaves room for threads and stops a 10 GB allocation at once.
 DEFAULT_MEM_BYTES = 3 * 2**30
 OUTPUT_LIMIT = 8000  # characters of output kept
-FSIZE_LIMIT = 16 * 2**20  # bytes the child may write to any file, its output included
-RECORD_LIMIT = 2**16  # bytes of one result line; the harness's longest (a 2000-character message) is ~12 KB
+TOTAL_BYTES = 16 * 2**20  # bytes the worker may write in all: output and files together
+JUDGE_SLACK_S = 30.0  # the judge's own start and torch import, beyond the submissions' limits
+MAX_SOURCE_BYTES = 1 * 2**20  # a learner's file; the references are 2-5 KB
 
 Event = dict
 OnEvent = Callable[[Event], None]
 
-_SIGNALS = {  # SIGKILL and SIGXCPU are described with the limits in _death_reason
-    signal.SIGSEGV: "segmentation fault (your code read or wrote memory it does not own)",
-    signal.SIGXFSZ: f"output or file size limit of {FSIZE_LIMIT // 2**20} MB exceeded",
-    signal.SIGABRT: "aborted",
-    signal.SIGBUS: "bus error",
-    signal.SIGFPE: "floating-point exception",
-}
+_UNSAFE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI sequences (colours, cursor moves, screen clears)
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC sequences (window titles, hyperlinks, clipboard)
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
+    r"|\x1b.?"  # any other escape
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # other control characters (newline and tab stay)
+)
+
+
+def clean(text: str) -> str:
+    """Text that is safe to show in a terminal: no escape or control sequences, no lone surrogates."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    return _UNSAFE.sub(lambda m: "" if m.group().startswith("\x1b") else "�", text)
 
 
 @dataclass
@@ -58,315 +64,229 @@ class Limits:
 
     @property
     def cpu_s(self) -> int:
-        # the whole wall-clock budget on two cores (the learner may start threads), plus slack;
-        # wall time is the real limit, this one stops a runaway that escapes it
+        # the whole wall-clock budget on two cores plus slack: wall time is the real limit,
+        # this one stops a runaway that escapes it
         return int(self.timeout_s * 2 + 5)
 
-
-class _Protocol:
-    """Checks every record against the nonce and the expected order; any surprise voids the run."""
-
-    def __init__(self, nonce: str, check_ids: list[str]):
-        self.nonce = nonce
-        self.check_ids = check_ids
-        self.started = False
-        self.import_error: str | None = None
-        self.loading = False  # the learner's file is being imported
-        self.imported = False
-        self.running: str | None = None
-        self.results: dict[str, dict] = {}
-        self.tamper: list[str] | None = None
-        self.done = False
-        self.forged: str | None = None
-
-    def feed(self, line: bytes) -> dict | None:
-        if self.forged or self.done:
-            self.forged = self.forged or "a record arrived after the end of grading"
-            return None
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            self.forged = "an unreadable record"
-            return None
-        if not isinstance(rec, dict) or rec.get("nonce") != self.nonce:
-            self.forged = "a record without the grader's nonce"
-            return None
-        event = rec.get("event")
-        expected_next = self.check_ids[len(self.results)] if len(self.results) < len(self.check_ids) else None
-        if event == "hello" and not self.started:
-            self.started = True
-        elif event == "loading" and self.started and not self.loading:
-            self.loading = True
-        elif event == "import_error" and self.loading and not self.imported:
-            self.import_error = str(rec.get("message", ""))
-            self.done = True
-        elif event == "imported" and self.loading and not self.imported:
-            self.imported = True
-        elif (
-            event == "start" and self.imported and self.running is None and rec.get("check") == expected_next
-        ):
-            self.running = expected_next
-        elif (
-            event == "check"
-            and self.running is not None
-            and rec.get("check") == self.running
-            and rec.get("status") in ("pass", "fail", "error")
-            and isinstance(rec.get("message"), str)
-        ):
-            self.results[self.running] = rec
-            self.running = None
-        elif event == "tamper" and self.started:
-            self.tamper = [str(n) for n in rec.get("names", [])][:8]
-            self.done = True
-        elif event == "done" and self.running is None and len(self.results) == len(self.check_ids):
-            self.done = True
-        else:
-            self.forged = f"an out-of-order {event!r} record"
-            return None
-        return rec
+    def to_job(self) -> dict:
+        return {
+            "mem_bytes": self.mem_bytes,
+            "cpu_s": self.cpu_s,
+            "file_bytes": TOTAL_BYTES,
+            "total_bytes": TOTAL_BYTES,
+            "output_chars": self.output_chars,
+        }
 
 
-def _child_env(scratch: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("TUTOR_", "PYTHON", "XDG_")) and k not in ("HOME", "VIRTUAL_ENV")
-    }
-    env.update(HOME=str(scratch), XDG_DATA_HOME=str(scratch), XDG_CACHE_HOME=str(scratch))
-    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"  # see harness.py: one thread is faster here
+def _judge_env() -> dict[str, str]:
+    """The judge sees none of the tutor's settings: it reads what the worker reads."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TUTOR_", "PYTHON"))}
+    env["PYTHONIOENCODING"] = "utf-8"
     return env
 
 
-def _read_output(path: Path, limit: int) -> str:
-    size = path.stat().st_size if path.exists() else 0
-    with open(path, "rb") as fh:
-        raw = fh.read(limit * 4)
-    text = raw.decode("utf-8", errors="replace")
-    if size > len(raw) or len(text) > limit:
+def run_judge(
+    ex: Exercise,
+    files: list[tuple[str, str]],
+    limits: Limits,
+    *,
+    reuse: bool = False,
+    on_event: OnEvent | None = None,
+) -> tuple[list[list[Event]], str | None]:
+    """Grade `files` ([(source text, display name)]); the judge's events per file, and why the judge
+    stopped early (None when it finished)."""
+    job = {
+        "root": str(ROOT),
+        "checks_file": str((Path(ex.folder or ".") / "checks.py").resolve()),
+        "checks": [c.id for c in ex.checks],
+        "files": [{"source": s, "display": d} for s, d in files],
+        "limits": limits.to_job(),
+        "timeout_s": limits.timeout_s,
+        "reuse": reuse,
+    }
+    per_file: list[list[Event]] = [[] for _ in files]
+    budget = limits.timeout_s * max(len(files), 1) + JUDGE_SLACK_S
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", str(JUDGE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            cwd=tempfile.gettempdir(),
+            env=_judge_env(),
+            start_new_session=True,
+        )
+        stopped = None
+        try:
+            _feed(proc, json.dumps(job).encode())
+            stopped = _collect(proc, per_file, time.monotonic() + budget, on_event)
+        finally:
+            _kill(proc)
+        if stopped is None and proc.returncode != 0:
+            errors.seek(0)
+            tail = errors.read().decode("utf-8", "replace").strip().splitlines()
+            stopped = f"exit {proc.returncode}: " + (tail[-1] if tail else "no output")
+    return per_file, stopped
+
+
+def _feed(proc: subprocess.Popen, data: bytes) -> None:
+    try:
+        proc.stdin.write(data)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+
+
+def _collect(proc: subprocess.Popen, per_file: list[list[Event]], deadline: float, on_event) -> str | None:
+    import selectors
+
+    current = -1
+    buffer = b""
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return f"timed out after {deadline - time.monotonic() + left:.0f} s"
+            if not sel.select(min(left, 0.5)):
+                continue
+            chunk = os.read(proc.stdout.fileno(), 1 << 20)
+            if not chunk:
+                proc.wait(timeout=5)
+                return None
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                event = json.loads(line)
+                if event.get("event") == "file":
+                    current = event["index"]
+                    continue
+                per_file[current].append(event)
+                if on_event is not None:
+                    on_event(event)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the workers die with it (parent-death signal)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+    proc.wait()
+
+
+def _state(events: list[Event]) -> dict:
+    state: dict = {"results": {}, "import_error": None, "stop": None, "isolation": None, "seconds": 0.0,
+                   "output": "", "output_bytes": 0, "loaded": False}  # fmt: skip
+    for e in events:
+        kind = e.get("event")
+        if kind == "isolation":
+            state["isolation"] = {"level": e.get("level", "unknown"), "layers": e.get("layers", [])}
+        elif kind == "check":
+            state["results"][e["check"]] = e
+        elif kind == "import_error":
+            state["import_error"] = clean(str(e.get("message", "")))
+        elif kind == "stopped":
+            state["stop"] = (e.get("status", "error"), clean(str(e.get("reason", ""))))
+        elif kind == "done":
+            state["seconds"] = e.get("seconds", 0.0)
+            state["output"], state["output_bytes"] = clean(e.get("output", "")), e.get("output_bytes", 0)
+    return state
+
+
+def _output(state: dict, limit: int) -> str:
+    text, total = state["output"], state["output_bytes"]
+    if total > len(text.encode()) or len(text) > limit:
         text = (
             text[:limit]
-            + f"\n[output truncated: {size:,} bytes in total, the first {limit:,} characters shown]"
+            + f"\n[output truncated: {total:,} bytes in total, the first {limit:,} characters shown]"
         )
     return text
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def run_child(
-    ex: Exercise, source: bytes, display_name: str, limits: Limits, on_event: OnEvent | None = None
-) -> tuple[_Protocol, int | None, bool, str, float]:
-    """Run the harness on `source`; returns (protocol state, return code, timed out, output, seconds)."""
-    check_ids = [c.id for c in ex.checks]
-    scratch = Path(tempfile.mkdtemp(prefix="tutor-grade-"))
-    sub_path = scratch / "submission.py"
-    sub_path.write_bytes(source)
-    out_path = scratch.parent / f"{scratch.name}.out"
-    nonce = secrets.token_hex(16)
-    job = {
-        "nonce": nonce,
-        "root": str(ROOT),
-        "checks_file": str((Path(ex.folder or ".") / "checks.py").resolve()),
-        "checks": check_ids,
-        "submission": str(sub_path),
-        "display_name": display_name,
-        "mem_bytes": limits.mem_bytes,
-        "cpu_s": limits.cpu_s,
-        "fsize_bytes": FSIZE_LIMIT,
-    }
-    proto = _Protocol(nonce, check_ids)
-    job_r, job_w = os.pipe()
-    res_r, res_w = os.pipe()
-    t0 = time.monotonic()
-    deadline = t0 + limits.timeout_s
-    timed_out = False
-    proc: subprocess.Popen | None = None
-    try:
-        with open(out_path, "wb") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", str(HARNESS), str(job_r), str(res_w)],
-                pass_fds=(job_r, res_w),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=scratch,
-                env=_child_env(scratch),
-                start_new_session=True,
-            )
-        os.close(job_r)
-        os.close(res_w)
-        os.write(job_w, json.dumps(job).encode())
-        os.close(job_w)
-        job_w = -1
-        buffer = b""
-        grace_set = False
-        while True:
-            if proto.done and not grace_set:
-                # the verdict is in; a process the learner forked may hold the channel open, so wait
-                # a moment for the end of the channel, not for the whole time limit
-                deadline, grace_set = min(deadline, time.monotonic() + 1.0), True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = not proto.done
-                break
-            ready, _, _ = select.select([res_r], [], [], min(left, 0.5))
-            if not ready:
-                continue
-            chunk = os.read(res_r, 65536)
-            if not chunk:
-                break  # the child closed the channel: it exited (or closed it itself)
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                rec = proto.feed(line)
-                if rec is not None and on_event is not None:
-                    on_event(rec)
-            if len(buffer) > RECORD_LIMIT and not proto.forged:
-                proto.forged = "an overlong record"  # a flood without newlines: stop buffering it
-            if proto.forged:
-                break
-        if buffer.strip() and not proto.forged:
-            proto.forged = "a partial record"
-        if not timed_out and not proto.forged:  # a void run is stopped at once, not waited for
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                timed_out = not proto.done  # finished grading but would not exit: the verdict stands
-        _kill_group(proc.pid)
-        returncode = proc.wait()
-        seconds = time.monotonic() - t0
-        output = _read_output(out_path, limits.output_chars)
-    finally:
-        if proc is not None and proc.poll() is None:  # interrupted (Ctrl-C, a cancelled worker)
-            _kill_group(proc.pid)
-            proc.wait()
-        for fd in (job_w, res_r):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        shutil.rmtree(scratch, ignore_errors=True)
-        out_path.unlink(missing_ok=True)
-    return proto, returncode, timed_out, output, seconds
-
-
-def _death_reason(returncode: int | None, limits: Limits) -> str:
-    if returncode is None:
-        return "the grading process vanished"
-    if returncode < 0:
-        sig = -returncode
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = f"signal {sig}"
-        what = _SIGNALS.get(sig, "")
-        if sig == signal.SIGKILL:
-            what = f"killed (perhaps out of memory; the grader allows {limits.mem_bytes // 2**20} MB)"
-        if sig == signal.SIGXCPU:
-            what = f"CPU time limit of {limits.cpu_s} s exceeded"
-        return f"the grading process crashed: {name}" + (f", {what}" if what else "")
-    return (
-        f"the process ended with exit code {returncode} before grading finished "
-        "(did your code call os._exit() or close the grader's channel?)"
-    )
-
-
 def build_result(
-    ex: Exercise,
-    proto: _Protocol,
-    returncode: int | None,
-    timed_out: bool,
-    output: str,
-    seconds: float,
-    limits: Limits,
-    lang: str,
+    ex: Exercise, events: list[Event], limits: Limits, lang: str, judge_stop: str | None = None
 ) -> GradeResult:
-    """The verdict, from the protocol state alone: statuses the child reported, and what the parent saw."""
+    """The grade of one file from the judge's events (the judge is trusted; its texts are cleaned)."""
+    state = _state(events)
+    stop_reason, stop_status = None, "error"
+    if state["import_error"] is not None:
+        stop_reason = f"could not load the file: {state['import_error']}"
+    elif state["stop"] is not None:
+        stop_status, stop_reason = state["stop"]
+        if not state["results"] and stop_status == "timeout":
+            stop_reason += " while loading your file"
+    elif len(state["results"]) < len(ex.checks):
+        stop_reason = f"the grader failed (not your fault): {judge_stop or 'it stopped early'}"
     checks: list[CheckResult] = []
-    status = "pass"
-    stop_reason: str | None = None  # why the first unreported check did not finish
-    stop_status = "error"
-    if proto.forged:
-        status, stop_reason = "error", f"grading void: the result channel carried {proto.forged}"
-    elif proto.tamper:
-        status = "error"
-        stop_reason = (
-            "your code replaced or changed parts of the grader or of torch ("
-            + ", ".join(proto.tamper)
-            + "); grading stopped"
-        )
-    elif proto.import_error is not None:
-        status, stop_reason = "error", f"could not load the file: {proto.import_error}"
-    elif timed_out:
-        status, stop_status = "timeout", "timeout"
-        where = "" if proto.imported else " while loading your file"
-        stop_reason = f"timed out after {limits.timeout_s:g} s{where}"
-    elif not proto.done:
-        status = "error"
-        stop_reason = _death_reason(returncode, limits)
-        if proto.loading and not proto.imported:
-            stop_reason = f"{stop_reason}, while loading your file"
-        if not proto.loading:  # the harness itself (or checks.py) failed before any learner code ran
-            last = (output.strip().splitlines() or ["no output"])[-1]
-            stop_reason = f"the grader failed before loading your file (not your fault): {last}"
     skipped_note = None
     for decl in ex.checks:
-        title, hint = pick(decl.title, lang), pick(decl.hint, lang)
-        rec = proto.results.get(decl.id) if not proto.forged else None
+        rec = state["results"].get(decl.id)
         if rec is not None:
-            st, msg = rec["status"], rec["message"]
-            if st != "pass" and status == "pass":
-                status = "fail"
+            st, msg = rec["status"], clean(str(rec["message"]))
         elif skipped_note is None and stop_reason is not None:
             st, msg = stop_status, stop_reason
             skipped_note = f"not run: {stop_reason.split(':')[0].split(' (')[0]}"
         else:
             st, msg = "skipped", skipped_note or "not run"
-        checks.append(
-            CheckResult(
-                name=decl.id,
-                status=st,
-                message=msg,
-                hint=hint,
-                points=decl.points if st == "pass" else 0,
-                max_points=decl.points,
-                title=title,
-            )
-        )
-    if status == "pass" and stop_reason is not None:
-        status = "error"
+        checks.append(CheckResult(name=decl.id, status=st, message=msg, hint=pick(decl.hint, lang),
+                                  points=decl.points if st == "pass" else 0, max_points=decl.points,
+                                  title=pick(decl.title, lang)))  # fmt: skip
+    if stop_reason is not None:
+        status = "timeout" if stop_status == "timeout" else "error"
+    else:
+        status = "pass" if all(c.status == "pass" for c in checks) else "fail"
     return GradeResult(
         exercise=ex.id,
         status=status,
         score=sum(c.points for c in checks),
         max_score=sum(decl.points for decl in ex.checks),
         checks=checks,
-        duration_s=round(seconds, 3),
-        output=output,
+        duration_s=round(state["seconds"], 3),
+        output=_output(state, limits.output_chars),
+        isolation=state["isolation"] or {"level": "none", "layers": []},
     )
+
+
+def grade_many(
+    ex: Exercise,
+    files: list[tuple[str, str]],
+    *,
+    lang: str = "en",
+    limits: Limits | None = None,
+    reuse: bool = False,
+    on_event: OnEvent | None = None,
+) -> list[GradeResult]:
+    limits = limits or Limits(timeout_s=ex.timeout_s)
+    per_file, stopped = run_judge(ex, files, limits, reuse=reuse, on_event=on_event)
+    return [build_result(ex, events, limits, lang, stopped) for events in per_file]
 
 
 def grade_code(
     ex: Exercise,
-    source: bytes,
+    source: str,
     display_name: str,
     *,
     lang: str = "en",
     on_event: OnEvent | None = None,
     limits: Limits | None = None,
 ) -> GradeResult:
-    limits = limits or Limits(timeout_s=ex.timeout_s)
-    proto, rc, timed_out, output, seconds = run_child(ex, source, display_name, limits, on_event)
-    return build_result(ex, proto, rc, timed_out, output, seconds, limits, lang)
+    return grade_many(ex, [(source, display_name)], lang=lang, limits=limits, on_event=on_event)[0]
+
+
+def grade_trusted(items: list[tuple[Exercise, list[Path]]], lang: str = "en") -> dict[Path, GradeResult]:
+    """{path: GradeResult} for the course's own files (references, starters, broken variants): one
+    judge per exercise, one worker for all its files, so torch is imported twice per exercise."""
+    out: dict[Path, GradeResult] = {}
+    for ex, paths in items:
+        files = [(Path(p).read_text(encoding="utf-8"), str(p)) for p in paths]
+        for path, result in zip(paths, grade_many(ex, files, lang=lang, reuse=True), strict=True):
+            out[Path(path)] = result
+    return out
 
 
 def error_result(ex: Exercise, message: str, lang: str = "en") -> GradeResult:
-    """The verdict for a file that could not be loaded at all (unreadable, not UTF-8, ...)."""
-    proto = _Protocol("", [c.id for c in ex.checks])
-    proto.import_error, proto.done = message, True
-    return build_result(ex, proto, 0, False, "", 0.0, Limits(timeout_s=ex.timeout_s), lang)
+    """The verdict for a file that could not be given to the grader at all (unreadable, not UTF-8, ...)."""
+    return build_result(
+        ex, [{"event": "import_error", "message": message}], Limits(timeout_s=ex.timeout_s), lang
+    )

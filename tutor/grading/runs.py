@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from tutor.content.schema import Exercise, pick
-from tutor.grading.harness import load_module
 from tutor.grading.kit import CheckFailed
 from tutor.grading.result import CheckResult, GradeResult
 
@@ -43,8 +42,9 @@ def stored_runs(store) -> list[dict[str, Any]]:
 
 
 def load_checks(ex: Exercise) -> types.ModuleType:
-    path = Path(ex.folder or ".") / "checks.py"
-    return load_module(f"_tutor_checks_{ex.id.replace('-', '_')}", str(path))
+    from tutor.grading.judge import load_checks as load
+
+    return load(str(Path(ex.folder or ".") / "checks.py"))
 
 
 def parse_answer(source: bytes, display_name: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -10,14 +10,18 @@ code = solution_text(store, ex)                   # only after a recorded pass
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import stat
 import time
 from pathlib import Path
 
 from tutor.content.schema import Exercise, pick
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import Limits, OnEvent, error_result, grade_code
+from tutor.grading.runner import MAX_SOURCE_BYTES, Limits, OnEvent, error_result, grade_code
+
+SAVE_TRIES = 3  # each waits the store's own busy timeout (5 s) before the next
 
 
 def workspace_file(home: Path, ex: Exercise) -> Path:
@@ -63,15 +67,40 @@ def reset_exercise(home: Path, ex: Exercise) -> tuple[Path, Path | None]:
     return target, backup
 
 
-def read_submission(path: Path) -> bytes:
+def read_submission(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. The file is opened once, without
+    blocking, and checked on the open descriptor: a FIFO, a device or a link to one is refused
+    before anything is read, and a file swapped after the check is not the one read."""
     try:
-        return Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise TutorError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise TutorError(f"{path} is a folder, not a file") from None
     except OSError as err:
         raise TutorError(f"cannot read {path}: {err.strerror or err}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise TutorError(f"{path} is a folder, not a file")
+        if not stat.S_ISREG(mode):
+            kind = (
+                "a FIFO"
+                if stat.S_ISFIFO(mode)
+                else "a device"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "not a regular file"
+            )
+            raise TutorError(f"{path} is {kind}; grade a regular .py file")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as err:
+        raise TutorError(f"cannot read {path}: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise TutorError(f"{path} is larger than {limit // 2**10} KB; an exercise file is a few KB")
+    return data
 
 
 def grade_source(
@@ -90,10 +119,10 @@ def grade_source(
 
         return grade_runs(ex, source, display_name, stored_runs(store), lang=lang)
     try:
-        source.decode("utf-8")
+        text = source.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:
         return error_result(ex, f"{display_name} is not UTF-8 (byte {err.start}); save it as UTF-8", lang)
-    return grade_code(ex, source, display_name, lang=lang, on_event=on_event, limits=limits)
+    return grade_code(ex, text, display_name, lang=lang, on_event=on_event, limits=limits)
 
 
 def grade(
@@ -106,20 +135,33 @@ def grade(
     on_event: OnEvent | None = None,
     limits: Limits | None = None,
 ) -> GradeResult:
-    """Grade the file at `path`; with a store, record the submission (time, sha256, verdict, checks)."""
+    """Grade the file at `path`; with a store, record the submission (time, sha256, verdict, checks).
+    A store that stays busy does not cost the verdict: `result.saved` is False and says why."""
     source = read_submission(path)
     result = grade_source(ex, source, str(path), lang=lang, store=store, on_event=on_event, limits=limits)
     if store is not None and record:
-        store.record_submission(
-            ex.id,
-            sha256=hashlib.sha256(source).hexdigest(),
-            status=result.status,
-            score=result.score,
-            max_score=result.max_score,
-            checks=[c.model_dump(mode="json") for c in result.checks],
-            hints_revealed=len({h.hint for h in store.hint_reveals(ex.id)}),
-        )
+        result.saved = _save(store, ex, source, result)
     return result
+
+
+def _save(store, ex: Exercise, source: bytes, result: GradeResult) -> bool:
+    from tutor.progress.db import StoreBusy
+
+    for _ in range(SAVE_TRIES):
+        try:
+            store.record_submission(
+                ex.id,
+                sha256=hashlib.sha256(source).hexdigest(),
+                status=result.status,
+                score=result.score,
+                max_score=result.max_score,
+                checks=[c.model_dump(mode="json") for c in result.checks],
+                hints_revealed=len({h.hint for h in store.hint_reveals(ex.id)}),
+            )
+            return True
+        except StoreBusy:
+            continue
+    return False
 
 
 def reveal_hint(store, ex: Exercise, number: int | None, lang: str) -> tuple[int, str]:

@@ -1,0 +1,109 @@
+"""The judge's view of a submission: a proxy that turns calls into probes for the sandboxed worker.
+
+A check never holds the learner's objects. `need(sub, "split_heads")(x, 3)` sends x as bytes, the
+worker calls the learner's function, and what comes back is plain data rebuilt with the judge's own
+torch. A module is built in the worker from a config (`sub.new`), loaded with weights the judge drew
+(`.load`), and run on inputs the judge chose (`.run`, `.grads`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Protocol
+
+
+class LearnerError(Exception):
+    """The learner's code raised while answering a probe; `type_name` is the exception's class name."""
+
+    def __init__(self, type_name: str, text: str):
+        super().__init__(text)
+        self.type_name, self.text = type_name, text
+
+
+class Stopped(Exception):
+    """The worker can answer no more probes: time ran out, it died, or it broke the protocol."""
+
+    def __init__(self, status: str, reason: str):
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+class Prober(Protocol):
+    def probe(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> Any: ...
+
+
+class RemoteModule:
+    """A module the learner's code built in the worker; `params` maps parameter names to shapes."""
+
+    def __init__(self, channel: Prober, ref: int, info: dict):
+        self._channel, self.ref = channel, ref
+        self.class_name: str = str(info.get("class", "?"))
+        params = info.get("params")
+        self.is_module = isinstance(params, dict)
+        self.params: dict[str, tuple[int, ...]] = (
+            {str(k): tuple(v) for k, v in params.items()} if isinstance(params, dict) else {}
+        )
+        # (dotted name, class name, defined in the learner's file)
+        self.modules: list[tuple[str, str, bool]] = [
+            (str(m[0]), str(m[1]), m[2] is True)
+            for m in info.get("modules", [])
+            if isinstance(m, list) and len(m) == 3
+        ]
+
+    def load(self, state: dict) -> None:
+        self._channel.probe("load", ref=self.ref, args=[state])
+
+    def run(self, *args: Any, method: str = "__call__", **kwargs: Any) -> Any:
+        return self._channel.probe("run", ref=self.ref, method=method, args=list(args), kwargs=kwargs)
+
+    def grads(self, *args: Any) -> dict:
+        return self._channel.probe("grads", ref=self.ref, args=list(args))
+
+
+class Submission:
+    """The learner's file as the checks see it: its names, its source, and probes into its code."""
+
+    def __init__(self, channel: Prober, names: dict[str, str], source: str, display: str):
+        self._channel, self.names, self.source, self.display = channel, names, source, display
+        self._refs = 0
+        try:
+            self.tree: ast.Module | None = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            self.tree = None
+
+    def _ref(self) -> int:
+        self._refs += 1
+        return self._refs
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self._channel.probe("call", name=name, args=list(args), kwargs=kwargs)
+
+    def call_kept(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, dict]:
+        """Call, and keep the result in the worker: pass the returned reference on to feed the
+        learner's own object (not a copy) into the next call."""
+        ref = self._ref()
+        value = self._channel.probe("call", name=name, keep=ref, args=list(args), kwargs=kwargs)
+        return value, {"__ref__": ref}
+
+    def new(self, name: str, cfg: dict) -> RemoteModule:
+        ref = self._ref()
+        info = self._channel.probe("new", name=name, cfg=cfg, keep=ref)
+        return RemoteModule(self._channel, ref, info if isinstance(info, dict) else {})
+
+    def imports(self) -> set[str]:
+        """Every `module` and `module.name` the file imports (statically, from its source)."""
+        found: set[str] = set()
+        for node in ast.walk(self.tree) if self.tree else ():
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+                found |= {f"{node.module}.{a.name}" for a in node.names}
+        return found
+
+    def strings(self) -> set[str]:
+        return (
+            {n.value for n in ast.walk(self.tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+            if self.tree
+            else set()
+        )

@@ -1,0 +1,197 @@
+"""The grading worker: the one process that runs the learner's code, and all it does is compute.
+
+Started by the judge as `python -I worker.py PROBE_FD REPLY_FD` in a scratch folder, with stdin
+closed and stdout/stderr on a pipe the judge only ever shows as output. It reads the job (one JSON
+line) from PROBE_FD, enters namespaces while it is still single-threaded, imports torch and the
+course model, confines itself (tutor/grading/sandbox.py) and says which isolation is in force.
+Only then does learner code run: each `submit` probe compiles a submission from the text it carries
+(the worker never opens the learner's path), and every later probe is a call the judge asks for:
+a function with given inputs, a module built from a config, loaded with given weights, run on given
+inputs. Every answer is plain data (tutor/grading/wire.py). Nothing here decides anything: the judge
+compares the answers with what its own code computes, in its own process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+import types
+
+SUBMISSION = "submission"
+
+
+def describe(err: BaseException, filename: str, limit_mb: int) -> dict:
+    """The exception's type and one readable line (plus the learner's own frames)."""
+    if isinstance(err, SystemExit):
+        return {
+            "type": "SystemExit",
+            "text": f"your code called sys.exit({err.code!r}); a graded file must not exit",
+        }
+    name = type(err).__name__
+    text = f"{name}: {err}".strip()
+    if (
+        isinstance(err, MemoryError)
+        or "can't allocate memory" in str(err)
+        or "DefaultCPUAllocator" in str(err)
+    ):
+        text = f"ran out of memory (the grader allows {limit_mb} MB): {text}"
+    if isinstance(err, OSError) and err.errno == 27:  # EFBIG: RLIMIT_FSIZE (Python ignores SIGXFSZ)
+        text = f"wrote more than the grader allows: {text}"
+    if isinstance(err, SyntaxError) and err.filename == filename:
+        return {"type": name, "text": f"syntax error in line {err.lineno}: {err.msg}"}
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == filename]
+    if frames:
+        where = "; ".join(f"line {f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames[-3:])
+        text += f" (at {where})"
+    return {"type": name, "text": text[:1500]}
+
+
+class Worker:
+    def __init__(self, job: dict, reply_fd: int):
+        self.job, self.reply_fd = job, reply_fd
+        self.sub: types.ModuleType | None = None
+        self.display = "submission.py"
+        self.kept: dict[int, object] = {}
+        self.limit_mb = job["limits"]["mem_bytes"] // 2**20
+
+    def send(self, message: dict) -> None:
+        data = (json.dumps(message, allow_nan=False) + "\n").encode()
+        while data:
+            data = data[os.write(self.reply_fd, data) :]
+
+    # --- probes ---------------------------------------------------------------------------------
+    def op_submit(self, msg: dict, args: list, kwargs: dict) -> dict:
+        """Import a submission from its text; what it defines, by kind."""
+        self.display = msg["display"]
+        self.kept.clear()
+        module = types.ModuleType(SUBMISSION)
+        module.__file__ = self.display
+        sys.modules[SUBMISSION] = module
+        self.sub = None
+        exec(compile(msg["source"], self.display, "exec"), module.__dict__)
+        self.sub = module
+        kinds = {}
+        for name, value in list(vars(module).items()):
+            if not name.startswith("__"):
+                kinds[name] = (
+                    "class" if isinstance(value, type) else "function" if callable(value) else "value"
+                )
+        return {"names": kinds}
+
+    def _target(self, name: str):
+        if self.sub is None:
+            raise RuntimeError("no submission is loaded")
+        return getattr(self.sub, name)
+
+    def op_call(self, msg: dict, args: list, kwargs: dict):
+        value = self._target(msg["name"])(*args, **kwargs)
+        if msg.get("keep") is not None:
+            self.kept[msg["keep"]] = value
+        return value
+
+    def op_new(self, msg: dict, args: list, kwargs: dict) -> dict:
+        import torch
+
+        from models.gpt import GPTConfig
+
+        obj = self._target(msg["name"])(GPTConfig(**msg["cfg"]))
+        self.kept[msg["keep"]] = obj
+        if not isinstance(obj, torch.nn.Module):
+            return {"class": type(obj).__name__, "params": None, "modules": []}
+        return {
+            "class": type(obj).__name__,
+            "params": {n: list(p.shape) for n, p in obj.named_parameters()},
+            "modules": [
+                [n, type(m).__name__, type(m).__module__ == SUBMISSION] for n, m in obj.named_modules()
+            ],
+        }
+
+    def op_load(self, msg: dict, args: list, kwargs: dict) -> None:
+        self.kept[msg["ref"]].load_state_dict(args[0], strict=True)
+
+    def op_run(self, msg: dict, args: list, kwargs: dict):
+        import torch
+
+        obj = self.kept[msg["ref"]]
+        fn = obj if msg["method"] == "__call__" else getattr(obj, msg["method"])
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+
+    def op_grads(self, msg: dict, args: list, kwargs: dict) -> dict:
+        model = self.kept[msg["ref"]]
+        model.train()
+        model.zero_grad(set_to_none=True)
+        out = model(*args, **kwargs)
+        loss = out[1] if isinstance(out, tuple) else out
+        loss.backward()
+        return {"loss": loss, "grads": {n: p.grad for n, p in model.named_parameters()}}
+
+    def serve(self, probes) -> None:
+        from tutor.grading import wire
+
+        for line in probes:
+            msg = json.loads(line)
+            op = getattr(self, f"op_{msg['op']}")
+            try:
+                args = wire.decode(msg.get("args", []), refs=self.kept)
+                kwargs = wire.decode(msg.get("kwargs", {}), refs=self.kept)
+                reply = {"id": msg["id"], "ok": wire.encode(op(msg, args, kwargs))}
+            except BaseException as err:  # noqa: BLE001 - whatever the learner's code raised is the answer
+                reply = {"id": msg["id"], "error": describe(err, self.display, self.limit_mb)}
+            self.send(reply)
+
+
+def _warm_up(torch) -> None:
+    """Run each kind of op once: torch reads /proc/cpuinfo and loads kernels on first use, which the
+    confined process could no longer do."""
+    x = torch.randn(1, 2, 4, 8, requires_grad=True)
+    y = torch.nn.functional.scaled_dot_product_attention(x, x, x, is_causal=True)
+    torch.nn.functional.cross_entropy(torch.nn.Linear(8, 8)(y).view(-1, 8), torch.zeros(8, dtype=torch.long)).backward()
+    torch.softmax(x.detach(), -1).sin().cos().triu().masked_fill(torch.ones(8, dtype=torch.bool), 0)
+
+
+def main(argv: list[str]) -> None:
+    probe_fd, reply_fd = int(argv[1]), int(argv[2])
+    for fd in (probe_fd, reply_fd):
+        os.set_inheritable(fd, False)
+    probes = os.fdopen(probe_fd, "rb")
+    job = json.loads(probes.readline())
+    sys.path.insert(0, job["root"])
+    sys.dont_write_bytecode = True
+
+    import faulthandler
+    from pathlib import Path
+
+    from tutor.grading import sandbox
+
+    faulthandler.enable(file=sys.stderr)  # a segfault prints where it happened into the output
+    scratch = Path(job["scratch"])
+    limits = sandbox.Limits(**{k: job["limits"][k] for k in ("mem_bytes", "cpu_s", "file_bytes", "total_bytes")})
+    ns = sandbox.enter_namespaces(scratch, limits.total_bytes) if job["isolate"] else None
+
+    # the libraries a submission may use, imported while the files they read are still readable
+    import torch
+
+    import models.gpt
+    import models.positions
+    import models.tokenizer
+    import tutor.grading.kit  # noqa: F401 - the course tokenizer helper the starters import
+
+    torch.set_num_threads(1)  # the probes are small; two threads on a busy 2-core CPU wait on each other
+    _warm_up(torch)
+    code_dirs = [Path(models.gpt.__file__).parent, Path(tutor.grading.kit.__file__).parents[1]]
+    report = (
+        sandbox.confine(scratch, limits, code_dirs, ns)
+        if job["isolate"]
+        else sandbox.Report(["none (course files)"])
+    )
+    worker = Worker(job, reply_fd)
+    worker.send({"id": 0, "ready": report.to_json()})
+    worker.serve(probes)
+    os._exit(0)  # skip atexit handlers and threads the learner may have left behind
+
+
+if __name__ == "__main__":
+    main(sys.argv)
