@@ -121,6 +121,8 @@ def _print(result, ex, lang: str, as_json: bool) -> None:
 
     if as_json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
+        if result.saved is False:
+            print("the grade was not saved: the progress store stayed busy", file=sys.stderr)
     else:
         print(render(result, ex, lang))
     sys.stdout.flush()

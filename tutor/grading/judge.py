@@ -193,7 +193,9 @@ class Channel:
                 if err.status == "timeout":
                     raise
                 last = (self.output.decode("utf-8", "replace").strip().splitlines() or [err.reason])[-1]
-                raise Stopped("error", f"the grader failed before loading your file (not your fault): {last}") from None
+                raise Stopped(
+                    "error", f"the grader failed before loading your file (not your fault): {last}"
+                ) from None
             self.isolation = (
                 reply.get("ready") if isinstance(reply.get("ready"), dict) else {"level": "unknown"}
             )

@@ -51,10 +51,22 @@ class RemoteModule:
         ]
 
     def load(self, state: dict) -> None:
-        self._channel.probe("load", ref=self.ref, args=[state])
+        """Load the judge's weights; every one must land in a parameter of the same name."""
+        from tutor.grading.kit import CheckFailed
+
+        result = self._channel.probe("load", ref=self.ref, args=[state])
+        unexpected = result.get("unexpected") if isinstance(result, dict) else ["?"]
+        if unexpected:
+            raise CheckFailed(f"{self.class_name} did not take the weights {list(unexpected)[:4]} by name")
 
     def run(self, *args: Any, method: str = "__call__", **kwargs: Any) -> Any:
         return self._channel.probe("run", ref=self.ref, method=method, args=list(args), kwargs=kwargs)
+
+    def trace(self, function: str, *args: Any, **kwargs: Any) -> dict:
+        """{"output", "calls": [[args after the first, kwargs]]}: a run that records each call the
+        module makes to the file's function `function`."""
+        return self._channel.probe("trace", ref=self.ref, function=function, method="__call__", args=list(args),
+                                   kwargs=kwargs)  # fmt: skip
 
     def grads(self, *args: Any) -> dict:
         return self._channel.probe("grads", ref=self.ref, args=list(args))

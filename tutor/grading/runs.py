@@ -57,6 +57,8 @@ def parse_answer(source: bytes, display_name: str) -> tuple[dict[str, Any] | Non
         return tomllib.loads(text), None
     except tomllib.TOMLDecodeError as err:
         return None, f"{display_name} is not valid TOML: {err}"
+    except RecursionError:
+        return None, f"{display_name} nests tables or arrays too deeply; the answer is three plain keys"
 
 
 def grade_runs(

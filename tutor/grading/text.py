@@ -9,13 +9,16 @@ MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped"
 LABELS = {
     "en": {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "points": "points",
            "first": "first failure", "hint": "hint", "output": "output of your code",
-           "passed": "Passed. See the reference solution: python -m tutor exercise solution {id}"},
+           "passed": "Passed. See the reference solution: python -m tutor exercise solution {id}",
+           "isolation": "isolation", "not_saved": "The grade was NOT saved: the progress store stayed busy (another tutor is writing to it). Grade again to record it."},
     "de": {"pass": "BESTANDEN", "fail": "NICHT BESTANDEN", "error": "FEHLER", "timeout": "ZEITÜBERSCHREITUNG",
            "points": "Punkte", "first": "erster Fehler", "hint": "Tipp", "output": "Ausgabe deines Codes",
-           "passed": "Bestanden. Die Referenzlösung: python -m tutor exercise solution {id}"},
+           "passed": "Bestanden. Die Referenzlösung: python -m tutor exercise solution {id}",
+           "isolation": "Isolation", "not_saved": "Die Bewertung wurde NICHT gespeichert: Der Fortschrittsspeicher blieb belegt (ein anderes Tutor-Fenster schreibt gerade). Bewerte noch einmal, um sie festzuhalten."},
     "zh": {"pass": "通过", "fail": "未通过", "error": "出错", "timeout": "超时", "points": "分",
            "first": "第一个问题", "hint": "提示", "output": "你的代码的输出",
-           "passed": "通过了。参考答案：python -m tutor exercise solution {id}"},
+           "passed": "通过了。参考答案：python -m tutor exercise solution {id}",
+           "isolation": "隔离", "not_saved": "这次评分没有保存：进度存储一直被占用（另一个导师窗口正在写入）。请再评一次以记录结果。"},
 }  # fmt: skip
 
 
@@ -39,4 +42,10 @@ def render(result: GradeResult, ex: Exercise, lang: str = "en") -> str:
         lines.extend("    | " + line for line in result.output.rstrip().splitlines())
     if result.status == "pass":
         lines.append(t["passed"].format(id=ex.id))
+    level = result.isolation.get("level", "none")
+    if level != "none":
+        layers = "; ".join(result.isolation.get("layers", []))
+        lines.append(f"  {t['isolation']}: {level}" + (f" — {layers}" if layers else ""))
+    if result.saved is False:
+        lines.append(t["not_saved"])
     return "\n".join(lines)

@@ -43,8 +43,17 @@ def _tensor_to_wire(t: Any) -> dict:
     return {"__tensor__": [dtype, list(t.shape), base64.b64encode(data).decode("ascii")]}
 
 
+class Permuted:
+    """A tensor to hand over as a view: the worker gets `base.permute(*dims)`, not a contiguous copy."""
+
+    def __init__(self, base: Any, dims: tuple[int, ...]):
+        self.base, self.dims = base, dims
+
+
 def encode(value: Any, depth: int = 0) -> Any:
     """`value` as JSON-ready plain data (used by both sides)."""
+    if isinstance(value, Permuted):
+        return {**_tensor_to_wire(value.base), "permute": list(value.dims)}
     if depth > MAX_DEPTH:
         return {"__object__": "structure", "repr": "nested too deeply"}
     if value is None or isinstance(value, bool | str):

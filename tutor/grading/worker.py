@@ -108,8 +108,9 @@ class Worker:
             ],
         }
 
-    def op_load(self, msg: dict, args: list, kwargs: dict) -> None:
-        self.kept[msg["ref"]].load_state_dict(args[0], strict=True)
+    def op_load(self, msg: dict, args: list, kwargs: dict) -> dict:
+        result = self.kept[msg["ref"]].load_state_dict(args[0], strict=False)  # buffers may stay as built
+        return {"missing": list(result.missing_keys), "unexpected": list(result.unexpected_keys)}
 
     def op_run(self, msg: dict, args: list, kwargs: dict):
         import torch
@@ -118,6 +119,24 @@ class Worker:
         fn = obj if msg["method"] == "__call__" else getattr(obj, msg["method"])
         with torch.no_grad():
             return fn(*args, **kwargs)
+
+    def op_trace(self, msg: dict, args: list, kwargs: dict) -> dict:
+        """Run a module while recording the arguments (after the first) of one of the file's own
+        functions, e.g. the positions forward hands to apply_rope."""
+        name = msg["function"]
+        original = self._target(name)
+        calls: list = []
+
+        def recorder(*a, **k):
+            calls.append([list(a[1:]), k])
+            return original(*a, **k)
+
+        setattr(self.sub, name, recorder)
+        try:
+            output = self.op_run(msg, args, kwargs)
+        finally:
+            setattr(self.sub, name, original)
+        return {"output": output, "calls": calls[:64]}
 
     def op_grads(self, msg: dict, args: list, kwargs: dict) -> dict:
         model = self.kept[msg["ref"]]
@@ -148,7 +167,9 @@ def _warm_up(torch) -> None:
     confined process could no longer do."""
     x = torch.randn(1, 2, 4, 8, requires_grad=True)
     y = torch.nn.functional.scaled_dot_product_attention(x, x, x, is_causal=True)
-    torch.nn.functional.cross_entropy(torch.nn.Linear(8, 8)(y).view(-1, 8), torch.zeros(8, dtype=torch.long)).backward()
+    torch.nn.functional.cross_entropy(
+        torch.nn.Linear(8, 8)(y).view(-1, 8), torch.zeros(8, dtype=torch.long)
+    ).backward()
     torch.softmax(x.detach(), -1).sin().cos().triu().masked_fill(torch.ones(8, dtype=torch.bool), 0)
 
 
@@ -168,7 +189,9 @@ def main(argv: list[str]) -> None:
 
     faulthandler.enable(file=sys.stderr)  # a segfault prints where it happened into the output
     scratch = Path(job["scratch"])
-    limits = sandbox.Limits(**{k: job["limits"][k] for k in ("mem_bytes", "cpu_s", "file_bytes", "total_bytes")})
+    limits = sandbox.Limits(
+        **{k: job["limits"][k] for k in ("mem_bytes", "cpu_s", "file_bytes", "total_bytes")}
+    )
     ns = sandbox.enter_namespaces(scratch, limits.total_bytes) if job["isolate"] else None
 
     # the libraries a submission may use, imported while the files they read are still readable

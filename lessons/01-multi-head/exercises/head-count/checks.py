@@ -6,6 +6,7 @@ except n_head, n_embd 128, at least 1000 steps.
 """
 
 import json
+import math
 
 from tutor.grading.kit import CheckFailed, fail
 
@@ -101,8 +102,8 @@ def check_loss_gap(ctx) -> str:
     losses = _losses(_need_runs(ctx))
     gap = max(losses.values()) - min(losses.values())
     got = ctx.answer.get("loss_gap")
-    if isinstance(got, bool) or not isinstance(got, int | float):
-        raise fail(f"loss_gap as a number (yours: {gap:.4f})", repr(got))
+    if isinstance(got, bool) or not isinstance(got, int | float) or not math.isfinite(got):
+        raise fail(f"loss_gap as a finite number (yours: {gap:.4f})", repr(got)[:60])
     if abs(got - gap) > max(0.005, 0.05 * gap):
         raise fail(f"loss_gap ≈ {gap:.4f} (worst minus best final val loss)", f"{got}")
     return f"the spread is {gap:.4f}"

@@ -1,68 +1,93 @@
-"""Checks for split-heads: shapes, the view/transpose layout, the round trip, and a clear refusal."""
+"""Checks for split-heads: shapes, the view/transpose layout, the round trip, and a clear refusal.
+
+Sizes and values are drawn fresh for every run; the learner's tensors come back as bytes and are
+compared here with what view + transpose gives.
+"""
 
 import torch
 
-from tutor.grading.kit import CheckFailed, expect_tensor, fail, need, shape
+from tutor.grading.kit import CheckFailed, LearnerError, expect_tensor, fail, fresh, need, shape
+from tutor.grading.wire import Permuted
 
 
-def _x(*size: int) -> torch.Tensor:
-    return torch.randn(*size, generator=torch.Generator().manual_seed(7))
+def _case(gen: torch.Generator) -> tuple[int, int, int, int]:
+    """(B, T, n_head, d) with at least two heads of at least two channels each."""
+    B, T, h, d = (
+        int(torch.randint(lo, hi, (1,), generator=gen)) for lo, hi in ((1, 4), (2, 8), (2, 6), (2, 7))
+    )
+    return B, T, h, d
 
 
 def check_shape(sub) -> str:
     split, merge = need(sub, "split_heads"), need(sub, "merge_heads")
-    x = _x(2, 5, 12)
-    y = expect_tensor(split(x, 3), "split_heads")
-    if tuple(y.shape) != (2, 3, 5, 4):
-        raise fail("(2, 3, 5, 4) = (B, n_head, T, C // n_head)", shape(y), "split_heads(x (2, 5, 12), 3)")
-    z = expect_tensor(merge(x.view(2, 5, 3, 4).transpose(1, 2)), "merge_heads")
-    if tuple(z.shape) != (2, 5, 12):
-        raise fail("(2, 5, 12) = (B, T, C)", shape(z), "merge_heads(x (2, 3, 5, 4))")
-    return "split (2, 5, 12) -> (2, 3, 5, 4) and merged back to (2, 5, 12)"
+    gen = fresh()
+    B, T, h, d = _case(gen)
+    x = torch.randn(B, T, h * d, generator=gen)
+    y = expect_tensor(split(x, h), "split_heads")
+    if tuple(y.shape) != (B, h, T, d):
+        raise fail(
+            f"{(B, h, T, d)} = (B, n_head, T, C // n_head)", shape(y), f"split_heads(x {(B, T, h * d)}, {h})"
+        )
+    z = expect_tensor(
+        merge(Permuted(x.view(B, T, h, d), (0, 2, 1, 3))), "merge_heads"
+    )  # a view, as split makes
+    if tuple(z.shape) != (B, T, h * d):
+        raise fail(f"{(B, T, h * d)} = (B, T, C)", shape(z), f"merge_heads(x {(B, h, T, d)})")
+    return f"split {(B, T, h * d)} -> {(B, h, T, d)} and merged back to {(B, T, h * d)}"
 
 
 def check_matches_view(sub) -> str:
     split = need(sub, "split_heads")
-    x = _x(2, 5, 12)
-    want = x.view(2, 5, 3, 4).transpose(1, 2)
-    got = expect_tensor(split(x, 3), "split_heads")
+    gen = fresh()
+    B, T, h, d = _case(gen)
+    x = torch.randn(B, T, h * d, generator=gen)
+    want = x.view(B, T, h, d).transpose(1, 2)
+    got = expect_tensor(split(x, h), "split_heads")
     if got.shape != want.shape:
-        raise fail("shape (2, 3, 5, 4)", shape(got), "split_heads(x (2, 5, 12), 3)")
-    if not torch.equal(got, want):
-        h, t = [int(i) for i in (got != want).any(-1)[0].nonzero()[0]]
+        raise fail(f"shape {tuple(want.shape)}", shape(got), f"split_heads(x {(B, T, h * d)}, {h})")
+    if not torch.equal(got.to(want.dtype), want):
+        b, head, t = (int(i) for i in (got.to(want.dtype) != want).any(-1).nonzero()[0])
         raise fail(
-            f"x[0, {t}, {4 * h}:{4 * h + 4}] = {[round(v, 3) for v in want[0, h, t].tolist()]}",
-            str([round(v, 3) for v in got[0, h, t].tolist()]),
-            f"head {h}, character {t}",
+            f"x[{b}, {t}, {d * head}:{d * head + d}] = {[round(v, 3) for v in want[b, head, t].tolist()]}",
+            str([round(float(v), 3) for v in got[b, head, t].tolist()]),
+            f"head {head}, character {t}",
         )
     return "head i holds channels i·d … (i+1)·d − 1 of every token, as view + transpose(1, 2) does"
 
 
 def check_round_trip(sub) -> str:
-    split, merge = need(sub, "split_heads"), need(sub, "merge_heads")
-    for size, h in (((2, 5, 12), 3), ((1, 7, 32), 4), ((3, 1, 8), 8), ((2, 4, 6), 1)):
-        x = _x(*size)
-        back = expect_tensor(merge(split(x, h)), "merge_heads")
-        if back.shape != x.shape or not torch.equal(back, x):
+    need(sub, "split_heads"), need(sub, "merge_heads")
+    gen = fresh()
+    for _ in range(3):
+        B, T, h, d = _case(gen)
+        x = torch.randn(B, T, h * d, generator=gen)
+        _, heads = sub.call_kept("split_heads", x, h)  # the learner's own (non-contiguous) view goes back in
+        back = expect_tensor(sub.call("merge_heads", heads), "merge_heads")
+        if back.shape != x.shape or not torch.equal(back.to(x.dtype), x):
             raise fail(
-                f"the input back, shape {size}", f"shape {shape(back)}", f"merge_heads(split_heads(x, {h}))"
+                f"the input back, shape {tuple(x.shape)}",
+                f"shape {shape(back)}",
+                f"merge_heads(split_heads(x, {h}))",
             )
-    # attention output arrives from a matmul on the transposed tensor: not contiguous
-    y = _x(2, 3, 5, 4)  # what att @ v returns: contiguous (B, h, T, d); its transpose is not
-    merged = expect_tensor(merge(y), "merge_heads")
-    if not torch.equal(merged, y.transpose(1, 2).reshape(2, 5, 12)):
-        raise CheckFailed("merge_heads gave the wrong values for a non-contiguous input")
-    return "merge_heads(split_heads(x, h)) == x for four shapes"
+    # attention output arrives from a matmul on the heads: (B, h, T, d), contiguous; its transpose is not
+    B, T, h, d = _case(gen)
+    y = torch.randn(B, h, T, d, generator=gen)
+    merged = expect_tensor(sub.call("merge_heads", y), "merge_heads")
+    if not torch.equal(merged.to(y.dtype), y.transpose(1, 2).reshape(B, T, h * d)):
+        raise CheckFailed("merge_heads gave the wrong values for the output of att @ v (B, n_head, T, d)")
+    return "merge_heads(split_heads(x, h)) == x for three random shapes, and att @ v merges right"
 
 
 def check_rejects_bad_split(sub) -> str:
     split = need(sub, "split_heads")
+    gen = fresh()
+    h = int(torch.randint(3, 6, (1,), generator=gen))
+    C = h * int(torch.randint(1, 5, (1,), generator=gen)) + int(torch.randint(1, h, (1,), generator=gen))
+    want = f"ValueError ({C} channels cannot be split into {h} heads)"
     try:
-        split(_x(1, 2, 10), 3)
-    except ValueError as err:
-        return f"ValueError: {err}"
-    except Exception as err:  # noqa: BLE001 - the wrong kind of error is the finding
-        raise fail(
-            "ValueError (10 channels cannot be split into 3 heads)", f"{type(err).__name__}: {err}"
-        ) from None
-    raise fail("ValueError (10 channels cannot be split into 3 heads)", "no error")
+        split(torch.randn(1, 2, C, generator=gen), h)
+    except LearnerError as err:
+        if err.type_name == "ValueError":
+            return err.text
+        raise fail(want, err.text) from None
+    raise fail(want, "no error")

@@ -1,31 +1,48 @@
 """Checks for rope: apply_rope's geometry, agreement with the reference (either pairing), the
-attention module (causal, same output as a reference built from its own weights), the model
-(no pos_emb) and a short training run on the shipped corpus."""
+attention module (causal, honours `start`, same output as a reference with the weights the judge gives
+it), the model (no pos_emb, the learner's attention in every block) and its loss and gradients, which
+must match a reference model's on random weights and inputs.
 
+Inputs, positions and weights are drawn fresh for every run. A file that hands the work to the
+course's own RoPE (models.positions, pos="rope") does not pass: the exercise asks for it to be written.
+"""
+
+import ast
 import math
-from dataclasses import replace
+from dataclasses import asdict
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from models.gpt import GPTConfig
+from models.gpt import GPT, GPTConfig
 from models.positions import apply_rope as half_rope
 from models.positions import rope_cos_sin, rope_inv_freq
-from tutor.grading.kit import CheckFailed, expect_tensor, fail, max_diff, need, shape
+from tutor.grading.kit import (
+    CheckFailed,
+    delegation,
+    expect_tensor,
+    fail,
+    finite,
+    fresh,
+    max_diff,
+    need,
+    shape,
+)
+
+LAYOUTS = ("half", "interleaved")
+CFG = GPTConfig(vocab_size=64, block_size=16, n_layer=2, n_head=4, n_embd=32, pos="none")
+WRITE_IT = "this exercise asks you to write the rotation yourself"
 
 
-def _gen(seed: int = 0) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
-def _rope(sub, x, pos, base=10000.0):
-    return expect_tensor(need(sub, "apply_rope")(x, pos, base), "apply_rope")
+def _rope(sub, x, pos, base=10000.0) -> torch.Tensor:
+    got = expect_tensor(need(sub, "apply_rope")(x, pos, base), "apply_rope")
+    return finite(got, "apply_rope")
 
 
 def _reference(x: torch.Tensor, pos: torch.Tensor, base: float, layout: str) -> torch.Tensor:
     """RoPE in float64 with half-split pairs (xᵢ, xᵢ₊d/₂) or interleaved pairs (x₂ᵢ, x₂ᵢ₊₁)."""
-    d = x.size(-1)
-    inv_freq, _ = rope_inv_freq(d, base)
+    inv_freq, _ = rope_inv_freq(x.size(-1), base)
     x64 = x.to(torch.float64)
     if layout == "half":
         cos, sin = rope_cos_sin(pos, inv_freq, dtype=torch.float64)
@@ -36,38 +53,78 @@ def _reference(x: torch.Tensor, pos: torch.Tensor, base: float, layout: str) -> 
     return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
 
 
-def _which_layout(
-    got: torch.Tensor, x: torch.Tensor, pos: torch.Tensor, base: float
-) -> tuple[str | None, float]:
-    errors = {lay: max_diff(got, _reference(x, pos, base, lay)) for lay in ("half", "interleaved")}
-    best = min(errors, key=errors.get)
-    return (best if errors[best] < 1e-4 else None), errors[best]
+class _ReferenceAttention(nn.Module):
+    """The attention the learner is asked to write, with either pairing, for the same weights."""
+
+    def __init__(self, cfg: GPTConfig, layout: str):
+        super().__init__()
+        self.n_head, self.base, self.layout = cfg.n_head, cfg.rope_base, layout
+        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+
+    def forward(self, x: torch.Tensor, start: int = 0, need_weights: bool = False) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        pos = torch.arange(start, start + T)
+        q, k = (_reference(t, pos, self.base, self.layout).to(x.dtype) for t in (q, k))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+def _reference_model(cfg: GPTConfig, layout: str) -> GPT:
+    model = GPT(cfg)
+    for block in model.blocks:
+        block.attn = _ReferenceAttention(cfg, layout)
+    return model
+
+
+def _random_state(names: dict, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """Weights for every parameter, drawn now: LayerNorm weights near 1, everything else small."""
+    state = {}
+    for name, size in names.items():
+        t = torch.randn(size, generator=gen) * 0.2
+        state[name] = t + 1.0 if name.endswith(("ln1.weight", "ln2.weight", "ln_f.weight")) else t
+    return state
 
 
 def check_shape_kept(sub) -> str:
-    for size in ((2, 3, 7, 16), (5, 8)):
-        x = torch.randn(*size, generator=_gen())
+    gen = fresh()
+    sizes = (
+        (2, 3, int(torch.randint(3, 12, (1,), generator=gen)), 16),
+        (int(torch.randint(3, 12, (1,), generator=gen)), 8),
+    )
+    for size in sizes:
+        x = torch.randn(*size, generator=gen)
         got = _rope(sub, x, torch.arange(size[-2]))
         if got.shape != x.shape:
             raise fail(f"the input's shape {tuple(x.shape)}", shape(got), "apply_rope(x, pos)")
-    return "apply_rope keeps (2, 3, 7, 16) and (5, 8)"
+    return f"apply_rope keeps {sizes[0]} and {sizes[1]}"
 
 
 def check_norms_kept(sub) -> str:
-    x = torch.randn(2, 3, 9, 16, generator=_gen(1))
-    got = _rope(sub, x, torch.arange(9))
-    rel = float(((got.norm(dim=-1) - x.norm(dim=-1)).abs() / x.norm(dim=-1)).max())
+    gen = fresh()
+    T = int(torch.randint(5, 20, (1,), generator=gen))
+    x = torch.randn(2, 3, T, 16, generator=gen)
+    got = _rope(sub, x, torch.arange(T))
+    if got.shape != x.shape:
+        raise fail(f"shape {tuple(x.shape)}", shape(got), "apply_rope(x, pos)")
+    norms = x.norm(dim=-1)
+    rel = float(((got.double().norm(dim=-1) - norms).abs() / norms).max())
     if rel > 1e-4:
         raise fail("every vector's length unchanged (a rotation)", f"a relative change of up to {rel:.3g}")
     return f"lengths kept (largest relative change {rel:.1e})"
 
 
 def check_relative_only(sub) -> str:
+    gen = fresh()
     T, d = 48, 32
-    q = torch.randn(d, generator=_gen(2)).expand(T, d).contiguous()
-    k = torch.randn(d, generator=_gen(3)).expand(T, d).contiguous()
+    q = torch.randn(d, generator=gen).expand(T, d).contiguous()
+    k = torch.randn(d, generator=gen).expand(T, d).contiguous()
     pos = torch.arange(T)
     rq, rk = _rope(sub, q, pos).double(), _rope(sub, k, pos).double()
+    if rq.shape != q.shape or rk.shape != k.shape:
+        raise fail(f"shape {(T, d)}", shape(rq), "apply_rope(x, pos)")
     scores = rq @ rk.T  # scores[m, n] = <R_m q, R_n k>
     worst, at = 0.0, 0
     for offset in range(-(T - 1), T):
@@ -84,130 +141,211 @@ def check_relative_only(sub) -> str:
     return f"q·k depends only on n − m (largest spread {worst:.1e})"
 
 
+def _which_layout(
+    got: torch.Tensor, x: torch.Tensor, pos: torch.Tensor, base: float
+) -> tuple[str | None, float]:
+    errors = {lay: max_diff(got.double(), _reference(x, pos, base, lay)) for lay in LAYOUTS}
+    best = min(errors, key=errors.get)
+    return (best if errors[best] < 1e-4 else None), errors[best]
+
+
 def check_matches_reference(sub) -> str:
-    x = torch.randn(2, 4, 6, 16, generator=_gen(4))
+    delegation(sub, {"models.positions.apply_rope": WRITE_IT, "models.positions.rope_cos_sin": WRITE_IT})
+    gen = fresh()
+    x = torch.randn(2, 4, 6, 16, generator=gen)
+    start = int(torch.randint(1, 200, (1,), generator=gen))
+    base = float(torch.randint(100, 20000, (1,), generator=gen))
     seen = []
-    for pos, base in ((torch.arange(6), 10000.0), (torch.arange(10, 16), 500.0)):
-        got = _rope(sub, x, pos, base)
-        layout, err = _which_layout(got, x, pos, base)
+    for pos, b in ((torch.arange(6), 10000.0), (torch.arange(start, start + 6), base)):
+        got = _rope(sub, x, pos, b)
+        if got.shape != x.shape:
+            raise fail(f"shape {tuple(x.shape)}", shape(got), "apply_rope(x, pos, base)")
+        layout, err = _which_layout(got, x, pos, b)
         if layout is None:
             raise fail(
                 "RoPE with θᵢ = base^(−2i/d) (half-split or interleaved pairs)",
-                f"a result {err:.3g} away from both at positions {pos[0]}…{pos[-1]}, base {base:g}",
+                f"a result {err:.3g} away from both at positions {int(pos[0])}…{int(pos[-1])}, base {b:g}",
             )
         seen.append(layout)
-    return f"agrees with the reference ({seen[0]} pairing)"
+    return f"agrees with the reference ({seen[0]} pairing), also at positions {start}… with base {base:g}"
 
 
-def _attention(sub, cfg: GPTConfig):
-    cls = need(sub, "RoPECausalSelfAttention")
-    torch.manual_seed(0)
-    module = cls(cfg).eval()
-    for name in ("qkv", "proj"):
-        if not isinstance(getattr(module, name, None), torch.nn.Linear):
-            raise CheckFailed(
-                f"RoPECausalSelfAttention needs `self.{name} = nn.Linear(...)` as in models/gpt.py"
-            )
-    return module
+def _source_delegates(sub) -> str | None:
+    """Why the file's attention or model is the course's own RoPE rather than the learner's."""
+    for node in ast.walk(sub.tree) if sub.tree else ():
+        if isinstance(node, ast.keyword) and node.arg == "pos" and isinstance(node.value, ast.Constant):
+            if node.value.value == "rope":
+                return 'it sets pos="rope", which turns on the course\'s own RoPE'
+        if isinstance(node, ast.ClassDef) and node.name == "RoPECausalSelfAttention":
+            bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
+            if "CausalSelfAttention" in bases:
+                return "its RoPECausalSelfAttention inherits the course's CausalSelfAttention, which rotates for it"
+    return None
 
 
-CFG = GPTConfig(vocab_size=64, block_size=16, n_layer=2, n_head=4, n_embd=32, pos="none")
+def _attention(sub, gen: torch.Generator):
+    """The learner's attention, built from CFG and loaded with weights drawn now; the weights too."""
+    need(sub, "RoPECausalSelfAttention")
+    if (why := _source_delegates(sub)) is not None:
+        raise CheckFailed(f"{why}: {WRITE_IT}")
+    module = sub.new("RoPECausalSelfAttention", asdict(CFG))
+    C = CFG.n_embd
+    expected = {"qkv.weight": (3 * C, C), "qkv.bias": (3 * C,), "proj.weight": (C, C), "proj.bias": (C,)}
+    if not module.is_module or any(module.params.get(n) != s for n, s in expected.items()):
+        raise CheckFailed(
+            "RoPECausalSelfAttention needs `self.qkv = nn.Linear(n_embd, 3 * n_embd)` and "
+            f"`self.proj = nn.Linear(n_embd, n_embd)` as in models/gpt.py; it has parameters {sorted(module.params)}"
+        )
+    extra = sorted(set(module.params) - set(expected))
+    if extra:
+        raise CheckFailed(f"RoPECausalSelfAttention has parameters beyond qkv and proj: {extra}")
+    state = _random_state(expected, gen)
+    module.load(state)
+    return module, state
 
 
 def check_causal(sub) -> str:
-    module = _attention(sub, CFG)
-    x = torch.randn(1, 10, 32, generator=_gen(5))
-    with torch.no_grad():
-        y = expect_tensor(module(x), "RoPECausalSelfAttention.forward")
-        if y.shape != x.shape:
-            raise fail(f"output shape {tuple(x.shape)}", shape(y), "attention(x)")
-        x2 = x.clone()
-        x2[0, 6] += 1.0
-        y2 = module(x2)
-    leak = float((y2[0, :6] - y[0, :6]).abs().max())
+    gen = fresh()
+    module, _ = _attention(sub, gen)
+    T = int(torch.randint(6, 14, (1,), generator=gen))
+    p = int(torch.randint(1, T, (1,), generator=gen))
+    x = torch.randn(1, T, CFG.n_embd, generator=gen)
+    y = finite(
+        expect_tensor(module.run(x), "RoPECausalSelfAttention.forward"), "RoPECausalSelfAttention.forward"
+    )
+    if y.shape != x.shape:
+        raise fail(f"output shape {tuple(x.shape)}", shape(y), "attention(x)")
+    x2 = x.clone()
+    x2[0, p] += 1.0
+    y2 = expect_tensor(module.run(x2), "RoPECausalSelfAttention.forward")
+    leak = float((y2[0, :p] - y[0, :p]).abs().max())
     if leak > 1e-6:
         raise fail(
-            "outputs at positions 0…5 unchanged when the character at 6 changes",
+            f"outputs at positions 0…{p - 1} unchanged when the character at {p} changes",
             f"they moved by {leak:.3g}: a position sees the future (causal mask missing?)",
         )
-    return "changing position 6 leaves positions 0…5 untouched"
+    return f"changing position {p} leaves positions 0…{p - 1} untouched"
 
 
 def check_attention_output(sub) -> str:
-    module = _attention(sub, CFG)
-    x = torch.randn(2, 9, 32, generator=_gen(6))
-    with torch.no_grad():
-        got = module(x)
-        B, T, C = x.shape
-        q, k, v = module.qkv(x).split(C, dim=2)
-        q, k, v = (t.view(B, T, 4, 8).transpose(1, 2) for t in (q, k, v))
-        errors = {}
-        for layout in ("half", "interleaved"):
-            pos = torch.arange(T)
-            rq, rk = (_reference(t, pos, CFG.rope_base, layout).float() for t in (q, k))
-            y = F.scaled_dot_product_attention(rq, rk, v, is_causal=True)
-            want = module.proj(y.transpose(1, 2).reshape(B, T, C))
-            errors[layout] = max_diff(got, want)
-    best = min(errors.values())
-    if best > 1e-4:
-        raise fail(
-            "softmax(R q · R k / √d_k, causal) v through proj, with the module's own weights",
-            f"an output {best:.3g} away (rotate q and k only, not v; scale by 1/√d_k)",
+    gen = fresh()
+    module, state = _attention(sub, gen)
+    T = int(torch.randint(5, 12, (1,), generator=gen))
+    start = int(torch.randint(3, 60, (1,), generator=gen))
+    x = torch.randn(2, T, CFG.n_embd, generator=gen)
+    for at in (0, start):
+        got = finite(
+            expect_tensor(module.run(x, start=at), "RoPECausalSelfAttention.forward"), "attention(x)"
         )
-    return "same output as a reference attention with the same weights"
+        if got.shape != x.shape:
+            raise fail(f"output shape {tuple(x.shape)}", shape(got), "attention(x)")
+        errors = {}
+        for layout in LAYOUTS:
+            ref = _ReferenceAttention(CFG, layout)
+            ref.load_state_dict(state)
+            with torch.no_grad():
+                errors[layout] = max_diff(got, ref(x, at))
+        if min(errors.values()) > 1e-4:
+            raise fail(
+                "softmax(R q · R k / √d_k, causal) v through proj, with the module's own weights",
+                f"an output {min(errors.values()):.3g} away at start={at} (rotate q and k only, not v; scale by 1/√d_k)",
+            )
+    _positions_follow_start(module, x, start)
+    return f"same output as a reference attention with the same weights, at start 0 and {start}"
+
+
+def _positions_follow_start(module, x: torch.Tensor, start: int) -> None:
+    """Attention within one chunk depends only on n − m, so its output cannot show whether forward
+    honours `start`; the positions it hands to apply_rope can (they matter once keys from an earlier
+    chunk are cached). A forward that rotates without calling apply_rope is judged on its output only."""
+    T = x.size(1)
+    traced = module.trace("apply_rope", x, start=start)
+    calls = traced.get("calls", []) if isinstance(traced, dict) else []
+    for args, kwargs in calls:
+        pos = args[0] if args else kwargs.get("pos") if isinstance(kwargs, dict) else None
+        if not isinstance(pos, torch.Tensor) or pos.numel() != T:
+            continue
+        if not torch.equal(pos.flatten().to(torch.int64), torch.arange(start, start + T)):
+            raise fail(
+                f"q and k rotated by positions {start}…{start + T - 1} when called with start={start}",
+                f"apply_rope got positions {int(pos.flatten()[0])}…{int(pos.flatten()[-1])}: your forward ignores `start`",
+            )
+
+
+def _model(sub, cfg: GPTConfig):
+    need(sub, "build_model")
+    if (why := _source_delegates(sub)) is not None:
+        raise CheckFailed(f"{why}: {WRITE_IT}")
+    model = sub.new("build_model", asdict(cfg))
+    if not model.is_module:
+        raise fail("build_model to return an nn.Module (the GPT)", model.class_name, "type mismatch")
+    return model
 
 
 def check_no_pos_emb(sub) -> str:
-    model = need(sub, "build_model")(replace(CFG, pos="learned"))
-    names = [n for n, _ in model.named_parameters() if "pos_emb" in n]
-    if names or getattr(model, "pos_emb", None) is not None:
-        raise fail("no pos_emb: RoPE replaces the position table", f"parameters {names or ['pos_emb']}")
-    cls = need(sub, "RoPECausalSelfAttention")
-    kinds = [type(b.attn).__name__ for b in model.blocks]
-    if not all(isinstance(b.attn, cls) for b in model.blocks):
-        raise fail("every block's attn to be a RoPECausalSelfAttention", ", ".join(kinds))
-    with torch.no_grad():
-        logits, _ = model(torch.randint(0, 64, (1, CFG.block_size + 8), generator=_gen(7)))
-    if logits.shape != (1, CFG.block_size + 8, 64):
-        raise fail(f"logits (1, {CFG.block_size + 8}, 64)", shape(logits))
+    cfg = GPTConfig(**{**asdict(CFG), "pos": "learned"})
+    model = _model(sub, cfg)
+    names = [n for n in model.params if "pos_emb" in n]
+    if names:
+        raise fail("no pos_emb: RoPE replaces the position table", f"parameters {names}")
+    attns = [
+        (n, cls, own) for n, cls, own in model.modules if n.startswith("blocks.") and n.endswith(".attn")
+    ]
+    if len(attns) != cfg.n_layer or not all(
+        cls == "RoPECausalSelfAttention" and own for _, cls, own in attns
+    ):
+        kinds = ", ".join(f"{n}: {cls}" for n, cls, _ in attns) or "no blocks.N.attn"
+        raise fail("every block's attn to be your RoPECausalSelfAttention", kinds)
+    gen = fresh()
+    T = cfg.block_size + int(torch.randint(2, 10, (1,), generator=gen))
+    logits = model.run(torch.randint(0, cfg.vocab_size, (1, T), generator=gen))
+    logits = logits[0] if isinstance(logits, list) else logits
+    logits = expect_tensor(logits, "the model")
+    if tuple(logits.shape) != (1, T, cfg.vocab_size):
+        raise fail(f"logits {(1, T, cfg.vocab_size)}", shape(logits))
     return "no pos_emb; every block uses your attention; runs past block_size"
 
 
 def check_trains(sub) -> str:
-    from models.corpus import corpus_text, load_poems, split_poems
-    from models.tokenizer import CharTokenizer
-
-    text = corpus_text(split_poems(load_poems())[0])
-    tok = CharTokenizer.from_text(text)
-    data = torch.tensor(tok.encode(text))
-    cfg = GPTConfig(vocab_size=tok.vocab_size, block_size=32, n_layer=2, n_head=2, n_embd=64, pos="none")
-    torch.manual_seed(0)
-    model = need(sub, "build_model")(cfg)
-    model.train()
-    params = [p for p in model.parameters() if p.requires_grad]
-    # Adam by hand: torch.optim's first step imports torch._dynamo, which costs seconds
-    m1 = [torch.zeros_like(p) for p in params]
-    m2 = [torch.zeros_like(p) for p in params]
-    gen = _gen(8)
-    losses = []
-    for step in range(1, 31):
-        starts = torch.randint(0, len(data) - 33, (8,), generator=gen)
-        batch = torch.stack([data[s : s + 33] for s in starts])
-        _, loss = model(batch[:, :-1], batch[:, 1:])
-        if loss is None or not math.isfinite(loss.item()):
-            raise fail("a finite loss", repr(loss))
-        for p in params:
-            p.grad = None
-        loss.backward()
-        with torch.no_grad():
-            for p, a, b in zip(params, m1, m2, strict=True):
-                if p.grad is None:
-                    continue
-                a.mul_(0.9).add_(p.grad, alpha=0.1)
-                b.mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
-                p -= 3e-3 * (a / (1 - 0.9**step)) / ((b / (1 - 0.999**step)).sqrt() + 1e-8)
-        losses.append(loss.item())
-    first, last = sum(losses[:5]) / 5, sum(losses[-5:]) / 5
-    if last > first - 1.0:
-        raise fail("the loss to fall by more than 1 in 30 steps", f"{first:.2f} → {last:.2f}")
-    return f"30 steps on the poems: loss {first:.2f} → {last:.2f}"
+    model = _model(sub, CFG)
+    gen = fresh()
+    reference = {lay: _reference_model(CFG, lay) for lay in LAYOUTS}
+    wanted = {n: tuple(p.shape) for n, p in reference["half"].named_parameters()}
+    if model.params != wanted:
+        missing, extra = sorted(set(wanted) - set(model.params)), sorted(set(model.params) - set(wanted))
+        raise fail("the course GPT's parameters without pos_emb", f"missing {missing[:4]}, extra {extra[:4]}")
+    state = _random_state(wanted, gen)
+    model.load(state)
+    T = CFG.block_size
+    idx = torch.randint(0, CFG.vocab_size, (4, T), generator=gen)
+    targets = torch.randint(0, CFG.vocab_size, (4, T), generator=gen)
+    got = model.grads(idx, targets)
+    loss = got.get("loss") if isinstance(got, dict) else None
+    grads = got.get("grads", {}) if isinstance(got, dict) else {}
+    if not isinstance(loss, torch.Tensor) or not math.isfinite(float(loss)):
+        raise fail("a finite loss from model(idx, targets)", repr(loss)[:60])
+    report = {}
+    for layout, ref in reference.items():
+        ref.load_state_dict(state, strict=False)
+        _, ref_loss = ref(idx, targets)
+        ref.zero_grad()
+        ref_loss.backward()
+        worst = 0.0
+        for name, p in ref.named_parameters():
+            g = grads.get(name)
+            if not isinstance(g, torch.Tensor) or g.shape != p.grad.shape:
+                worst = math.inf
+                break
+            worst = max(worst, max_diff(g, p.grad) / (float(p.grad.abs().max()) + 1e-8))
+        report[layout] = (abs(float(loss) - float(ref_loss)), worst, float(ref_loss))
+    layout = min(report, key=lambda k: report[k][0] + report[k][1])
+    loss_gap, grad_gap, ref_loss = report[layout]
+    if loss_gap > 1e-4 or grad_gap > 1e-3:
+        no_grad = [n for n in wanted if not isinstance(grads.get(n), torch.Tensor)]
+        if no_grad:
+            raise fail("a gradient for every parameter", f"none for {no_grad[:3]} (is something detached?)")
+        raise fail(
+            f"the reference model's loss {ref_loss:.4f} and gradients for the same weights and batch",
+            f"loss {float(loss):.4f}, gradients off by up to {grad_gap:.2g} of their size",
+        )
+    return f"loss {float(loss):.3f} and every gradient match the reference on random weights: it trains as RoPE should"
