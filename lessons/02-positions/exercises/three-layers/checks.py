@@ -1,24 +1,66 @@
-"""Checks for three-layers: order_gap(n_layer, use_pos, seed) measured on the course GPT."""
+"""Checks for three-layers: order_gap(n_layer, use_pos, seed) measured on the course GPT.
+
+The learner's order_gap runs in the worker; the judge computes the same gap itself (`_real_gap`,
+the reference's computation with the judge's own models.gpt) and compares, with seeds drawn per run.
+"""
 
 import math
+import secrets
+from functools import lru_cache
 
-from tutor.grading.kit import CheckFailed, fail, need
+import torch
+
+from tutor.grading.kit import CheckFailed, course_tokenizer, describe, fail, need
 
 NOISE = 1e-5  # float32 rounding of a permutation-invariant sum stays near 1e-7
 CLEAR = 1e-3  # a real difference: at least 100 times the rounding noise
+LINES = ("白日依山尽", "山依日白尽")  # the same five characters; both end in 尽
+
+
+def _call(n_layer: int, use_pos: bool, seed: int) -> str:
+    return f"order_gap({n_layer}, {use_pos}, seed={seed})"
 
 
 def _gap(sub, n_layer: int, use_pos: bool, seed: int = 0) -> float:
+    """The learner's value as a float ≥ 0, or a failure saying what came back instead."""
+    call = _call(n_layer, use_pos, seed)
     value = need(sub, "order_gap")(n_layer, use_pos, seed)
-    try:
-        gap = float(value)
-    except (TypeError, ValueError):
+    if isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() == 1:
+        value = float(value.reshape(()))  # a one-number float tensor is a float too
+    if not isinstance(value, float):
+        raise fail("a float (e.g. float((a - b).abs().max()))", describe(value), f"type mismatch: {call}")
+    if math.isnan(value):
+        raise CheckFailed(
+            f"{call} returned NaN: the largest absolute difference of two rows of logits is a finite number"
+        )
+    if math.isinf(value):
+        raise CheckFailed(f"{call} returned {value}: the logits of a freshly built model are finite numbers")
+    if value < 0:
         raise fail(
-            "a float", f"{type(value).__name__} {value!r:.60}", f"order_gap({n_layer}, {use_pos})"
-        ) from None
-    if not math.isfinite(gap) or gap < 0:
-        raise fail("a finite max abs difference ≥ 0", repr(gap), f"order_gap({n_layer}, {use_pos})")
-    return gap
+            "a value ≥ 0 (an absolute difference is never negative: take .abs() before .max())",
+            f"{value:.6g}",
+            call,
+        )
+    return value
+
+
+@lru_cache(maxsize=16)
+def _real_gap(n_layer: int, use_pos: bool, seed: int) -> float:
+    """The reference's computation, in the judge: the max abs difference of the last logits."""
+    from models.gpt import GPT, GPTConfig
+
+    tok = course_tokenizer()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        cfg = GPTConfig(vocab_size=tok.vocab_size, n_layer=n_layer, pos="learned" if use_pos else "none")
+        model = GPT(cfg).eval()
+    a, b = (torch.tensor([tok.encode(line)]) for line in LINES)
+    with torch.no_grad():
+        return float((model(a)[0][0, -1] - model(b)[0][0, -1]).abs().max())
+
+
+def _agrees(got: float, want: float) -> bool:
+    return abs(got - want) <= NOISE + 1e-3 * want  # another summation order moves the last digits only
 
 
 def check_one_layer_no_pos(sub) -> str:
@@ -51,16 +93,29 @@ def check_with_positions(sub) -> str:
 
 
 def check_from_model(sub) -> str:
-    values = [_gap(sub, 3, False, seed) for seed in (0, 1, 2)]
+    first = 1 + secrets.randbelow(10**6)
+    second = 1 + (first + secrets.randbelow(10**6 - 1)) % 10**6  # never equal to `first`
+    seeds = (0, first, second)
+    values = [_gap(sub, 3, False, seed) for seed in seeds]
     again = _gap(sub, 3, False, 0)
     if again != values[0]:
         raise fail(
             "the same value for the same seed (seed torch before building the model)",
             f"{values[0]:.6g} then {again:.6g}",
+            "order_gap(3, False, seed=0) twice",
         )
+    listed = ", ".join(f"{s} → {v:.6g}" for s, v in zip(seeds, values, strict=True))
     if len(set(values)) < 3:
         raise CheckFailed(
-            f"seeds 0, 1, 2 gave {', '.join(f'{v:.6g}' for v in values)}: a value computed from a freshly "
-            "initialised model changes with the seed; a constant cannot"
+            f"seeds {listed}: a value computed from a freshly initialised model changes with the seed; "
+            "a constant cannot"
         )
-    return "seeds 0, 1, 2 give " + ", ".join(f"{v:.3g}" for v in values)
+    for seed, got in zip(seeds, values, strict=True):
+        want = _real_gap(3, False, seed)
+        if not _agrees(got, want):
+            raise fail(
+                f"the real max gap {want:.6g} (the largest |a − b| over the last position's logits)",
+                f"{got:.6g}",
+                f"{_call(3, False, seed)} differs from the course GPT built with that seed",
+            )
+    return f"seeds {listed}: the course GPT's own gaps"

@@ -1,11 +1,18 @@
-"""Checks for alibi: the paper's slopes, the bias values and mask, and the broken symmetry."""
+"""Checks for alibi: the paper's slopes, the bias values and mask, and the broken symmetry.
 
-import math
+The learner's functions run in the worker; the judge compares what comes back with REFERENCE.md's
+slopes and with models.positions (trusted), on head counts and lengths drawn per run, and runs its own
+one-layer course GPT with the learner's bias tensor.
+"""
+
+import secrets
 
 import torch
 
-from tutor.grading.kit import CheckFailed, as_tensor, expect_tensor, fail, need, shape
+from models.positions import alibi_slopes as course_slopes
+from tutor.grading.kit import CheckFailed, describe, expect_tensor, fail, finite, fresh, need, shape
 
+# ../shared/REFERENCE.md (Press et al. 2022, reference code `get_slopes`)
 SLOPES = {
     8: [2.0 ** -(k + 1) for k in range(8)],
     4: [0.25, 0.0625, 0.015625, 0.00390625],
@@ -13,78 +20,146 @@ SLOPES = {
     12: [2.0 ** -(k + 1) for k in range(8)] + [2**-0.5, 2**-1.5, 2**-2.5, 2**-3.5],
     3: [0.0625, 0.00390625, 0.25],
 }
+# float32 holds a slope to 6e-8 relative, and a power taken in float32 of a rounded ratio drifts by up to
+# k times that (2e-6 at 32 heads): a float32 answer passes, a wrong slope (off by 1e-3 or more) does not
+REL = 5e-6
+CLEAR = 1e-3  # a gap the ALiBi layer must reach; the plain layer stays near 1e-7
 
 
-def _slopes(sub, n: int) -> list[float]:
-    got = as_tensor(need(sub, "alibi_slopes")(n), f"alibi_slopes({n})").flatten()
-    return [float(v) for v in got]
+def _numbers(value, what: str) -> torch.Tensor:
+    """A list of numbers or a float tensor of any precision, as float64; anything else is a type mismatch."""
+    if isinstance(value, torch.Tensor):
+        if not value.is_floating_point():
+            raise fail(
+                f"{what} as float numbers (a list or a float tensor)", describe(value), "type mismatch"
+            )
+        return finite(value, what).reshape(-1).to(torch.float64)
+    if isinstance(value, list | tuple):
+        items = []
+        for v in value:
+            # a list of one-number tensors (or of numpy floats, which arrive as such) is a list of numbers
+            if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() == 1:
+                v = float(v.reshape(()))
+            if not isinstance(v, int | float) or isinstance(v, bool):
+                raise fail(f"{what} as a list of numbers", f"a list holding {describe(v)}", "type mismatch")
+            items.append(float(v))
+        return finite(torch.tensor(items, dtype=torch.float64), what)
+    raise fail(f"{what} as a list of numbers or a float tensor", describe(value), "type mismatch")
 
 
-def _compare(sub, n: int) -> None:
-    got, want = _slopes(sub, n), SLOPES[n]
-    if len(got) != n or any(abs(g - w) > 1e-9 * max(1.0, w) for g, w in zip(got, want, strict=False)):
-        raise fail(
-            "[" + ", ".join(f"{w:.6g}" for w in want) + "]",
-            "[" + ", ".join(f"{g:.6g}" for g in got) + "]",
-            f"alibi_slopes({n})",
-        )
+def _compare(sub, n: int, want: list[float]) -> None:
+    call = f"alibi_slopes({n})"
+    value = need(sub, "alibi_slopes")(n)
+    got = _numbers(value, call)
+    if got.numel() != n:
+        raise fail(f"{n} slopes (one per head)", f"{got.numel()}: " + _listed(got.tolist()), call)
+    pairs = zip(got.tolist(), want, strict=True)
+    bad = [k for k, (g, w) in enumerate(pairs) if not abs(g - w) <= REL * abs(w)]  # NaN-safe
+    if bad:
+        note = ""
+        if isinstance(value, torch.Tensor) and value.dtype in (torch.float16, torch.bfloat16):
+            note = f" (a {str(value.dtype).removeprefix('torch.')} tensor keeps only 3 digits: use float32 or float64)"
+        raise fail(_listed(want), _listed(got.tolist()), f"{call}, first wrong at head {bad[0]}{note}")
+
+
+def _listed(values: list[float]) -> str:
+    return "[" + ", ".join(f"{v:.8g}" for v in values) + "]"
 
 
 def check_slopes_8(sub) -> str:
-    _compare(sub, 8)
-    _compare(sub, 4)
-    return "8 heads: 1/2, 1/4, …, 1/256; 4 heads: 1/4 … 1/256"
+    _compare(sub, 8, SLOPES[8])
+    _compare(sub, 4, SLOPES[4])
+    n = (2, 16, 32)[secrets.randbelow(3)]
+    _compare(sub, n, course_slopes(n))
+    return f"8 heads: 1/2, 1/4, …, 1/256; 4 heads: 1/4 … 1/256; {n} heads too"
 
 
 def check_slopes_other(sub) -> str:
     for n in (6, 12, 3):
-        _compare(sub, n)
-    return "6, 12 and 3 heads follow the paper's rule for n not a power of two"
+        _compare(sub, n, SLOPES[n])
+    n = (5, 7, 10, 20, 24)[secrets.randbelow(5)]
+    _compare(sub, n, course_slopes(n))
+    return f"6, 12, 3 and {n} heads follow the paper's rule for n not a power of two"
+
+
+def _draw() -> tuple[int, int]:
+    """A head count and a length nobody knows in advance."""
+    return (4, 8)[secrets.randbelow(2)], 5 + secrets.randbelow(5)
 
 
 def _bias(sub, n: int, T: int) -> torch.Tensor:
-    bias = expect_tensor(need(sub, "alibi_bias")(n, T), "alibi_bias").detach().to(torch.float64)
+    """The learner's alibi_bias(n, T) as float64: the right shape, no NaN, finite at and before the query."""
+    call = f"alibi_bias({n}, {T})"
+    bias = expect_tensor(need(sub, "alibi_bias")(n, T), "alibi_bias")
     if tuple(bias.shape) != (n, T, T):
-        raise fail(f"shape ({n}, {T}, {T}) = (n_head, T, T)", shape(bias), f"alibi_bias({n}, {T})")
+        raise fail(f"shape ({n}, {T}, {T}) = (n_head, T, T)", shape(bias), call)
+    if not bias.is_floating_point():
+        raise fail(
+            "a float tensor (it holds −inf above the diagonal)", describe(bias), f"type mismatch: {call}"
+        )
+    bias = bias.to(torch.float64)
+    nan = bias.isnan()
+    if bool(nan.any()):
+        h, i, j = (int(v) for v in nan.nonzero()[0])
+        raise CheckFailed(
+            f"{call} returned NaN at [{h}, {i}, {j}]: every value must be a number (−inf above the diagonal)"
+        )
+    past = torch.ones(T, T, dtype=torch.bool).tril()
+    infinite = bias.isinf() & past
+    if bool(infinite.any()):
+        h, i, j = (int(v) for v in infinite.nonzero()[0])
+        raise fail(
+            f"a finite −slope·(i − j) for key {j} ≤ query {i}",
+            f"bias[{h}, {i}, {j}] = {float(bias[h, i, j])}",
+            call,
+        )
     return bias
 
 
 def check_bias_values(sub) -> str:
-    n, T = 4, 6
+    n, T = _draw()
     bias = _bias(sub, n, T)
-    slopes = torch.tensor(SLOPES[n], dtype=torch.float64)
-    for h in range(n):
-        for i in range(T):
-            for j in range(i + 1):
-                got = float(bias[h, i, j] - bias[h, i, i])  # softmax ignores a shift per row
-                want = -float(slopes[h]) * (i - j)
-                if not math.isfinite(got) or abs(got - want) > 1e-5:
-                    raise fail(
-                        f"bias[{h}, {i}, {j}] − bias[{h}, {i}, {i}] = −{slopes[h]:.6g}·{i - j} = {want:.6g}",
-                        f"{got:.6g}",
-                        f"head {h}, query {i}, key {j}",
-                    )
-    return "−slope·(i − j) for every key at or before the query"
+    slopes = torch.tensor(course_slopes(n), dtype=torch.float64)
+    i = torch.arange(T)[:, None]
+    j = torch.arange(T)[None, :]
+    got = bias - bias.diagonal(dim1=1, dim2=2)[:, :, None]  # softmax ignores a shift per row
+    want = -slopes[:, None, None] * (i - j)
+    wrong = ((got - want).abs() > 1e-5 * want.abs().clamp(min=1.0)) & (j <= i)
+    if bool(wrong.any()):
+        h, qi, kj = (int(v) for v in wrong.nonzero()[0])
+        raise fail(
+            f"bias[{h}, {qi}, {kj}] − bias[{h}, {qi}, {qi}] = −{slopes[h]:.6g}·{qi - kj} = {float(want[h, qi, kj]):.6g}",
+            f"{float(got[h, qi, kj]):.6g}",
+            f"alibi_bias({n}, {T}), head {h}, query {qi}, key {kj}",
+        )
+    return f"alibi_bias({n}, {T}): −slope·(i − j) for every key at or before the query"
 
 
 def check_future_masked(sub) -> str:
-    n, T = 4, 6
+    n, T = _draw()
     bias = _bias(sub, n, T)
     weights = torch.softmax(bias, dim=-1)
     future = torch.ones(T, T, dtype=torch.bool).triu(1)
-    leak = float(weights[:, future].max())
-    if leak > 1e-9:
-        i, j = [int(v) for v in future.nonzero()[int(weights[0][future].argmax())]]
+    leaks = weights[:, future]  # (n, number of future pairs)
+    leak = float(leaks.max())
+    if not leak <= 1e-9:
+        h, k = divmod(int(leaks.argmax()), leaks.size(1))
+        i, j = (int(v) for v in future.nonzero()[k])
         raise fail(
             "−inf (weight 0 after softmax) for every key after the query",
-            f"bias[0, {i}, {j}] = {float(bias[0, i, j]):.4g}, weight up to {leak:.3g}",
+            f"bias[{h}, {i}, {j}] = {float(bias[h, i, j]):.4g}, weight up to {leak:.3g}",
+            f"alibi_bias({n}, {T})",
         )
-    return "future keys get −inf"
+    return f"alibi_bias({n}, {T}): future keys get −inf"
 
 
-def _gap(model, vocab: int) -> float:
-    a = torch.tensor([[3, 7, 11, 19, 23]])
-    b = torch.tensor([[19, 11, 7, 3, 23]])  # the same tokens, the first four reversed
+def _pair(gen: torch.Generator, vocab: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Five distinct random tokens, and the same five with the first four reversed (same last token)."""
+    ids = torch.randperm(vocab, generator=gen)[:5]
+    return ids[None], torch.cat([ids[:4].flip(0), ids[4:]])[None]
+
+
+def _gap(model, a: torch.Tensor, b: torch.Tensor) -> float:
     with torch.no_grad():
         return float((model(a)[0][0, -1] - model(b)[0][0, -1]).abs().max())
 
@@ -93,23 +168,42 @@ def check_breaks_symmetry(sub) -> str:
     import models.gpt as gpt
     from models.gpt import GPT, GPTConfig
 
-    learner_bias = need(sub, "alibi_bias")
-    torch.manual_seed(0)
-    plain = GPT(GPTConfig(vocab_size=32, n_layer=1, n_head=4, n_embd=32, pos="none")).eval()
-    torch.manual_seed(0)
-    alibi = GPT(GPTConfig(vocab_size=32, n_layer=1, n_head=4, n_embd=32, pos="alibi")).eval()
-    original = gpt.alibi_bias
-    gpt.alibi_bias = lambda n_head, T, dtype=torch.float32: learner_bias(n_head, T).to(dtype)
-    try:
-        with_alibi = _gap(alibi, 32)
-    finally:
-        gpt.alibi_bias = original
-    without = _gap(plain, 32)
+    n, T, vocab = 4, 5, 32
+    learner = _bias(sub, n, T).to(torch.float32)
+    gen = fresh()
+
+    def with_bias(model, bias: torch.Tensor, a, b) -> float:
+        original = gpt.alibi_bias  # the judge's own model reads its bias from here: trusted code
+
+        def given(n_head: int, length: int, dtype=torch.float32) -> torch.Tensor:
+            assert (n_head, length) == (n, T), (n_head, length)
+            return bias.to(dtype)
+
+        gpt.alibi_bias = given
+        try:
+            return _gap(model, a, b)
+        finally:
+            gpt.alibi_bias = original
+
+    cfg = dict(vocab_size=vocab, n_layer=1, n_head=n, n_embd=32)
+    # a draw where the course's own ALiBi layer clearly sees the order (almost always the first)
+    for _ in range(10):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(torch.randint(2**62, (1,), generator=gen)))
+            alibi = GPT(GPTConfig(**cfg, pos="alibi")).eval()
+        a, b = _pair(gen, vocab)
+        if with_bias(alibi, gpt.alibi_bias(n, T, dtype=torch.float64), a, b) > 3 * CLEAR:
+            break
+    plain = GPT(GPTConfig(**cfg, pos="none")).eval()
+    plain.load_state_dict(alibi.state_dict())  # the same weights, no bias
+    without = _gap(plain, a, b)
     if without > 1e-5:
         raise CheckFailed(f"the plain one-layer model should not see the order, but differs by {without:.3g}")
-    if not with_alibi > 1e-3:
+    with_alibi = with_bias(alibi, learner, a, b)
+    if not with_alibi > CLEAR:
         raise fail(
             "one ALiBi layer to tell the two orders apart (gap clearly > 0)",
             f"a gap of {with_alibi:.3g} (plain layer: {without:.2e})",
+            f"tokens {a[0].tolist()} vs {b[0].tolist()}",
         )
     return f"one layer: plain gap {without:.1e}, with your ALiBi bias {with_alibi:.3g}"

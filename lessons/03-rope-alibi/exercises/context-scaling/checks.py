@@ -1,9 +1,15 @@
-"""Checks for context-scaling: scaled_inv_freq against REFERENCE.md's values and the course model."""
+"""Checks for context-scaling: scaled_inv_freq against REFERENCE.md's values and the course model.
+
+The learner's function runs in the worker; the judge compares what comes back with REFERENCE.md's
+table and with models.positions.rope_inv_freq (trusted), on fixed cases and on cases drawn per run.
+"""
 
 import torch
 
 from models.positions import rope_inv_freq
-from tutor.grading.kit import as_tensor, fail, need
+from tutor.grading.kit import as_tensor, fail, finite, fresh, need
+
+REL = 1e-5  # a float32 answer is exact to ~1e-7 relative; a wrong formula is off by far more
 
 # ../shared/REFERENCE.md, base 10000, s = 4, L0 = 128
 REFERENCE = {
@@ -27,7 +33,7 @@ REFERENCE = {
 def _call(sub, d, base, scale, method, original_max=128) -> torch.Tensor:
     fn = need(sub, "scaled_inv_freq")
     call = f"scaled_inv_freq({d}, {base:g}, {scale:g}, {method!r}, original_max={original_max})"
-    got = as_tensor(fn(d, base, scale, method, original_max=original_max), call).flatten()
+    got = finite(as_tensor(fn(d, base, scale, method, original_max=original_max), call), call).flatten()
     if got.numel() != d // 2:
         raise fail(f"{d // 2} inverse frequencies (one per pair)", f"{got.numel()}", call)
     return got
@@ -36,9 +42,9 @@ def _call(sub, d, base, scale, method, original_max=128) -> torch.Tensor:
 def _against(sub, method: str, d: int, want, base=10000.0, scale=4.0, original_max=128) -> None:
     got = _call(sub, d, base, scale, method, original_max)
     want = torch.as_tensor(want, dtype=torch.float64)
-    rel = ((got - want).abs() / want.abs()).max()
-    if float(rel) > 1e-6:
-        i = int(((got - want).abs() / want.abs()).argmax())
+    rel = (got - want).abs() / want.abs()
+    if float(rel.max()) > REL:
+        i = int(rel.argmax())
         raise fail(
             "[" + ", ".join(f"{v:.8g}" for v in want.tolist()) + "]",
             "[" + ", ".join(f"{v:.8g}" for v in got.tolist()) + f"] (first wrong at pair {i})",
@@ -50,6 +56,24 @@ def _course(method: str, d: int, base: float, scale: float, original_max: int) -
     return rope_inv_freq(d, base, method, scale, original_max)[0]
 
 
+def _fresh(method: str, sub, times: int = 2) -> str:
+    """Compare on `times` cases nobody knows in advance: d, base, scale and trained length drawn now."""
+    gen = fresh()
+
+    def pick(options):
+        return options[int(torch.randint(len(options), (1,), generator=gen))]
+
+    seen = []
+    for _ in range(times):
+        d, original_max = pick((16, 32, 64)), pick((32, 64, 128))
+        base = float(torch.randint(500, 100_001, (1,), generator=gen))
+        scale = 2 + int(torch.randint(0, 601, (1,), generator=gen)) / 100  # 2.00 … 8.00
+        want = _course(method, d, base, scale, original_max)
+        _against(sub, method, d, want, base=base, scale=scale, original_max=original_max)
+        seen.append(f"d {d}, base {base:g}, scale {scale:g}, L0 {original_max}")
+    return "; ".join(seen)
+
+
 def check_shape(sub) -> str:
     for d in (8, 16, 32):
         _call(sub, d, 10000.0, 2.0, "pi")
@@ -59,18 +83,18 @@ def check_shape(sub) -> str:
 def check_pi(sub) -> str:
     _against(sub, "pi", 8, REFERENCE[("pi", 8)])
     _against(sub, "pi", 32, _course("pi", 32, 500.0, 8.0, 64), base=500.0, scale=8.0, original_max=64)
-    return "PI divides every θᵢ by s"
+    return f"PI divides every θᵢ by s (also for {_fresh('pi', sub)})"
 
 
 def check_ntk(sub) -> str:
     _against(sub, "ntk", 8, REFERENCE[("ntk", 8)])
     _against(sub, "ntk", 16, REFERENCE[("ntk", 16)])
     _against(sub, "ntk", 32, _course("ntk", 32, 500.0, 8.0, 64), base=500.0, scale=8.0, original_max=64)
-    return "NTK-aware: base' = base·s^(d/(d−2)); θ₀ unchanged, the slowest pair as PI"
+    return f"NTK-aware: base' = base·s^(d/(d−2)); θ₀ unchanged, the slowest pair as PI (also for {_fresh('ntk', sub)})"
 
 
 def check_yarn(sub) -> str:
     _against(sub, "yarn", 8, REFERENCE[("yarn", 8)])
     _against(sub, "yarn", 16, REFERENCE[("yarn", 16)])
     _against(sub, "yarn", 32, _course("yarn", 32, 10000.0, 8.0, 64), scale=8.0, original_max=64)
-    return "YaRN: fast pairs kept, slow pairs interpolated, a linear ramp between"
+    return f"YaRN: fast pairs kept, slow pairs interpolated, a linear ramp between (also for {_fresh('yarn', sub)})"
