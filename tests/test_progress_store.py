@@ -11,7 +11,7 @@ import pytest
 
 from tutor.errors import TutorError
 from tutor.progress.db import FILE_NAME, StoreTooNew
-from tutor.progress.migrations import APPLICATION_ID, SCHEMA_VERSION
+from tutor.progress.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from tutor.progress.store import Store
 from tutor.progress.transfer import export_data, export_file, import_data, read_export, reset
 from tutor.quiz.schedule import review
@@ -244,29 +244,84 @@ def test_import_stores_timestamps_written_in_another_zone_as_utc(home: Path, tmp
         ('{"format": "something-else"}', "field 'format'"),
         (
             '{"format": "attention-tutor-progress", "version": 1, "tables": {"pets": []}}',
-            "unknown table 'pets'",
+            r"in.json: tables.pets: unknown table \(known: section_reads, ",
         ),
         (
             '{"format": "attention-tutor-progress", "version": 1, "tables": {"kv": [{"key": "a"}]}}',
-            r"tables.kv\[0\] should have exactly the fields key, value, at",
+            r"in.json: kv\[0\].value: is missing\n.*in.json: kv\[0\].at: is missing",
         ),
         (
             '{"format": "attention-tutor-progress", "version": 1, "tables": {"kv": '
             '[{"key": "a", "value": "{}", "at": "2026-03-02T09:00:00"}]}}',
-            r"tables.kv\[0\].at should be an ISO timestamp with time zone, not '2026-03-02T09:00:00'",
+            r"in.json: kv\[0\].at: has no time zone \(add one, e.g. \+00:00\): 2026-03-02T09:00:00",
         ),
         (
             '{"format": "attention-tutor-progress", "version": 1, "tables": {"hint_reveals": '
             '[{"exercise": "rope", "hint": 0, "at": "2026-03-02T09:00:00+00:00"}]}}',
-            r"tables.hint_reveals\[0\].hint should be a string, not 0",
+            r"in.json: hint_reveals\[0\].hint: should be a valid string, not 0",
         ),
     ],
 )
-def test_bad_import_file_says_what_and_where(tmp_path: Path, content: str, message: str) -> None:
+def test_bad_import_file_says_what_and_where(home: Path, tmp_path: Path, content: str, message: str) -> None:
     file = tmp_path / "in.json"
     file.write_text(content)
-    with pytest.raises(TutorError, match=message):
-        read_export(file)
+    with Store(home) as store, pytest.raises(TutorError, match=message):
+        import_data(store, read_export(file), source=str(file))
+    with Store(home) as store:
+        assert all(rows == [] for rows in export_data(store)["tables"].values())
+
+
+def test_importing_what_the_store_holds_changes_nothing_and_marks_nothing(home: Path) -> None:
+    with Store(home, now=Clock()) as store:
+        fill(store)
+        assert import_data(store, export_data(store)) == 0
+        assert not any(r.imported for r in [*store.sections_read(), *store.answers(), *store.submissions()])
+        assert store.passed_exercises(imported=False) == store.passed_exercises()
+
+
+def test_a_local_write_over_imported_state_clears_its_mark(home: Path, tmp_path: Path) -> None:
+    with Store(tmp_path / "a", now=Clock()) as a:
+        a.mark_read("l", "s")
+        data = export_data(a)
+    with Store(home, now=lambda: T0 + timedelta(days=1)) as store:
+        import_data(store, data)
+        assert [r.imported for r in store.sections_read()] == [True]
+        store.mark_read("l", "s")
+        assert [r.imported for r in store.sections_read()] == [False]
+
+
+def test_the_store_refuses_to_write_what_it_could_not_read(home: Path) -> None:
+    with Store(home, now=Clock()) as store:
+        with pytest.raises(ValueError, match="score: should be a finite number, not nan"):
+            store.record_submission("rope", sha256="ab" * 32, status="pass", score=float("nan"), max_score=1)
+        with pytest.raises(ValueError, match="answer: contains a lone surrogate"):
+            store.record_answer("l", "q", "\ud800", True, rating=3)
+        with pytest.raises(ValueError, match="value: should be an object of text values"):
+            store.set_last_location([1])  # type: ignore[arg-type]
+        assert store.submissions() == [] and store.answers() == [] and store.last_location() is None
+        run = store.record_training_run(
+            "diverged", config={}, status="done", final_val_loss=float("nan"), curve=[(0, float("inf"), None)]
+        )
+        assert (run.final_val_loss, run.curve) == (None, [(0, None, None)])
+
+
+def test_a_schema_1_store_is_migrated_and_reads(home: Path) -> None:
+    with sqlite3.connect(home / FILE_NAME) as conn:
+        for statement in MIGRATIONS[0]:
+            conn.execute(statement)
+        conn.execute("PRAGMA user_version = 1")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute("INSERT INTO section_reads VALUES ('l', 's', ?, ?)", (T0.isoformat(),) * 2)
+        conn.execute(  # a diverged run as schema 1 stored it: NaN in the curve, infinity as the loss
+            "INSERT INTO training_runs VALUES ('k', '{}', 'done', ?, 10, 1.5, ?, ?)",
+            (float("inf"), "[[0, NaN, Infinity], [1, -Infinity, 2.5]]", T0.isoformat()),
+        )
+    conn.close()
+    with Store(home) as store:
+        assert [(r.section, r.imported) for r in store.sections_read()] == [("s", False)]
+        run = store.training_run("k")
+        assert (run.final_val_loss, run.imported) == (None, False)
+        assert run.curve == [(0, None, None), (1, None, 2.5)]
 
 
 def test_reset_keeps_a_backup_then_empties_the_store(home: Path) -> None:

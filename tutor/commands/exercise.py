@@ -2,6 +2,8 @@
 
 start copies the starter into HOME/workspace/ID/ and never overwrites; reset asks first (or --yes)
 and keeps the old file as a .bak beside it; solution shows the reference only after a pass.
+list shows a pass that exists only in imported progress (progress --import) as "passed (imported)";
+with --json its state is "passed" and "imported" is true.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ def _list(course, ctx, as_json: bool) -> int:
 
     with _store(ctx) as store:
         passed = store.passed_exercises()
+        passed_here = store.passed_exercises(imported=False)
         best = {}
         for s in store.submissions():
             best[s.exercise] = max(best.get(s.exercise, 0), s.score)
@@ -99,7 +102,7 @@ def _list(course, ctx, as_json: bool) -> int:
             rows.append(
                 {"id": ex.id, "lesson": lesson.id, "title": pick(ex.title, ctx.lang), "kind": ex.kind,
                  "state": state, "best_score": best.get(ex.id), "max_score": sum(c.points for c in ex.checks),
-                 "file": str(path)}
+                 "file": str(path), "imported": ex.id in passed - passed_here}
             )  # fmt: skip
     if as_json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
@@ -110,5 +113,6 @@ def _list(course, ctx, as_json: bool) -> int:
             if r["best_score"] is not None
             else f"-/{r['max_score']:g}"
         )
-        print(f"{r['id']:<16} {r['state']:<8} {score:>7}  {r['lesson']:<14} {r['title']}")
+        state = f"{r['state']} (imported)" if r["imported"] else r["state"]
+        print(f"{r['id']:<16} {state:<8} {score:>7}  {r['lesson']:<14} {r['title']}")
     return 0

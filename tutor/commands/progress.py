@@ -8,15 +8,40 @@
 
 JSON: {"home", "store", "lessons": [{"id", "title", "sections_read", "sections_total",
 "quiz": {"questions", "answered", "correct", "due"}, "exercises": {"total", "attempted", "passed"}}],
-"reviews_due", "training_runs", "experiment_runs", "last_location", "notices"}.
+"reviews_due", "training_runs", "experiment_runs", "last_location", "notices",
+"imported": {"lessons": {ID: {"sections_read", "answered", "passed"}}, "reviews_due", "training_runs",
+"experiment_runs", "last_location"}}: "imported" counts what came only from --import, not from this machine.
+
+An import is checked whole first: any bad row, and nothing is imported (exit 2, each bad table[row].field named).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tutor.progress.summary import ImportedProgress
 
 HELP = "show progress per lesson; export, import or reset it"
+
+# Progress that came from --import is marked with MARK in the table and listed under it.
+MARK = "*"
+IMPORTED_TEXTS = {
+    "note": {
+        "en": "imported from a file, not done on this machine: {what}",
+        "de": "aus einer Datei importiert, nicht auf diesem Rechner erarbeitet: {what}",
+        "zh": "从文件导入，并非在本机完成：{what}",
+    },
+    "sections_read": {"en": "sections read {n}", "de": "gelesene Abschnitte {n}", "zh": "已读小节 {n}"},
+    "answered": {"en": "quiz answers {n}", "de": "Quizantworten {n}", "zh": "测验答案 {n}"},
+    "passed": {"en": "exercises passed {n}", "de": "bestandene Übungen {n}", "zh": "已通过练习 {n}"},
+    "reviews_due": {"en": "reviews due {n}", "de": "fällige Wiederholungen {n}", "zh": "待复习 {n}"},
+    "training_runs": {"en": "training runs {n}", "de": "Trainingsläufe {n}", "zh": "训练运行 {n}"},
+    "experiment_runs": {"en": "experiment runs {n}", "de": "Experimentläufe {n}", "zh": "实验运行 {n}"},
+    "last_location": {"en": "last place", "de": "letzter Ort", "zh": "上次位置"},
+}
 
 
 def add_arguments(parser) -> None:
@@ -63,7 +88,8 @@ def run(args, ctx) -> int:
             print(f"exported {rows} record(s) to {args.export}")
             return 0
         if args.import_file:
-            changed = transfer.import_data(store, transfer.read_export(args.import_file))
+            data = transfer.read_export(args.import_file)
+            changed = transfer.import_data(store, data, source=str(args.import_file))
             print(f"imported {changed} new or newer record(s) from {args.import_file}")
             return 0
         if args.reset:
@@ -105,17 +131,39 @@ def _show(store, ctx, as_json: bool) -> int:
     for key in ("lesson", "sections", "quiz", "due", "exercises"):
         table.add_column(say(f"progress.{key}", lang), justify="left" if key == "lesson" else "right")
     for lesson in summary.lessons:
+        imported = summary.imported.lessons[lesson.id]
         table.add_row(
             escape(lesson.title),
-            f"{lesson.sections_read}/{lesson.sections_total}",
-            f"{lesson.quiz.correct}/{lesson.quiz.questions}",
+            f"{lesson.sections_read}/{lesson.sections_total}" + MARK * bool(imported.sections_read),
+            f"{lesson.quiz.correct}/{lesson.quiz.questions}" + MARK * bool(imported.answered),
             str(lesson.quiz.due),
-            f"{lesson.exercises.passed}/{lesson.exercises.total}",
+            f"{lesson.exercises.passed}/{lesson.exercises.total}" + MARK * bool(imported.passed),
         )
     console = Console(highlight=False)
     console.print(table)
+    note = _imported_note(summary.imported, lang)
+    if note:
+        console.print(escape(note))
     console.print(escape(say("progress.footer", lang, due=summary.reviews_due, runs=summary.training_runs)))
     if summary.last_location:
         where = ", ".join(f"{k}={v}" for k, v in summary.last_location.items())
         console.print(escape(say("progress.last_place", lang, where=where)))
     return 0
+
+
+def _imported_note(imported: ImportedProgress, lang: str) -> str | None:
+    """One line listing what came from an import (the table marks it with MARK), or None."""
+    from tutor.i18n import localise
+
+    lessons = imported.lessons.values()
+    counts = {
+        "sections_read": sum(x.sections_read for x in lessons),
+        "answered": sum(x.answered for x in lessons),
+        "passed": sum(x.passed for x in lessons),
+        "reviews_due": imported.reviews_due,
+        "training_runs": imported.training_runs,
+        "experiment_runs": imported.experiment_runs,
+        "last_location": int(imported.last_location),
+    }
+    what = [localise(IMPORTED_TEXTS, key, lang, n=n) for key, n in counts.items() if n]
+    return f"{MARK} {localise(IMPORTED_TEXTS, 'note', lang, what=', '.join(what))}" if what else None

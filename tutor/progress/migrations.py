@@ -51,8 +51,6 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-SCHEMA_VERSION = len(MIGRATIONS)
-
 # Tables in export order; every one is exported and imported.
 TABLES = (
     "section_reads",
@@ -64,3 +62,17 @@ TABLES = (
     "training_runs",
     "kv",
 )
+
+MIGRATIONS += [
+    # 2: every row says whether it came from `progress --import` (1) or was recorded here (0); and the
+    # non-finite losses schema 1 could store (a diverged run) become "no value", as the store now writes them
+    [f"ALTER TABLE {table} ADD COLUMN imported INTEGER NOT NULL DEFAULT 0" for table in TABLES]
+    + [
+        "UPDATE training_runs SET curve ="
+        " replace(replace(replace(curve, '-Infinity', 'null'), 'Infinity', 'null'), 'NaN', 'null')",
+        "UPDATE training_runs SET final_val_loss = NULL WHERE abs(final_val_loss) > 1.7976931348623157e308",
+        "UPDATE training_runs SET seconds = NULL WHERE abs(seconds) > 1.7976931348623157e308",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

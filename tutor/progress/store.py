@@ -13,24 +13,41 @@ Every method takes its time from the injectable `now` clock unless given `at=`.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from tutor.progress.db import Database, from_text, local_now, to_text
+from pydantic import ValidationError
+
+from tutor.errors import TutorError
+from tutor.progress.db import Database, local_now, to_text
 from tutor.progress.records import (
+    LAST_LOCATION,
     ExperimentRun,
+    ExperimentRunRow,
     HintReveal,
+    HintRevealRow,
+    KvEntry,
     QuizAnswer,
+    QuizAnswerRow,
+    Record,
     ReviewState,
     SectionRead,
     Submission,
+    SubmissionRow,
     TrainingRun,
+    problems,
+    short,
 )
 
-LAST_LOCATION = "last_location"
+R = TypeVar("R", bound=Record)
+
+
+class StoreDamaged(TutorError):
+    """A row in the file does not read as a valid record (written by an older tutor, or by hand)."""
 
 
 def _json(value: Any) -> str:
@@ -62,16 +79,22 @@ class Store:
     def _at(self, at: datetime | None) -> str:
         return to_text(at or self.now())
 
+    def _by_id(self, model: type[R], table: str, row_id: int | None) -> R:
+        (row,) = self.db.read(f"SELECT * FROM {table} WHERE id = ?", (row_id,))
+        return _record(model, table, dict(row))
+
     # --- sections read -------------------------------------------------------------------
 
     def mark_read(self, lesson: str, section: str, *, at: datetime | None = None) -> SectionRead:
         """Note that a section was read (the first time is kept, and the latest)."""
         stamp = self._at(at)
+        row = _checked(SectionRead, lesson=lesson, section=section, first_at=stamp, last_at=stamp)
         with self.db.write() as c:
-            c.execute(
-                "INSERT INTO section_reads VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (lesson, section) DO UPDATE SET last_at = excluded.last_at",
-                (lesson, section, stamp, stamp),
+            _insert(
+                c,
+                "section_reads",
+                row,
+                tail=" ON CONFLICT (lesson, section) DO UPDATE SET last_at = excluded.last_at, imported = 0",
             )
         return self.sections_read(lesson, section)[0]
 
@@ -81,7 +104,7 @@ class Store:
             "ORDER BY lesson, first_at",
             {"l": lesson, "s": section},
         )
-        return [SectionRead(**dict(r)) for r in rows]
+        return _records(SectionRead, "section_reads", rows)
 
     # --- quiz answers and review state ---------------------------------------------------
 
@@ -112,32 +135,40 @@ class Store:
                 row = c.execute(
                     "SELECT * FROM review_cards WHERE lesson = ? AND question = ?", (lesson, question)
                 ).fetchone()
-                card = schedule(_review(row) if row else None)
-            cur = c.execute(
-                "INSERT INTO quiz_answers (lesson, question, exercise, answer, correct, rating, used_hint,"
-                " counted, session, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    lesson,
-                    question,
-                    exercise,
-                    answer,
-                    correct,
-                    rating,
-                    used_hint,
-                    card is not None,
-                    session,
-                    stamp,
-                ),
+                card = schedule(_record(ReviewState, "review_cards", dict(row)) if row else None)
+            answered = _checked(
+                QuizAnswerRow,
+                lesson=lesson,
+                question=question,
+                exercise=exercise,
+                answer=answer,
+                correct=correct,
+                rating=rating,
+                used_hint=used_hint,
+                counted=card is not None,
+                session=session,
+                at=stamp,
             )
+            row_id = _insert(c, "quiz_answers", answered).lastrowid
             if card is not None:
-                lapse = int(rating == 1)
-                c.execute(
-                    "INSERT INTO review_cards VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (lesson, question) DO UPDATE"
-                    " SET card = excluded.card, due = excluded.due, last_review = excluded.last_review,"
-                    " reviews = reviews + 1, lapses = lapses + excluded.lapses",
-                    (lesson, question, _json(card), _card_time(card["due"]), stamp, lapse),
+                state = _checked(
+                    ReviewState,
+                    lesson=lesson,
+                    question=question,
+                    card=_json(card),
+                    due=_card_time(card["due"]),
+                    last_review=stamp,
+                    reviews=1,
+                    lapses=int(rating == 1),
                 )
-            row_id = cur.lastrowid
+                _insert(
+                    c,
+                    "review_cards",
+                    state,
+                    tail=" ON CONFLICT (lesson, question) DO UPDATE SET card = excluded.card, due = excluded.due,"
+                    " last_review = excluded.last_review, reviews = reviews + 1,"
+                    " lapses = lapses + excluded.lapses, imported = 0",
+                )
         return self.answers(answer_id=row_id)[0]
 
     def answers(
@@ -156,27 +187,27 @@ class Store:
             " AND (:id IS NOT NULL OR (exercise IS NOT NULL) = :p) ORDER BY at, id",
             {"id": answer_id, "l": lesson, "q": question, "e": exercise, "p": predictions},
         )
-        return [_answer(r) for r in rows]
+        return _records(QuizAnswer, "quiz_answers", rows)
 
     def review_state(self, lesson: str, question: str) -> ReviewState | None:
         rows = self.db.read(
             "SELECT * FROM review_cards WHERE lesson = ? AND question = ?", (lesson, question)
         )
-        return _review(rows[0]) if rows else None
+        return _record(ReviewState, "review_cards", dict(rows[0])) if rows else None
 
     def review_states(self, lesson: str | None = None) -> list[ReviewState]:
         rows = self.db.read(
             "SELECT * FROM review_cards WHERE (:l IS NULL OR lesson = :l) ORDER BY due, lesson, question",
             {"l": lesson},
         )
-        return [_review(r) for r in rows]
+        return _records(ReviewState, "review_cards", rows)
 
     def due_reviews(self, before: datetime) -> list[ReviewState]:
         """Review states due before `before` (e.g. the end of today), earliest first."""
         rows = self.db.read(
             "SELECT * FROM review_cards WHERE due < ? ORDER BY due, lesson, question", (to_text(before),)
         )
-        return [_review(r) for r in rows]
+        return _records(ReviewState, "review_cards", rows)
 
     # --- exercises -----------------------------------------------------------------------
 
@@ -193,52 +224,48 @@ class Store:
         at: datetime | None = None,
     ) -> Submission:
         """One graded attempt; `checks` as in the grade JSON (name, status, message, hint, points)."""
+        row = _checked(
+            SubmissionRow,
+            exercise=exercise,
+            at=self._at(at),
+            sha256=sha256,
+            status=status,
+            score=score,
+            max_score=max_score,
+            checks=_json(list(checks)),
+            hints_revealed=hints_revealed,
+        )
         with self.db.write() as c:
-            cur = c.execute(
-                "INSERT INTO submissions (exercise, at, sha256, status, score, max_score, checks, hints_revealed)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    exercise,
-                    self._at(at),
-                    sha256,
-                    status,
-                    score,
-                    max_score,
-                    _json(list(checks)),
-                    hints_revealed,
-                ),
-            )
-            row_id = cur.lastrowid
-        return _submission(self.db.read("SELECT * FROM submissions WHERE id = ?", (row_id,))[0])
+            row_id = _insert(c, "submissions", row).lastrowid
+        return self._by_id(Submission, "submissions", row_id)
 
     def submissions(self, exercise: str | None = None) -> list[Submission]:
         """Graded attempts, oldest first."""
         rows = self.db.read(
             "SELECT * FROM submissions WHERE (:e IS NULL OR exercise = :e) ORDER BY at, id", {"e": exercise}
         )
-        return [_submission(r) for r in rows]
+        return _records(Submission, "submissions", rows)
 
-    def passed_exercises(self) -> set[str]:
-        return {
-            r["exercise"]
-            for r in self.db.read("SELECT DISTINCT exercise FROM submissions WHERE status = 'pass'")
-        }
+    def passed_exercises(self, *, imported: bool = True) -> set[str]:
+        """Exercises with a recorded pass; `imported=False` leaves out passes that came from an import."""
+        rows = self.db.read(
+            "SELECT DISTINCT exercise FROM submissions WHERE status = 'pass' AND (:i OR NOT imported)",
+            {"i": imported},
+        )
+        return {r["exercise"] for r in rows}
 
     def record_hint(self, exercise: str, hint: str, *, at: datetime | None = None) -> HintReveal:
         """A hint was revealed (`hint`: "0", "1", ... for general hints, or a check id)."""
+        row = _checked(HintRevealRow, exercise=exercise, hint=hint, at=self._at(at))
         with self.db.write() as c:
-            cur = c.execute(
-                "INSERT INTO hint_reveals (exercise, hint, at) VALUES (?, ?, ?)",
-                (exercise, hint, self._at(at)),
-            )
-            row_id = cur.lastrowid
-        return HintReveal(**dict(self.db.read("SELECT * FROM hint_reveals WHERE id = ?", (row_id,))[0]))
+            row_id = _insert(c, "hint_reveals", row).lastrowid
+        return self._by_id(HintReveal, "hint_reveals", row_id)
 
     def hint_reveals(self, exercise: str | None = None) -> list[HintReveal]:
         rows = self.db.read(
             "SELECT * FROM hint_reveals WHERE (:e IS NULL OR exercise = :e) ORDER BY at, id", {"e": exercise}
         )
-        return [HintReveal(**dict(r)) for r in rows]
+        return _records(HintReveal, "hint_reveals", rows)
 
     # --- experiments and training runs ---------------------------------------------------
 
@@ -252,19 +279,23 @@ class Store:
         at: datetime | None = None,
     ) -> ExperimentRun:
         """Keep one experiment result (the learner asked to keep it, or an exercise needs it)."""
+        row = _checked(
+            ExperimentRunRow,
+            name=name,
+            params=_json(params),
+            metrics=_json(metrics),
+            note=note,
+            at=self._at(at),
+        )
         with self.db.write() as c:
-            cur = c.execute(
-                "INSERT INTO experiment_runs (name, params, metrics, note, at) VALUES (?, ?, ?, ?, ?)",
-                (name, _json(params), _json(metrics), note, self._at(at)),
-            )
-            row_id = cur.lastrowid
-        return _experiment(self.db.read("SELECT * FROM experiment_runs WHERE id = ?", (row_id,))[0])
+            row_id = _insert(c, "experiment_runs", row).lastrowid
+        return self._by_id(ExperimentRun, "experiment_runs", row_id)
 
     def experiment_runs(self, name: str | None = None) -> list[ExperimentRun]:
         rows = self.db.read(
             "SELECT * FROM experiment_runs WHERE (:n IS NULL OR name = :n) ORDER BY at, id", {"n": name}
         )
-        return [_experiment(r) for r in rows]
+        return _records(ExperimentRun, "experiment_runs", rows)
 
     def record_training_run(
         self,
@@ -278,34 +309,49 @@ class Store:
         curve: Iterable[Sequence[float | None]] = (),
         at: datetime | None = None,
     ) -> TrainingRun:
-        """Insert or replace the run under `key` (call again as it progresses: "running" -> "done")."""
-        points = [[int(p[0]), _num(p[1]), _num(p[2])] for p in curve]
+        """Insert or replace the run under `key` (call again as it progresses: "running" -> "done").
+
+        A loss or time that is not a finite number (a diverged run) is stored as no value."""
+        row = _checked(
+            TrainingRun,
+            key=key,
+            config=_json(config),
+            status=status,
+            final_val_loss=_num(final_val_loss),
+            params=params,
+            seconds=_num(seconds),
+            curve=_json([[int(p[0]), _num(p[1]), _num(p[2])] for p in curve]),
+            at=self._at(at),
+        )
         with self.db.write() as c:
-            c.execute(
-                "INSERT OR REPLACE INTO training_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, _json(config), status, final_val_loss, params, seconds, _json(points), self._at(at)),
-            )
+            _insert(c, "training_runs", row, verb="INSERT OR REPLACE")
         return self.training_run(key)  # type: ignore[return-value]
 
     def training_run(self, key: str) -> TrainingRun | None:
         rows = self.db.read("SELECT * FROM training_runs WHERE key = ?", (key,))
-        return _training(rows[0]) if rows else None
+        return _record(TrainingRun, "training_runs", dict(rows[0])) if rows else None
 
     def training_runs(self, status: str | None = None) -> list[TrainingRun]:
         rows = self.db.read(
             "SELECT * FROM training_runs WHERE (:s IS NULL OR status = :s) ORDER BY at, key", {"s": status}
         )
-        return [_training(r) for r in rows]
+        return _records(TrainingRun, "training_runs", rows)
 
     # --- small values --------------------------------------------------------------------
 
     def set_value(self, key: str, value: Any, *, at: datetime | None = None) -> None:
+        row = _checked(KvEntry, key=key, value=_json(value), at=self._at(at))
         with self.db.write() as c:
-            c.execute("INSERT OR REPLACE INTO kv VALUES (?, ?, ?)", (key, _json(value), self._at(at)))
+            _insert(c, "kv", row, verb="INSERT OR REPLACE")
+
+    def value_entry(self, key: str) -> KvEntry | None:
+        """The value under `key` with its time and imported mark, or None."""
+        rows = self.db.read("SELECT * FROM kv WHERE key = ?", (key,))
+        return _record(KvEntry, "kv", dict(rows[0])) if rows else None
 
     def get_value(self, key: str, default: Any = None) -> Any:
-        rows = self.db.read("SELECT value FROM kv WHERE key = ?", (key,))
-        return json.loads(rows[0]["value"]) if rows else default
+        entry = self.value_entry(key)
+        return entry.value if entry else default
 
     def set_last_location(self, location: dict[str, Any]) -> None:
         """Where the learner was (e.g. {"screen": "lesson", "lesson": ..., "section": ...}), to continue there."""
@@ -315,45 +361,47 @@ class Store:
         return self.get_value(LAST_LOCATION)
 
 
-# --- rows -> records ---------------------------------------------------------------------
+# --- records <-> rows -------------------------------------------------------------------
+
+
+def _checked(model: type[Record], **row: Any) -> dict[str, Any]:
+    """`row` as it will be stored, once it reads back as `model`: the store never writes what it cannot read."""
+    try:
+        model.model_validate(row)
+    except ValidationError as err:
+        raise ValueError(f"cannot store this {model.__name__}: {'; '.join(problems(err))}") from None
+    return row
+
+
+def _insert(
+    c: sqlite3.Connection, table: str, row: dict[str, Any], *, verb: str = "INSERT", tail: str = ""
+) -> sqlite3.Cursor:
+    sql = f"{verb} INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))}){tail}"
+    return c.execute(sql, tuple(row.values()))
+
+
+def _records(model: type[R], table: str, rows: Iterable[sqlite3.Row]) -> list[R]:
+    return [_record(model, table, dict(r)) for r in rows]
+
+
+def _record(model: type[R], table: str, row: dict[str, Any]) -> R:
+    try:
+        return model.model_validate(row)
+    except ValidationError as err:
+        where = (
+            f"id {row['id']}"
+            if "id" in row
+            else ", ".join(f"{k} {short(v)}" for k, v in list(row.items())[:2])
+        )
+        raise StoreDamaged(
+            f"the progress store holds a {table} row this tutor cannot read ({where}: {'; '.join(problems(err))}); "
+            "python -m tutor progress --reset keeps a backup of everything and starts afresh"
+        ) from None
 
 
 def _num(x: float | None) -> float | None:
-    return None if x is None else float(x)
+    return None if x is None or not math.isfinite(x) else float(x)
 
 
 def _card_time(text: str) -> str:
     return to_text(datetime.fromisoformat(text))
-
-
-def _answer(r: sqlite3.Row) -> QuizAnswer:
-    d = dict(r)
-    d["correct"] = None if d["correct"] is None else bool(d["correct"])
-    d["used_hint"], d["counted"] = bool(d["used_hint"]), bool(d["counted"])
-    return QuizAnswer(**d)
-
-
-def _review(r: sqlite3.Row) -> ReviewState:
-    d = dict(r)
-    d["card"] = json.loads(d["card"])
-    d["last_review"] = from_text(d["last_review"])
-    return ReviewState(**d)
-
-
-def _submission(r: sqlite3.Row) -> Submission:
-    d = dict(r)
-    d["checks"] = json.loads(d["checks"])
-    return Submission(**d)
-
-
-def _experiment(r: sqlite3.Row) -> ExperimentRun:
-    d = dict(r)
-    d["params"], d["metrics"] = json.loads(d["params"]), json.loads(d["metrics"])
-    return ExperimentRun(**d)
-
-
-def _training(r: sqlite3.Row) -> TrainingRun:
-    d = dict(r)
-    d["config"] = json.loads(d["config"])
-    d["curve"] = [tuple(p) for p in json.loads(d["curve"])]
-    return TrainingRun(**d)

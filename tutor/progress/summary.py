@@ -2,6 +2,7 @@
 
 Quiz "correct" counts questions whose latest answer was right (an open question: rated hard or
 better); "due" counts review items due by the end of the learner's today.
+"imported" says how much of that came only from `progress --import`, not from work on this machine.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pydantic import BaseModel
 
 from tutor.content.schema import Lesson, pick
 from tutor.progress.db import end_of_today
+from tutor.progress.records import LAST_LOCATION
 from tutor.progress.store import Store
 
 
@@ -37,6 +39,20 @@ class LessonProgress(BaseModel):
     exercises: ExerciseProgress
 
 
+class LessonImported(BaseModel):
+    sections_read: int  # read sections whose record was imported
+    answered: int  # answered questions whose latest answer was imported
+    passed: int  # passed exercises with no pass recorded on this machine
+
+
+class ImportedProgress(BaseModel):
+    lessons: dict[str, LessonImported]  # by lesson id
+    reviews_due: int
+    training_runs: int
+    experiment_runs: int
+    last_location: bool
+
+
 class ProgressSummary(BaseModel):
     home: str
     store: str
@@ -46,18 +62,24 @@ class ProgressSummary(BaseModel):
     experiment_runs: int
     last_location: dict | None
     notices: list[str]
+    imported: ImportedProgress
 
 
 def summarise(store: Store, lessons: Sequence[Lesson], lang: str = "en") -> ProgressSummary:
-    due = {(s.lesson, s.question) for s in store.due_reviews(end_of_today(store.now()))}
-    latest = {}
+    due_states = store.due_reviews(end_of_today(store.now()))
+    due = {(s.lesson, s.question) for s in due_states}
+    latest, latest_imported = {}, {}
     for a in store.answers():  # oldest first, so the last one per question wins
         latest[(a.lesson, a.question)] = a.correct if a.correct is not None else (a.rating or 1) >= 2
-    read = {(r.lesson, r.section) for r in store.sections_read()}
+        latest_imported[(a.lesson, a.question)] = a.imported
+    reads = store.sections_read()
+    read = {(r.lesson, r.section) for r in reads}
+    read_imported = {(r.lesson, r.section) for r in reads if r.imported}
     subs = store.submissions()
     attempted = {s.exercise for s in subs}
     passed = {s.exercise for s in subs if s.status == "pass"}
-    out = []
+    passed_here = {s.exercise for s in subs if s.status == "pass" and not s.imported}
+    out, imported = [], {}
     for lesson in lessons:
         qids = [(lesson.id, q.id) for q in lesson.quiz]
         exercises = [e.id for e in lesson.exercises]
@@ -80,14 +102,28 @@ def summarise(store: Store, lessons: Sequence[Lesson], lang: str = "en") -> Prog
                 ),
             )
         )
+        imported[lesson.id] = LessonImported(
+            sections_read=sum((lesson.id, s.id) in read_imported for s in lesson.sections),
+            answered=sum(latest_imported.get(k, False) for k in qids),
+            passed=sum(e in passed and e not in passed_here for e in exercises),
+        )
     known = {(lesson.id, q.id) for lesson in lessons for q in lesson.quiz}
+    runs, experiments = store.training_runs(), store.experiment_runs()
+    location = store.value_entry(LAST_LOCATION)
     return ProgressSummary(
         home=str(store.db.home),
         store=str(store.path),
         lessons=out,
         reviews_due=len(due & known),
-        training_runs=len(store.training_runs()),
-        experiment_runs=len(store.experiment_runs()),
-        last_location=store.last_location(),
+        training_runs=len(runs),
+        experiment_runs=len(experiments),
+        last_location=location.value if location else None,
         notices=list(store.notices),
+        imported=ImportedProgress(
+            lessons=imported,
+            reviews_due=len({(s.lesson, s.question) for s in due_states if s.imported} & known),
+            training_runs=sum(r.imported for r in runs),
+            experiment_runs=sum(r.imported for r in experiments),
+            last_location=bool(location and location.imported),
+        ),
     )

@@ -3,75 +3,40 @@
 The export is one JSON document holding every row of every table (minus row ids). Import merges
 into what is there, so importing the same file twice changes nothing: append-only logs skip rows
 already present; per-item state (section reads, review cards, training runs, kv) keeps the newer.
+
+An import is checked whole before anything is written: every row and column, JSON columns included,
+through the models the store reads its rows with (tutor.progress.records). If any row is bad nothing
+is imported, and the error names each bad table[row].field. Imported rows are marked `imported`, so
+progress can tell them from work done on this machine.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from models.atomic import atomic_write
 from tutor.errors import TutorError
 from tutor.progress.db import first_free, to_text
 from tutor.progress.migrations import SCHEMA_VERSION, TABLES
+from tutor.progress.records import ROWS, field_path, problems, short
 from tutor.progress.store import Store
 
 FORMAT = "attention-tutor-progress"
 FORMAT_VERSION = 1
+MAX_BYTES = 64 * 2**20  # far above any real export; refuses a wrong file before reading it whole
+MAX_LISTED = 20  # problems listed in one error message; the rest are counted
 
-# Columns per table (without row ids) and what each must hold; logs are deduplicated on all of them.
-# Kinds: text, int, real, bool, json (a JSON document as text), time (ISO timestamp with zone);
-# a trailing "?" allows null.
-SPEC: dict[str, dict[str, str]] = {
-    "section_reads": {"lesson": "text", "section": "text", "first_at": "time", "last_at": "time"},
-    "quiz_answers": {
-        "lesson": "text",
-        "question": "text",
-        "exercise": "text?",
-        "answer": "text",
-        "correct": "bool?",
-        "rating": "int?",
-        "used_hint": "bool",
-        "counted": "bool",
-        "session": "text?",
-        "at": "time",
-    },
-    "review_cards": {
-        "lesson": "text",
-        "question": "text",
-        "card": "json",
-        "due": "time",
-        "last_review": "time?",
-        "reviews": "int",
-        "lapses": "int",
-    },
-    "submissions": {
-        "exercise": "text",
-        "at": "time",
-        "sha256": "text",
-        "status": "text",
-        "score": "real",
-        "max_score": "real",
-        "checks": "json",
-        "hints_revealed": "int",
-    },
-    "hint_reveals": {"exercise": "text", "hint": "text", "at": "time"},
-    "experiment_runs": {"name": "text", "params": "json", "metrics": "json", "note": "text?", "at": "time"},
-    "training_runs": {
-        "key": "text",
-        "config": "json",
-        "status": "text",
-        "final_val_loss": "real?",
-        "params": "int?",
-        "seconds": "real?",
-        "curve": "json",
-        "at": "time",
-    },
-    "kv": {"key": "text", "value": "json", "at": "time"},
+# Columns per table (without row ids and the imported mark): the fields of the table's row model.
+# Logs are deduplicated on all of them.
+COLUMNS: dict[str, tuple[str, ...]] = {
+    table: tuple(name for name in ROWS[table].model_fields if name != "imported") for table in TABLES
 }
-COLUMNS: dict[str, tuple[str, ...]] = {table: tuple(spec) for table, spec in SPEC.items()}
 LOGS = ("quiz_answers", "submissions", "hint_reveals", "experiment_runs")
 # For state tables: the key, and the column whose larger value wins on import.
 STATE_KEYS = {
@@ -80,7 +45,11 @@ STATE_KEYS = {
     "training_runs": (("key",), "at"),
     "kv": (("key",), "at"),
 }
-assert set(COLUMNS) == set(TABLES) == set(LOGS) | set(STATE_KEYS)
+assert set(COLUMNS) == set(ROWS) == set(LOGS) | set(STATE_KEYS)
+
+
+class ImportRejected(TutorError):
+    """Some rows of an import file are not valid; nothing was imported."""
 
 
 def export_data(store: Store) -> dict[str, Any]:
@@ -111,110 +80,122 @@ def export_file(store: Store, path: Path) -> int:
 
 
 def read_export(path: Path) -> dict[str, Any]:
-    """Load and validate an export file; TutorError naming the file and field on anything wrong."""
+    """Load an export file and check its format and version (import_data checks the rows)."""
+    text = _read_text(Path(path))
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as err:
-        raise TutorError(f"cannot read {path}: {err.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise TutorError(f"{path} is not JSON: {err}") from None
+        data = json.loads(text)
+    except RecursionError:
+        raise TutorError(f"{path}: the JSON nests too deeply to be a tutor progress export") from None
+    except ValueError as err:
+        raise TutorError(f"{path} is not JSON ({err}); is the file cut off, or not an export?") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise TutorError(f"{path}: not a tutor progress export (field 'format' should be {FORMAT!r})")
     if data.get("version") != FORMAT_VERSION:
         raise TutorError(
-            f"{path}: export format version {data.get('version')!r} is not supported (need {FORMAT_VERSION})"
+            f"{path}: export format version {short(data.get('version'))} is not supported (need {FORMAT_VERSION})"
         )
-    tables = data.get("tables")
-    if not isinstance(tables, dict):
+    if not isinstance(data.get("tables"), dict):
         raise TutorError(f"{path}: field 'tables' should be an object of table name -> rows")
-    for name, rows in tables.items():
-        if name not in COLUMNS:
-            raise TutorError(f"{path}: unknown table {name!r} in 'tables' (known: {', '.join(TABLES)})")
-        if not isinstance(rows, list):
-            raise TutorError(f"{path}: tables.{name} should be a list of rows")
-        for i, row in enumerate(rows):
-            if not isinstance(row, dict) or set(row) != set(COLUMNS[name]):
-                raise TutorError(
-                    f"{path}: tables.{name}[{i}] should have exactly the fields {', '.join(COLUMNS[name])}"
-                )
-            for field, kind in SPEC[name].items():
-                if not _fits(row[field], kind):
-                    raise TutorError(
-                        f"{path}: tables.{name}[{i}].{field} should be {_KIND_WORDS[kind.rstrip('?')]}"
-                        + (" or null" if kind.endswith("?") else "")
-                        + f", not {row[field]!r}"
-                    )
     return data
 
 
-_KIND_WORDS = {
-    "text": "a string",
-    "int": "an integer",
-    "real": "a number",
-    "bool": "0 or 1",
-    "json": "a JSON document in a string",
-    "time": "an ISO timestamp with time zone",
-}
-
-
-def _fits(value: Any, kind: str) -> bool:
-    if value is None:
-        return kind.endswith("?")
-    kind = kind.rstrip("?")
-    if kind == "text":
-        return isinstance(value, str)
-    if kind in ("int", "bool"):
-        return isinstance(value, int) and not isinstance(value, bool) and (kind == "int" or value in (0, 1))
-    if kind == "real":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind == "json":
-        try:
-            json.loads(value)
-        except (TypeError, ValueError):
-            return False
-        return True
+def _read_text(path: Path) -> str:
     try:
-        return datetime.fromisoformat(value).tzinfo is not None
-    except (TypeError, ValueError):
-        return False
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except OSError as err:
+        raise TutorError(f"cannot read {path}: {err.strerror}") from None
+    if len(raw) > MAX_BYTES:
+        raise TutorError(
+            f"{path} is larger than {MAX_BYTES // 2**20} MB, too large for a tutor progress export; is it the right file?"
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise TutorError(f"{path} is not UTF-8 text (byte {err.start}); an export is UTF-8 JSON") from None
 
 
-def import_data(store: Store, data: dict[str, Any]) -> int:
-    """Merge an export into the store in one transaction; returns how many rows were added or updated."""
-    changed = 0
+def import_data(store: Store, data: dict[str, Any], *, source: str = "import") -> int:
+    """Merge an export into the store: every row checked first, then all written in one transaction.
+
+    Returns how many rows were added or updated. ImportRejected, and nothing written, if any row is bad;
+    `source` (the file) starts each line of its message."""
+    rows = checked_rows(data["tables"], source)
     with store.db.write() as c:
-        for table, rows in data["tables"].items():
-            cols = COLUMNS[table]
-            placeholders = ", ".join("?" * len(cols))
-            for raw in rows:
-                row = {k: _stored(raw[k], SPEC[table][k]) for k in cols}
-                values = tuple(row[k] for k in cols)
-                if table in LOGS:
-                    match = " AND ".join(f"{k} IS ?" for k in cols)
-                    if c.execute(f"SELECT 1 FROM {table} WHERE {match}", values).fetchone():
-                        continue
-                    c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({placeholders})", values)
-                    changed += 1
-                    continue
-                keys, newer = STATE_KEYS[table]
-                where = " AND ".join(f"{k} = ?" for k in keys)
-                old = c.execute(
-                    f"SELECT {newer} FROM {table} WHERE {where}", tuple(row[k] for k in keys)
-                ).fetchone()
-                if old is not None and (old[0] or "") >= (row[newer] or ""):
-                    continue
-                c.execute(
-                    f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({placeholders})", values
-                )
-                changed += 1
-    return changed
+        return sum(_merge(c, table, row) for table, row in rows)
 
 
-def _stored(value: Any, kind: str) -> Any:
-    """A timestamp as the store writes it (UTC, fixed width): the store compares and orders them as text."""
-    if value is not None and kind.rstrip("?") == "time":
-        return to_text(datetime.fromisoformat(value))
-    return value
+def checked_rows(tables: dict[str, Any], source: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every (table, row) of an export's tables, as the store will write it; ImportRejected if any is bad."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    bad: list[str] = []
+    for table, rows in tables.items():
+        if table not in COLUMNS:
+            bad.append(f"{source}: tables.{field_path((table,))}: unknown table (known: {', '.join(TABLES)})")
+            continue
+        if not isinstance(rows, list):
+            bad.append(f"{source}: {table}: should be a list of rows, not {short(rows)}")
+            continue
+        for i, row in enumerate(rows):
+            stored, wrong = _stored_row(table, row)
+            bad += [f"{source}: {table}[{i}]{w}" for w in wrong]
+            if stored is not None:
+                found.append((table, stored))
+    if bad:
+        more = f"\n... and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
+        raise ImportRejected(
+            f"nothing was imported from {source}: {len(bad)} problem(s); fix or remove the rows named"
+            " and import again:\n" + "\n".join(bad[:MAX_LISTED]) + more
+        )
+    return found
+
+
+def _stored_row(table: str, row: Any) -> tuple[dict[str, Any] | None, list[str]]:
+    """(the row as the store writes it: times in UTC, marked imported; None if bad), [".field: what is wrong"]."""
+    if not isinstance(row, dict):
+        return None, [f": should be an object of column -> value, not {short(row)}"]
+    model, columns = ROWS[table], COLUMNS[table]
+    wrong = [
+        f".{field_path((k,))}: is not a column of {table} (columns: {', '.join(columns)})"
+        for k in row
+        if k not in columns
+    ]
+    wrong += [
+        f".{k}: is missing" for k in columns if k not in row and not model.model_fields[k].is_required()
+    ]
+    try:
+        record = model.model_validate({k: row[k] for k in columns if k in row})
+    except ValidationError as err:
+        return None, wrong + [f".{p}" for p in problems(err)]
+    if wrong:
+        return None, wrong
+    stored = {k: _stored(getattr(record, k), row[k]) for k in columns}
+    return {**stored, "imported": 1}, []
+
+
+def _stored(value: Any, raw: Any) -> Any:
+    """A timestamp as the store writes it (UTC, fixed width: it compares and orders them as text)."""
+    return to_text(value) if isinstance(value, datetime) else raw
+
+
+def _merge(c: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
+    """Write one checked row unless the store has it (a log) or has it newer (state); 1 if written."""
+    columns = COLUMNS[table]
+    if table in LOGS:
+        match = " AND ".join(f"{k} IS ?" for k in columns)
+        if c.execute(f"SELECT 1 FROM {table} WHERE {match}", tuple(row[k] for k in columns)).fetchone():
+            return 0
+    else:
+        keys, newer = STATE_KEYS[table]
+        where = " AND ".join(f"{k} = ?" for k in keys)
+        old = c.execute(f"SELECT {newer} FROM {table} WHERE {where}", tuple(row[k] for k in keys)).fetchone()
+        if old is not None and (old[0] or "") >= (row[newer] or ""):
+            return 0
+    c.execute(
+        f"INSERT OR REPLACE INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+        tuple(row.values()),
+    )
+    return 1
 
 
 def reset(store: Store, backup_dir: Path | None = None) -> Path:
