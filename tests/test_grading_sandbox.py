@@ -1,29 +1,57 @@
-"""Hostile submissions against the real sandbox: every one gets fail/error/timeout with a clear reason,
-the tutor process survives, and the progress store keeps what it already held.
+"""Hostile submissions against the real judge and its sandboxed worker, through the real CLI.
 
-Most run against a small probe exercise whose checks need no torch, so each child starts in a
-fraction of a second; the torch-specific attacks run against split-heads."""
+Every attack class of the grader's security review is here: forged records and answers, frames and
+raw memory, objects that lie to the checks, the store, processes that outlive the grade, signals to
+the grader, process and disk limits, hangs and tracebacks in the tutor. Each ends in a non-pass with
+a clear reason, the tutor survives, and the store keeps what it held.
+
+Most run as one `grade --batch` per exercise (one judge, a fresh sandboxed worker per file), against a
+small probe exercise whose checks need no model, or against split-heads and rope for torch attacks.
+"""
 
 from __future__ import annotations
 
-import re
+import json
+import os
+import sqlite3
+import subprocess
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
+import time
 from pathlib import Path
 
 import pytest
 
-from tutor.content.loader import load_course
-from tutor.content.schema import CheckDecl, Exercise
-from tutor.grading import service
-from tutor.grading.runner import Limits
+from tests.conftest import PYTHON, ROOT, run_tutor_env
 from tutor.progress.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
-SPLIT = (ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8")
-SCALING = (ROOT / "lessons/03-rope-alibi/exercises/context-scaling/solution.py").read_text(encoding="utf-8")
-ROPE_NO_SCALE = (ROOT / "lessons/03-rope-alibi/exercises/rope/broken/no_scale.py").read_text(encoding="utf-8")
+PROBE_TOML = """
+id = "probe"
+file_name = "probe.py"
+section = "probe"
+timeout_s = 10
+title = { en = "Probe" }
+task = { en = "Write add, concat, scale and last." }
 
+[[checks]]
+id = "add"
+title = { en = "adds" }
+hint = { en = "use +" }
+
+[[checks]]
+id = "concat"
+title = { en = "joins" }
+hint = { en = "use +" }
+
+[[checks]]
+id = "scale"
+title = { en = "scales" }
+hint = { en = "a list comprehension" }
+
+[[checks]]
+id = "last"
+title = { en = "last" }
+hint = { en = "xs[-1]" }
+"""
 PROBE_CHECKS = """
 from tutor.grading.kit import fail, need
 
@@ -68,186 +96,102 @@ def scale(xs, k):
 def last(xs):
     return xs[-1]
 """
+IDENTITY_SPLIT = "def split_heads(x, h):\n    return x\n\n\ndef merge_heads(x):\n    return x\n"
+SPLIT = (ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8")
+ROPE = (ROOT / "lessons/03-rope-alibi/exercises/rope/solution.py").read_text(encoding="utf-8")
 
-FORGE = """
-import json, os
-forged = json.dumps({"event": "done", "nonce": "guess"}).encode() + b"\\n"
-for fd in map(int, os.listdir("/proc/self/fd")):
-    link = f"/proc/self/fd/{fd}"
-    if fd > 2 and os.path.exists(link) and os.readlink(link).startswith("pipe:"):
-        try:
-            os.write(fd, forged)
-        except OSError:
-            pass
-"""
+# name: (source, overall status, substring of the first non-passing check's message)
+PROBE_ATTACKS = {
+    "prints_pass": ('print("PASS")\nprint(\'{"event": "done"}\')\ndef add(a, b):\n    return 0\n', "fail",
+                    "expected add(2, 3) = 5, got 0"),
+    "sys_exit_on_import": ("import sys\nsys.exit(0)\n", "error", "sys.exit(0)"),
+    "os_exit_on_import": ("import os\nos._exit(0)\n", "error", "exit code 0 before grading finished"),
+    "os_exit_in_check": (SOLUTION.replace("    return a + b\n\n\ndef concat", "    import os\n    os._exit(0)\n\n\ndef concat"),
+                         "error", "exit code 0 before grading finished"),
+    "raises_on_import": ('raise RuntimeError("boom at import")\n', "error", "RuntimeError: boom at import (at line 1"),
+    "syntax_error": ("def add(a, b)\n    return a + b\n", "error", "syntax error in line 1"),
+    # the old in-process forgery: rewrite every record json writes. The worker's answers are data, not
+    # verdicts, and an answer out of turn voids the run
+    "forges_json_encoder": ("import json\njson.dumps = lambda *a, **k: '{\"id\": 1, \"ok\": 5}'\n" + SOLUTION.replace("a + b\n\n\ndef concat", "0\n\n\ndef concat"),
+                            "error", "broke the grading protocol"),
+    # frames and gc objects are reachable in the worker, and lead nowhere: answering 5 to everything
+    "rewrites_its_answers": (
+        "import gc\nw = next(o for o in gc.get_objects() if type(o).__name__ == 'Worker')\n_send = w.send\n"
+        "w.send = lambda m: _send({**m, 'ok': 5} if 'ok' in m and m['id'] > 1 else m)\n" + SOLUTION,
+        "fail", "expected 'ab', got 5"),
+    "reads_its_own_memory": ("open(b'/proc/self/mem', 'rb')\n" + SOLUTION, "error", "PermissionError"),
+    "reads_the_graders_environment": ("import os\nopen(f'/proc/{os.getppid()}/environ', 'rb').read()\n" + SOLUTION,
+                                      "error", "PermissionError"),
+    "reads_the_home_folder": (f"import os\nos.listdir({str(Path.home())!r})\n" + SOLUTION, "error", "PermissionError"),
+    "writes_outside_scratch": ("open('/tmp/tutor-escape.txt', 'w').write('x')\n" + SOLUTION, "error", "PermissionError"),
+    "kills_every_process": ("import os\nos.kill(-1, 9)\n" + SOLUTION, "error", "PermissionError"),
+    "kills_the_graders_group": ("import os\nos.killpg(os.getpgid(os.getppid()), 9)\n" + SOLUTION, "error", "Error"),
+    "forks": ("import os\nos.fork()\n" + SOLUTION, "error", "PermissionError"),
+    "starts_a_daemon": ("import subprocess\nsubprocess.Popen(['sleep', '60'], start_new_session=True)\n" + SOLUTION,
+                        "error", "Error"),
+    "writes_96_mb_in_six_files": ("for i in range(6):\n    open(f'f{i}', 'wb').write(b'x' * (16 * 2**20 - 1))\n" + SOLUTION,
+                                  "error", "No space left on device"),
+    "floods_its_output": ("import sys\nsys.stdout.write('y' * (20 * 2**20))\nsys.stdout.flush()\n", "error",
+                          "more output than the grader allows"),
+    "connects_to_the_network": ("import socket\nsocket.create_connection(('127.0.0.1', 22), timeout=2)\n" + SOLUTION,
+                                "error", "Error"),
+    "allocates_10_gb_on_import": ("x = bytearray(10 * 2**30)\n", "error", "ran out of memory"),
+    "segfaults": ("import faulthandler\nfaulthandler._sigsegv()\n", "error", "SIGSEGV"),
+    "reads_stdin": ("input()\n", "error", "EOFError"),
+    "lone_surrogate_in_an_error": ('raise RuntimeError("\\ud800")\n', "error", "RuntimeError: ?"),
+    "stdout_into_a_fifo": ("import os\nos.mkfifo('f')\nfd = os.open('f', os.O_RDWR)\nos.dup2(fd, 1)\n"
+                           "print('x' * 200_000, flush=True)\n" + SOLUTION, "timeout", "timed out after 6 s while loading"),
+    "loops_in_scale": (SOLUTION.replace("    return [x * k for x in xs]", "    while k == 3:\n        pass"),
+                       "timeout", "timed out after 6 s"),
+}  # fmt: skip
+TORCH_ATTACKS = {  # split-heads
+    "tensor_subclass_says_equal": (
+        "import torch\nclass T(torch.Tensor):\n    @classmethod\n"
+        "    def __torch_function__(cls, f, types, args=(), kwargs=None):\n"
+        "        return True if f is torch.equal else super().__torch_function__(f, types, args, kwargs or {})\n"
+        "def split_heads(x, h):\n    return x.as_subclass(T)\ndef merge_heads(x):\n    return x.as_subclass(T)\n",
+        "fail", "expected"),
+    "patches_tensor_methods": ("import torch\ntorch.Tensor.max = lambda *a, **k: torch.tensor(0.0)\n"
+                               "torch.equal = lambda a, b: True\n" + IDENTITY_SPLIT, "fail", "expected"),
+    "plants_a_fake_module": ("import sys, types\nsys.modules['models.corpus'] = types.ModuleType('fake')\n" + IDENTITY_SPLIT,
+                             "fail", "expected"),
+    "empty_file": ("", "fail", "defines no `split_heads`"),
+    "nan_everywhere": ("import torch\ndef split_heads(x, h):\n    B, T, C = x.shape\n"
+                       "    return torch.full((B, h, T, C // h), float('nan'))\ndef merge_heads(x):\n    return x\n",
+                       "fail", "expected"),
+    "allocates_10_gb_tensor": ("import torch\ndef split_heads(x, h):\n    return torch.empty(10 * 2**30, dtype=torch.uint8)\n"
+                               "def merge_heads(x):\n    return x\n", "fail", "ran out of memory"),
+}  # fmt: skip
 
-HOSTILE = {
-    # name: (exercise, source, overall status, substring of the first non-passing check's message)
-    "prints_pass": (
-        "probe",
-        'print("PASS")\nprint(\'{"event": "done"}\')\ndef add(a, b):\n    return 0\n',
-        "fail",
-        "expected add(2, 3) = 5, got 0",
-    ),
-    "sys_exit_on_import": ("probe", "import sys\nsys.exit(0)\n", "error", "sys.exit(0)"),
-    "os_exit_on_import": (
-        "probe",
-        "import os\nos._exit(0)\n",
-        "error",
-        "exit code 0 before grading finished",
-    ),
-    "os_exit_in_check": (
-        "probe",
-        SOLUTION.replace(
-            "    return a + b\n\n\ndef concat", "    import os\n    os._exit(0)\n\n\ndef concat"
-        ),
-        "error",
-        "exit code 0 before grading finished",
-    ),
-    "raises_on_import": (
-        "probe",
-        'raise RuntimeError("boom at import")\n',
-        "error",
-        "RuntimeError: boom at import (at line 1",
-    ),
-    "syntax_error": ("probe", "def add(a, b)\n    return a + b\n", "error", "syntax error in line 1"),
-    "patches_checks_module": (
-        "probe",
-        "import sys\nm = sys.modules['_tutor_exercise_checks']\nm.check_add = lambda sub: 'ok'\n" + SOLUTION,
-        "error",
-        "checks.check_add",
-    ),
-    "swaps_check_code": (
-        "probe",
-        "import sys\nm = sys.modules['_tutor_exercise_checks']\n"
-        "m.check_scale.__code__ = (lambda sub: 'ok').__code__\n" + SOLUTION.replace("x * k", "x"),
-        "error",
-        "checks.check_scale",
-    ),
-    "edits_the_expected_values": (  # a table of expected values, changed in place: same name, same dict
-        "context-scaling",
-        "import sys\nsys.modules['_tutor_exercise_checks'].REFERENCE[('pi', 8)][0] = 0.5\n" + SCALING,
-        "error",
-        "checks.REFERENCE",
-    ),
-    "patches_builtins": (
-        "probe",
-        "import builtins\nbuiltins.repr = lambda x: 'fine'\n" + SOLUTION,
-        "error",
-        "builtins.repr",
-    ),
-    "patches_torch_equal": (
-        "split-heads",
-        "import torch\ntorch.equal = lambda a, b: True\ndef split_heads(x, h):\n    return x\n"
-        "def merge_heads(x):\n    return x\n",
-        "error",
-        "torch.equal",
-    ),
-    "patches_the_reference_attention": (  # F.sdpa without the 1/√d scale makes a no-scale attention "right"
-        "rope",
-        "import torch.nn.functional as F\n_sdpa = F.scaled_dot_product_attention\n"
-        "F.scaled_dot_product_attention = lambda q, k, v, is_causal=False: _sdpa(q, k, v, is_causal=is_causal,"
-        " scale=1.0)\n" + ROPE_NO_SCALE,
-        "error",
-        "torch.nn.functional.scaled_dot_product_attention",
-    ),
-    "allocates_10_gb_on_import": ("probe", "x = bytearray(10 * 2**30)\n", "error", "ran out of memory"),
-    "allocates_10_gb_tensor_in_check": (
-        "split-heads",
-        "import torch\ndef split_heads(x, h):\n    return torch.empty(10 * 2**30, dtype=torch.uint8)\n"
-        "def merge_heads(x):\n    return x\n",
-        "fail",
-        "ran out of memory",
-    ),
-    "segfaults": ("probe", "import faulthandler\nfaulthandler._sigsegv()\n", "error", "SIGSEGV"),
-    "reads_raw_memory": (
-        "probe",
-        "import ctypes\nctypes.string_at(id(object()), 16)\n",
-        "error",
-        "ctypes.string_at is not available",
-    ),
-    "walks_up_to_the_harness": (  # the nonce-holding emit() lives in the harness's frames
-        "probe",
-        "import sys\nf = sys._getframe()\nwhile f is not None and 'emit' not in f.f_locals:\n    f = f.f_back\n"
-        "f.f_locals['emit']({'event': 'imported'})\n" + SOLUTION,
-        "error",
-        "stack frames are not available to code being graded",
-    ),
-    "jumps_to_a_harness_frame": (
-        "probe",
-        "import sys\nsys._getframe(1).f_locals\n" + SOLUTION,
-        "error",
-        "stack frames are not available to code being graded",
-    ),
-    "lists_all_objects": ("probe", "import gc\ngc.get_objects()\n" + SOLUTION, "error", "gc.get_objects"),
-    "reads_the_graders_command_line": (  # it names --home, and so the progress store
-        "probe",
-        "import os\nopen(f'/proc/{os.getppid()}/cmdline').read()\n" + SOLUTION,
-        "error",
-        "is not available to code being graded",
-    ),
-    "signals_the_grader": (
-        "probe",
-        "import os, signal\nos.kill(os.getppid(), signal.SIGTERM)\n" + SOLUTION,
-        "error",
-        "may not signal the grader",
-    ),
-    "reads_stdin": ("probe", "input()\n", "error", "EOFError"),
-    "writes_20_mb": (
-        "probe",
-        "import sys\nsys.stdout.write('y' * (20 * 2**20))\n",
-        "error",
-        "more output than the grader allows",
-    ),
-    "floods_result_channel": (  # sys.argv[2] is the channel's number; no newline, ever
-        "probe",
-        "import os, sys\nfor _ in range(64):\n    os.write(int(sys.argv[2]), b'x' * 2**20)\n" + SOLUTION,
-        "error",
-        "grading void: the result channel carried an overlong record",
-    ),
-    "forges_result_channel": ("probe", FORGE + SOLUTION, "error", "grading void"),
-}
 
-LOOP_IN_SCALE = SOLUTION.replace("    return [x * k for x in xs]", "    while k == 3:\n        pass")
-SHOWS_ENV = (
-    "import os, sys\nprint('ENV', sorted(k for k in os.environ if k.startswith('TUTOR')))\n"
-    "print('HOME', os.environ.get('HOME'))\nprint('CWD', os.getcwd())\nprint('ARGV', sys.argv)\n" + SOLUTION
-)
-FORKS = (
-    "import os, time\nif os.fork() == 0:  # the forked child holds a copy of the result channel\n"
-    "    time.sleep(60)\n    os._exit(0)\n" + SOLUTION
-)
-SPAWNS = "import subprocess\np = subprocess.Popen(['sleep', '60'])\nprint('PID', p.pid)\n" + SOLUTION
-OTHERS = {  # name: (exercise, source, timeout_s)
-    "loop_in_scale": ("probe", LOOP_IN_SCALE, 2.0),
-    "loop_on_import": ("probe", "while True:\n    pass\n", 1.0),
-    "shows_env": ("probe", SHOWS_ENV, 20.0),
-    "long_output": ("probe", "print('x' * 200_000)\n" + SOLUTION, 20.0),
-    "starts_a_process": ("probe", SPAWNS, 20.0),
-    "forks_and_lingers": ("probe", FORKS, 20.0),
-    "split_heads_reference": ("split-heads", SPLIT, 20.0),
-}
+def _tutor(home: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
+                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def probe(tmp_path_factory) -> Exercise:
-    folder = tmp_path_factory.mktemp("probe")
-    (folder / "checks.py").write_text(PROBE_CHECKS, encoding="utf-8")
-    ids = ("add", "concat", "scale", "last")
-    checks = [CheckDecl(id=c, title={"en": c}, hint={"en": f"hint for {c}"}) for c in ids]
-    return Exercise(
-        id="probe",
-        title={"en": "Probe"},
-        task={"en": "t"},
-        file_name="probe.py",
-        checks=checks,
-        folder=folder,
+def lessons(tmp_path_factory) -> Path:
+    """The shipped course plus a probe exercise whose checks need no model."""
+    root = tmp_path_factory.mktemp("lessons")
+    for lesson in (ROOT / "lessons").iterdir():
+        if lesson.is_dir() and (lesson / "lesson.toml").is_file():
+            (root / lesson.name).symlink_to(lesson)
+    lesson = root / "09-probe"
+    ex = lesson / "exercises/probe"
+    ex.mkdir(parents=True)
+    (lesson / "lesson.toml").write_text(
+        'id = "probe-lesson"\norder = 9\ntitle = { en = "Probe" }\n', encoding="utf-8"
     )
+    (lesson / "en.md").write_text("# Probe\n\n## Probe {#probe}\n\nText.\n", encoding="utf-8")
+    for name, text in (("exercise.toml", PROBE_TOML), ("checks.py", PROBE_CHECKS), ("solution.py", SOLUTION),
+                       ("starter.py", SOLUTION.replace("return", "raise NotImplementedError #"))):  # fmt: skip
+        (ex / name).write_text(text, encoding="utf-8")
+    return root
 
 
 @pytest.fixture(scope="module")
-def store_home(tmp_path_factory):
-    """One real store for the module, holding records that every hostile run must leave alone."""
+def home(tmp_path_factory) -> Path:
+    """A real store holding records that no attack may change."""
     home = tmp_path_factory.mktemp("home")
     with Store(home) as store:
         store.record_submission("alibi", sha256="0" * 64, status="pass", score=7, max_score=7)
@@ -255,116 +199,150 @@ def store_home(tmp_path_factory):
     return home
 
 
+def _batch(lessons: Path, home: Path, exercise: str, attacks: dict, folder: Path, timeout: float) -> dict:
+    folder.mkdir()
+    for name, (source, _, _) in attacks.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8", errors="surrogatepass")
+    out = _tutor(home, "grade", exercise, "--batch", str(folder), "--format", "json", "--timeout", str(timeout),
+                 "--lessons", str(lessons))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return {Path(r["file"]).stem: r["grade"] for r in json.loads(out.stdout)["results"]}
+
+
 @pytest.fixture(scope="module")
-def results(probe, store_home, tmp_path_factory):
-    """Every file graded once, two at a time (each in its own sandboxed child), with the tutor's own
-    settings in the environment, which the child must not see."""
-    course = load_course(ROOT / "lessons")
-    exercises = {"probe": probe} | {i: course.exercise(i) for i in ("split-heads", "rope", "context-scaling")}
-    jobs = {name: (ex, src, 20.0) for name, (ex, src, _, _) in HOSTILE.items()} | OTHERS
-    folder = tmp_path_factory.mktemp("hostile")
-
-    def one(name):
-        ex, source, timeout_s = jobs[name]
-        path = folder / f"{name}.py"
-        path.write_text(textwrap.dedent(source), encoding="utf-8")
-        with Store(store_home) as store:
-            return name, service.grade(exercises[ex], path, store=store, limits=Limits(timeout_s=timeout_s))
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TUTOR_HOME", str(store_home))
-        mp.setenv("TUTOR_LANG", "de")
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            return dict(pool.map(one, sorted(jobs, key=lambda n: (jobs[n][0], -jobs[n][2]))))
+def probe_results(lessons, home, tmp_path_factory) -> dict:
+    return _batch(lessons, home, "probe", PROBE_ATTACKS, tmp_path_factory.mktemp("p") / "probe", 6)
 
 
-@pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_hostile_submission_gets_the_right_verdict(name, results):
-    _, _, status, reason = HOSTILE[name]
-    result = results[name]
-    assert result.status == status, (result.status, [c.message for c in result.checks])
-    assert result.exit_code == {"fail": 1, "error": 2}[status]
-    first = result.first_failure
-    assert reason in first.message, first.message
-    # a check that did not pass earns nothing, and no hostile file reaches full marks
-    assert all(c.points == 0 for c in result.checks if c.status != "pass")
-    assert result.score < result.max_score
+@pytest.fixture(scope="module")
+def torch_results(lessons, home, tmp_path_factory) -> dict:
+    return _batch(lessons, home, "split-heads", TORCH_ATTACKS, tmp_path_factory.mktemp("t") / "split", 20)
 
 
-def test_hostile_runs_leave_the_store_unharmed(results, store_home):
-    with Store(store_home) as store:
-        alibi = store.submissions("alibi")  # no hostile file grades alibi
-        assert [(s.status, s.score, s.sha256) for s in alibi] == [("pass", 7, "0" * 64)]
-        assert [h.hint for h in store.hint_reveals("alibi")] == ["0"]
-        mine = [s for e in ("probe", "split-heads", "rope", "context-scaling") for s in store.submissions(e)]
-        assert len(mine) == len(results)
-        assert {s.status for s in mine} == {"error", "fail", "timeout", "pass"}
+def _first_failure(grade: dict) -> dict:
+    return next(c for c in grade["checks"] if c["status"] != "pass")
 
 
-def test_a_flooded_result_channel_is_void_at_once(results):
-    # the child is still blocked writing its flood: it is stopped, not waited for until the 20 s limit
-    assert results["floods_result_channel"].duration_s < 10
+@pytest.mark.parametrize("name", sorted(PROBE_ATTACKS))
+def test_attack_on_the_probe_exercise_ends_in_a_clear_non_pass(name, probe_results):
+    _, status, reason = PROBE_ATTACKS[name]
+    grade = probe_results[name]
+    assert grade["status"] == status, (grade["status"], [c["message"] for c in grade["checks"]])
+    assert reason in _first_failure(grade)["message"], _first_failure(grade)["message"]
+    assert grade["score"] < grade["max_score"]
+    assert grade["isolation"]["level"] == "strong"
 
 
-def test_infinite_loop_times_out_and_keeps_finished_checks(results):
-    result = results["loop_in_scale"]
-    assert result.status == "timeout" and result.exit_code == 1
-    assert [(c.name, c.status) for c in result.checks] == [
-        ("add", "pass"), ("concat", "pass"), ("scale", "timeout"), ("last", "skipped")
-    ]  # fmt: skip
-    assert result.checks[2].message == "timed out after 2 s"
-    assert result.checks[3].message == "not run: timed out after 2 s"
-    assert result.score == 1 + 1 and 2 <= result.duration_s < 5
+@pytest.mark.parametrize("name", sorted(TORCH_ATTACKS))
+def test_attack_with_torch_objects_ends_in_a_clear_non_pass(name, torch_results):
+    _, status, reason = TORCH_ATTACKS[name]
+    grade = torch_results[name]
+    assert grade["status"] == status, (grade["status"], [c["message"] for c in grade["checks"]])
+    assert reason in _first_failure(grade)["message"], _first_failure(grade)["message"]
+    assert grade["score"] == 0 or grade["score"] < grade["max_score"]
 
 
-def test_loop_on_import_times_out_while_loading(results):
-    result = results["loop_on_import"]
-    assert result.status == "timeout" and result.exit_code == 1
-    assert result.checks[0].message == "timed out after 1 s while loading your file"
+def test_no_escape_file_was_written(probe_results):
+    assert not Path("/tmp/tutor-escape.txt").exists()
 
 
-def test_the_split_heads_reference_passes_in_the_sandbox(results):
-    result = results["split_heads_reference"]
-    assert result.status == "pass" and result.score == 6 and result.output == ""
+def test_output_reaches_the_terminal_without_escape_sequences(lessons, home, tmp_path):
+    path = tmp_path / "ansi.py"
+    path.write_text(
+        "print('\\x1b[2J\\x1b]0;pwned\\x07\\x1b[31mred\\x1b[0m\\x07')\n" + SOLUTION, encoding="utf-8"
+    )
+    out = _tutor(home, "grade", "probe", str(path), "--lessons", str(lessons))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "\x1b" not in out.stdout and "\x07" not in out.stdout and "red" in out.stdout
 
 
-def test_child_never_sees_the_store_path_and_runs_in_scratch(results, store_home):
-    result = results["shows_env"]
-    assert result.status == "pass"
-    assert "ENV []" in result.output
-    assert str(store_home) not in result.output
-    cwd = re.search(r"CWD (\S+)", result.output).group(1)
-    assert "tutor-grade-" in cwd and not Path(cwd).exists()  # the scratch folder is gone afterwards
+def test_a_lone_surrogate_leaves_the_batch_report_whole(probe_results):
+    message = _first_failure(probe_results["lone_surrogate_in_an_error"])["message"]
+    assert message.encode("utf-8")  # no lone surrogate left: it encodes
+    assert len(probe_results) == len(PROBE_ATTACKS)
 
 
-def test_long_output_is_truncated_and_says_so(results):
-    result = results["long_output"]
-    assert result.status == "pass"
-    assert len(result.output) < 9000
-    assert "[output truncated: 200,001 bytes in total, the first 8,000 characters shown]" in result.output
+def test_long_output_is_truncated_and_says_so(lessons, home, tmp_path):
+    path = tmp_path / "long.py"
+    path.write_text("print('x' * 200_000)\n" + SOLUTION, encoding="utf-8")
+    grade = json.loads(_tutor(home, "grade", "probe", str(path), "--json", "--lessons", str(lessons)).stdout)
+    assert grade["status"] == "pass"
+    assert "[output truncated: 200,001 bytes in total, the first 8,000 characters shown]" in grade["output"]
 
 
-def test_a_forked_child_holding_the_channel_does_not_turn_a_pass_into_a_timeout(results):
-    result = results["forks_and_lingers"]
-    assert result.status == "pass" and result.score == result.max_score
-    assert result.duration_s < 5  # the grace after "done" is 1 s; the time limit is 20 s
+def _grading_processes() -> set[int]:
+    """Processes working in a grading scratch folder (a worker, or anything it could have started)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if "tutor-grade-" in os.readlink(entry / "cwd"):
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    return found
 
 
-def test_processes_started_by_the_submission_die_with_it(results):
-    result = results["starts_a_process"]
-    assert result.status == "pass"
-    pid = int(re.search(r"PID (\d+)", result.output).group(1))
-    status = Path(f"/proc/{pid}/status")
-    state = status.read_text().split("State:")[1].split()[0] if status.exists() else "gone"
-    assert state in ("gone", "Z")  # killed with its process group (a zombie until reaped)
+def test_attacks_through_the_store_leave_it_unharmed_and_nothing_running(lessons, home, tmp_path):
+    store_file = next(home.glob("*.sqlite3"))
+    attack = (
+        f"import sqlite3, subprocess\ntry:\n    c = sqlite3.connect({str(store_file)!r})\n"
+        "    c.execute(\"UPDATE submissions SET status = 'pass'\")\n    c.commit()\nfinally:\n"
+        "    subprocess.Popen(['sleep', '60'], start_new_session=True)\n" + IDENTITY_SPLIT
+    )
+    before_rows = sqlite3.connect(store_file).execute("SELECT * FROM submissions ORDER BY id").fetchall()
+    before = _grading_processes()
+    for source in (attack, IDENTITY_SPLIT):
+        path = tmp_path / "split_heads.py"
+        path.write_text(source, encoding="utf-8")
+        out = _tutor(home, "grade", "split-heads", str(path), "--json", "--lessons", str(lessons))
+        assert json.loads(out.stdout)["status"] in ("fail", "error"), out.stdout
+    time.sleep(1)
+    assert _grading_processes() - before == set()
+    rows = sqlite3.connect(store_file).execute("SELECT * FROM submissions ORDER BY id").fetchall()
+    assert rows[: len(before_rows)] == before_rows  # what was there is untouched
+    new = rows[len(before_rows) :]
+    assert len(new) == 2 and all(r[1] == "split-heads" and r[4] in ("fail", "error") for r in new)
 
 
-SHIPPED = load_course(Path(__file__).resolve().parents[1] / "lessons")
-CODE_EXERCISES = [ex for ex in SHIPPED.exercises() if ex.kind == "code"]
+def test_a_fifo_or_a_device_is_refused_without_reading(lessons, home, tmp_path):
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.py"
+    zero.symlink_to("/dev/zero")
+    for path, kind in ((fifo, "is a FIFO"), (zero, "is a device")):
+        out = _tutor(home, "grade", "split-heads", str(path), "--lessons", str(lessons), timeout=60)
+        assert out.returncode == 2 and kind in out.stderr, out.stderr
 
 
-@pytest.mark.parametrize("ex", CODE_EXERCISES, ids=lambda ex: ex.id)
-def test_reference_solution_passes_in_the_sandbox(ex):
-    # the exercise tests grade references in one trusted process; this is the learner's path, guard included
-    result = service.grade(ex, ex.folder / "solution.py", record=False)
-    assert result.status == "pass", [(c.name, c.message) for c in result.checks if c.status != "pass"]
+def test_a_hostile_answer_file_gets_a_message(lessons, home, tmp_path):
+    deep = tmp_path / "head_count.toml"
+    deep.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    nan = tmp_path / "nan.toml"
+    nan.write_text("best_heads = 4\nloss_gap = nan\nsame_params = true\n", encoding="utf-8")
+    out = _tutor(home, "grade", "head-count", str(deep), "--lessons", str(lessons))
+    assert out.returncode == 2 and "nests tables or arrays too deeply" in out.stdout, out.stdout + out.stderr
+    out = _tutor(home, "grade", "head-count", str(nan), "--lessons", str(lessons))
+    assert "Traceback" not in out.stderr and out.returncode in (1, 2), out.stderr
+
+
+def test_a_busy_store_still_shows_the_verdict_and_says_it_was_not_saved(lessons, home, tmp_path):
+    holder = sqlite3.connect(next(home.glob("*.sqlite3")), timeout=1)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, held for the whole grade
+    try:
+        path = tmp_path / "split_heads.py"
+        path.write_text(SPLIT, encoding="utf-8")
+        out = _tutor(home, "grade", "split-heads", str(path), "--lessons", str(lessons))
+    finally:
+        holder.rollback()
+        holder.close()
+    assert out.returncode == 0 and "PASS" in out.stdout, out.stdout + out.stderr
+    assert "NOT saved" in out.stdout
+
+
+def test_the_rope_reference_passes_in_the_sandbox(lessons, home, tmp_path):
+    path = tmp_path / "rope.py"
+    path.write_text(ROPE, encoding="utf-8")
+    grade = json.loads(_tutor(home, "grade", "rope", str(path), "--json", "--lessons", str(lessons)).stdout)
+    assert grade["status"] == "pass", grade
+    assert grade["isolation"]["level"] == "strong"

@@ -300,7 +300,12 @@ class Judge:
         try:
             self.emit({"event": "isolation", **channel.ready()})
             names = channel.probe("submit", source=item["source"], display=item["display"])
-            sub = Submission(channel, names.get("names", {}), item["source"], item["display"])
+            if not isinstance(names, dict) or not isinstance(names.get("names"), dict):
+                channel.kill()
+                raise Stopped(
+                    "error", "the submission's process broke the grading protocol (a malformed answer)"
+                )
+            sub = Submission(channel, names["names"], item["source"], item["display"])
             for cid, function in functions.items():
                 self.emit({"event": "start", "check": cid})
                 status, message = run_check(function, sub)
@@ -325,7 +330,7 @@ def main() -> None:
     os.dup2(2, 1)  # what the checks print must not mix with the events
 
     def emit(record: dict) -> None:
-        results.write(json.dumps(record, ensure_ascii=False) + "\n")
+        results.write(json.dumps(record) + "\n")  # ASCII: a lone surrogate from the worker stays an escape
         results.flush()
 
     judge = Judge(job, emit)

@@ -159,7 +159,16 @@ class Worker:
                 reply = {"id": msg["id"], "ok": wire.encode(op(msg, args, kwargs))}
             except BaseException as err:  # noqa: BLE001 - whatever the learner's code raised is the answer
                 reply = {"id": msg["id"], "error": describe(err, self.display, self.limit_mb)}
+            _flush()  # what the probe printed reaches the judge before its answer
             self.send(reply)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001, S110 - the learner may have replaced or closed the stream
+            pass
 
 
 def _warm_up(torch) -> None:
