@@ -1,11 +1,25 @@
-"""A small lesson with one question of every type, as files (for the CLI) and as models (for the engine)."""
+"""A small lesson with one question of every type, as files (for the CLI) and as models (for the
+engine); and a learner at a real pseudo-terminal, for driving `python -m tutor quiz` as one would."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import subprocess
+import termios
+import time
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
-from tutor.content.schema import Lesson
+from conftest import PYTHON, ROOT, run_tutor_env
+
+from tutor.content.schema import Lesson, MultipleChoice, OpenQuestion, Question, SingleChoice, pick
 
 LESSON_TOML = """\
 id = "tiny-heads"
@@ -104,12 +118,13 @@ explanation.en = "Each head can attend to a different pattern."
 model_answer.en = "Different heads can specialise on different relations at the same cost."
 """
 
-# An answer sheet for QUIZ_TOML: (question id, right answer, wrong answer).
+# An answer sheet for QUIZ_TOML: (question id, right answer, wrong answer). Choices are given by id
+# (a list): the numbers a learner types depend on the order the sitting shows them in.
 ANSWERS = [
-    ("same-params", "1", "2"),
+    ("same-params", ["same"], ["times8"]),
     ("param-count", "263,168", "65,536"),
     ("head-shape", "[1, 4, 5, 8]", "(1, 5, 4, 8)"),
-    ("which-split", "1, 2", "1, 3"),
+    ("which-split", ["q", "k"], ["q", "proj"]),
     ("name", "Multi-Head Attention", "self attention"),
     ("why-heads", "good", "again"),
 ]
@@ -146,3 +161,116 @@ def tiny_lesson(lesson_id: str = "tiny-heads", order: int = 1, predict: list[dic
             }
         ]
     return Lesson.model_validate(data)
+
+
+# --- a learner at a terminal ---------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_CHOICE = re.compile(r"^ +(\d+)\) (.*)$", re.MULTILINE)
+OWN_ANSWER = "the heads look at different things"  # typed for every open question
+
+
+class Learner:
+    """`python -m tutor ARGS` in a pseudo-terminal of `cols` columns: it sees what a learner sees
+    (ANSI styles removed, line ends as "\\n") and types lines, or presses Ctrl-C."""
+
+    def __init__(self, home: Path, *args: str, lang: str = "en", cols: int = 80, rows: int = 24):
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        env = run_tutor_env() | {"TERM": "xterm", "NO_COLOR": "1"}
+        env.pop("COLUMNS", None)
+        self.proc = subprocess.Popen(
+            [PYTHON, "-m", "tutor", *args, "--home", str(home), "--lang", lang],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.transcript = ""
+        self.mark = 0  # where the output not yet returned by `prompt` starts
+        self.asked: Question | None = None
+
+    def _read(self, timeout: float) -> bool:
+        """Add what the program printed within `timeout` s to the transcript; False once it has ended."""
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:  # the program ended and its side of the terminal is closed
+            return False
+        self.transcript += _ANSI.sub("", data.decode("utf-8", "replace")).replace("\r\n", "\n")
+        return bool(data)
+
+    def _wait(self, done, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if not self._read(0.2) or time.monotonic() > deadline:
+                raise AssertionError(f"the program stopped or stalled; it printed:\n{self.transcript}")
+
+    def prompt(self, timeout: float = 60) -> str:
+        """Wait until the program asks for input; what it printed since the last prompt."""
+        self._wait(lambda: self.transcript[self.mark :].endswith("> "), timeout)
+        screen, self.mark = self.transcript[self.mark :], len(self.transcript)
+        return screen
+
+    def type(self, line: str) -> None:
+        """Type `line` and Enter (the terminal echoes it)."""
+        start = len(self.transcript)
+        os.write(self.master, line.encode() + b"\r")
+        self._wait(lambda: "\n" in self.transcript[start:], 30)
+        self.mark = self.transcript.index("\n", start) + 1
+
+    def interrupt(self) -> None:
+        """Ctrl-C (sent as the signal: the terminal's own echo of "^C" is not the program's)."""
+        self.proc.send_signal(signal.SIGINT)
+
+    def end_input(self) -> None:
+        """Ctrl-D at the start of a line: the program reads the end of its input."""
+        os.write(self.master, b"\x04")
+
+    def finish(self, timeout: float = 60) -> tuple[int, str]:
+        """Wait for the program to end; its exit code and everything it printed."""
+        deadline = time.monotonic() + timeout
+        while self._read(0.2) and time.monotonic() < deadline:
+            pass
+        code = self.proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        os.close(self.master)
+        return code, self.transcript
+
+    def answer(self, questions: Sequence[Question], sheet: dict[str, str | list[str]]) -> Question:
+        """At the next prompt, answer the question on screen from `sheet` (question id -> typed text,
+        choice ids, or an open question's self-rating); returns that question."""
+        screen = self.prompt()
+        if not screen.rstrip().endswith("(1-4)>"):  # not the self-rating: a new question, or it again
+            self.asked = on_screen(screen, questions) if _asks(screen, questions) else self.asked
+        q = self.asked
+        assert q is not None, screen
+        given = sheet[q.id]
+        if isinstance(q, OpenQuestion) and not screen.rstrip().endswith("(1-4)>"):
+            given = OWN_ANSWER
+        self.type(choice_numbers(screen, q, given) if isinstance(given, list) else given)
+        return q
+
+
+def _asks(screen: str, questions: Sequence[Question], lang: str = "en") -> bool:
+    return any(pick(q.prompt, lang)[:30] in screen for q in questions)
+
+
+def on_screen(screen: str, questions: Sequence[Question], lang: str = "en") -> Question:
+    """The question asked last in `screen` (found by the start of its prompt)."""
+    found = {screen.rfind(pick(q.prompt, lang)[:30]): q for q in questions}
+    return found[max(found)]
+
+
+def choice_numbers(
+    screen: str, question: SingleChoice | MultipleChoice, ids: list[str], lang: str = "en"
+) -> str:
+    """What a learner types to pick the choices `ids`: their numbers as `screen` shows them."""
+    asked = screen[screen.rfind(pick(question.prompt, lang)[:30]) :]
+    shown = {int(n): text.strip() for n, text in _CHOICE.findall(asked)}
+    texts = {c.id: pick(c.text, lang) for c in question.choices}
+    return ", ".join(str(n) for i in ids for n, text in shown.items() if texts[i].startswith(text))

@@ -8,7 +8,8 @@ from conftest import ROOT
 from tutor.content.loader import load_course
 from tutor.content.schema import ExactQuestion, MultipleChoice, NumberQuestion, SingleChoice
 from tutor.quiz.check import check_answer
-from tutor.quiz.normalise import format_number, shape_tokens
+from tutor.quiz.normalise import shape_tokens
+from tutor.quiz.numbers import format_number
 
 COURSE = load_course(ROOT / "lessons")
 QUESTIONS = [

@@ -1,14 +1,16 @@
 """`python -m tutor quiz LESSON [--review] [--predict EXERCISE]`: a quiz in a plain terminal.
 
     python -m tutor quiz multi-head          the lesson's quiz straight through, score at the end
-    python -m tutor quiz --review            what is due today across all lessons (+ a few new items)
+    python -m tutor quiz --review            what is due today across all lessons, then a few new questions
     python -m tutor quiz --predict rope      an exercise's predict-before-you-code questions
 
 LESSON is a lesson id, its folder name or its order number. Works without a TTY: answers are read
-line by line from stdin, so a test (or a script) can pipe them in. Choices are answered by number
-or id ("2", "1, 3"); "?" shows the hint (a right answer after a hint is scheduled as "hard");
-open questions ask for your own answer, show the model answer, then ask you to rate yourself.
-End of input (Ctrl-D) stops cleanly: every answer given so far is already saved.
+line by line from stdin, so a test (or a script) can pipe them in. Choices are answered by their
+numbers as shown ("2", "1, 3"; the order changes from sitting to sitting); numbers may be written as
+calculations ("2^-8", "128²", "2π"); "?" shows the hint where there is one (a right answer after a
+hint is scheduled as "hard"); open questions ask for your own answer, show the model answer beside
+it, then ask you to rate yourself. A lesson's quiz left unfinished resumes where it stopped.
+End of input (Ctrl-D) or Ctrl-C stops cleanly: every answer given so far is already saved.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ def add_arguments(parser) -> None:
         "--predict", metavar="EXERCISE", help="answer an exercise's predict-before-you-code questions"
     )
     parser.add_argument(
-        "--new", type=int, default=10, metavar="N", help="new questions per review (default 10)"
+        "--new",
+        type=int,
+        metavar="N",
+        help="new questions after the due ones in a review (default 10)",
     )
 
 
@@ -46,10 +51,12 @@ def run(args, ctx) -> int:
     from tutor.errors import TutorError
     from tutor.progress.store import Store
     from tutor.quiz.session import QuizSession
+    from tutor.quiz.status import NEW_PER_REVIEW
     from tutor.quiz.terminal import run_session
     from tutor.quiz.texts import say
 
-    if args.new < 0:
+    new_limit = NEW_PER_REVIEW if args.new is None else args.new
+    if new_limit < 0:
         raise TutorError("--new must be 0 or more")
     if not args.review and not args.predict and not args.lesson:
         raise TutorError("name a lesson (python -m tutor quiz LESSON), or use --review or --predict EXERCISE")
@@ -67,7 +74,7 @@ def run(args, ctx) -> int:
         for notice in store.notices:
             print(f"note: {notice}", file=sys.stderr)
         if args.review:
-            session = QuizSession.for_review(store, course.lessons, new_limit=args.new, lang=ctx.lang)
+            session = QuizSession.for_review(store, course.lessons, new_limit=new_limit, lang=ctx.lang)
             title = say("title.review", ctx.lang)
         elif args.predict:
             exercise = course.exercise(args.predict)

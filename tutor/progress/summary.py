@@ -1,7 +1,7 @@
 """Progress per lesson, for `python -m tutor progress` and the app's home screen.
 
-Quiz "correct" counts questions whose latest answer was right (an open question: rated hard or
-better); "due" counts review items due by the end of the learner's today.
+The quiz counts ("answered", "correct", "due") are defined once, in tutor.quiz.status, and shown
+alike by this summary, the app's home screen, the review screen and `python -m tutor quiz`.
 "imported" says how much of that came only from `progress --import`, not from work on this machine.
 """
 
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from tutor.content.schema import Lesson, pick
-from tutor.progress.db import end_of_today
 from tutor.progress.records import LAST_LOCATION
 from tutor.progress.store import Store
+from tutor.quiz.status import is_due, quiz_counts
 
 
 class QuizProgress(BaseModel):
@@ -66,11 +66,12 @@ class ProgressSummary(BaseModel):
 
 
 def summarise(store: Store, lessons: Sequence[Lesson], lang: str = "en") -> ProgressSummary:
-    due_states = store.due_reviews(end_of_today(store.now()))
+    now = store.now()
+    due_states = [s for s in store.review_states() if is_due(s, now)]
     due = {(s.lesson, s.question) for s in due_states}
-    latest, latest_imported = {}, {}
+    quiz = quiz_counts(store, lessons, now)
+    latest_imported = {}
     for a in store.answers():  # oldest first, so the last one per question wins
-        latest[(a.lesson, a.question)] = a.correct if a.correct is not None else (a.rating or 1) >= 2
         latest_imported[(a.lesson, a.question)] = a.imported
     reads = store.sections_read()
     read = {(r.lesson, r.section) for r in reads}
@@ -89,12 +90,7 @@ def summarise(store: Store, lessons: Sequence[Lesson], lang: str = "en") -> Prog
                 title=pick(lesson.title, lang),
                 sections_read=sum((lesson.id, s.id) in read for s in lesson.sections),
                 sections_total=len(lesson.sections),
-                quiz=QuizProgress(
-                    questions=len(qids),
-                    answered=sum(k in latest for k in qids),
-                    correct=sum(latest.get(k) is True for k in qids),
-                    due=sum(k in due for k in qids),
-                ),
+                quiz=QuizProgress.model_validate(quiz[lesson.id], from_attributes=True),
                 exercises=ExerciseProgress(
                     total=len(exercises),
                     attempted=sum(e in attempted for e in exercises),

@@ -1,8 +1,10 @@
 """Checking one answer against one question: right or wrong, what we read, and why.
 
 Pure functions over the content schema; no store, no clock. `AnswerError` means the input could
-not be taken as an answer at all (empty, or a choice that does not exist): the caller asks again
-and nothing is recorded. Anything else that is not right is simply wrong.
+not be taken as an answer at all (empty, a choice that does not exist, a number question answered
+with something that is not a number): the caller asks again and nothing is recorded. Anything else
+that is not right is simply wrong. Choices are typed as their numbers in the order shown; their
+ids are internal and never asked for.
 """
 
 from __future__ import annotations
@@ -22,15 +24,8 @@ from tutor.content.schema import (
     SingleChoice,
     pick,
 )
-from tutor.quiz.normalise import (
-    fold,
-    format_number,
-    format_shape,
-    normalise_text,
-    number_matches,
-    number_readings,
-    shape_tokens,
-)
+from tutor.quiz.normalise import fold, format_shape, normalise_text, shape_tokens
+from tutor.quiz.numbers import format_number, number_matches, number_readings
 from tutor.quiz.texts import say
 
 SELF_RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
@@ -78,23 +73,21 @@ class Check(BaseModel):
 
 
 def parse_choice_ids(question: SingleChoice | MultipleChoice, response: str | list[str]) -> list[str]:
-    """Choice ids from "2", "same", "1, 3", "a c" or a list of ids; 1-based numbers index the choices."""
-    tokens = response if isinstance(response, list) else re.split(r"[\s,;/]+", fold(response))
-    tokens = [t.strip() for t in tokens if t.strip()]
+    """Choice ids from typed numbers ("2", "1, 3", "3，1": 1-based, in the order the choices are
+    shown) or from a list of ids (a caller that already knows them)."""
+    ids = [c.id for c in question.choices]
+    if isinstance(response, list):
+        tokens = [t.strip().casefold() for t in response if t.strip()]
+        unknown = [t for t in tokens if t not in ids]
+    else:
+        numbers = [t for t in re.split(r"[\s,;/]+", fold(response)) if t]
+        unknown = [t for t in numbers if not (t.isdigit() and 1 <= int(t) <= len(ids))]
+        tokens = [] if unknown else [ids[int(t) - 1] for t in numbers]
+    if unknown:
+        raise AnswerError("err.no_such_choice", token=unknown[0], n=len(ids))
     if not tokens:
         raise AnswerError("err.pick_one" if question.type == "single" else "err.pick_some")
-    ids = [c.id for c in question.choices]
-    picked: list[str] = []
-    for token in tokens:
-        low = token.casefold()
-        if low in ids:
-            choice = low
-        elif low.isdigit() and 1 <= int(low) <= len(ids):
-            choice = ids[int(low) - 1]
-        else:
-            raise AnswerError("err.no_such_choice", token=token, n=len(ids), ids=", ".join(ids))
-        if choice not in picked:
-            picked.append(choice)
+    picked = list(dict.fromkeys(tokens))
     if question.type == "single" and len(picked) > 1:
         raise AnswerError("err.only_one")
     return picked
@@ -154,20 +147,21 @@ def check_answer(question: Question, response: str | list[str] | int | Rating, l
     if isinstance(question, NumberQuestion):
         units = list(question.unit.values()) if question.unit else []
         readings = number_readings(text, units)
+        if not readings:
+            raise AnswerError("err.not_a_number", token=text)
         ok = [
             r
             for r in readings
             if number_matches(r, question.answer, question.tolerance, question.rel_tolerance)
         ]
-        shown = ok[0] if ok else (readings[0] if readings else None)
-        understood = format_number(shown) if shown is not None else "not a number"
-        return Check(correct=bool(ok), answer_text=text, understood=understood, expected=expected)
+        shown = format_number((ok or readings)[0])
+        return Check(correct=bool(ok), answer_text=text, understood=shown, expected=expected)
     assert isinstance(question, ExactQuestion)
     accepted = [question.answer, *question.also]
     if question.kind == "shape":
         mine = shape_tokens(text)
         if mine is None:
-            return Check(correct=False, answer_text=text, understood="not a shape", expected=expected)
+            return Check(correct=False, answer_text=text, expected=expected)
         ok = any(shape_tokens(a) == mine for a in accepted)
         return Check(correct=ok, answer_text=text, understood=format_shape(mine), expected=expected)
     mine_text = normalise_text(text)

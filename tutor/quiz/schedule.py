@@ -16,7 +16,6 @@ from typing import Any
 
 from fsrs import Card, Rating, Scheduler
 
-from tutor.progress.db import end_of_today
 from tutor.progress.records import ReviewState
 
 SCHEDULER = Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
@@ -49,7 +48,3 @@ def local_day(moment: datetime, like: datetime) -> Any:
 def counts_today(state: ReviewState | None, now: datetime) -> bool:
     """True if an answer now should move the schedule: the item was not reviewed earlier today."""
     return state is None or state.last_review is None or local_day(state.last_review, now) != now.date()
-
-
-def is_due(state: ReviewState, now: datetime) -> bool:
-    return state.due < end_of_today(now)

@@ -5,25 +5,32 @@ CLI and the Textual app:
 
     session = QuizSession.for_lesson(store, lesson, lang="en")    # or .for_review(store, lessons)
     while (item := session.next_question()) is not None:
-        ...show item.question...
-        feedback = session.answer(text_or_choice_ids_or_rating, used_hint=False)
-        ...show feedback...
+        ...show item.question (its choices in this sitting's order)...
+        feedback = session.answer(text_or_choice_numbers_or_rating, used_hint=False)
+        ...show feedback (tutor.quiz.feedback)...
     score = session.score()
 
 Modes:
 - "lesson": the lesson's questions straight through; the score counts first attempts; missed
-  questions come back in a second round after the pass (not scored).
-- "review": items due by the end of today across all lessons, then up to `new_limit` never-seen
-  questions from lessons the learner has started; a missed item comes back `requeue_gap` items later.
+  questions come back in a second round after the pass (not scored). A lesson sitting left
+  unfinished is resumed: the next one starts at its first unanswered question (or its second round).
+- "review": what tutor.quiz.status.review_plan names: the questions due today across all lessons,
+  then a few new ones; a missed item comes back `requeue_gap` items later.
 - "predict": an exercise's predict-before-you-code questions; nothing is scheduled; a missed one
-  comes back until answered right (the answer is revealed after `reveal_after` misses).
-In every mode an item missed `miss_limit` times in a row (across sittings) points the learner back
-to its lesson section and is not asked again in this sitting.
+  comes back until answered right.
+Every miss is explained at once (the right answer and the explanation). In every mode an item
+missed `miss_limit` times in a row (across sittings) points the learner back to its lesson section
+and is not asked again in this sitting.
+
+Each sitting has an id, "<scope>#<n>" ("lesson:positions#2", "review#5", "predict:rope#1": the
+scope's n-th sitting), stored with every answer. It seeds the order of each question's choices, so
+the order changes from sitting to sitting (the right choice is not always the first) and stays put
+within one, a resumed one included.
 """
 
 from __future__ import annotations
 
-import uuid
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,11 +38,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tutor.content.schema import Exercise, Lesson, Question, pick
-from tutor.progress.records import ReviewState
+from tutor.content.schema import Exercise, Lesson, MultipleChoice, Question, SingleChoice, pick
+from tutor.progress.records import QuizAnswer, ReviewState
 from tutor.progress.store import Store
-from tutor.quiz.check import Check, ChoiceFeedback, check_answer
-from tutor.quiz.schedule import counts_today, is_due, rating_for, review
+from tutor.quiz.check import ChoiceFeedback, check_answer
+from tutor.quiz.schedule import counts_today, rating_for, review
+from tutor.quiz.status import NEW_PER_REVIEW, ReviewPlan, due_keys, is_miss, review_plan
 
 Mode = Literal["lesson", "review", "predict"]
 
@@ -51,6 +59,15 @@ class Item:
     @property
     def key(self) -> tuple[str, str | None, str]:
         return (self.lesson.id, self.exercise.id if self.exercise else None, self.question.id)
+
+
+def shuffled(question: Question, seed: str) -> Question:
+    """The question with its choices in the order `seed` gives (other questions as they are)."""
+    if not isinstance(question, SingleChoice | MultipleChoice):
+        return question
+    choices = list(question.choices)
+    random.Random(f"{seed}/{question.id}").shuffle(choices)
+    return question.model_copy(update={"choices": choices})
 
 
 class SectionPointer(BaseModel):
@@ -69,8 +86,8 @@ class Feedback(BaseModel):
     exercise: str | None = None
     correct: bool | None  # None: open question, see `rating`
     missed: bool  # wrong, or an open question rated "again"
-    explanation: str  # "" while a prediction's answer is still held back
-    expected: str  # the right answer / model answer; "" while held back
+    explanation: str
+    expected: str  # the right answer / model answer
     understood: str | None = None
     choices: list[ChoiceFeedback] = []
     rating: int | None = None  # FSRS rating earned (1 again, 2 hard, 3 good, 4 easy)
@@ -103,44 +120,85 @@ class QuizSession:
         items: Sequence[Item],
         *,
         mode: Mode,
+        scope: str | None = None,
+        plan: ReviewPlan | None = None,
         lang: str = "en",
         now: Callable[[], datetime] | None = None,
         requeue_gap: int = 3,
         miss_limit: int = 3,
-        reveal_after: int = 2,
     ):
         self.store, self.mode, self.lang = store, mode, lang
+        self.scope = scope or mode  # names the sitting: see the module docstring
+        self.plan = plan  # a review sitting: what is due and what is new
         self.now = now or store.now  # the store's clock (local time by default) unless a test injects one
-        self.requeue_gap, self.miss_limit, self.reveal_after = requeue_gap, miss_limit, reveal_after
-        self.session_id = uuid.uuid4().hex[:12]
-        self.items = list(items)
+        self.requeue_gap, self.miss_limit = requeue_gap, miss_limit
         self.current: Item | None = None
-        self._queue = list(items)
-        self._second_round: list[Item] = []
-        self._first: dict[tuple, bool] = {}
-        self._go_back: list[SectionPointer] = []
+        sittings = self._sittings()
+        last = max(sittings, default=0)
+        if mode == "lesson" and last:
+            self._start(last, items)
+            self._restore(sittings[last])
+            if not self.finished:
+                return
+        self._start(last + 1, items)
 
     # --- building ------------------------------------------------------------------------
 
     @classmethod
     def for_lesson(cls, store: Store, lesson: Lesson, **kw) -> QuizSession:
-        return cls(store, [Item(lesson, q) for q in lesson.quiz], mode="lesson", **kw)
+        """The lesson's quiz; an unfinished sitting of it is resumed."""
+        items = [Item(lesson, q) for q in lesson.quiz]
+        return cls(store, items, mode="lesson", scope=f"lesson:{lesson.id}", **kw)
 
     @classmethod
-    def for_review(cls, store: Store, lessons: Sequence[Lesson], *, new_limit: int = 10, **kw) -> QuizSession:
-        due = due_items(store, lessons, (kw.get("now") or store.now)())
+    def for_review(
+        cls, store: Store, lessons: Sequence[Lesson], *, new_limit: int = NEW_PER_REVIEW, **kw
+    ) -> QuizSession:
+        """Everything due today, then up to `new_limit` new questions (tutor.quiz.status)."""
+        plan = review_plan(store, lessons, (kw.get("now") or store.now)(), new_limit)
         known = {(lesson.id, q.id): Item(lesson, q) for lesson in lessons for q in lesson.quiz}
-        states = {(s.lesson, s.question) for s in store.review_states()}
-        started = {r.lesson for r in store.sections_read()} | {a.lesson for a in store.answers()}
-        new = [item for k, item in known.items() if k not in states and item.lesson.id in started]
-        return cls(store, due + new[: max(0, new_limit)], mode="review", **kw)
+        items = [known[k] for k in [*plan.due, *plan.new]]
+        return cls(store, items, mode="review", scope="review", plan=plan, **kw)
 
     @classmethod
     def for_predictions(cls, store: Store, lesson: Lesson, exercise: Exercise, **kw) -> QuizSession:
         """The exercise's predict questions not yet answered right (all of them answered: unlocked)."""
         done = predictions_answered(store, exercise)
         items = [Item(lesson, q, exercise) for q in exercise.predict if q.id not in done]
-        return cls(store, items, mode="predict", **kw)
+        return cls(store, items, mode="predict", scope=f"predict:{exercise.id}", **kw)
+
+    def _sittings(self) -> dict[int, list[QuizAnswer]]:
+        """This scope's earlier sittings by number, each with its answers (oldest first)."""
+        prefix = f"{self.scope}#"
+        found: dict[int, list[QuizAnswer]] = {}
+        for a in self.store.answers(predictions=self.mode == "predict"):
+            number = (a.session or "").removeprefix(prefix)
+            if a.session and a.session.startswith(prefix) and number.isdigit():
+                found.setdefault(int(number), []).append(a)
+        return found
+
+    def _start(self, number: int, items: Sequence[Item]) -> None:
+        self.session_id = f"{self.scope}#{number}"
+        self.items = [Item(i.lesson, shuffled(i.question, self.session_id), i.exercise) for i in items]
+        self._numbers = {item.key: n for n, item in enumerate(self.items, 1)}
+        self._queue = list(self.items)
+        self._second_round: list[Item] = []
+        self._first: dict[tuple, bool] = {}
+        self._go_back: list[SectionPointer] = []
+
+    def _restore(self, answers: list[QuizAnswer]) -> None:
+        """Replay a sitting's recorded answers: answered items leave the queue, misses come back."""
+        by_key: dict[tuple, list[QuizAnswer]] = {}
+        for a in answers:
+            by_key.setdefault((a.lesson, a.exercise, a.question), []).append(a)
+        for item in self.items:
+            got = by_key.get(item.key)
+            if not got:
+                continue
+            self._queue.remove(item)
+            self._first[item.key] = not is_miss(got[0].correct, got[0].rating)
+            if is_miss(got[-1].correct, got[-1].rating):
+                self._after_miss(item)
 
     # --- asking --------------------------------------------------------------------------
 
@@ -162,9 +220,18 @@ class QuizSession:
         """True once a lesson sitting has moved on to re-asking the questions missed in the pass."""
         return self.mode == "lesson" and len(self._first) == len(self.items) and bool(self.items)
 
+    @property
+    def answered(self) -> int:
+        """Items of this sitting answered at least once (a resumed sitting counts its earlier ones)."""
+        return len(self._first)
+
     def is_repeat(self, item: Item) -> bool:
         """True if `item` was already answered in this sitting (a missed one asked again)."""
         return item.key in self._first
+
+    def number(self, item: Item) -> int:
+        """`item`'s place in the sitting, 1-based (a repeat keeps its number)."""
+        return self._numbers[item.key]
 
     def next_question(self) -> Item | None:
         if not self._queue and self._second_round:
@@ -177,9 +244,10 @@ class QuizSession:
     ) -> Feedback:
         """Check, schedule and record an answer to the current question.
 
-        `response`: typed text; choice ids or 1-based numbers (a list, or "1, 3"); for open questions
-        the self-rating ("again"/"hard"/"good"/"easy" or 1-4), with the learner's own text as `note`.
-        Raises check.AnswerError (nothing recorded, question still current) if it is not an answer.
+        `response`: typed text; choice numbers as shown ("1, 3") or choice ids (a list); for open
+        questions the self-rating ("again"/"hard"/"good"/"easy" or 1-4), with the learner's own text
+        as `note`. Raises check.AnswerError (nothing recorded, question still current) if it is not
+        an answer.
         """
         item = self.current
         if item is None:
@@ -212,17 +280,28 @@ class QuizSession:
             at=now,
         )
         state = self.store.review_state(lesson_id, qid) if recorded.counted else None
-        missed = check.correct is False or (check.correct is None and check.rating == 1)
+        missed = is_miss(check.correct, check.rating)
         self._first.setdefault(item.key, not missed)
-        streak = self._misses_in_row(item) if missed else 0
-        go_back = self._pointer(item) if missed and streak >= self.miss_limit else None
-        if go_back and go_back not in self._go_back:
-            self._go_back.append(go_back)
-        again = missed and (go_back is None or self.mode == "predict")
-        if again:
-            self._requeue(item)
+        streak, go_back, again = self._after_miss(item) if missed else (0, None, False)
         self.current = None
-        return self._feedback(item, check, missed, streak, rating, state, again, go_back)
+        due = state.due.astimezone(now.tzinfo) if state else None
+        return Feedback(
+            lesson=lesson_id,
+            question=qid,
+            exercise=exercise_id,
+            correct=check.correct,
+            missed=missed,
+            explanation=pick(item.question.explanation, self.lang),
+            expected=check.expected,
+            understood=check.understood,
+            choices=check.choices,
+            rating=int(rating) if rating is not None else None,
+            counted=state is not None,
+            due=due,
+            again_later=again,
+            misses_in_row=streak,
+            go_back=go_back,
+        )
 
     def score(self) -> Score:
         keys = [i.key for i in self.items]
@@ -236,6 +315,17 @@ class QuizSession:
         )
 
     # --- internals -----------------------------------------------------------------------
+
+    def _after_miss(self, item: Item) -> tuple[int, SectionPointer | None, bool]:
+        """A miss of `item`: (misses in a row, where to re-read if that is too many, asked again?)."""
+        streak = self._misses_in_row(item)
+        go_back = self._pointer(item) if streak >= self.miss_limit else None
+        if go_back and go_back not in self._go_back:
+            self._go_back.append(go_back)
+        again = go_back is None or self.mode == "predict"
+        if again:
+            self._requeue(item)
+        return streak, go_back, again
 
     def _requeue(self, item: Item) -> None:
         if self.mode == "lesson":
@@ -252,7 +342,7 @@ class QuizSession:
         )
         streak = 0
         for a in reversed(history):
-            if a.correct or (a.correct is None and a.rating != 1):
+            if not is_miss(a.correct, a.rating):
                 break
             streak += 1
         return streak
@@ -263,36 +353,11 @@ class QuizSession:
         title = pick(section.title, self.lang) if section else pick(item.lesson.title, self.lang)
         return SectionPointer(lesson=item.lesson.id, section=section.id if section else None, title=title)
 
-    def _feedback(self, item, check: Check, missed, streak, rating, state, again, go_back) -> Feedback:
-        held_back = self.mode == "predict" and missed and streak < self.reveal_after
-        due = state.due.astimezone(self.now().tzinfo) if state else None
-        return Feedback(
-            lesson=item.lesson.id,
-            question=item.question.id,
-            exercise=item.exercise.id if item.exercise else None,
-            correct=check.correct,
-            missed=missed,
-            explanation="" if held_back else pick(item.question.explanation, self.lang),
-            expected="" if held_back else check.expected,
-            understood=check.understood,
-            choices=check.choices,
-            rating=int(rating) if rating is not None else None,
-            counted=state is not None,
-            due=due,
-            again_later=again,
-            misses_in_row=streak,
-            go_back=go_back,
-        )
-
 
 def due_items(store: Store, lessons: Sequence[Lesson], now: datetime | None = None) -> list[Item]:
-    """Quiz questions due for review by the end of today (the learner's clock), earliest first."""
-    now = now or store.now()
+    """Quiz questions due today (tutor.quiz.status.due_keys), earliest first."""
     known = {(lesson.id, q.id): Item(lesson, q) for lesson in lessons for q in lesson.quiz}
-    states = store.review_states()  # ordered by due date
-    return [
-        known[(s.lesson, s.question)] for s in states if (s.lesson, s.question) in known and is_due(s, now)
-    ]
+    return [known[k] for k in due_keys(store, lessons, now or store.now())]
 
 
 def predictions_answered(store: Store, exercise: Exercise) -> set[str]:

@@ -1,0 +1,81 @@
+"""What the learner is told about a question and an answer, built once for both front ends.
+
+The plain-terminal quiz (tutor.quiz.terminal) and the app's quiz panel (tutor.ui.widgets.quiz_panel)
+render the same lines; each line carries a tone, which each front end styles in its own way.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal, NamedTuple
+
+from tutor.content.schema import OpenQuestion, pick
+from tutor.quiz.session import Feedback, Item, QuizSession
+from tutor.quiz.texts import say
+
+Tone = Literal["right", "wrong", "rated", "warn", "why", "quiet", "plain"]
+
+# Rich styles per tone (the terminal prints with them; the app has its own markup).
+STYLE: dict[Tone, str] = {
+    "right": "bold green",
+    "wrong": "bold red",
+    "rated": "green",
+    "warn": "bold yellow",
+    "why": "magenta",
+    "quiet": "dim",
+    "plain": "",
+}
+
+
+class Line(NamedTuple):
+    tone: Tone
+    text: str
+
+
+def counter(session: QuizSession, item: Item, lang: str) -> str:
+    """'3/6' for a question's first asking, 'again · 3/6' when a missed one comes back."""
+    n, total = session.number(item), len(session.items)
+    return say("counter.again", lang, n=n, total=total) if session.is_repeat(item) else f"{n}/{total}"
+
+
+def review_when(due: datetime, now: datetime, lang: str) -> str:
+    days = (due.date() - now.date()).days
+    if days <= 0:
+        return say("today", lang)
+    return say("tomorrow", lang) if days == 1 else say("in_days", lang, n=days)
+
+
+def open_answer_lines(question: OpenQuestion, given: str | None, lang: str) -> list[Line]:
+    """Before the self-rating: the learner's own answer beside the model answer."""
+    lines = [Line("plain", say("your_answer", lang, answer=given))] if given else []
+    return [*lines, Line("plain", say("model_answer", lang, answer=pick(question.model_answer, lang)))]
+
+
+def _verdict(fb: Feedback, lang: str) -> Line:
+    if fb.correct is None:
+        rated = say("rated", lang, rating=say(f"rating.{fb.rating}", lang))
+        return Line("warn" if fb.missed else "rated", rated)
+    return Line("right", say("right", lang)) if fb.correct else Line("wrong", say("wrong", lang))
+
+
+def feedback_lines(fb: Feedback, lang: str, now: datetime) -> list[Line]:
+    """The verdict, how the answer was read, the right answer and why, what happens next.
+    (An open question's own and model answers are `open_answer_lines`, shown before the rating.)"""
+    lines = [_verdict(fb, lang)]
+    if fb.understood:
+        lines.append(Line("quiet", say("read_as", lang, value=fb.understood)))
+    if fb.correct is False:
+        lines.append(Line("plain", say("the_answer", lang, answer=fb.expected)))
+    lines += [
+        Line("why", say("why_not", lang, choice=c.text, why=c.why)) for c in fb.choices if c.picked and c.why
+    ]
+    if fb.explanation:
+        lines.append(Line("plain", fb.explanation))
+    if fb.go_back:
+        lines.append(Line("warn", say("go_back", lang, n=fb.misses_in_row, title=fb.go_back.title)))
+    elif fb.again_later:
+        lines.append(Line("quiet", say("comes_back", lang)))
+    if fb.due:
+        when = review_when(fb.due, now, lang)
+        lines.append(Line("quiet", say("next_review", lang, when=when, date=fb.due.date().isoformat())))
+    return lines

@@ -1,0 +1,109 @@
+"""The learner's quiz standing, defined once: what is due, what is new, what counts as right.
+
+Home, `python -m tutor progress`, `python -m tutor quiz --review`, the review screen and the end of
+a sitting all ask these functions, so they cannot disagree:
+
+- **due**: a question whose review card falls due before the end of the learner's today. The
+  schedule is kept in whole days, so an item due at 20:00 is due all of that day.
+- **new**: a question never answered, from a lesson the learner has started (read a section of, or
+  answered a question of). New questions are not due; a review sitting asks the due ones first,
+  then up to `NEW_PER_REVIEW` new ones, and every place that counts them shows the two apart.
+- **right**: a question whose first answer in the latest sitting that asked it was right (an open
+  question: rated hard or better). A second try in the same sitting, after the explanation was
+  shown, does not make a miss right; the next sitting can.
+
+Predictions (an exercise's predict questions) are neither scheduled nor counted here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
+
+from tutor.content.schema import Lesson
+from tutor.progress.db import end_of_today
+from tutor.progress.records import QuizAnswer, ReviewState
+from tutor.progress.store import Store
+
+NEW_PER_REVIEW = 10
+Key = tuple[str, str]  # (lesson id, question id)
+
+
+def is_due(state: ReviewState, now: datetime) -> bool:
+    return state.due < end_of_today(now)
+
+
+def is_miss(correct: bool | None, rating: int | None) -> bool:
+    """Wrong, or an open question the learner rated "again"."""
+    return correct is False or (correct is None and rating == 1)
+
+
+def _known(lessons: Sequence[Lesson]) -> list[Key]:
+    return [(lesson.id, q.id) for lesson in lessons for q in lesson.quiz]
+
+
+def due_keys(store: Store, lessons: Sequence[Lesson], now: datetime) -> list[Key]:
+    """The course's questions due today, earliest first (questions no longer in the course are left out)."""
+    known = set(_known(lessons))
+    return [
+        (s.lesson, s.question)
+        for s in store.review_states()
+        if (s.lesson, s.question) in known and is_due(s, now)
+    ]
+
+
+def new_keys(store: Store, lessons: Sequence[Lesson]) -> list[Key]:
+    """Never-answered questions of the lessons the learner has started, in course order."""
+    answered = {(a.lesson, a.question) for a in store.answers()}
+    started = {r.lesson for r in store.sections_read()} | {lesson for lesson, _ in answered}
+    return [k for k in _known(lessons) if k[0] in started and k not in answered]
+
+
+class ReviewPlan(NamedTuple):
+    due: list[Key]
+    new: list[Key]  # at most the limit asked for
+
+
+def review_plan(
+    store: Store, lessons: Sequence[Lesson], now: datetime, new_limit: int = NEW_PER_REVIEW
+) -> ReviewPlan:
+    """What a review sitting asks: everything due, then a few new questions."""
+    return ReviewPlan(due_keys(store, lessons, now), new_keys(store, lessons)[: max(0, new_limit)])
+
+
+@dataclass(frozen=True)
+class QuizCounts:
+    questions: int
+    answered: int  # answered at least once
+    correct: int  # right (see the module docstring)
+    due: int
+
+
+def first_of_latest_sitting(answers: Sequence[QuizAnswer]) -> dict[Key, QuizAnswer]:
+    """Per question, its first answer in the latest sitting that asked it (`answers` oldest first).
+    An answer recorded without a sitting is a sitting of its own."""
+    latest: dict[Key, QuizAnswer] = {}
+    for a in answers:
+        key = (a.lesson, a.question)
+        seen = latest.get(key)
+        if seen is None or a.session is None or a.session != seen.session:
+            latest[key] = a
+    return latest
+
+
+def quiz_counts(store: Store, lessons: Sequence[Lesson], now: datetime) -> dict[str, QuizCounts]:
+    """Per lesson id: its questions, how many were answered, right, and due today."""
+    first = first_of_latest_sitting(store.answers())
+    due = set(due_keys(store, lessons, now))
+    counts = {}
+    for lesson in lessons:
+        keys = [(lesson.id, q.id) for q in lesson.quiz]
+        counts[lesson.id] = QuizCounts(
+            questions=len(keys),
+            answered=sum(k in first for k in keys),
+            correct=sum(k in first and not is_miss(first[k].correct, first[k].rating) for k in keys),
+            due=sum(k in due for k in keys),
+        )
+    return counts
