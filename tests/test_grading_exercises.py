@@ -15,9 +15,8 @@ import pytest
 from tutor.content.loader import load_course
 from tutor.grading.authoring import check_exercises
 from tutor.grading.runs import load_checks
+from tutor.grading.runner import grade_trusted
 from tutor.grading.service import grade, solution_file, starter_file
-from tutor.grading.trusted import grade_trusted
-from tutor.paths import default_checkpoint
 from tutor.progress.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,14 +25,6 @@ CODE = [ex for ex in COURSE.exercises() if ex.kind == "code"]
 BROKEN = [(ex, f) for ex in CODE for f in sorted((ex.folder / "broken").glob("*.py"))]
 ACCEPTED = [(ex, f) for ex in CODE for f in sorted((ex.folder / "accepted").glob("*.py"))]
 
-# Until the shipped checkpoint exists, three-layers' files get the corpus tokenizer instead (tests only).
-SHIM = (
-    "import tutor.grading.kit as _kit\nfrom models.corpus import corpus_text, load_poems\n"
-    "from models.tokenizer import CharTokenizer\n"
-    "_kit.course_tokenizer = lambda path=None: CharTokenizer.from_text(corpus_text(load_poems()))\n"
-)
-
-
 def _named_check(path: Path) -> str:
     m = re.match(r"# fails: ([a-z0-9_]+) — ", path.read_text(encoding="utf-8").splitlines()[0])
     assert m, f"{path} must start with '# fails: CHECK — why'"
@@ -41,25 +32,13 @@ def _named_check(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> dict[Path, object]:
-    """Grade result per original file path (solution, starter, broken variants of every code exercise)."""
-    shim_dir = tmp_path_factory.mktemp("shimmed")
-    items, originals = [], {}
+def graded() -> dict[Path, object]:
+    """Grade result per file (solution, starter, broken and accepted variants of every code exercise)."""
+    items = []
     for ex in CODE:
         files = [solution_file(ex), starter_file(ex), *sorted((ex.folder / "broken").glob("*.py"))]
-        files += sorted((ex.folder / "accepted").glob("*.py"))
-        graded_files = []
-        for f in files:
-            if ex.id == "three-layers" and not default_checkpoint().is_file():
-                copy = shim_dir / f"{ex.id}-{f.parent.name}-{f.name}"
-                copy.write_text(SHIM + f.read_text(encoding="utf-8"), encoding="utf-8")
-                originals[copy] = f
-                graded_files.append(copy)
-            else:
-                graded_files.append(f)
-        items.append((ex, graded_files))
-    results = grade_trusted(items)
-    return {originals.get(k, k): v for k, v in results.items()}
+        items.append((ex, files + sorted((ex.folder / "accepted").glob("*.py"))))
+    return grade_trusted(items)
 
 
 @pytest.mark.parametrize("ex", CODE, ids=lambda ex: ex.id)
@@ -104,10 +83,8 @@ def test_rope_accepts_both_pairings(graded):
         {c.name: c.message for c in graded[f].checks}["matches_reference"]
         for f in (solution_file(rope), rope.folder / "accepted/interleaved.py")
     ]
-    assert messages == [
-        "agrees with the reference (half pairing)",
-        "agrees with the reference (interleaved pairing)",
-    ]
+    assert messages[0].startswith("agrees with the reference (half pairing)")
+    assert messages[1].startswith("agrees with the reference (interleaved pairing)")
 
 
 def test_each_code_exercise_has_broken_variants_for_several_checks():
@@ -261,21 +238,18 @@ def test_authoring_check_passes_on_the_shipped_course():
     assert check_exercises(COURSE) == []
 
 
-@pytest.mark.slow
-def test_a_looping_course_file_is_reported_not_a_traceback(tmp_path):
-    # the trusted grader's budget is the exercises' limits plus 30 s, so this takes ~32 s
+def test_a_looping_course_file_times_out_and_the_next_file_is_still_graded(tmp_path):
     src = COURSE.exercise("split-heads")
     folder = tmp_path / "split-heads"
     folder.mkdir()
     for name in ("checks.py", "solution.py"):
         (folder / name).write_text((src.folder / name).read_text(encoding="utf-8"), encoding="utf-8")
-    (folder / "starter.py").write_text("while True:\n    pass\n", encoding="utf-8")
-    ex = src.model_copy(update={"folder": folder, "timeout_s": 1.0})
-    results = grade_trusted([(ex, [folder / "solution.py", folder / "starter.py"])])
-    assert results[folder / "solution.py"].status == "pass"
+    ex = src.model_copy(update={"folder": folder})
+    ex = ex.model_copy(update={"timeout_s": 10.0})
+    files = [folder / "solution.py", folder / "starter.py", folder / "solution.py"]
+    (folder / "starter.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n", encoding="utf-8")
+    results = grade_trusted([(ex, files)])
     looped = results[folder / "starter.py"]
-    assert looped.status == "error"
-    assert (
-        looped.checks[0].message
-        == "could not load the file: the trusted grader stopped (timed out after 32 s)"
-    )
+    assert looped.status == "timeout"
+    assert looped.checks[0].message == "timed out after 10 s while loading your file"
+    assert results[folder / "solution.py"].status == "pass"  # graded again after the loop, by a new worker

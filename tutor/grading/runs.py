@@ -26,7 +26,8 @@ class RunsContext:
 
 
 def stored_runs(store) -> list[dict[str, Any]]:
-    """Every finished training run in the store, oldest first, as plain dicts."""
+    """Every finished training run this machine made, oldest first, as plain dicts. Runs that came
+    from `progress --import` are shown as imported but never graded: a file can claim any loss."""
     if store is None:
         return []
     return [
@@ -38,6 +39,7 @@ def stored_runs(store) -> list[dict[str, Any]]:
             "at": r.at.isoformat(),
         }
         for r in store.training_runs(status="done")
+        if not r.imported
     ]
 
 
