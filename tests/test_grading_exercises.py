@@ -14,8 +14,8 @@ import pytest
 
 from tutor.content.loader import load_course
 from tutor.grading.authoring import check_exercises
-from tutor.grading.runs import load_checks
 from tutor.grading.runner import grade_trusted
+from tutor.grading.runs import load_checks
 from tutor.grading.service import grade, solution_file, starter_file
 from tutor.progress.store import Store
 
