@@ -1,14 +1,30 @@
-"""Character tokenizer: one id per character seen in the corpus, saved inside the checkpoint.
+"""Character tokenizer: one id per character, saved inside the checkpoint.
 
 Id 0 is a declared unknown token (U+FFFD). `encode` refuses characters it has never seen unless
 asked to map them to that token, so a typo never turns silently into some other character's id.
+
+Vocabulary policy for new training runs (`CharTokenizer.for_training`): every character seen at least
+MIN_COUNT (3) times in the TRAINING split gets its own id, in code-point order; everything else (rarer
+characters, and characters that appear only in validation or in a prompt) maps to id 0. On the Tang corpus
+this keeps 6,009 of 7,899 training characters, and id 0 stands for 0.09% of training and 0.13% of
+validation characters. Why:
+- a character seen once or twice gets almost no gradient, yet costs an output row, and the output layer
+  is as costly as all the blocks at this size: dropping those rows makes each step cheaper;
+- the rare characters give id 0 real training examples, so a character the model has never seen gets a
+  learned "some rare character" probability instead of an untrained row;
+- counting on the training split alone keeps the validation text unseen, vocabulary included.
+
+`from_text` (every character of the text, no threshold) is the older rule; the shipped checkpoints' tokenizers
+were made with it and load unchanged through `from_dict`.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 UNK = "\ufffd"
+MIN_COUNT = 3
 
 
 class UnknownCharacterError(ValueError):
@@ -36,7 +52,16 @@ class CharTokenizer:
 
     @classmethod
     def from_text(cls, text: str) -> CharTokenizer:
+        """Every character of `text` (no threshold)."""
         return cls(sorted(set(text) - {UNK}))
+
+    @classmethod
+    def for_training(cls, train_text: str, min_count: int = MIN_COUNT) -> CharTokenizer:
+        """The vocabulary policy (module docstring): characters seen at least `min_count` times in `train_text`."""
+        if min_count < 1:
+            raise ValueError(f"min_count must be at least 1, got {min_count}")
+        counts = Counter(train_text)
+        return cls(sorted(c for c, n in counts.items() if n >= min_count and c != UNK))
 
     @property
     def vocab_size(self) -> int:
@@ -46,9 +71,10 @@ class CharTokenizer:
         if unknown not in ("error", "unk"):
             raise ValueError(f"unknown must be 'error' or 'unk', got {unknown!r}")
         ids = [self.stoi.get(c, -1) for c in text]
-        missing = [(i, text[i]) for i, t in enumerate(ids) if t < 0]
-        if missing and unknown == "error":
-            raise UnknownCharacterError(missing)
+        if -1 not in ids:  # the common case, checked at C speed: a corpus is millions of characters
+            return ids
+        if unknown == "error":
+            raise UnknownCharacterError([(i, text[i]) for i, t in enumerate(ids) if t < 0])
         return [max(t, 0) for t in ids]
 
     def decode(self, ids: Iterable[int]) -> str:

@@ -1,5 +1,5 @@
 """Training loop for the course GPT: AdamW, warm-up + cosine schedule, periodic validation,
-progress callbacks, cancellation, seeding, atomic checkpoints and resume.
+early stopping, progress callbacks, cancellation, seeding, atomic checkpoints and resume.
 
 `train()` is a plain function so the CLI (`python -m tutor train`), the experiments' child
 processes and the tests all drive the same loop.
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from models.baselines import Baselines, ngram_baselines
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.gpt import GPT, GPTConfig
 from models.tokenizer import CharTokenizer
@@ -79,7 +80,11 @@ class TrainResult:
     seconds: float
     cancelled: bool
     num_params: int
+    baselines: Baselines  # count-based losses on the same validation windows
     curve: list[dict] = field(default_factory=list)  # {"step", "loss", "val_loss"} at each evaluation
+    best_val_loss: float | None = None
+    best_step: int | None = None
+    stopped_early: bool = False
 
 
 def check_device(device: str) -> str:
@@ -219,14 +224,21 @@ def train(
     resume: bool = False,
     tokenizer: CharTokenizer | None = None,
     meta: dict | None = None,
+    patience: int | None = None,
 ) -> TrainResult:
     """Train a GPT on `train_text`, validating on `val_text`; write `out` atomically.
 
     With `resume=True` and an existing `out`, continue from its step, weights and optimizer.
     `should_stop()` is polled every step: a cancelled run returns `cancelled=True` and leaves
-    `out` as it was at its last complete save.
+    `out` as it was at its last complete save. Early stopping: with `patience`, `out` is written only
+    when the validation loss reaches a new low, and training stops after `patience` evaluations without
+    one. (An argument, not a TrainConfig field: stored train-compare runs are keyed by TrainConfig.)
+    The count-based baselines (models.baselines) are scored on the same validation windows and
+    stored in the checkpoint's meta beside the model's loss.
     """
     device = check_device(cfg.device)
+    if patience is not None and patience < 1:
+        raise ValueError(f"patience must be at least 1 evaluation, got {patience}")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     random.seed(cfg.seed)
@@ -259,6 +271,12 @@ def train(
         tokenizer, train_text, val_text, cfg, cfg.context or model.cfg.block_size, start_step
     )
     val_set = batches.val_batches(cfg.eval_batches)
+    baselines = ngram_baselines(
+        batches.train_ids,
+        torch.cat([x for x, _ in val_set]),
+        torch.cat([y for _, y in val_set]),
+        model.cfg.vocab_size,
+    )
     optimizer = make_optimizer(model, cfg)
     if opt_state is not None:
         optimizer.load_state_dict(opt_state)
@@ -271,6 +289,7 @@ def train(
             "step": step,
             "train": asdict(cfg),
             "val_loss": val_loss,
+            "baselines": baselines.to_dict(),
             "curve": curve,
             "rng": torch.get_rng_state().tolist(),
         }
@@ -280,9 +299,10 @@ def train(
     t0 = time.perf_counter()
     tokens_per_step = cfg.batch_size * batches.context
     val_loss: float | None = curve[-1]["val_loss"] if curve else None
+    best = min(curve, key=lambda point: point["val_loss"]) if curve else None
     step = start_step
-    cancelled = False
-    while step < cfg.steps:
+    cancelled = stopped_early = False
+    while step < cfg.steps and not stopped_early:
         if should_stop is not None and should_stop():
             cancelled = True
             break
@@ -301,7 +321,12 @@ def train(
         if evaluated:
             val_loss = evaluate(model, val_set, device)
             curve.append({"step": step, "loss": loss.item(), "val_loss": val_loss})
-            save(step, val_loss)
+            if best is None or val_loss < best["val_loss"]:
+                best = curve[-1]
+            if patience is None or best is curve[-1]:
+                save(step, val_loss)
+            evals_since_best = len(curve) - 1 - curve.index(best)
+            stopped_early = patience is not None and evals_since_best >= patience
         if on_progress is not None:
             elapsed = time.perf_counter() - t0
             done = step - start_step
@@ -326,4 +351,8 @@ def train(
         cancelled=cancelled,
         num_params=model.num_params(),
         curve=curve,
+        best_val_loss=best["val_loss"] if best else None,
+        best_step=best["step"] if best else None,
+        stopped_early=stopped_early,
+        baselines=baselines,
     )

@@ -1,6 +1,7 @@
 """Tokenizer, checkpoints, the training loop and the train CLI — on real tensors and processes."""
 
 import json
+import math
 import re
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import pytest
 import torch
 from conftest import PYTHON, ROOT, run_tutor_env
 
+from models.baselines import ngram_baselines
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.corpus import corpus_text, load_poems, split_poems
 from models.gpt import GPT, GPTConfig
@@ -18,6 +20,7 @@ from models.train import TrainConfig, evaluate, line_starts, lr_at, make_batches
 from tutor.paths import default_checkpoint
 
 TINY = GPTConfig(vocab_size=1, n_embd=32, n_head=4, n_layer=1, block_size=32)
+SMALL_CORPUS = str(ROOT / "models" / "data" / "poems.json")
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +37,42 @@ def test_tokenizer_round_trip_and_unknown_characters():
         tok.encode("白月")
     assert tok.encode("白月", unknown="unk")[1] == 0
     assert CharTokenizer.from_dict(tok.to_dict()).chars == tok.chars
+
+
+def test_shipped_checkpoints_tokenizers_still_load_and_cover_their_corpus():
+    text = corpus_text(load_poems())
+    for name in ("gpt-learned.pt", "gpt-rope-short.pt"):
+        tok = load_checkpoint(ROOT / "models" / "checkpoints" / name).tokenizer
+        assert tok.chars[0] == UNK and tok.vocab_size == 1854
+        assert tok.decode(tok.encode(text)) == text  # the old vocabulary: every character of the old corpus
+
+
+def test_baselines_match_a_hand_computation():
+    # train ids a b a b a (a=1, b=2, V=3 with the unknown id 0); score a->b and b->0
+    got = ngram_baselines(torch.tensor([1, 2, 1, 2, 1]), torch.tensor([1, 2]), torch.tensor([2, 0]), 3)
+    # add-one unigram: P(0)=1/8, P(1)=4/8, P(2)=3/8
+    assert got.unigram == pytest.approx(-(math.log(3 / 8) + math.log(1 / 8)) / 2)
+    # bigram: P(b|a)=1, P(0|b)=0; the loss -(log(3/8 + 5λ/8) + log((1-λ)/8))/2 is lowest at λ = 0.2
+    assert got.bigram_lambda == pytest.approx(0.2, abs=1e-3)
+    assert got.bigram == pytest.approx(-(math.log(0.5) + math.log(0.1)) / 2, abs=1e-6)
+    assert got.uniform == pytest.approx(math.log(3))
+    # a previous character never seen in training: the unigram alone, whatever λ
+    unseen = ngram_baselines(torch.tensor([1, 2, 1]), torch.tensor([0]), torch.tensor([1]), 3)
+    assert unseen.bigram == pytest.approx(unseen.unigram)
+
+
+def test_early_stopping_keeps_the_best_checkpoint(tmp_path, texts):
+    cfg = TrainConfig(steps=200, batch_size=8, context=32, eval_interval=5, eval_batches=2, warmup=5, lr=3e-2)
+    result = train(TINY, cfg, *texts, out=tmp_path / "es.pt", patience=2)  # this lr overshoots: val turns up
+    assert result.stopped_early and result.steps_done < 200
+    best = min(result.curve, key=lambda point: point["val_loss"])
+    assert (result.best_step, result.best_val_loss) == (best["step"], best["val_loss"])
+    assert result.steps_done == result.curve[-1]["step"] == best["step"] + 2 * cfg.eval_interval
+    meta = load_checkpoint(tmp_path / "es.pt").meta
+    assert (meta["step"], meta["val_loss"]) == (best["step"], best["val_loss"])
+    assert meta["baselines"] == result.baselines.to_dict()
+    with pytest.raises(ValueError, match="patience must be at least 1"):
+        train(TINY, cfg, *texts, patience=0)
 
 
 def test_checkpoint_round_trip(tmp_path):
@@ -188,8 +227,23 @@ def test_train_cli_refuses_a_folder_as_out_and_negative_threads_before_training(
 
 def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path):
     base = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--steps", "2"]
-    base += ["--eval-interval", "2", "--home", str(tmp_path)]
+    base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", SMALL_CORPUS]
     for extra in ([], ["--seed", "2"], ["--lr", "0.001"]):
         proc = subprocess.run(base + extra, capture_output=True, text=True, env=run_tutor_env(tmp_path))
         assert proc.returncode == 0, proc.stderr
     assert len(list((tmp_path / "runs").glob("learned-h4-l1-e32-s2-*.pt"))) == 3
+
+
+def test_train_cli_reports_the_corpus_vocabulary_and_model_loss_beside_both_baselines(tmp_path):
+    cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4"]
+    cmd += ["--steps", "4", "--eval-interval", "2", "--corpus", SMALL_CORPUS, "--out", str(tmp_path / "m.pt")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_tutor_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert re.search(r"corpus: .*poems\.json: read 418 poems, [\d,]+ characters, [\d,]+ distinct", out)
+    assert re.search(r"vocabulary [\d,]+: characters seen 3\+ times in training", out)
+    line = next(row for row in out.splitlines() if row.startswith("validation loss"))
+    assert re.search(
+        r"model [\d.]+ last, [\d.]+ best \(step \d\) +\| +bigram [\d.]+ \(λ 0\.\d+\) +unigram", line
+    )
+    assert load_checkpoint(tmp_path / "m.pt").meta["vocab_min_count"] == 3

@@ -1,9 +1,10 @@
-"""`python -m tutor train`: train the course GPT on the shipped poems or a corpus of your own."""
+"""`python -m tutor train`: train the course GPT on the shipped Tang poems or a corpus of your own."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 
 from tutor.commands.experiment import emit_json_line, stop_on_signals
@@ -30,11 +31,37 @@ def add_arguments(p) -> None:
         help="training windows start at a line start (default) or anywhere",
     )
     p.add_argument("--eval-interval", type=int, default=100)
+    p.add_argument(
+        "--early-stop",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop after N evaluations without a new lowest validation loss; keep the best checkpoint",
+    )
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--device", default="cpu", help="cpu (default), cuda or mps when present")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     p.add_argument(
-        "--corpus", type=Path, default=None, help="your own corpus: poetry JSON or plain UTF-8 text"
+        "--corpus",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="FILE",
+        help="your own poems instead of the shipped Tang corpus: poetry JSON (chinese-poetry layout or ours) "
+        "or plain UTF-8 text with blank lines between poems; several files or a folder",
+    )
+    p.add_argument(
+        "--min-count",
+        type=int,
+        default=None,
+        metavar="N",
+        help="vocabulary: characters seen N times or more in training get an id, the rest share the unknown "
+        "id (default 3; 1 keeps every character, for small corpora)",
+    )
+    p.add_argument(
+        "--keep-script",
+        action="store_true",
+        help="keep your corpus's characters as given (default: convert traditional to simplified)",
     )
     p.add_argument(
         "--out", type=Path, default=None, help="checkpoint to write (default: HOME/runs/<settings>.pt)"
@@ -49,9 +76,89 @@ def add_arguments(p) -> None:
 
 
 def run(args, ctx) -> int:
-    from models.corpus import corpus_text, import_corpus, load_poems, split_poems
+    from models.corpus import corpus_text, split_poems
+    from models.errors import ModelError
+    from models.tokenizer import MIN_COUNT, CharTokenizer
+    from models.train import train
+
+    model_cfg, cfg = _configs(args)
+    min_count = MIN_COUNT if args.min_count is None else args.min_count
+    for option, value in (("--min-count", min_count), ("--early-stop", args.early_stop)):
+        if value is not None and value < 1:
+            raise TutorError(f"{option} must be at least 1, got {value}")
+    emit = emit_json_line if args.jsonl else _print_event
+    try:
+        poems, corpus = _read_corpus(args)
+        train_poems, val_poems = split_poems(poems)
+    except ModelError as err:
+        raise TutorError(str(err)) from err
+    out = _checkpoint_path(args, ctx, model_cfg, cfg)
+    train_text, val_text = corpus_text(train_poems), corpus_text(val_poems)
+    start = {
+        "event": "start",
+        "out": str(out),
+        "corpus": corpus,
+        "poems_train": len(train_poems),
+        "poems_val": len(val_poems),
+    }
+    tokenizer = None  # a resumed run keeps its checkpoint's tokenizer
+    if not (args.resume and out.is_file()):
+        tokenizer = CharTokenizer.for_training(train_text, min_count)  # the policy in models/tokenizer.py
+        start |= {
+            "vocab_size": tokenizer.vocab_size,
+            "vocab_min_count": min_count,
+            "unknown_share": _unknown_share(tokenizer, train_text),
+        }
+    stop = stop_on_signals()
+    emit(start)
+    try:
+        result = train(
+            model_cfg,
+            cfg,
+            train_text,
+            val_text,
+            out=out,
+            on_progress=lambda p: emit({"event": "progress", **p.__dict__}),
+            should_stop=stop.is_set,
+            resume=args.resume,
+            tokenizer=tokenizer,
+            meta={"corpus": _corpus_label(args), "vocab_min_count": min_count},
+            patience=args.early_stop,
+        )
+        if args.weights_only and not result.cancelled:
+            from models.checkpoint import strip_training_state
+
+            strip_training_state(out)
+    except ValueError as err:
+        raise TutorError(str(err)) from err
+    except OSError as err:  # e.g. the disk filled up or the folder became read-only mid-run
+        raise TutorError(f"cannot write the checkpoint {out}: {err.strerror or err}") from err
+    done = {**result.__dict__, "baselines": result.baselines.to_dict()}
+    kind = "cancelled" if result.cancelled else "done"
+    emit({"event": kind, "out": str(out), "early_stop": args.early_stop, **done})
+    return 1 if result.cancelled else 0
+
+
+def _checkpoint_path(args, ctx, model_cfg, cfg) -> Path:
+    out = args.out or ctx.home / "runs" / _default_name(args, model_cfg, cfg)
+    if out.is_dir():
+        raise TutorError(f"--out {out} is a folder; name the checkpoint file, e.g. {out / 'model.pt'}")
+    try:  # an unwritable place fails now, not at the first save minutes into training
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TutorError(f"cannot create the folder for the checkpoint {out}: {err.strerror or err}") from err
+    return out
+
+
+def _unknown_share(tokenizer, train_text: str) -> float:
+    """The fraction of the training text that the vocabulary maps to the unknown id."""
+    counts = Counter(train_text)
+    return sum(n for c, n in counts.items() if tokenizer.stoi.get(c, 0) == 0) / len(train_text)
+
+
+def _configs(args):
     from models.gpt import GPTConfig
-    from models.train import TrainConfig, train
+    from models.train import TrainConfig
 
     try:
         model_cfg = GPTConfig(
@@ -75,46 +182,43 @@ def run(args, ctx) -> int:
         )
     except ValueError as err:
         raise TutorError(str(err)) from err
-    poems = import_corpus(args.corpus) if args.corpus else load_poems()
-    train_poems, val_poems = split_poems(poems)
-    out = args.out or ctx.home / "runs" / _default_name(args, model_cfg, cfg)
-    if out.is_dir():
-        raise TutorError(f"--out {out} is a folder; name the checkpoint file, e.g. {out / 'model.pt'}")
-    try:  # an unwritable place fails now, not at the first save minutes into training
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise TutorError(f"cannot create the folder for the checkpoint {out}: {err.strerror or err}") from err
-    stop = stop_on_signals()
-    emit = emit_json_line if args.jsonl else _print_event
-    emit({"event": "start", "out": str(out), "poems_train": len(train_poems), "poems_val": len(val_poems)})
-    try:
-        result = train(
-            model_cfg,
-            cfg,
-            corpus_text(train_poems),
-            corpus_text(val_poems),
-            out=out,
-            on_progress=lambda p: emit({"event": "progress", **p.__dict__}),
-            should_stop=stop.is_set,
-            resume=args.resume,
-            meta={"corpus": str(args.corpus) if args.corpus else "shipped"},
-        )
-        if args.weights_only and not result.cancelled:
-            from models.checkpoint import strip_training_state
+    return model_cfg, cfg
 
-            strip_training_state(out)
-    except ValueError as err:
-        raise TutorError(str(err)) from err
-    except OSError as err:  # e.g. the disk filled up or the folder became read-only mid-run
-        raise TutorError(f"cannot write the checkpoint {out}: {err.strerror or err}") from err
-    emit({"event": "cancelled" if result.cancelled else "done", "out": str(out), **result.__dict__})
-    return 1 if result.cancelled else 0
+
+def _read_corpus(args):
+    """The poems to train on and a description of them (for an import: what it read and skipped)."""
+    from models.corpus import import_corpus, load_tang
+
+    if not args.corpus:
+        poems = load_tang()
+        return poems, {"source": "shipped Tang corpus", "poems": len(poems)}
+    poems, report = import_corpus(args.corpus, keep_script=args.keep_script)
+    return poems, {
+        "source": _corpus_label(args),
+        "poems": report.poems,
+        "characters": report.characters,
+        "vocabulary": report.vocabulary,
+        "converted": report.converted,
+        "skipped": dict(report.skipped),
+        "first_skipped": report.first_skipped,
+    }
+
+
+def _corpus_label(args) -> str:
+    return " ".join(str(p) for p in args.corpus) if args.corpus else "tang"
 
 
 def _default_name(args, model_cfg, cfg) -> str:
     """Readable settings plus a digest of all of them, so runs that differ only in batch, learning rate,
     seed or corpus do not overwrite (or resume) each other."""
-    settings = {"model": model_cfg.to_dict(), "train": cfg.__dict__, "corpus": str(args.corpus or "shipped")}
+    settings = {
+        "model": model_cfg.to_dict(),
+        "train": cfg.__dict__,
+        "corpus": _corpus_label(args),
+        "keep_script": args.keep_script,
+        "min_count": args.min_count,
+        "early_stop": args.early_stop,
+    }
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:8]
     return f"{args.pos}-h{args.heads}-l{args.layers}-e{args.embd}-s{args.steps}-{digest}.pt"
 
@@ -122,8 +226,16 @@ def _default_name(args, model_cfg, cfg) -> str:
 def _print_event(event: dict) -> None:
     kind = event["event"]
     if kind == "start":
+        _print_corpus(event["corpus"])
+        vocab = (
+            f"vocabulary {event['vocab_size']:,}: characters seen {event['vocab_min_count']}+ times in "
+            f"training; the unknown id stands for the rest, {event['unknown_share']:.2%} of the training text"
+            if "vocab_size" in event
+            else "resuming with the checkpoint's vocabulary"
+        )
         print(
-            f"training on {event['poems_train']} poems, validating on {event['poems_val']} -> {event['out']}"
+            f"training on {event['poems_train']:,} poems, validating on {event['poems_val']:,}; {vocab} "
+            f"-> {event['out']}"
         )
     elif kind == "progress" and (event["val_loss"] is not None or event["step"] == 1):
         val = f"  val {event['val_loss']:.3f}" if event["val_loss"] is not None else ""
@@ -133,10 +245,34 @@ def _print_event(event: dict) -> None:
             flush=True,
         )
     elif kind in ("done", "cancelled"):
-        val = event["final_val_loss"]
-        print(
-            f"{kind}: {event['steps_done']} steps in {event['seconds']:.1f}s, val loss {val:.4f}"
-            if val is not None
-            else f"{kind}: no validation yet",
-        )
-        print(f"checkpoint: {event['out']}")
+        _print_end(event)
+
+
+def _print_corpus(corpus: dict) -> None:
+    if "characters" not in corpus:
+        print(f"corpus: {corpus['source']}, {corpus['poems']:,} poems")
+        return
+    script = "traditional converted to simplified" if corpus["converted"] else "script kept as given"
+    print(
+        f"corpus: {corpus['source']}: read {corpus['poems']:,} poems, {corpus['characters']:,} characters, "
+        f"{corpus['vocabulary']:,} distinct ({script})"
+    )
+    for reason, count in sorted(corpus["skipped"].items(), key=lambda kv: -kv[1]):
+        print(f"  skipped {count:,}: {reason} (first: {corpus['first_skipped'][reason]})")
+
+
+def _print_end(event: dict) -> None:
+    stopped = ", stopped early" if event["stopped_early"] else ""
+    print(f"{event['event']}: {event['steps_done']} steps in {event['seconds']:.1f}s{stopped}")
+    if event["final_val_loss"] is None:
+        print("no validation yet, so no checkpoint written")
+        return
+    base = event["baselines"]
+    print(
+        f"validation loss (nats/char): model {event['final_val_loss']:.4f} last, "
+        f"{event['best_val_loss']:.4f} best (step {event['best_step']})  |  "
+        f"bigram {base['bigram']:.4f} (λ {base['bigram_lambda']:.2f})  "
+        f"unigram {base['unigram']:.4f}  uniform {base['uniform']:.4f}"
+    )
+    kept = f"the best, step {event['best_step']}" if event["early_stop"] else "the last evaluation"
+    print(f"checkpoint: {event['out']} ({kept})")
