@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from tutor.quiz.texts import say
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
 
@@ -72,9 +73,8 @@ class HomeScreen(TutorScreen):
             self._shown = (self.lang, rows)
             self._fill_table(rows)
         self._show_summary()
-        due = sum(p.quiz.due for p in summary.values())
         self.query_one("#home-due", Static).update(
-            self.t("home.due", n=due) if due else self.t("home.nothing_due")
+            self._review_line() if summary else self.t("home.nothing_due")
         )
         self._show_errors()
         self.query_one("#lessons", OptionList).focus()
@@ -102,6 +102,14 @@ class HomeScreen(TutorScreen):
         except Exception as err:  # noqa: BLE001 - progress is extra; the lessons still open
             self.notify(f"progress could not be read: {err}", severity="error")
             return {}
+
+    def _review_line(self) -> str:
+        """What `r` would ask (tutor.quiz.status.review_plan): the due count, and new questions apart."""
+        from tutor.quiz.status import review_plan
+
+        plan = review_plan(self.tutor.store, self.tutor.lessons, self.tutor.store.now())
+        line = self.t("home.due", n=len(plan.due)) if plan.due else self.t("home.nothing_due")
+        return f"{line} · {say('new_waiting', self.lang, n=len(plan.new))}" if plan.new else line
 
     def _show_errors(self) -> None:
         panel = self.query_one("#home-errors", Static)

@@ -1,15 +1,17 @@
-"""The quiz screen: a lesson's questions, or everything due for review across the lessons."""
+"""The quiz screen: a lesson's questions, or a review: what is due across the lessons, then a few new ones."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tutor.content.schema import Lesson, pick
+from tutor.quiz.texts import say
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.state import Tutor
 from tutor.ui.widgets.key_bar import KeyBar
@@ -54,16 +56,20 @@ class QuizScreen(TutorScreen):
     def panel(self) -> QuizPanel | None:
         return next(iter(self.query(QuizPanel)), None)
 
+    def _title(self) -> str:
+        if self.lesson is not None:
+            return self.t("quiz.title", lesson=pick(self.lesson.title, self.lang))
+        plan = self.session.plan if self.session is not None else None
+        title = say("title.review", self.lang)
+        if plan is None:
+            return title
+        return f"{title} · {say('plan', self.lang, due=len(plan.due), new=len(plan.new))}"
+
     def refresh_content(self) -> None:
         title = self.query_one("#quiz-title", Static)
-        if self.lesson is None:
-            title.update(self.t("quiz.review_title"))
-        else:
-            title.update(self.t("quiz.title", lesson=pick(self.lesson.title, self.lang)))
         if self.session is None:
             if self.tutor.store is None:
-                if self.tutor.course is None:
-                    title.update(self.t("home.loading"))
+                title.update(Text(self.t("home.loading") if self.tutor.course is None else self._title()))
                 return
             self.session = self.make_session(self.tutor)
             self.query_one("#quiz-box").mount(QuizPanel(self.session, self.lang))
@@ -71,6 +77,7 @@ class QuizScreen(TutorScreen):
             self.session.lang = self.lang
             if self.panel is not None:
                 self.panel.refresh_content(self.lang)
+        title.update(Text(self._title()))
 
     def action_back(self) -> None:
         if self.lesson is not None:

@@ -1,27 +1,37 @@
-"""One quiz sitting, one question at a time: prompt, answer box, feedback and explanation.
+"""One quiz sitting, one question at a time: prompt, answer box, hint, feedback and explanation.
 
-Used by the quiz screen (lesson and review-due sittings) and the exercise screen (predictions).
-Choice questions take the choice numbers ("2" or "1, 3"); open questions take the learner's own
-answer, then show the model answer and ask for a self-rating (1–4).
+Used by the quiz screen (lesson and review sittings) and the exercise screen (predictions).
+Choice questions take the choice numbers as shown ("2" or "1, 3"); open questions take the
+learner's own answer, then show it beside the model answer and ask for a self-rating (1–4).
+What is said about an answer comes from tutor.quiz.feedback, as in the plain-terminal quiz.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Markdown, Static
 
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
+from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
 from tutor.quiz.texts import say
 from tutor.ui.bindings import localise
 from tutor.ui.strings import t
 
+# How each tone of a feedback line is marked up (the terminal uses tutor.quiz.feedback.STYLE).
+_MARKDOWN = {"right": "**{}**", "wrong": "**{}**", "rated": "**{}**", "warn": "**{}**", "quiet": "*{}*"}
+
 
 def _md_escape(text: str) -> str:
     return text.replace("\n", "  \n")
+
+
+def as_markdown(lines: list[Line]) -> str:
+    return "\n\n".join(_MARKDOWN.get(line.tone, "{}").format(_md_escape(line.text)) for line in lines)
 
 
 class QuizPanel(Vertical):
@@ -35,7 +45,7 @@ class QuizPanel(Vertical):
         self.state = "asking"  # asking | rating | feedback | done
         self.used_hint = False
         self.note: str | None = None
-        self.number = 0
+        self.item = None  # the question on screen (it stays while its feedback is shown)
         self.last_feedback = None
 
     def compose(self) -> ComposeResult:
@@ -44,6 +54,7 @@ class QuizPanel(Vertical):
         yield Static(classes="q-help")
         yield Input(classes="q-answer")
         yield Static(classes="q-error")
+        yield Static(classes="q-hint")
         yield Markdown(classes="q-feedback")
 
     def on_mount(self) -> None:
@@ -56,28 +67,24 @@ class QuizPanel(Vertical):
         self.used_hint, self.note = False, None
         self.query_one(".q-feedback", Markdown).update("")
         self._error("")
-        item = self.session.next_question()
-        if item is None:
+        self.item = self.session.next_question()
+        if self.item is None:
             self._done()
             return
-        self.number += 1
         self.state = "asking"
         self._show_question()
+        self._show_hint()
         box = self.query_one(".q-answer", Input)
         box.disabled = False
         box.value = ""
         box.focus()
 
     def _show_question(self) -> None:
-        item = self.session.current
+        item = self.item
         if item is None:
             return
         q, lang = item.question, self.lang
-        again = self.session.is_repeat(item)
-        total = len(self.session.items)
-        self.query_one(".q-counter", Static).update(
-            f"[{t('quiz.again', lang)}]" if again else f"{min(self.number, total)}/{total}"
-        )
+        self.query_one(".q-counter", Static).update(Text(counter(self.session, item, lang)))
         text = pick(q.prompt, lang)
         if isinstance(q, SingleChoice | MultipleChoice):
             text += "\n\n" + "\n".join(
@@ -87,17 +94,37 @@ class QuizPanel(Vertical):
         if unit:
             text += f"\n\n*({pick(unit, lang)})*"
         self.query_one(".q-prompt", Markdown).update(text)
-        if isinstance(q, SingleChoice | MultipleChoice):
+        if self.state == "rating":
+            help_text = t("quiz.rate", lang)
+        elif isinstance(q, SingleChoice | MultipleChoice):
             help_text = t("quiz.choices_help", lang)
         elif isinstance(q, OpenQuestion):
             help_text = t("quiz.open_help", lang)
         else:
             help_text = t("quiz.answer", lang)
         self.query_one(".q-help", Static).update(help_text)
+        if self.state == "rating" and isinstance(q, OpenQuestion):
+            self.query_one(".q-feedback", Markdown).update(as_markdown(open_answer_lines(q, self.note, lang)))
+
+    def _hint(self) -> str:
+        item = self.item
+        return pick(item.question.hint, self.lang) if item is not None and item.question.hint else ""
+
+    def _show_hint(self) -> None:
+        """The hint line (once asked for) and the hint key (only while there is a hint to show)."""
+        box = self.query_one(".q-hint", Static)
+        box.update(Text(say("hint", self.lang, hint=self._hint())) if self.used_hint else "")
+        box.display = self.used_hint
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "hint":
+            return self.state in ("asking", "rating") and bool(self._hint())
+        return True
 
     def _error(self, text: str) -> None:
         box = self.query_one(".q-error", Static)
-        box.update(text)
+        box.update(Text(text))
         box.display = bool(text)
 
     def refresh_content(self, lang: str) -> None:
@@ -105,6 +132,9 @@ class QuizPanel(Vertical):
         localise(self, lang)
         if self.state in ("asking", "rating"):
             self._show_question()
+            self._show_hint()
+        elif self.state == "feedback" and self.last_feedback is not None:
+            self._show_feedback()
         elif self.state == "done":
             self._show_done()
 
@@ -118,20 +148,17 @@ class QuizPanel(Vertical):
         """The learner's answer (or Enter after feedback): the same path keys and tests take."""
         from tutor.quiz.check import AnswerError
 
-        item = self.session.current
+        item = self.item
         if self.state == "feedback":
             self._next()
             return
         if self.state == "done" or item is None:
             return
-        q = item.question
-        if isinstance(q, OpenQuestion) and self.state == "asking":
+        if isinstance(item.question, OpenQuestion) and self.state == "asking":
             self.note = text.strip() or None
             self.state = "rating"
-            self.query_one(".q-feedback", Markdown).update(
-                f"**{t('quiz.model_answer', self.lang)}:** {pick(q.model_answer, self.lang)}"
-            )
-            self.query_one(".q-help", Static).update(t("quiz.rate", self.lang))
+            self._show_question()
+            self._show_hint()
             self.query_one(".q-answer", Input).value = ""
             return
         try:
@@ -148,35 +175,22 @@ class QuizPanel(Vertical):
         self.last_feedback = feedback
         self._error("")
         self.state = "feedback"
-        self.query_one(".q-feedback", Markdown).update(self._feedback_text(feedback))
-        self.query_one(".q-help", Static).update(t("quiz.next", self.lang))
+        self._show_feedback()
+        self.refresh_bindings()
         self.query_one(".q-answer", Input).value = ""
 
-    def _feedback_text(self, fb) -> str:
-        lang = self.lang
-        lines = []
-        if fb.correct is None:
-            lines.append(f"**{t('quiz.rated', lang)}: {say(f'rating.{fb.rating}', lang)}**")  # "good", not 3
-        else:
-            lines.append(f"**{t('quiz.right' if fb.correct else 'quiz.wrong', lang)}**")
-        if fb.understood and fb.correct is not None:
-            lines.append(f"{t('quiz.understood', lang)}: `{fb.understood}`")
-        if fb.correct is False and fb.expected:
-            lines.append(f"{t('quiz.expected', lang)}: **{_md_escape(fb.expected)}**")
-        for choice in fb.choices:
-            if choice.picked and choice.why:
-                lines.append(f"*{_md_escape(choice.text)}*: {_md_escape(choice.why)}")
-        if fb.explanation:
-            lines.append(fb.explanation)
-        if fb.go_back:
-            lines.append(t("quiz.go_back", lang, n=fb.misses_in_row, title=fb.go_back.title))
-        elif fb.again_later:
-            lines.append(f"*{t('quiz.again_later', lang)}*")
-        return "\n\n".join(lines)
+    def _show_feedback(self) -> None:
+        lang, question = self.lang, self.item.question
+        lines = feedback_lines(self.last_feedback, lang, self.session.now())
+        if isinstance(question, OpenQuestion):  # the learner's own answer stays beside the model answer
+            lines = [*open_answer_lines(question, self.note, lang), *lines]
+        self.query_one(".q-feedback", Markdown).update(as_markdown(lines))
+        self.query_one(".q-help", Static).update(t("quiz.next", lang))
 
     def _done(self) -> None:
         self.state = "done"
         self._show_done()
+        self._show_hint()
         if self.on_finished is not None:
             self.on_finished()
 
@@ -192,10 +206,7 @@ class QuizPanel(Vertical):
         self.query_one(".q-answer", Input).disabled = True
 
     def action_hint(self) -> None:
-        item = self.session.current
-        hint = pick(item.question.hint, self.lang) if item is not None and item.question.hint else ""
-        if not hint:
-            self.notify(t("quiz.hint_none", self.lang))
+        if not self._hint():
             return
         self.used_hint = True
-        self.query_one(".q-feedback", Markdown).update(f"💡 {hint}")
+        self._show_hint()
