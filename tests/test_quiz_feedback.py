@@ -14,7 +14,7 @@ from rich.cells import cell_len
 from tutor.progress.store import Store
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines, review_when
 from tutor.quiz.session import Item, QuizSession
-from tutor.quiz.wrap import NO_LINE_END, NO_LINE_START, wrap
+from tutor.quiz.wrap import NO_LINE_END, NO_LINE_START, reflow, wrap
 
 RIGHT = {qid: right for qid, right, _ in ANSWERS}
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -92,6 +92,20 @@ def test_the_counter_names_a_question_coming_back(home: Path) -> None:
 
 
 # --- line breaking -------------------------------------------------------------------------
+
+
+def test_source_line_breaks_are_soft_but_paragraphs_and_list_items_stay() -> None:
+    assert reflow("the same bag\nof characters  \n  gives the same result") == (
+        "the same bag of characters gives the same result"
+    )
+    assert (
+        reflow("在最后一个位置上对\n“白日依山尽”和\n“山依日白尽”")
+        == "在最后一个位置上对“白日依山尽”和“山依日白尽”"
+    )
+    assert reflow("One.\n\nTwo,\nthree.") == "One.\n\nTwo, three."
+    assert reflow("Why:\n1. no table\n2. a rotation,\nnot a sum\n(Haviv et al.,\n2022) agree") == (
+        "Why:\n1. no table\n2. a rotation, not a sum (Haviv et al., 2022) agree"
+    )
 
 
 def test_english_breaks_between_words() -> None:

@@ -12,6 +12,7 @@ from typing import Literal, NamedTuple
 from tutor.content.schema import OpenQuestion, pick
 from tutor.quiz.session import Feedback, Item, QuizSession
 from tutor.quiz.texts import say
+from tutor.quiz.wrap import reflow
 
 Tone = Literal["right", "wrong", "rated", "warn", "why", "quiet", "plain"]
 
@@ -29,7 +30,7 @@ STYLE: dict[Tone, str] = {
 
 class Line(NamedTuple):
     tone: Tone
-    text: str
+    text: str  # one paragraph or more, its source line breaks reflowed (tutor.quiz.wrap.reflow)
 
 
 def counter(session: QuizSession, item: Item, lang: str) -> str:
@@ -47,8 +48,8 @@ def review_when(due: datetime, now: datetime, lang: str) -> str:
 
 def open_answer_lines(question: OpenQuestion, given: str | None, lang: str) -> list[Line]:
     """Before the self-rating: the learner's own answer beside the model answer."""
-    lines = [Line("plain", say("your_answer", lang, answer=given))] if given else []
-    return [*lines, Line("plain", say("model_answer", lang, answer=pick(question.model_answer, lang)))]
+    model = Line("plain", reflow(say("model_answer", lang, answer=pick(question.model_answer, lang))))
+    return [Line("plain", reflow(say("your_answer", lang, answer=given))), model] if given else [model]
 
 
 def _verdict(fb: Feedback, lang: str) -> Line:
@@ -65,12 +66,14 @@ def feedback_lines(fb: Feedback, lang: str, now: datetime) -> list[Line]:
     if fb.understood:
         lines.append(Line("quiet", say("read_as", lang, value=fb.understood)))
     if fb.correct is False:
-        lines.append(Line("plain", say("the_answer", lang, answer=fb.expected)))
+        lines.append(Line("plain", reflow(say("the_answer", lang, answer=fb.expected))))
     lines += [
-        Line("why", say("why_not", lang, choice=c.text, why=c.why)) for c in fb.choices if c.picked and c.why
+        Line("why", reflow(say("why_not", lang, choice=c.text, why=c.why)))
+        for c in fb.choices
+        if c.picked and c.why
     ]
     if fb.explanation:
-        lines.append(Line("plain", fb.explanation))
+        lines.append(Line("plain", reflow(fb.explanation)))
     if fb.go_back:
         lines.append(Line("warn", say("go_back", lang, n=fb.misses_in_row, title=fb.go_back.title)))
     elif fb.again_later:

@@ -22,7 +22,7 @@ from tutor.quiz.check import AnswerError, parse_rating
 from tutor.quiz.feedback import STYLE, Line, counter, feedback_lines, open_answer_lines
 from tutor.quiz.session import Feedback, Item, QuizSession, due_items
 from tutor.quiz.texts import say
-from tutor.quiz.wrap import wrap
+from tutor.quiz.wrap import reflow, wrap
 
 MAX_WIDTH = 100  # longer lines are hard to read, however wide the terminal
 EXIT_INTERRUPTED = 130  # the shell's code for a program stopped by Ctrl-C
@@ -46,7 +46,7 @@ class _Terminal:
     ):
         """`text` wrapped to the line width; `label` starts the first line, the others hang under it."""
         hang = " " * (indent + cell_len(label))
-        for i, line in enumerate(wrap(text, self.width - len(hang))):
+        for i, line in enumerate(wrap(reflow(text), self.width - len(hang))):
             start = (" " * indent, (label, label_style)) if i == 0 else (hang,)
             self.console.print(Text.assemble(*start, (line, style)))
 

@@ -1,12 +1,15 @@
-"""Line breaking for the plain-terminal quiz, measured in terminal cells (a Chinese character is two).
+"""Laying out quiz text: reflowing its source lines, and breaking lines for the plain terminal,
+measured in terminal cells (a Chinese character is two).
 
-English and German break between words, never inside one (a word longer than the line is the only
-exception). Chinese breaks between any two characters, except that a line never starts with
-closing punctuation (，。、；：？！）」』…) and never ends with opening punctuation (（「『).
+Quiz texts come from TOML, where authors break long lines; such a break is soft (`reflow`), as in
+Markdown. English and German break between words, never inside one (a word longer than the line is
+the only exception). Chinese breaks between any two characters, except that a line never starts
+with closing punctuation (，。、；：？！）」』…) and never ends with opening punctuation (（「『).
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from rich.cells import cell_len
@@ -17,6 +20,25 @@ NO_LINE_END = frozenset("（「『〔〈《【｛〖〘“‘([{")
 
 def _wide(ch: str) -> bool:
     return unicodedata.east_asian_width(ch) in "WF"
+
+
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+_LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s")  # "2. It takes no room..." keeps its own line
+
+
+def reflow(text: str) -> str:
+    """Join the source lines of each paragraph: with a space, or with nothing where a Chinese
+    character meets the break; a blank line still parts paragraphs, a list item starts a line."""
+    return "\n\n".join(_join_lines(p.split("\n")) for p in _PARAGRAPH.split(text.strip()))
+
+
+def _join_lines(lines: list[str]) -> str:
+    out = ""
+    for line in (raw.strip() for raw in lines):
+        if out and line:
+            out += "\n" if _LIST_ITEM.match(line) else "" if _wide(out[-1]) or _wide(line[0]) else " "
+        out += line
+    return out
 
 
 def may_break_before(text: str, i: int) -> bool:

@@ -19,6 +19,7 @@ from textual.widgets import Input, Markdown, Static
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
 from tutor.quiz.texts import say
+from tutor.quiz.wrap import reflow
 from tutor.ui.bindings import localise
 from tutor.ui.strings import t
 
@@ -85,10 +86,10 @@ class QuizPanel(Vertical):
             return
         q, lang = item.question, self.lang
         self.query_one(".q-counter", Static).update(Text(counter(self.session, item, lang)))
-        text = pick(q.prompt, lang)
+        text = _md_escape(reflow(pick(q.prompt, lang)))
         if isinstance(q, SingleChoice | MultipleChoice):
             text += "\n\n" + "\n".join(
-                f"{i}. {_md_escape(pick(c.text, lang))}" for i, c in enumerate(q.choices, 1)
+                f"{i}. {_md_escape(reflow(pick(c.text, lang)))}" for i, c in enumerate(q.choices, 1)
             )
         unit = getattr(q, "unit", None)
         if unit:
