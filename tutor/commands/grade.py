@@ -40,8 +40,11 @@ def add_arguments(parser) -> None:
 
 
 def run(args, ctx) -> int:
+    from tutor.grading.runner import Limits, start_judge_early
+
+    if args.batch is None and args.hint is None and not args.watch:
+        start_judge_early()  # it imports torch while the course loads
     from tutor.content.loader import load_course
-    from tutor.grading.runner import Limits
 
     ex = load_course(ctx.lessons_dir).exercise(args.id)
     limits = None

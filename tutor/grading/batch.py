@@ -52,7 +52,7 @@ def grade_folder(
     on_row: Callable[[BatchRow], None] | None = None,
     limits: Limits | None = None,
 ) -> list[BatchRow]:
-    """Every *.py in `folder`, each in its own sandboxed worker and scratch folder, one judge for all."""
+    """Every *.py in `folder`, each with its own judge, sandboxed worker and scratch folder."""
     if ex.kind != "code":
         raise TutorError(f"{ex.id!r} is graded from a learner's stored runs; --batch grades code exercises")
     folder = Path(folder)

@@ -1,7 +1,7 @@
 """The judge: runs an exercise's checks (trusted code) against submissions it never imports.
 
 Started by runner.py as `python -I judge.py` with a JSON job on stdin; writes JSON-line events to
-stdout. For each file it starts a sandboxed worker (worker.py) in a fresh scratch folder, sends it
+stdout. For each file it forks a sandboxed worker (worker.py) in a fresh scratch folder, sends it
 the file's text, and runs the checks in order: every check asks the worker for values through probes
 (tutor/grading/remote.py) and computes the verdict here, with this process's own torch, on inputs
 drawn per run from a fresh seed. The worker is killed after its file; with `reuse` (the course's own
@@ -21,7 +21,6 @@ import os
 import select
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +28,6 @@ import types
 from pathlib import Path
 from typing import Any
 
-WORKER = Path(__file__).with_name("worker.py")
 REPLY_LIMIT = 64 * 2**20  # bytes of one answer: far above any probe's (the largest is a few MB)
 _PR_SET_PDEATHSIG = 1
 _SIGNALS = {
@@ -42,9 +40,37 @@ _SIGNALS = {
 }
 
 
-def _die_with_parent() -> None:  # runs in the worker between fork and exec
-    if sys.platform == "linux":
-        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int, scratch: Path) -> int:
+    """The worker, forked from this process right after torch is imported and before checks.py is
+    loaded: it starts in milliseconds with torch ready, and holds nothing of the checks. It gets its
+    own session, the three pipes as fds 3, 4 and 1/2, and no other descriptor of ours."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 70
+    try:
+        os.setsid()
+        if sys.platform == "linux":  # die with the judge, whatever ends it
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        for src, dst in ((null, 0), (out_w, 1), (out_w, 2), (probe_r, 3), (reply_w, 4)):
+            os.dup2(src, dst)
+        os.closerange(5, 65536)
+        os.chdir(scratch)
+        os.environ.clear()
+        os.environ.update(worker_env(scratch))
+        from tutor.grading import worker
+
+        worker.serve_forked(3, 4, header)
+        code = 0
+    except BaseException:  # noqa: BLE001 - the judge sees the exit code and the output
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
 
 
 def worker_env(scratch: Path) -> dict[str, str]:
@@ -73,22 +99,18 @@ class Channel:
         probe_r, self.probe_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
         self.out_r, out_w = os.pipe()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(WORKER), str(probe_r), str(reply_w)],
-            pass_fds=(probe_r, reply_w),
-            stdin=subprocess.DEVNULL,
-            stdout=out_w,
-            stderr=out_w,
-            cwd=self.scratch,
-            env=worker_env(self.scratch),
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
+        header = {
+            "root": job["root"],
+            "scratch": str(self.scratch),
+            "limits": self.limits,
+            "isolate": isolate,
+        }
+        self.pid = _fork_worker(header, probe_r, reply_w, out_w, self.scratch)
+        self.returncode: int | None = None
         for fd in (probe_r, reply_w, out_w):
             os.close(fd)
         os.set_blocking(self.probe_w, False)
-        self.pending = (json.dumps({"root": job["root"], "scratch": str(self.scratch), "limits": self.limits,
-                                    "isolate": isolate}) + "\n").encode()  # fmt: skip
+        self.pending = b""
         self.buffer = b""
         self.output = bytearray()
         self.output_total = 0
@@ -147,9 +169,8 @@ class Channel:
             )
 
     def _death_reason(self) -> str:
-        try:
-            code = self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
+        code = self.wait(timeout=2)
+        if code is None:
             self.kill()
             return "your code closed the grader's answer channel"
         if code < 0:
@@ -228,13 +249,27 @@ class Channel:
     def restart_clock(self) -> None:
         self.deadline = time.monotonic() + self.timeout_s
 
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float) -> int | None:
+        end = time.monotonic() + timeout
+        while self.poll() is None and time.monotonic() < end:
+            time.sleep(0.01)
+        return self.returncode
+
     def kill(self) -> None:
-        if self.proc.poll() is None:
+        if self.poll() is None:
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                os.killpg(self.pid, signal.SIGKILL)  # its own session: the group is the worker
             except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-        self.proc.wait()
+                os.kill(self.pid, signal.SIGKILL)
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
 
     def close(self) -> None:
         self.kill()
@@ -284,7 +319,7 @@ class Judge:
         self.channel: Channel | None = None
 
     def _channel(self) -> Channel:
-        if self.channel is None or self.channel.proc.poll() is not None:
+        if self.channel is None or self.channel.poll() is not None:
             if self.channel is not None:
                 self.channel.close()
             self.channel = Channel(self.job, isolate=not self.job["reuse"])
@@ -314,7 +349,7 @@ class Judge:
             self.emit({"event": "import_error", "message": err.text})
         except Stopped as err:
             self.emit({"event": "stopped", "status": err.status, "reason": err.reason})
-        if not self.job["reuse"] or channel.proc.poll() is not None:
+        if not self.job["reuse"] or channel.poll() is not None:
             channel.close()
             self.channel = None
         output, total = channel.take_output()
@@ -323,6 +358,9 @@ class Judge:
 
 
 def main() -> None:
+    import torch  # first: the tutor may start this process before it knows the job
+
+    torch.set_num_threads(1)
     job = json.loads(sys.stdin.read())
     sys.path.insert(0, job["root"])
     sys.dont_write_bytecode = True
@@ -334,11 +372,7 @@ def main() -> None:
         results.flush()
 
     judge = Judge(job, emit)
-    if not job["reuse"]:
-        judge._channel()  # the worker imports torch while this process does the same
-    import torch
-
-    torch.set_num_threads(1)
+    judge._channel()  # forked now: torch is imported, checks.py is not yet loaded
     checks = load_checks(job["checks_file"])
     functions = {cid: getattr(checks, f"check_{cid}") for cid in job["checks"]}
     try:

@@ -106,16 +106,9 @@ def run_judge(
     }
     per_file: list[list[Event]] = [[] for _ in files]
     budget = limits.timeout_s * max(len(files), 1) + JUDGE_SLACK_S
-    with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(
-            [sys.executable, "-I", str(JUDGE)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            cwd=tempfile.gettempdir(),
-            env=_judge_env(),
-            start_new_session=True,
-        )
+    global _early
+    proc, _early = _early or _start_judge(), None
+    with proc.stderr_file as errors:
         stopped = None
         try:
             _feed(proc, json.dumps(job).encode())
@@ -127,6 +120,32 @@ def run_judge(
             tail = errors.read().decode("utf-8", "replace").strip().splitlines()
             stopped = f"exit {proc.returncode}: " + (tail[-1] if tail else "no output")
     return per_file, stopped
+
+
+_early: subprocess.Popen | None = None
+
+
+def _start_judge() -> subprocess.Popen:
+    errors = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        [sys.executable, "-I", str(JUDGE)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        cwd=tempfile.gettempdir(),
+        env=_judge_env(),
+        start_new_session=True,
+    )
+    proc.stderr_file = errors
+    return proc
+
+
+def start_judge_early() -> None:
+    """Start the judge now, so it imports torch while this process loads the course; the next
+    grade uses it. For a command that is about to grade one file."""
+    global _early
+    if _early is None:
+        _early = _start_judge()
 
 
 def _feed(proc: subprocess.Popen, data: bytes) -> None:
@@ -257,9 +276,15 @@ def grade_many(
     reuse: bool = False,
     on_event: OnEvent | None = None,
 ) -> list[GradeResult]:
+    """Learners' files get a judge each: a worker is forked from its judge, so no judge may have seen
+    another learner's file. The course's own files (`reuse`) share one judge and one worker."""
     limits = limits or Limits(timeout_s=ex.timeout_s)
-    per_file, stopped = run_judge(ex, files, limits, reuse=reuse, on_event=on_event)
-    return [build_result(ex, events, limits, lang, stopped) for events in per_file]
+    batches = [files] if reuse else [[f] for f in files]
+    results = []
+    for batch in batches:
+        per_file, stopped = run_judge(ex, batch, limits, reuse=reuse, on_event=on_event)
+        results += [build_result(ex, events, limits, lang, stopped) for events in per_file]
+    return results
 
 
 def grade_code(

@@ -1,9 +1,9 @@
 """The grading worker: the one process that runs the learner's code, and all it does is compute.
 
-Started by the judge as `python -I worker.py PROBE_FD REPLY_FD` in a scratch folder, with stdin
-closed and stdout/stderr on a pipe the judge only ever shows as output. It reads the job (one JSON
-line) from PROBE_FD, enters namespaces while it is still single-threaded, imports torch and the
-course model, confines itself (tutor/grading/sandbox.py) and says which isolation is in force.
+Forked by the judge right after it imports torch (before it loads any check), in its own session
+and scratch folder, with stdin closed and stdout/stderr on a pipe the judge only ever shows as output.
+It enters namespaces while it is still single-threaded, imports the course model, confines itself
+(tutor/grading/sandbox.py) and says which isolation is in force.
 Only then does learner code run: each `submit` probe compiles a submission from the text it carries
 (the worker never opens the learner's path), and every later probe is a call the judge asks for:
 a function with given inputs, a module built from a config, loaded with given weights, run on given
@@ -182,13 +182,9 @@ def _warm_up(torch) -> None:
     torch.softmax(x.detach(), -1).sin().cos().triu().masked_fill(torch.ones(8, dtype=torch.bool), 0)
 
 
-def main(argv: list[str]) -> None:
-    probe_fd, reply_fd = int(argv[1]), int(argv[2])
-    for fd in (probe_fd, reply_fd):
-        os.set_inheritable(fd, False)
-    probes = os.fdopen(probe_fd, "rb")
-    job = json.loads(probes.readline())
-    sys.path.insert(0, job["root"])
+def serve_forked(probe_fd: int, reply_fd: int, job: dict) -> None:
+    """The worker's life, in the process the judge forked (torch already imported): confine, then
+    answer probes until the judge closes the probe pipe or kills it."""
     sys.dont_write_bytecode = True
 
     import faulthandler
@@ -201,14 +197,15 @@ def main(argv: list[str]) -> None:
     limits = sandbox.Limits(
         **{k: job["limits"][k] for k in ("mem_bytes", "cpu_s", "file_bytes", "total_bytes")}
     )
+    # namespaces first, while this process has one thread (the fork left it only this one)
     ns = sandbox.enter_namespaces(scratch, limits.total_bytes) if job["isolate"] else None
 
     # the libraries a submission may use, imported while the files they read are still readable
     import torch
 
     import models.gpt
-    import models.positions
-    import models.tokenizer
+    import models.positions  # noqa: F401
+    import models.tokenizer  # noqa: F401
     import tutor.grading.kit  # noqa: F401 - the course tokenizer helper the starters import
 
     torch.set_num_threads(1)  # the probes are small; two threads on a busy 2-core CPU wait on each other
@@ -221,9 +218,6 @@ def main(argv: list[str]) -> None:
     )
     worker = Worker(job, reply_fd)
     worker.send({"id": 0, "ready": report.to_json()})
-    worker.serve(probes)
+    worker.serve(os.fdopen(probe_fd, "rb"))
+    _flush()
     os._exit(0)  # skip atexit handlers and threads the learner may have left behind
-
-
-if __name__ == "__main__":
-    main(sys.argv)
