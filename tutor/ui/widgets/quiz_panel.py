@@ -9,6 +9,7 @@ What is said about an answer comes from tutor.quiz.feedback, as in the plain-ter
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,6 +23,9 @@ from tutor.quiz.texts import say
 from tutor.quiz.wrap import reflow
 from tutor.ui.bindings import localise
 from tutor.ui.strings import t
+
+if TYPE_CHECKING:
+    from tutor.quiz.session import Feedback, Item, QuizSession
 
 # How each tone of a feedback line is marked up (the terminal uses tutor.quiz.feedback.STYLE).
 _MARKDOWN = {"right": "**{}**", "wrong": "**{}**", "rated": "**{}**", "warn": "**{}**", "quiet": "*{}*"}
@@ -38,7 +42,9 @@ def as_markdown(lines: list[Line]) -> str:
 class QuizPanel(Vertical):
     BINDINGS = [Binding("ctrl+g", "hint", "Hint", id="hint")]
 
-    def __init__(self, session, lang: str, on_finished: Callable[[], None] | None = None, **kw) -> None:
+    def __init__(
+        self, session: QuizSession, lang: str, on_finished: Callable[[], None] | None = None, **kw
+    ) -> None:
         super().__init__(classes="quiz", **kw)
         self.session = session
         self.lang = lang
@@ -46,8 +52,8 @@ class QuizPanel(Vertical):
         self.state = "asking"  # asking | rating | feedback | done
         self.used_hint = False
         self.note: str | None = None
-        self.item = None  # the question on screen (it stays while its feedback is shown)
-        self.last_feedback = None
+        self.item: Item | None = None  # the question on screen (it stays while its feedback is shown)
+        self.last_feedback: Feedback | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(classes="q-counter")
@@ -95,17 +101,17 @@ class QuizPanel(Vertical):
         if unit:
             text += f"\n\n*({pick(unit, lang)})*"
         self.query_one(".q-prompt", Markdown).update(text)
-        if self.state == "rating":
-            help_text = t("quiz.rate", lang)
-        elif isinstance(q, SingleChoice | MultipleChoice):
-            help_text = t("quiz.choices_help", lang)
-        elif isinstance(q, OpenQuestion):
-            help_text = t("quiz.open_help", lang)
-        else:
-            help_text = t("quiz.answer", lang)
-        self.query_one(".q-help", Static).update(help_text)
+        self.query_one(".q-help", Static).update(self._help_text())
         if self.state == "rating" and isinstance(q, OpenQuestion):
             self.query_one(".q-feedback", Markdown).update(as_markdown(open_answer_lines(q, self.note, lang)))
+
+    def _help_text(self) -> str:
+        q = self.item.question
+        if self.state == "rating":
+            return t("quiz.rate", self.lang)
+        if isinstance(q, SingleChoice | MultipleChoice):
+            return t("quiz.choices_help", self.lang)
+        return t("quiz.open_help" if isinstance(q, OpenQuestion) else "quiz.answer", self.lang)
 
     def _hint(self) -> str:
         item = self.item
