@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor.content.schema import Exercise, pick
-from tutor.grading.kit import CheckFailed
-from tutor.grading.result import CheckResult, GradeResult
+from tutor.content.schema import Exercise
+from tutor.grading.result import GradeResult
 
 
 @dataclass
@@ -67,45 +66,20 @@ def grade_runs(
     ex: Exercise, source: bytes, display_name: str, runs: list[dict[str, Any]], *, lang: str = "en"
 ) -> GradeResult:
     """Grade an answer file against `runs` (from `stored_runs(store)`)."""
+    from tutor.grading.judge import run_check
+    from tutor.grading.runner import Limits, build_result
+
     t0 = time.perf_counter()
     answer, problem = parse_answer(source, display_name)
-    checks: list[CheckResult] = []
-    if problem is None:
-        module = load_checks(ex)
-        ctx = RunsContext(runs=runs, answer=answer or {})
-    for decl in ex.checks:
-        if problem is not None:
-            first = not checks
-            status, message = (
-                ("error", problem) if first else ("skipped", "not run: the answer file did not load")
-            )
-        else:
-            try:
-                message = getattr(module, f"check_{decl.id}")(ctx) or ""
-                status = "pass"
-            except (CheckFailed, AssertionError) as err:
-                status, message = "fail", str(err)
-        checks.append(
-            CheckResult(
-                name=decl.id,
-                status=status,
-                message=message,
-                hint=pick(decl.hint, lang),
-                points=decl.points if status == "pass" else 0,
-                max_points=decl.points,
-                title=pick(decl.title, lang),
-            )
-        )
     if problem is not None:
-        status = "error"
+        events = [{"event": "import_error", "message": problem}]
     else:
-        status = "pass" if all(c.status == "pass" for c in checks) else "fail"
-    return GradeResult(
-        exercise=ex.id,
-        status=status,
-        score=sum(c.points for c in checks),
-        max_score=sum(d.points for d in ex.checks),
-        checks=checks,
-        duration_s=round(time.perf_counter() - t0, 3),
-        output="",
+        module, ctx = load_checks(ex), RunsContext(runs=runs, answer=answer or {})
+        events = []
+        for decl in ex.checks:
+            status, message = run_check(getattr(module, f"check_{decl.id}"), ctx)
+            events.append({"event": "check", "check": decl.id, "status": status, "message": message})
+    events.append(
+        {"event": "done", "seconds": round(time.perf_counter() - t0, 3), "output": "", "output_bytes": 0}
     )
+    return build_result(ex, events, Limits(timeout_s=ex.timeout_s), lang)

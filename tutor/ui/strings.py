@@ -192,6 +192,11 @@ _TEXT: dict[str, dict[str, str]] = {
         "zh": "e：用 $EDITOR 打开 · g：评分 · h：下一条提示 · s：参考答案（通过后）· 保存文件会自动重新评分",
     },
     "ex.grading": {"en": "grading…", "de": "wird bewertet…", "zh": "评分中…"},
+    "ex.isolation": {
+        "en": "graded in a sandbox, isolation: {level}",
+        "de": "in einer Sandbox bewertet, Isolation: {level}",
+        "zh": "在沙箱中评分，隔离级别：{level}",
+    },
     "ex.pass": {
         "en": "✓ All checks pass ({score}/{max})",
         "de": "✓ Alle Prüfungen bestanden ({score}/{max})",

@@ -311,6 +311,9 @@ class ExerciseScreen(TutorScreen):
             table.add_row(Text(_ICON.get(check.status, "?"), style=colour), head)
             if body.plain.strip():
                 table.add_row("", body)
+        level = result.isolation.get("level", "none")
+        if level != "none":
+            table.add_row("", Text(self.t("ex.isolation", level=level), style="dim"))
         self.query_one("#ex-checks", Static).update(table)
         output = result.output.strip()
         self.query_one("#ex-output").display = bool(output)
