@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from models.atomic import atomic_write
 from tutor.errors import TutorError
+from tutor.fileio import atomic_write_text
 from tutor.progress.db import first_free, to_text
 from tutor.progress.migrations import SCHEMA_VERSION, TABLES
 from tutor.progress.records import ROWS, field_path, problems, short
@@ -73,7 +73,7 @@ def export_file(store: Store, path: Path) -> int:
     data = export_data(store)
     text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
     try:  # atomic: an interrupted export never leaves a cut-off file (or cuts off an earlier one)
-        atomic_write(Path(path), lambda fh: fh.write(text.encode("utf-8")))
+        atomic_write_text(Path(path), text)
     except OSError as err:
         raise TutorError(f"cannot write {path}: {err.strerror}") from None
     return sum(len(rows) for rows in data["tables"].values())
