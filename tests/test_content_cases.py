@@ -16,7 +16,7 @@ import pytest
 from conftest import PYTHON, ROOT, run_tutor_env
 
 from tutor.cli import main
-from tutor.content.loader import load_course
+from tutor.course import open_course
 
 CASES = ROOT / "tests" / "content_cases"
 CASE_NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expect.toml").is_file())
@@ -48,7 +48,7 @@ def test_corpus_covers_the_cases_the_issue_names():
 def test_case_reports_its_problem_with_file_line_and_field(name: str):
     case_dir = CASES / name
     want = expectation(name)
-    course = load_course(case_dir)
+    course = open_course(case_dir)
     for expected in want.get("problem", []):
         assert any(_matches(p, expected, case_dir) for p in course.problems), (
             f"{name}: expected {expected}\ngot:\n" + "\n".join(p.format(case_dir) for p in course.problems)
@@ -105,7 +105,7 @@ def test_a_bad_folder_next_to_a_good_one_does_not_hide_it(tmp_path: Path):
     (broken / "lesson.toml").write_text(
         (broken / "lesson.toml").read_text(encoding="utf-8").replace('"basics"', '"broken"'), encoding="utf-8"
     )
-    course = load_course(tmp_path)
+    course = open_course(tmp_path)
     assert [lesson.id for lesson in course.lessons] == ["basics"]
     assert course.skipped == [broken]
     assert [p.file for p in course.errors] == [broken / "lesson.toml"]
@@ -127,5 +127,5 @@ def test_every_problem_of_a_folder_is_reported_at_once(tmp_path: Path):
     quiz = (lesson / "quiz.toml").read_text(encoding="utf-8").replace("answer = 4096", 'answer = "x"')
     (lesson / "quiz.toml").write_text(quiz, encoding="utf-8")
     (lesson / "zh.md").write_bytes(b"\xff\xfe")
-    files = {p.file.name for p in load_course(tmp_path).errors}
+    files = {p.file.name for p in open_course(tmp_path).errors}
     assert files == {"lesson.toml", "quiz.toml", "zh.md"}

@@ -14,6 +14,7 @@ from tutor.commands import check as check_command
 from tutor.content.loader import UnknownContent, load_course
 from tutor.content.problems import error
 from tutor.content.schema import ExactQuestion, Lesson, NumberQuestion, OpenQuestion, SingleChoice, pick
+from tutor.course import open_course
 from tutor.paths import shipped_lessons_dir
 
 CASES = ROOT / "tests" / "content_cases"
@@ -147,7 +148,7 @@ def test_loading_the_shipped_lessons_is_fast_and_imports_neither_torch_nor_textu
 
 
 def test_shipped_lessons_load_in_all_languages_without_warnings():
-    course = load_course(shipped_lessons_dir())
+    course = open_course(shipped_lessons_dir())
     assert [p.format(ROOT) for p in course.problems] == []
     assert [lesson.id for lesson in course.lessons] == ["multi-head", "positions", "rope-alibi"]
     for lesson in course.lessons:
@@ -172,3 +173,13 @@ def test_every_experiment_in_the_shipped_prose_exists_in_the_registry():
     for ref in refs:
         assert ref.name in registry
         registry[ref.name].params_model.model_validate(ref.params)
+
+
+def test_experiment_references_are_checked_against_the_names_the_caller_gives():
+    from tutor.experiments.registry import get_registry
+
+    case = ROOT / "tests" / "content_cases" / "unknown-experiment"
+    assert load_course(case).errors == []  # the content layer alone knows no experiments
+    checked = load_course(case, get_registry())
+    assert [p.message for p in checked.errors] == ["unknown experiment 'shufle' (did you mean 'shuffle'?)"]
+    assert [p.message for p in open_course(case).errors] == [p.message for p in checked.errors]

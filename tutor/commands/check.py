@@ -1,6 +1,6 @@
 """`python -m tutor check [--lessons DIR]`: validate the course content and list every problem.
 
-Problems come first from loading the lessons (`load_course`), then from each function in
+Problems come first from loading the lessons (`tutor.course.open_course`), then from each function in
 `EXTRA_CHECKERS` (Course -> problems), e.g. the grading side's "every starter fails, every
 solution passes". Output: `FILE:LINE: field: message`, errors then warnings, grouped by file,
 then a summary line. Exit 2 if there is any error, else 0.
@@ -34,9 +34,9 @@ def add_arguments(parser) -> None:
 
 def collect_problems(lessons_dir: Path):
     """(course, problems): the loader's problems, then every extra checker's."""
-    from tutor.content.loader import load_course
+    from tutor.course import open_course
 
-    course = load_course(lessons_dir)
+    course = open_course(lessons_dir)
     problems = list(course.problems)
     for checker in EXTRA_CHECKERS:
         problems.extend(checker(course))

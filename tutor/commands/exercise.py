@@ -31,11 +31,11 @@ def _store(ctx):
 
 
 def run(args, ctx) -> int:
-    from tutor.content.loader import load_course
+    from tutor.course import open_course
     from tutor.content.schema import pick
     from tutor.grading import service
 
-    course = load_course(ctx.lessons_dir)
+    course = open_course(ctx.lessons_dir)
     if args.action == "list":
         return _list(course, ctx, args.json)
     if not args.id:

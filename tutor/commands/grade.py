@@ -44,9 +44,9 @@ def run(args, ctx) -> int:
 
     if args.batch is None and args.hint is None and not args.watch:
         start_judge_early()  # it imports torch while the course loads
-    from tutor.content.loader import load_course
+    from tutor.course import open_course
 
-    ex = load_course(ctx.lessons_dir).exercise(args.id)
+    ex = open_course(ctx.lessons_dir).exercise(args.id)
     limits = None
     if args.timeout is not None:
         if not 0 < args.timeout <= 600:

@@ -52,9 +52,9 @@ def lesson_summaries(course, lang: str) -> list[dict]:
 
 
 def run(args, ctx) -> int:
-    from tutor.content.loader import load_course
+    from tutor.course import open_course
 
-    course = load_course(ctx.lessons_dir)
+    course = open_course(ctx.lessons_dir)
     summaries = lesson_summaries(course, ctx.lang)
     if args.json:
         print(json.dumps(summaries, ensure_ascii=False, indent=2))

@@ -107,10 +107,10 @@ def run(args, ctx) -> int:
 
 
 def _show(store, ctx, as_json: bool) -> int:
-    from tutor.content.loader import load_course
+    from tutor.course import open_course
     from tutor.progress.summary import summarise
 
-    course = load_course(ctx.lessons_dir)
+    course = open_course(ctx.lessons_dir)
     for folder in course.skipped:
         print(
             f"note: lesson folder {folder.name} has errors and is left out (python -m tutor check)",

@@ -46,7 +46,7 @@ def run(args, ctx) -> int:
 
     from rich.console import Console
 
-    from tutor.content.loader import load_course
+    from tutor.course import open_course
     from tutor.content.schema import pick
     from tutor.errors import TutorError
     from tutor.progress.store import Store
@@ -62,7 +62,7 @@ def run(args, ctx) -> int:
         raise TutorError("name a lesson (python -m tutor quiz LESSON), or use --review or --predict EXERCISE")
     if (args.review or args.predict) and args.lesson:
         raise TutorError("give either a LESSON or --review / --predict, not both")
-    course = load_course(ctx.lessons_dir)
+    course = open_course(ctx.lessons_dir)
     for folder in course.skipped:
         print(
             f"note: lesson folder {folder.name} has errors and is left out (python -m tutor check)",

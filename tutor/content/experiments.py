@@ -1,43 +1,36 @@
-"""Experiment references in the prose, checked against the experiment registry.
+"""Experiment references in the prose, checked against the experiments the caller names.
 
-`tutor.experiments.registry.get_registry()` maps name -> spec with `.name` and `.params_model`
-(pydantic). It imports without torch. If it fails to import, the names cannot be checked: that is
-one course-level error (so `check` fails), and the lessons still load.
+The content layer does not import the experiments: `load_course` is given a mapping name -> spec
+(`tutor.course.open_course` passes the registry's), where a spec has `.params_model` (pydantic) to
+validate a reference's parameters. Given none, references are not checked.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from tutor.content.problems import Problem, error, field_path
 from tutor.content.prose import ProseSection
 from tutor.content.schema import Section
 
-REGISTRY_MODULE = "tutor.experiments.registry"
+
+class ExperimentSpec(Protocol):
+    """What content validation needs to know of an experiment: its parameters' model."""
+
+    @property
+    def params_model(self) -> type[BaseModel]: ...
 
 
-def registry(problems: list[Problem], where: Path) -> dict[str, Any] | None:
-    """The registry, or None with an error (course-level: `check` fails, the lessons still load)."""
-    try:
-        from tutor.experiments.registry import get_registry
-
-        return dict(get_registry())
-    except Exception as err:  # a broken registry is reported; it does not stop the lessons loading
-        problems.append(
-            error(
-                where,
-                f"{REGISTRY_MODULE} failed to load ({type(err).__name__}: {err}): experiments not checked",
-            )
-        )
-    return None
+Specs = Mapping[str, ExperimentSpec]
 
 
 def check_sections(
-    sections: list[ProseSection] | list[Section], file: Path, specs: dict[str, Any] | None
+    sections: list[ProseSection] | list[Section], file: Path, specs: Specs | None
 ) -> list[Problem]:
     if specs is None:
         return []
@@ -57,7 +50,9 @@ def check_sections(
     return problems
 
 
-def check_params(spec: Any, params: dict, file: Path, where: str, line: int | None) -> list[Problem]:
+def check_params(
+    spec: ExperimentSpec, params: dict, file: Path, where: str, line: int | None
+) -> list[Problem]:
     try:
         spec.params_model.model_validate(params)
     except ValidationError as err:

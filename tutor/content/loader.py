@@ -1,4 +1,4 @@
-"""Load and validate the lesson folders: `load_course(lessons_dir) -> Course`.
+"""Load and validate the lesson folders: `load_course(lessons_dir, experiments) -> Course`.
 
 Every problem is collected (nothing stops at the first); a lesson folder with any error is
 skipped and named, and never takes the other lessons down. Loading imports neither torch nor
@@ -64,7 +64,9 @@ class Course:
         return [ex for lesson in self.lessons for ex in lesson.exercises]
 
 
-def load_course(lessons_dir: Path) -> Course:
+def load_course(lessons_dir: Path, experiments: experiment_check.Specs | None = None) -> Course:
+    """Every lesson folder under `lessons_dir`. Experiment references are checked against
+    `experiments` (name -> spec; `tutor.course.open_course` passes the registry's), or not at all."""
     lessons_dir = Path(lessons_dir)
     if not lessons_dir.is_dir():
         raise TutorError(f"lessons folder not found: {lessons_dir}")
@@ -73,12 +75,11 @@ def load_course(lessons_dir: Path) -> Course:
             f"{lessons_dir} is one lesson folder; give the folder that contains the lessons: {lessons_dir.parent}"
         )
     course = Course(lessons_dir=lessons_dir)
-    registry = experiment_check.registry(course.problems, lessons_dir)
     loaded: list[tuple[Path, Lesson | None, LessonFile | None, list[Problem]]] = []
     for folder in sorted(p for p in lessons_dir.iterdir() if p.is_dir() and p.name[0] not in "._"):
         problems: list[Problem] = []
         try:
-            meta, lesson = _load_folder(folder, registry, problems)
+            meta, lesson = _load_folder(folder, experiments, problems)
         except Exception as err:  # a loader bug must not take the other lessons down either
             problems.append(error(folder, f"internal error while loading: {type(err).__name__}: {err}"))
             meta, lesson = None, None
@@ -96,7 +97,9 @@ def load_course(lessons_dir: Path) -> Course:
     return course
 
 
-def _load_folder(folder: Path, registry, problems: list[Problem]) -> tuple[LessonFile | None, Lesson | None]:
+def _load_folder(
+    folder: Path, experiments: experiment_check.Specs | None, problems: list[Problem]
+) -> tuple[LessonFile | None, Lesson | None]:
     meta, meta_text, meta_data = load_toml(folder / "lesson.toml", LessonFile, problems)
     if meta is not None:
         problems += missing_translations(meta_data, folder / "lesson.toml", meta_text, "lesson")
@@ -111,7 +114,7 @@ def _load_folder(folder: Path, registry, problems: list[Problem]) -> tuple[Lesso
     sections = _sections(folder, problems)
     # None when en.md did not load: then section references cannot be checked (and en.md's error says why)
     section_ids = {s.id for s in sections} if sections else None
-    problems += experiment_check.check_sections(sections, folder / "en.md", registry)
+    problems += experiment_check.check_sections(sections, folder / "en.md", experiments)
     quiz = _quiz(folder / "quiz.toml", section_ids, problems)
     exercises = _exercises(folder / "exercises", section_ids, problems)
     if meta is None:

@@ -26,11 +26,11 @@ class Loaded:
 
 def load(lessons_dir: Path, home: Path) -> Loaded:
     """Course + store; every failure becomes a message, never an exception (the app must start)."""
-    from tutor.content.loader import load_course
+    from tutor.course import open_course
     from tutor.errors import TutorError
 
     try:
-        course = load_course(lessons_dir)
+        course = open_course(lessons_dir)
     except TutorError as err:  # e.g. the folder does not exist
         return Loaded(None, None, error=str(err))
     except Exception as err:  # a loader bug: shown in the app, which keeps running
