@@ -7,18 +7,17 @@
 
 The child is `python -m tutor experiment NAME --set K=V ... --jsonl`, which prints one JSON object
 per line: {"event": "progress", ...} while it works, then {"event": "result", "result": {...}}, or
-{"event": "cancelled"} / {"event": "error", "message"}. Cancelling terminates the child (SIGTERM, it
-stops after the current step) and kills it after a grace period; subprocesses, not multiprocessing,
-because multiprocessing cannot spawn inside a running Textual app.
+{"event": "cancelled"} / {"event": "error", "message"}. The child runs through tutor.childproc:
+cancelling terminates its session (SIGTERM, it stops after the current step) and kills it after a
+grace period; subprocesses, not multiprocessing, because multiprocessing cannot spawn inside a
+running Textual app.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import queue
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -27,6 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tutor.childproc import AsyncChild, ChildCancelled, SyncChild
 from tutor.experiments.base import RunContext
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import Params
@@ -36,9 +36,6 @@ from tutor.paths import tutor_child_env
 
 EventSink = Callable[[dict[str, Any]], None]
 GRACE_S = 5.0
-# The child's last line is the whole Result: a train-compare with long curves or a large heatmap passes
-# asyncio's default 64 KiB line limit (measured: alibi at T=64 is 218 KB), so allow far more.
-_LINE_LIMIT = 64 * 1024 * 1024
 _CACHE_SIZE = 64
 _results: OrderedDict[tuple[str, str], Result] = OrderedDict()
 _results_lock = threading.Lock()
@@ -134,14 +131,7 @@ class _Outcome:
         self.error: str | None = None
         self.cancelled = False
 
-    def line(self, text: str) -> None:
-        text = text.strip()
-        if not text:
-            return
-        try:
-            event = json.loads(text)
-        except json.JSONDecodeError:
-            return  # stray output (a library warning); the protocol lines are JSON
+    def event(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
         if kind == "result":
             self.result = Result.model_validate(event["result"])
@@ -149,10 +139,10 @@ class _Outcome:
             self.error = event.get("message", "unknown error")
         elif kind == "cancelled":
             self.cancelled = True
-        elif self.on_event is not None:
+        elif kind != "stray" and self.on_event is not None:
             self.on_event(event)
 
-    def finish(self, returncode: int, stderr_tail: str) -> Result:
+    def finish(self, returncode: int | None, stderr_tail: str) -> Result:
         if self.result is not None and returncode == 0:
             return self.result
         if self.cancelled:
@@ -188,50 +178,18 @@ async def run_in_child(
     command = child_command(name, params, home)
     if niceness > 0 and shutil.which("nice"):  # e.g. the app: training must not starve the UI
         command = ["nice", "-n", str(niceness), *command]
-    proc = await asyncio.create_subprocess_exec(
-        *command,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=tutor_child_env(),
-        limit=_LINE_LIMIT,
-    )
+    child = await AsyncChild.start(command, env=tutor_child_env())
     outcome = _Outcome(name, on_event)
-    stderr_chunks: list[bytes] = []
-
-    async def read_stderr() -> None:
-        assert proc.stderr is not None
-        while chunk := await proc.stderr.read(4096):
-            stderr_chunks.append(chunk)
-            del stderr_chunks[:-4]  # keep the tail only
-
-    err_task = asyncio.create_task(read_stderr())
     try:
-        assert proc.stdout is not None
-        while line := await proc.stdout.readline():
-            outcome.line(line.decode("utf-8", "replace"))
-        returncode = await proc.wait()
-        await err_task
+        async for event in child.events():
+            outcome.event(event)
     except BaseException:  # CancelledError included: never leave the child behind
-        await _stop_async(proc, grace_s)
-        err_task.cancel()
+        await child.stop(grace_s)
         raise
-    result = outcome.finish(returncode, b"".join(stderr_chunks).decode("utf-8", "replace"))
+    await child.stop()
+    result = outcome.finish(child.returncode, child.stderr_tail())
     _remember(result, params)
     return result
-
-
-async def _stop_async(proc: asyncio.subprocess.Process, grace_s: float) -> None:
-    if proc.returncode is not None:
-        return
-    try:
-        proc.terminate()
-        await asyncio.wait_for(proc.wait(), grace_s)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-    except ProcessLookupError:
-        pass
 
 
 def run_child_sync(
@@ -248,68 +206,20 @@ def run_child_sync(
     spec, params = prepare(name, raw)
     if use_cache and (hit := cached(name, params)) is not None:
         return hit
-    proc = subprocess.Popen(
-        child_command(name, params, home),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=tutor_child_env(),
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-    stderr_tail: list[str] = []
-
-    def pump_stdout() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    def pump_stderr() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            stderr_tail.append(line)
-            del stderr_tail[:-20]
-
-    readers = [threading.Thread(target=f, daemon=True) for f in (pump_stdout, pump_stderr)]
-    for t in readers:
-        t.start()
+    child = SyncChild(child_command(name, params, home), env=tutor_child_env())
     outcome = _Outcome(name, on_event)
     try:
-        while True:
-            if cancel is not None and cancel.is_set():
-                _stop_sync(proc, grace_s)
-                raise Cancelled()
-            try:
-                line = lines.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if line is None:
-                break
-            outcome.line(line)
-        returncode = proc.wait()
-    except BaseException:
-        _stop_sync(proc, grace_s)
-        raise
+        child.send()
+        for event in child.events(cancel=cancel):
+            outcome.event(event)
+    except ChildCancelled:
+        raise Cancelled() from None
     finally:
-        for t in readers:
-            t.join(timeout=grace_s)
-    result = outcome.finish(returncode, "".join(stderr_tail))
+        child.stop(grace_s)
+        child.close()
+    result = outcome.finish(child.returncode, child.stderr_tail())
     _remember(result, params)
     return result
-
-
-def _stop_sync(proc: subprocess.Popen, grace_s: float) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(grace_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 async def run_async(

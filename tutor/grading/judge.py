@@ -358,7 +358,11 @@ class Judge:
 
 
 def main() -> None:
-    import torch  # first: the tutor may start this process before it knows the job
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tutor.childproc import die_with_parent
+
+    die_with_parent()
+    import torch  # then torch: the tutor may start this process before it knows the job
 
     torch.set_num_threads(1)
     job = json.loads(sys.stdin.read())

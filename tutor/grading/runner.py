@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tutor.childproc import ChildTimeout, SyncChild
 from tutor.content.schema import Exercise, pick
 from tutor.grading.result import CheckResult, GradeResult
 
@@ -105,39 +104,36 @@ def run_judge(
         "reuse": reuse,
     }
     per_file: list[list[Event]] = [[] for _ in files]
-    budget = limits.timeout_s * max(len(files), 1) + JUDGE_SLACK_S
     global _early
-    proc, _early = _early or _start_judge(), None
-    with proc.stderr_file as errors:
-        stopped = None
-        try:
-            _feed(proc, json.dumps(job).encode())
-            stopped = _collect(proc, per_file, time.monotonic() + budget, on_event)
-        finally:
-            _kill(proc)
-        if stopped is None and proc.returncode != 0:
-            errors.seek(0)
-            tail = errors.read().decode("utf-8", "replace").strip().splitlines()
-            stopped = f"exit {proc.returncode}: " + (tail[-1] if tail else "no output")
+    child, _early = _early or _start_judge(), None
+    stopped = None
+    current = -1
+    try:
+        child.send(json.dumps(job).encode())
+        for event in child.events(
+            deadline=time.monotonic() + limits.timeout_s * max(len(files), 1) + JUDGE_SLACK_S
+        ):
+            if event.get("event") == "file":
+                current = event["index"]
+            elif 0 <= current < len(files):
+                per_file[current].append(event)
+                if on_event is not None:
+                    on_event(event)
+        if child.returncode != 0:
+            tail = child.stderr_tail().strip().splitlines()
+            stopped = f"exit {child.returncode}: " + (tail[-1] if tail else "no output")
+    except ChildTimeout:
+        stopped = "the judge did not finish in time"
+    finally:
+        child.close()  # the workers die with it (their parent-death signal)
     return per_file, stopped
 
 
-_early: subprocess.Popen | None = None
+_early: SyncChild | None = None
 
 
-def _start_judge() -> subprocess.Popen:
-    errors = tempfile.TemporaryFile()
-    proc = subprocess.Popen(
-        [sys.executable, "-I", str(JUDGE)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=errors,
-        cwd=tempfile.gettempdir(),
-        env=_judge_env(),
-        start_new_session=True,
-    )
-    proc.stderr_file = errors
-    return proc
+def _start_judge() -> SyncChild:
+    return SyncChild([sys.executable, "-I", str(JUDGE)], env=_judge_env(), cwd=tempfile.gettempdir())
 
 
 def start_judge_early() -> None:
@@ -146,52 +142,6 @@ def start_judge_early() -> None:
     global _early
     if _early is None:
         _early = _start_judge()
-
-
-def _feed(proc: subprocess.Popen, data: bytes) -> None:
-    try:
-        proc.stdin.write(data)
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-
-
-def _collect(proc: subprocess.Popen, per_file: list[list[Event]], deadline: float, on_event) -> str | None:
-    import selectors
-
-    current = -1
-    buffer = b""
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return f"timed out after {deadline - time.monotonic() + left:.0f} s"
-            if not sel.select(min(left, 0.5)):
-                continue
-            chunk = os.read(proc.stdout.fileno(), 1 << 20)
-            if not chunk:
-                proc.wait(timeout=5)
-                return None
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                event = json.loads(line)
-                if event.get("event") == "file":
-                    current = event["index"]
-                    continue
-                per_file[current].append(event)
-                if on_event is not None:
-                    on_event(event)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the workers die with it (parent-death signal)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
-    proc.wait()
 
 
 def _state(events: list[Event]) -> dict:

@@ -1,19 +1,16 @@
 """Grading the learner's file from the app: `python -m tutor grade ID FILE --json` in a child
 process started from asyncio (no Textual here).
 
-The grade command records the submission itself. The child runs in its own process group, so
-cancelling (leaving, quitting) kills it and the sandboxed process it started.
+The grade command records the submission itself. The child runs through tutor.childproc, in a
+session of its own, so cancelling (leaving, quitting) stops it, its judge and the judge's worker.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import signal
 import sys
 from pathlib import Path
 
+from tutor.childproc import AsyncChild, ChildTimeout
 from tutor.content.schema import Exercise
 from tutor.grading.result import GradeResult
 from tutor.paths import tutor_child_env
@@ -53,38 +50,23 @@ def grade_command(ex: Exercise, file: Path, home: Path, lang: str, lessons_dir: 
 async def grade(
     ex: Exercise, file: Path, home: Path, lang: str, lessons_dir: Path | None = None
 ) -> GradeResult:
-    """Grade `file` in a child process; GradeFailed when no verdict comes back."""
-    proc = await asyncio.create_subprocess_exec(
-        *grade_command(ex, file, home, lang, lessons_dir),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=tutor_child_env(),
-        start_new_session=True,  # its own process group: killing it kills the sandbox child too
-    )
+    """Grade `file` in a child process; GradeFailed when no verdict comes back. Cancelling the task
+    (the learner left, or quit) stops the child and everything it started."""
+    child = await AsyncChild.start(grade_command(ex, file, home, lang, lessons_dir), env=tutor_child_env())
     limit = ex.timeout_s + STARTUP_SLACK_S
+    verdict = None
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), limit)
-    except TimeoutError:
-        await _kill(proc)
+        async for event in child.events(timeout=limit):
+            if "exercise" in event and "checks" in event:
+                verdict = event
+    except ChildTimeout:
         raise GradeTimedOut(limit) from None
-    except BaseException:  # cancelled (the learner left, or quit): leave no child behind
-        await _kill(proc)
-        raise
-    text = out.decode("utf-8", "replace").strip()
+    finally:
+        await child.stop()
     try:
-        return GradeResult.model_validate(json.loads(text))
-    except (json.JSONDecodeError, ValueError):
-        tail = "\n".join(err.decode("utf-8", "replace").strip().splitlines()[-4:])
+        return GradeResult.model_validate(verdict)
+    except ValueError:
+        tail = "\n".join(child.stderr_tail().strip().splitlines()[-4:])
         raise GradeFailed(
-            tail or f"the grader exited with code {proc.returncode} and printed no result"
+            tail or f"the grader exited with code {child.returncode} and printed no result"
         ) from None
-
-
-async def _kill(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        await proc.wait()
