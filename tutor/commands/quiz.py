@@ -46,8 +46,8 @@ def run(args, ctx) -> int:
 
     from rich.console import Console
 
-    from tutor.course import open_course
     from tutor.content.schema import pick
+    from tutor.course import open_course
     from tutor.errors import TutorError
     from tutor.progress.store import Store
     from tutor.quiz.session import QuizSession
