@@ -17,6 +17,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from tutor.errors import TutorError
@@ -56,6 +59,37 @@ def emit_json_line(event: dict[str, Any]) -> None:
     """One event as one JSON line on stdout, flushed at once (the --jsonl protocols of experiment and train)."""
     sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+@contextmanager
+def kept_runs(home: Path, forward: Callable[[dict[str, Any]], None]) -> Iterator[tuple[Callable, Callable]]:
+    """The caller's half of a training experiment: runs kept in the learner's progress store.
+
+    Yields (stored_run, on_event): `stored_run(key)` is a finished run kept earlier, or None;
+    `on_event` records each "trained" event as a finished run and passes every other event on."""
+    from tutor.progress.store import Store
+
+    with Store(home) as store:
+
+        def stored_run(key: str):
+            run = store.training_run(key)
+            return run if run is not None and run.status == "done" else None
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("event") != "trained":
+                forward(event)
+                return
+            store.record_training_run(
+                event["key"],
+                config=event["config"],
+                status="done",
+                final_val_loss=event["final_val_loss"],
+                params=event["params"],
+                seconds=event["seconds"],
+                curve=event["curve"],
+            )
+
+        yield stored_run, on_event
 
 
 def _list(args, ctx) -> int:
@@ -112,9 +146,10 @@ def run(args, ctx) -> int:
     try:
         if spec.long:
             stop = stop_on_signals()
-            result = runner.run_here(
-                spec.name, params, should_stop=stop.is_set, on_event=_print_progress, home=ctx.home
-            )
+            with kept_runs(ctx.home, _print_progress) as (stored_run, on_event):
+                result = runner.run_here(
+                    spec.name, params, should_stop=stop.is_set, on_event=on_event, stored_run=stored_run
+                )
         else:
             result = runner.run_quick(spec.name, params)
     except Cancelled:
@@ -146,11 +181,13 @@ def _run_jsonl(spec, params, ctx) -> int:
         }
     )
     try:
-        if not spec.long:
-            runner._one_thread()
-        result = runner.run_here(
-            spec.name, params, should_stop=stop.is_set, on_event=emit_json_line, home=ctx.home
-        )
+        if spec.long:
+            with kept_runs(ctx.home, emit_json_line) as (stored_run, on_event):
+                result = runner.run_here(
+                    spec.name, params, should_stop=stop.is_set, on_event=on_event, stored_run=stored_run
+                )
+        else:
+            result = runner.run_quick(spec.name, params, should_stop=stop.is_set)
     except Cancelled:
         emit_json_line({"event": "cancelled"})
         return 1

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor.childproc import AsyncChild, ChildCancelled, SyncChild
-from tutor.experiments.base import RunContext
+from tutor.experiments.base import RunContext, StoredRun
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import Params
 from tutor.experiments.registry import ExperimentSpec, canonical_params, get_spec, validate_params
@@ -66,15 +66,18 @@ def run_here(
     *,
     should_stop: Callable[[], bool] | None = None,
     on_event: EventSink | None = None,
-    home: Path | None = None,
+    stored_run: Callable[[str], StoredRun | None] | None = None,
     use_cache: bool = True,
 ) -> Result:
-    """Run any experiment in the calling thread (the child process does this for long ones)."""
+    """Run any experiment in the calling thread (the child process does this for long ones).
+    `stored_run` hands the caller's finished training runs back by key; new ones arrive as "trained"
+    events for the caller to keep (see training.py)."""
     spec, params = prepare(name, raw)
     if use_cache and (hit := cached(name, params)) is not None:
         return hit
     t0 = time.perf_counter()
-    result = spec.function(params, RunContext(should_stop=should_stop, on_event=on_event, home=home))
+    context = RunContext(should_stop=should_stop, on_event=on_event, stored_run=stored_run)
+    result = spec.function(params, context)
     result.duration_s = time.perf_counter() - t0
     _remember(result, params)
     return result

@@ -1,9 +1,11 @@
 """train-compare: train the course model several times, changing only the head count or the
 position mode, and compare validation loss, parameter count and time.
 
-Runs in a child process (see runner.py). A finished run is stored in the learner's progress store
-under a key made from its full configuration (model, training, corpus), so asking again for the
-same run reads it back instead of training it again.
+Runs in a child process (see runner.py). Each run has a key made from its full configuration (model,
+training, corpus). A finished run is announced as a "trained" event carrying the key, the
+configuration, the losses and the curve; the caller keeps it (the `experiment` command records it in
+the learner's progress store) and hands kept runs back through `ctx.stored_run`, so asking again for
+the same run reads it back instead of training it again. Nothing here opens the store.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import hashlib
 import json
 import time
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from tutor.experiments.base import RunContext, fmt
@@ -49,14 +50,6 @@ def run_key(config: dict[str, Any]) -> str:
     return f"train-compare:{digest}"
 
 
-def _store(home: Path | None):
-    if home is None:
-        return None
-    from tutor.progress.store import Store
-
-    return Store(home)
-
-
 def _slug(label_pos: str, n_head: int, vary: str) -> str:
     return f"h{n_head}" if vary == "heads" else label_pos
 
@@ -70,90 +63,86 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     train_text, val_text = corpus_text(train_poems), corpus_text(val_poems)
     corpus_id = hashlib.sha256((train_text + "\0" + val_text).encode()).hexdigest()[:16]
     runs = p.runs()
-    store = _store(ctx.home)
     done: list[dict[str, Any]] = []
     t_all = time.perf_counter()
     per_step_s: float | None = None
-    try:
-        for index, (label, n_head, pos) in enumerate(runs):
-            ctx.check()
-            config = run_config(p, n_head, pos, corpus_id)
-            key = run_key(config)
-            stored = store.training_run(key) if store is not None else None
-            if stored is not None and stored.status == "done":
-                ctx.emit({"event": "stored", "run": index + 1, "runs": len(runs), "label": label})
-                done.append(
-                    {
-                        "label": label,
-                        "slug": _slug(pos, n_head, p.vary),
-                        "val_loss": stored.final_val_loss,
-                        "params": stored.params,
-                        "seconds": stored.seconds,
-                        "curve": [[s, tl, vl] for s, tl, vl in stored.curve],
-                        "stored": True,
-                    }
-                )
-                continue
-            last_emit = 0.0
-
-            def on_progress(pr, index=index, label=label) -> None:
-                nonlocal last_emit, per_step_s
-                per_step_s = pr.elapsed_s / max(pr.step, 1)
-                now = time.perf_counter()
-                if pr.val_loss is None and pr.step < pr.steps and now - last_emit < PROGRESS_EVERY_S:
-                    return
-                last_emit = now
-                later = len(runs) - index - 1
-                ctx.emit(
-                    {
-                        "event": "progress",
-                        "run": index + 1,
-                        "runs": len(runs),
-                        "label": label,
-                        "step": pr.step,
-                        "steps": pr.steps,
-                        "loss": pr.loss,
-                        "val_loss": pr.val_loss,
-                        "tokens_per_s": pr.tokens_per_s,
-                        "eta_s": pr.eta_s + later * p.steps * per_step_s,
-                    }
-                )
-
-            result = train(
-                GPTConfig(**config["model"]),
-                TrainConfig(**{**config["train"], "threads": p.threads}),
-                train_text,
-                val_text,
-                on_progress=on_progress,
-                should_stop=ctx.should_stop,
-            )
-            if result.cancelled:
-                raise Cancelled()
-            curve = [[pt["step"], pt["loss"], pt["val_loss"]] for pt in result.curve]
-            if store is not None:
-                store.record_training_run(
-                    key,
-                    config=config,
-                    status="done",
-                    final_val_loss=result.final_val_loss,
-                    params=result.num_params,
-                    seconds=result.seconds,
-                    curve=curve,
-                )
+    for index, (label, n_head, pos) in enumerate(runs):
+        ctx.check()
+        config = run_config(p, n_head, pos, corpus_id)
+        key = run_key(config)
+        stored = ctx.stored_run(key) if ctx.stored_run is not None else None
+        if stored is not None:
+            ctx.emit({"event": "stored", "run": index + 1, "runs": len(runs), "label": label})
             done.append(
                 {
                     "label": label,
                     "slug": _slug(pos, n_head, p.vary),
-                    "val_loss": result.final_val_loss,
-                    "params": result.num_params,
-                    "seconds": result.seconds,
-                    "curve": curve,
-                    "stored": False,
+                    "val_loss": stored.final_val_loss,
+                    "params": stored.params,
+                    "seconds": stored.seconds,
+                    "curve": [[s, tl, vl] for s, tl, vl in stored.curve],
+                    "stored": True,
                 }
             )
-    finally:
-        if store is not None:
-            store.close()
+            continue
+        last_emit = 0.0
+
+        def on_progress(pr, index=index, label=label) -> None:
+            nonlocal last_emit, per_step_s
+            per_step_s = pr.elapsed_s / max(pr.step, 1)
+            now = time.perf_counter()
+            if pr.val_loss is None and pr.step < pr.steps and now - last_emit < PROGRESS_EVERY_S:
+                return
+            last_emit = now
+            later = len(runs) - index - 1
+            ctx.emit(
+                {
+                    "event": "progress",
+                    "run": index + 1,
+                    "runs": len(runs),
+                    "label": label,
+                    "step": pr.step,
+                    "steps": pr.steps,
+                    "loss": pr.loss,
+                    "val_loss": pr.val_loss,
+                    "tokens_per_s": pr.tokens_per_s,
+                    "eta_s": pr.eta_s + later * p.steps * per_step_s,
+                }
+            )
+
+        result = train(
+            GPTConfig(**config["model"]),
+            TrainConfig(**{**config["train"], "threads": p.threads}),
+            train_text,
+            val_text,
+            on_progress=on_progress,
+            should_stop=ctx.should_stop,
+        )
+        if result.cancelled:
+            raise Cancelled()
+        curve = [[pt["step"], pt["loss"], pt["val_loss"]] for pt in result.curve]
+        ctx.emit(
+            {
+                "event": "trained",
+                "key": key,
+                "config": config,
+                "final_val_loss": result.final_val_loss,
+                "params": result.num_params,
+                "seconds": result.seconds,
+                "curve": curve,
+            }
+        )
+        done.append(
+            {
+                "label": label,
+                "slug": _slug(pos, n_head, p.vary),
+                "val_loss": result.final_val_loss,
+                "params": result.num_params,
+                "seconds": result.seconds,
+                "curve": curve,
+                "stored": False,
+            }
+        )
     return _result(p, done, time.perf_counter() - t_all)
 
 
