@@ -1,9 +1,12 @@
 """Layering rules that keep start-up fast and the logic testable without a terminal."""
 
+import ast
 import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from conftest import PYTHON, run_tutor_env
+from conftest import PYTHON, ROOT, run_tutor_env
 
 LOGIC = [
     "tutor.content",
@@ -58,3 +61,186 @@ def test_a_closed_pipe_ends_quietly():
     err = proc.stderr.read().decode()
     proc.wait(timeout=30)
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+# --- import direction, read from the source: every `import` of tutor/ and models/, nothing imported ---
+
+PACKAGES = ("tutor", "models")
+LOGIC_CORE = ("tutor.content", "tutor.quiz", "tutor.progress", "tutor.experiments", "tutor.grading")
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module
+    target: str  # what it names, dotted: "tutor.errors.TutorError", "textual.app", "models.gpt"
+    line: int
+    at_import_time: bool  # module or class level, outside `if TYPE_CHECKING:` (not inside a function)
+
+
+def _module_name(file: Path) -> str:
+    parts = file.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _source_files() -> list[Path]:
+    return sorted(f for package in PACKAGES for f in (ROOT / package).rglob("*.py"))
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports_of(file: Path) -> tuple[list[Import], list[tuple[str, int]]]:
+    """(imports, private names used through an imported module: `runner._one_thread`)."""
+    module = _module_name(file)
+    tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
+    imports: list[Import] = []
+    module_aliases: dict[str, str] = {}  # local name -> one of our modules
+
+    def visit(node: ast.AST, at_import_time: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            now = at_import_time
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                now = False
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    imports.append(Import(module, alias.name, child.lineno, now))
+                    if alias.asname:
+                        module_aliases[alias.asname] = alias.name
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:  # relative: resolved against this module's package
+                    package = module.split(".")[: -child.level + (file.name == "__init__.py") or None]
+                    base = ".".join([*package, *([base] if base else [])])
+                for alias in child.names:
+                    target = f"{base}.{alias.name}"
+                    imports.append(Import(module, target, child.lineno, now))
+                    if base.split(".")[0] in PACKAGES and _is_module(target):
+                        module_aliases[alias.asname or alias.name] = target
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for part in child.body:
+                    visit(ast.Module(body=[part], type_ignores=[]), False)
+                for part in child.orelse:
+                    visit(ast.Module(body=[part], type_ignores=[]), now)
+                continue
+            visit(child, now)
+
+    visit(tree, True)
+    private = [
+        (f"{module_aliases[n.value.id]}.{n.attr}", n.lineno)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id in module_aliases
+        and _private(n.attr)
+    ]
+    return imports, private
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _under(dotted: str, prefix: str) -> bool:
+    return dotted == prefix or dotted.startswith(prefix + ".")
+
+
+@pytest.fixture(scope="module")
+def source_imports() -> dict[str, tuple[list[Import], list[tuple[str, int]]]]:
+    return {_module_name(f): _imports_of(f) for f in _source_files()}
+
+
+def _where(imp: Import) -> str:
+    return f"{imp.module}:{imp.line} imports {imp.target}"
+
+
+# (who, what they must never import, why)
+FORBIDDEN = [
+    ("models", "tutor", "the shared GPT stands alone: models/ imports nothing from tutor/"),
+    *[(core, "tutor.ui", "logic never imports the UI") for core in LOGIC_CORE],
+    *[(core, "textual", "logic never imports Textual") for core in LOGIC_CORE],
+    ("tutor.content", "tutor.experiments", "content validation is given the experiment names"),
+    ("tutor.experiments", "tutor.progress", "experiments compute; their callers store the runs"),
+    ("tutor.progress", "models", "the store does not depend on the model"),
+    ("tutor.content", "models", "content does not depend on the model"),
+    ("tutor.quiz", "models", "the quiz does not depend on the model"),
+]
+
+
+@pytest.mark.parametrize(("who", "what", "why"), FORBIDDEN, ids=[f"{a}-x-{b}" for a, b, _ in FORBIDDEN])
+def test_imports_point_one_way(source_imports, who, what, why):
+    wrong = [
+        _where(imp)
+        for module, (imports, _private_uses) in source_imports.items()
+        if _under(module, who)
+        for imp in imports
+        if _under(imp.target, what)
+    ]
+    assert not wrong, f"{why}:\n" + "\n".join(wrong)
+
+
+def test_only_the_ui_imports_textual(source_imports):
+    wrong = [
+        _where(imp)
+        for module, (imports, _private_uses) in source_imports.items()
+        if not _under(module, "tutor.ui")
+        for imp in imports
+        if _under(imp.target, "textual")
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_module_imports_a_private_name_of_another(source_imports):
+    wrong = [
+        _where(imp)
+        for imports, _uses in source_imports.values()
+        for imp in imports
+        if any(_private(part) for part in imp.target.split(".")[1:])
+    ]
+    wrong += [
+        f"{module}:{line} uses {name}"
+        for module, (_imports, uses) in source_imports.items()
+        for name, line in uses
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def _loaded_at_import(module: str, graph: dict[str, list[Import]]) -> set[str]:
+    """Every module importing `module` runs, ours followed through their own import-time imports."""
+    seen: set[str] = set()
+    stack = [module]
+    while stack:
+        name = stack.pop()
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):  # importing a.b.c runs a, a.b and a.b.c
+            prefix = ".".join(parts[:i])
+            if prefix in seen:
+                continue
+            seen.add(prefix)
+            for imp in graph.get(prefix, []):
+                if imp.at_import_time:
+                    target = imp.target if _is_module(imp.target) else imp.target.rsplit(".", 1)[0]
+                    if target.split(".")[0] in PACKAGES:
+                        stack.append(target)
+                    else:
+                        seen.add(target.split(".")[0])
+    return seen
+
+
+@pytest.mark.parametrize("package", LOGIC)
+def test_logic_modules_load_neither_textual_nor_torch_at_import(source_imports, package):
+    """The static twin of the subprocess test above: every module of the package, followed through
+    everything of ours it imports at module level."""
+    graph = {module: imports for module, (imports, _uses) in source_imports.items()}
+    modules = [m for m in graph if _under(m, package)]
+    assert modules
+    heavy = {m: sorted(_loaded_at_import(m, graph) & {"textual", "torch"}) for m in modules}
+    assert {m: h for m, h in heavy.items() if h} == {}
