@@ -22,7 +22,7 @@ def test_summary_counts_sections_quiz_reviews_and_exercises(home: Path) -> None:
     store.mark_read("tiny-heads", "no-longer-in-the-lesson")
     session = QuizSession.for_lesson(store, lesson)
     session.next_question()
-    session.answer("2")  # wrong: "again", due tomorrow 20:00
+    session.answer(["times8"])  # wrong: "again", due tomorrow 20:00
     session.next_question()
     session.answer("263168")  # right: "good", due in two days
     store.record_submission("split-heads", sha256="0" * 64, status="fail", score=0, max_score=1)

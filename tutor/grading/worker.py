@@ -14,6 +14,7 @@ compares the answers with what its own code computes, in its own process.
 from __future__ import annotations
 
 import json
+import linecache
 import os
 import sys
 import traceback
@@ -70,6 +71,8 @@ class Worker:
         module.__file__ = self.display
         sys.modules[SUBMISSION] = module
         self.sub = None
+        # tracebacks quote the learner's lines from the text: the file itself is out of reach
+        linecache.cache[self.display] = (len(msg["source"]), None, msg["source"].splitlines(True), self.display)
         exec(compile(msg["source"], self.display, "exec"), module.__dict__)
         self.sub = module
         kinds = {}
