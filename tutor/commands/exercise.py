@@ -31,8 +31,8 @@ def _store(ctx):
 
 
 def run(args, ctx) -> int:
-    from tutor.course import open_course
     from tutor.content.schema import pick
+    from tutor.course import open_course
     from tutor.grading import service
 
     course = open_course(ctx.lessons_dir)
