@@ -1,7 +1,8 @@
 """Load and validate the lesson folders: `load_course(lessons_dir, experiments) -> Course`.
 
 Every problem is collected (nothing stops at the first); a lesson folder with any error is
-skipped and named, and never takes the other lessons down. Loading imports neither torch nor
+skipped and named, and never takes the other lessons down. The order of the lessons and of their
+exercises comes from the course manifest, course.toml (manifest.py), when there is one. Loading imports neither torch nor
 Textual, and all shipped lessons load in well under 200 ms.
 """
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tutor.content import experiments as experiment_check
+from tutor.content.manifest import check_manifest, check_orders, read_manifest
 from tutor.content.problems import Problem, error, line_of, warning
 from tutor.content.prose import ProseSection, parse_language_file
 from tutor.content.schema import Exercise, Lesson, LessonFile, Question, QuizFile, Section
@@ -75,8 +77,12 @@ def load_course(lessons_dir: Path, experiments: experiment_check.Specs | None = 
             f"{lessons_dir} is one lesson folder; give the folder that contains the lessons: {lessons_dir.parent}"
         )
     course = Course(lessons_dir=lessons_dir)
+    folders = sorted(p for p in lessons_dir.iterdir() if p.is_dir() and p.name[0] not in "._")
+    manifest = read_manifest(lessons_dir, course.problems)
+    if manifest is not None:
+        course.problems += check_manifest(manifest, folders)
     loaded: list[tuple[Path, Lesson | None, LessonFile | None, list[Problem]]] = []
-    for folder in sorted(p for p in lessons_dir.iterdir() if p.is_dir() and p.name[0] not in "._"):
+    for folder in folders:
         problems: list[Problem] = []
         try:
             meta, lesson = _load_folder(folder, experiments, problems)
@@ -90,10 +96,18 @@ def load_course(lessons_dir: Path, experiments: experiment_check.Specs | None = 
     for folder, lesson, _meta, problems in loaded:
         course.problems += problems
         if lesson is not None and not any(p.severity == "error" for p in problems):
+            if manifest is not None:
+                lesson = lesson.model_copy(
+                    update={"exercises": manifest.ordered_exercises(folder, lesson.exercises)}
+                )
             course.lessons.append(lesson)
         else:
             course.skipped.append(folder)
-    course.lessons.sort(key=lambda x: (x.order, x.id))
+    if manifest is None:
+        course.lessons.sort(key=lambda x: (x.order, x.id))
+    else:
+        course.lessons.sort(key=manifest.lesson_key)
+        course.problems += check_orders(manifest, course.lessons)
     return course
 
 

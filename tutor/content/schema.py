@@ -13,6 +13,7 @@ Folder layout (see lessons/README.md for the author's guide):
     lessons/NN-slug/quiz.toml        [[question]] tables
     lessons/NN-slug/exercises/ID/exercise.toml   one exercise; starter.py, solution.py,
                                                  checks.py and broken/*.py beside it
+    lessons/course.toml              the course in order: lessons and, in each, its exercises
 """
 
 from __future__ import annotations
@@ -192,6 +193,19 @@ class LessonFile(Strict):
     title: LocalText
     summary: LocalText | None = None
     prerequisites: list[Slug] = []
+
+
+class CourseLesson(Strict):
+    """One `[[lesson]]` of course.toml: a lesson folder and its exercises, in course order."""
+
+    folder: str  # the lesson's folder, e.g. "01-multi-head"
+    exercises: list[Slug] = []  # exercise ids (their folder names under exercises/)
+
+
+class CourseFile(Strict):
+    """course.toml: the lessons in course order (rustlings' info.toml is the model)."""
+
+    lesson: list[CourseLesson] = []
 
 
 class QuizFile(Strict):

@@ -19,11 +19,11 @@ from tutor.content.problems import (
     warning,
 )
 from tutor.content.prose import toml_error_line, toml_error_message
-from tutor.content.schema import Exercise, LessonFile, QuizFile
+from tutor.content.schema import CourseFile, Exercise, LessonFile, QuizFile
 from tutor.i18n import LANGS as LANGS_ALL
 
 M = TypeVar("M", bound=BaseModel)
-VOCABULARY = all_field_names(LessonFile, QuizFile, Exercise)
+VOCABULARY = all_field_names(LessonFile, QuizFile, Exercise, CourseFile)
 MARKDOWN_KEYS = {"task"}  # LocalText fields that are Markdown (escaped math); the rest are plain text
 
 
