@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 from models.atomic import atomic_write
 from models.errors import ModelError
@@ -276,7 +276,7 @@ class Importer:
         for f in files:
             self._add_file(f)
 
-    def add_stream(self, stream: BinaryIO, name: str, kind: str) -> None:
+    def add_stream(self, stream: BinaryIO, name: str, kind: Literal["json", "text"]) -> None:
         """Read an open binary stream of kind "json" or "text"; `name` is used in messages."""
         self.report.files.append(name)
         entries = _json_entries(_JsonReader(stream, name)) if kind == "json" else _text_entries(stream, name)
