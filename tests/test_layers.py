@@ -244,3 +244,56 @@ def test_logic_modules_load_neither_textual_nor_torch_at_import(source_imports, 
     assert modules
     heavy = {m: sorted(_loaded_at_import(m, graph) & {"textual", "torch"}) for m in modules}
     assert {m: h for m, h in heavy.items() if h} == {}
+
+
+# --- the UI uses Textual's public API ---------------------------------------------------------------
+
+# Binding descriptions have no public setter (Textual issue #1410, "Allow Binding descriptions to
+# change"); tutor/ui/bindings.py and the help screen read a node's bindings to label keys per language.
+TEXTUAL_PRIVATE_ALLOWED = {"_bindings"}
+
+
+def _textual_private_names() -> set[str]:
+    """Private attributes of the Textual classes the UI builds on: class members along their MRO, and
+    the instance attributes their modules assign (`self._screen_stacks = ...`)."""
+    import re
+
+    import textual
+    from textual.app import App
+    from textual.screen import ModalScreen
+    from textual.widgets import OptionList, Static
+
+    names = {
+        n
+        for cls in (App, ModalScreen, OptionList, Static)
+        for c in cls.__mro__
+        for n in vars(c)
+        if _private(n)
+    }
+    folder = Path(textual.__file__).parent
+    for module in ("app", "screen", "widget", "dom", "message_pump", "scroll_view"):
+        names |= set(re.findall(r"self\.(_[a-z]\w*)\s*[:=]", (folder / f"{module}.py").read_text("utf-8")))
+    return names
+
+
+def test_the_ui_uses_no_private_textual_attribute():
+    ours: set[str] = set()  # private names the UI itself defines or assigns
+    uses: list[tuple[str, int, str, bool]] = []  # (module, line, name, on self)
+    for file in sorted((ROOT / "tutor" / "ui").rglob("*.py")):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                ours.add(node.name)
+            elif isinstance(node, ast.Attribute) and _private(node.attr):
+                if isinstance(node.ctx, ast.Store):
+                    ours.add(node.attr)
+                on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+                uses.append((_module_name(file), node.lineno, node.attr, on_self))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                ours.add(node.target.id)  # a class attribute such as `_shown: tuple | None = None`
+    textual_private = _textual_private_names() - TEXTUAL_PRIVATE_ALLOWED
+    wrong = [
+        f"{module}:{line} uses {name}"
+        for module, line, name, on_self in uses
+        if name in textual_private and (not on_self or name not in ours)
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import locale
 import os
 
-LANGS = ("en", "de", "zh")
+LANG_NAMES = {"en": "English", "de": "Deutsch", "zh": "中文"}  # each in its own words, in cycling order
+LANGS = tuple(LANG_NAMES)
 FALLBACK = "en"
 
 

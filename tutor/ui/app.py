@@ -1,7 +1,9 @@
 """The Textual app: four modes (home, lesson, quiz, lab), each with its own screen stack.
 
 The first screen appears before the course is loaded: loading (pydantic, SQLite) runs in a worker
-and every screen is told when it is done. Only the home screen is imported up front; the other
+and sets `course_loaded`. The language is the reactive `lang`; screens watch it, `theme` and
+`course_loaded` and redraw themselves (screens/base.py). Screens ask for navigation and language
+changes with Messages (messages.py), handled here. Only the home screen is imported up front; the other
 screens (Markdown, plotext, pydantic models) are imported when first opened. Torch is never
 imported here; experiments import it in their worker the first time one runs.
 """
@@ -17,16 +19,16 @@ from pathlib import Path
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.reactive import var
 from textual.screen import Screen
 
+from tutor.i18n import LANG_NAMES
 from tutor.ui.bindings import localise
-from tutor.ui.screens.base import TutorScreen
+from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz, SetLanguage
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.state import Tutor, load
 from tutor.ui.strings import t
-from tutor.ui.widgets.key_bar import KeyBar
 
-LANG_NAMES = {"en": "English", "de": "Deutsch", "zh": "中文"}
 DARK, LIGHT = "textual-dark", "textual-light"
 LOAD_DELAY_S = 0.05
 QUIT_GRACE_S = 3.0  # children get SIGTERM, then SIGKILL after this; quitting never hangs longer
@@ -47,9 +49,13 @@ class TutorApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", id="quit", show=False, priority=True),
     ]
 
+    lang: var[str] = var("en")  # the learner's language; screens redraw when it changes
+    course_loaded: var[bool] = var(False)  # set once the course and the store are open
+
     def __init__(self, lang: str, lessons_dir: Path, home: Path):
         super().__init__()
         self.tutor = Tutor(lessons_dir=Path(lessons_dir), home=Path(home), lang=lang)
+        self.set_reactive(TutorApp.lang, lang)  # the starting language: nothing to redraw yet
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None
         self.course_ready = asyncio.Event()
@@ -57,10 +63,6 @@ class TutorApp(App[int]):
         self.add_mode("lesson", self._lesson_base)
         self.add_mode("quiz", self._quiz_base)
         self.add_mode("lab", self._lab_base)
-
-    @property
-    def lang(self) -> str:
-        return self.tutor.lang
 
     # --- start-up ------------------------------------------------------------------------
 
@@ -85,7 +87,7 @@ class TutorApp(App[int]):
         for notice in loaded.notices:
             self.notify(notice, severity="warning", timeout=10)
         self.course_ready.set()
-        self.refresh_screens()
+        self.course_loaded = True
         # The course, pydantic and Textual make a large, long-lived heap: freezing it keeps the
         # garbage collector's full passes (tens of ms, at random key presses) short from here on.
         gc.freeze()
@@ -97,34 +99,10 @@ class TutorApp(App[int]):
     def _last_location(self) -> dict:
         try:
             return (self.tutor.store.last_location() if self.tutor.store else None) or {}
-        except Exception:  # noqa: BLE001 - an unreadable store only loses "continue"
+        except Exception:  # an unreadable store only loses "continue"
             return {}
 
     # --- screens -------------------------------------------------------------------------
-
-    def all_screens(self) -> Iterable[Screen]:
-        seen: set[int] = set()
-        for stack in self._screen_stacks.values():
-            for screen in stack:
-                if id(screen) not in seen:
-                    seen.add(id(screen))
-                    yield screen
-        for screen in self._installed_screens.values():
-            if isinstance(screen, Screen) and id(screen) not in seen:
-                seen.add(id(screen))
-                yield screen
-
-    def refresh_screens(self) -> None:
-        """The course loaded or the language changed: every screen redraws its text."""
-        for screen in self.all_screens():
-            if isinstance(screen, TutorScreen) and screen.is_mounted:  # an unshown one draws on mount
-                screen.draw()
-            localise(screen, self.lang)
-        localise(self, self.lang)
-        self.refresh_bindings()
-        for screen in self.all_screens():
-            for bar in screen.query(KeyBar) if screen.is_mounted else ():
-                bar.redraw()
 
     def _lesson_screen_name(self, lesson_id: str | None) -> str:
         name = f"lesson:{lesson_id or '-'}"
@@ -212,8 +190,25 @@ class TutorApp(App[int]):
         await self._show_in_mode("lab", self._exercise_screen_name(exercise_id))
 
     def navigate(self, opener, *args) -> None:
-        """Run one of the open_* coroutines from a key or the palette (sync callers)."""
+        """Run one of the open_* coroutines from a message or the palette (sync callers)."""
         self.run_worker(opener(*args), exclusive=True, group="nav")
+
+    # --- what screens ask (tutor/ui/messages.py) -----------------------------------------
+
+    def on_open_lesson(self, message: OpenLesson) -> None:
+        self.navigate(self.open_lesson, message.lesson_id, message.section, message.experiment)
+
+    def on_open_quiz(self, message: OpenQuiz) -> None:
+        self.navigate(self.open_quiz, message.lesson_id)
+
+    def on_open_exercise(self, message: OpenExercise) -> None:
+        self.navigate(self.open_exercise, message.exercise_id)
+
+    def on_continue_last(self, _message: ContinueLast) -> None:
+        self.navigate(self.continue_last)
+
+    def on_set_language(self, message: SetLanguage) -> None:
+        self.lang = message.lang
 
     async def continue_last(self) -> None:
         last = self._last_location()
@@ -242,16 +237,17 @@ class TutorApp(App[int]):
 
     def action_cycle_lang(self) -> None:
         order = list(LANG_NAMES)
-        self.set_lang(order[(order.index(self.lang) + 1) % len(order)])
+        self.lang = order[(order.index(self.lang) + 1) % len(order)]
 
-    def set_lang(self, lang: str) -> None:
+    def watch_lang(self, lang: str) -> None:
+        """Runs before the screens' watchers: the model and the app's own key labels first."""
         self.tutor.lang = lang
-        self.refresh_screens()
+        localise(self, lang)
+        self.refresh_bindings()
         self.notify(t("lang.switched", lang), timeout=2)
 
     def action_toggle_theme(self) -> None:
-        self.theme = LIGHT if self.theme == DARK else DARK
-        self.refresh_screens()  # code blocks in the prose pick their colours by the theme
+        self.theme = LIGHT if self.theme == DARK else DARK  # screens redraw (code colours follow it)
 
     async def action_quit(self) -> None:
         """Stop every worker (children get SIGTERM, then SIGKILL) and wait for that, then exit."""
@@ -308,7 +304,9 @@ class TutorApp(App[int]):
         )
         for code, name in LANG_NAMES.items():
             if code != lang:
-                yield SystemCommand(t("cmd.lang", lang, name=name), code, partial(self.set_lang, code))
+                yield SystemCommand(
+                    t("cmd.lang", lang, name=name), code, partial(self.post_message, SetLanguage(code))
+                )
         yield from super().get_system_commands(screen)
 
 
@@ -317,5 +315,5 @@ def _registry() -> dict:
         from tutor.experiments.registry import get_registry
 
         return get_registry()
-    except Exception:  # noqa: BLE001 - the palette still lists lessons without experiment titles
+    except Exception:  # the palette still lists lessons without experiment titles
         return {}

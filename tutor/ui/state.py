@@ -75,5 +75,5 @@ class Tutor:
             return
         try:
             self.store.set_last_location({k: v for k, v in location.items() if v is not None})
-        except Exception:  # noqa: BLE001 - a busy or read-only store must not break navigation
+        except Exception:  # a busy or read-only store must not break navigation
             pass

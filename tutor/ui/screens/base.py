@@ -1,4 +1,8 @@
-"""What every screen of the app has: the shared Tutor model, the language, a redraw hook."""
+"""What every screen of the app has: the shared Tutor model, the language, a redraw hook.
+
+The texts follow the app's reactives: a screen watches `lang`, `theme` and `course_loaded` and
+redraws itself when one changes; one that is not showing then redraws when it is shown again.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,18 @@ from textual.screen import Screen
 
 from tutor.ui.bindings import localise
 from tutor.ui.strings import t
+from tutor.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
     from tutor.ui.app import TutorApp
     from tutor.ui.state import Tutor
 
+WATCHED = ("lang", "theme", "course_loaded")  # the app's reactives that change what a screen shows
+
 
 class TutorScreen(Screen):
+    _drawn_for: tuple | None = None  # the values of WATCHED the texts were last drawn for
+
     @property
     def tutor_app(self) -> TutorApp:
         return self.app  # type: ignore[return-value]
@@ -32,12 +41,33 @@ class TutorScreen(Screen):
         return t(key, self.lang, **values)
 
     def on_mount(self) -> None:
+        for name in WATCHED:
+            self.watch(self.app, name, self._app_changed, init=False)
         localise(self, self.lang)
         self.draw()
+
+    def on_screen_resume(self) -> None:
+        if self._drawn_for != self._app_state():
+            self.redraw()
+
+    def _app_state(self) -> tuple:
+        return tuple(getattr(self.app, name) for name in WATCHED)
+
+    def _app_changed(self) -> None:
+        if self.is_current:  # the others redraw when they are shown again (on_screen_resume)
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Everything in the current language and theme: texts, key labels, the key bar."""
+        localise(self, self.lang)
+        self.draw()
+        for bar in self.query(KeyBar):
+            bar.redraw()
 
     def draw(self) -> None:
         """refresh_content once the widgets exist: a container's own children are composed
         after the screen's Mount event, so a first attempt may come too early and is retried."""
+        self._drawn_for = self._app_state()
         try:
             self.refresh_content()
         except NoMatches:

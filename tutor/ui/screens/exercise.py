@@ -22,6 +22,7 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from tutor.content.schema import pick
+from tutor.ui.messages import OpenLesson
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.quiz_panel import QuizPanel
@@ -214,7 +215,7 @@ class ExerciseScreen(TutorScreen):
 
         try:
             reveal_hint(self.tutor.store, ex, self.hints_shown + 1, self.lang)  # records the reveal
-        except Exception as err:  # noqa: BLE001 - the hint still shows; only the record is lost
+        except Exception as err:  # the hint still shows; only the record is lost
             self.notify(str(err), severity="warning")
         self.hints_shown += 1
         self._show_hints()
@@ -241,7 +242,7 @@ class ExerciseScreen(TutorScreen):
     def action_back(self) -> None:
         pair = self.pair
         if pair is not None:
-            self.tutor_app.navigate(self.tutor_app.open_lesson, pair[0].id, pair[1].section)
+            self.post_message(OpenLesson(pair[0].id, pair[1].section))
 
     # --- grading ---------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.quiz.texts import say
+from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
 
@@ -99,7 +100,7 @@ class HomeScreen(TutorScreen):
 
         try:
             return {p.id: p for p in summarise(self.tutor.store, self.tutor.lessons, self.lang).lessons}
-        except Exception as err:  # noqa: BLE001 - progress is extra; the lessons still open
+        except Exception as err:  # progress is extra; the lessons still open
             self.notify(f"progress could not be read: {err}", severity="error")
             return {}
 
@@ -148,21 +149,21 @@ class HomeScreen(TutorScreen):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id:
-            self.tutor_app.navigate(self.tutor_app.open_lesson, event.option.id)
+            self.post_message(OpenLesson(event.option.id))
 
     def action_open(self) -> None:
         if lesson_id := self._selected():
-            self.tutor_app.navigate(self.tutor_app.open_lesson, lesson_id)
+            self.post_message(OpenLesson(lesson_id))
 
     def action_continue(self) -> None:
-        self.tutor_app.navigate(self.tutor_app.continue_last)
+        self.post_message(ContinueLast())
 
     def action_quiz(self) -> None:
         if lesson_id := self._selected():
-            self.tutor_app.navigate(self.tutor_app.open_quiz, lesson_id)
+            self.post_message(OpenQuiz(lesson_id))
 
     def action_review(self) -> None:
-        self.tutor_app.navigate(self.tutor_app.open_quiz, None)
+        self.post_message(OpenQuiz(None))
 
     def action_exercise(self) -> None:
         lesson = self.tutor.lesson(self._selected() or "")
@@ -171,7 +172,7 @@ class HomeScreen(TutorScreen):
         if not lesson.exercises:
             self.notify(self.t("lesson.no_exercise"))
             return
-        self.tutor_app.navigate(self.tutor_app.open_exercise, lesson.exercises[0].id)
+        self.post_message(OpenExercise(lesson.exercises[0].id))
 
     def on_screen_resume(self) -> None:
         if self.tutor.course is not None:

@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 
 from tutor.content.markdown import split_body
 from tutor.content.schema import Lesson, pick
+from tutor.ui.messages import OpenExercise, OpenQuiz
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.experiment_panel import ExperimentPanel
 from tutor.ui.widgets.key_bar import KeyBar
@@ -94,7 +95,7 @@ class LessonScreen(TutorScreen):
         if self.tutor.store is not None and self.lesson_id:
             try:
                 self.read = {r.section for r in self.tutor.store.sections_read(self.lesson_id)}
-            except Exception:  # noqa: BLE001 - unknown read state only means no ✓ marks
+            except Exception:  # unknown read state only means no ✓ marks
                 self.read = set()
         prose = self.query_one("#prose", VerticalScroll)
         self.watch(prose, "scroll_y", self._scrolled, init=False)
@@ -196,7 +197,7 @@ class LessonScreen(TutorScreen):
             if self.tutor.store is not None:
                 try:
                     self.tutor.store.mark_read(lesson.id, section_id)
-                except Exception as err:  # noqa: BLE001 - reading goes on; the mark is just lost
+                except Exception as err:  # reading goes on; the mark is just lost
                     self.notify(f"could not save progress: {err}", severity="warning")
         if newly_read:
             self._fill_toc(lesson)
@@ -271,7 +272,7 @@ class LessonScreen(TutorScreen):
 
     def action_quiz(self) -> None:
         if self.lesson_id:
-            self.tutor_app.navigate(self.tutor_app.open_quiz, self.lesson_id)
+            self.post_message(OpenQuiz(self.lesson_id))
 
     def action_exercise(self) -> None:
         lesson = self.lesson
@@ -279,7 +280,7 @@ class LessonScreen(TutorScreen):
             self.notify(self.t("lesson.no_exercise"))
             return
         here = [ex for ex in lesson.exercises if ex.section == self.current_section]
-        self.tutor_app.navigate(self.tutor_app.open_exercise, (here or lesson.exercises)[0].id)
+        self.post_message(OpenExercise((here or lesson.exercises)[0].id))
 
     def action_toggle_toc(self) -> None:
         self._show_toc(not self.query_one("#toc").display)

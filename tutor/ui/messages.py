@@ -1,0 +1,42 @@
+"""What a screen asks of the app, as Messages: posted on the screen, they bubble up to the app,
+which handles them (tutor/ui/app.py). Screens never call the app's methods.
+
+The other way round, the app's state travels as reactives that screens watch: `lang`,
+`course_loaded` and Textual's own `theme` (tutor/ui/screens/base.py).
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+
+class OpenLesson(Message):
+    """Show a lesson, at a section or at an experiment's panel if given."""
+
+    def __init__(self, lesson_id: str, section: str | None = None, experiment: str | None = None) -> None:
+        super().__init__()
+        self.lesson_id, self.section, self.experiment = lesson_id, section, experiment
+
+
+class OpenQuiz(Message):
+    """A lesson's quiz; with no lesson, the review of everything due."""
+
+    def __init__(self, lesson_id: str | None) -> None:
+        super().__init__()
+        self.lesson_id = lesson_id
+
+
+class OpenExercise(Message):
+    def __init__(self, exercise_id: str) -> None:
+        super().__init__()
+        self.exercise_id = exercise_id
+
+
+class ContinueLast(Message):
+    """Go back to where the learner left off (the last lesson, quiz or exercise)."""
+
+
+class SetLanguage(Message):
+    def __init__(self, lang: str) -> None:
+        super().__init__()
+        self.lang = lang
