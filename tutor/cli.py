@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from models.errors import ModelError
 from tutor import __version__
 from tutor.errors import TutorError
 from tutor.i18n import LANGS, pick_lang
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_app(ctx)
         return args._module.run(args, ctx)
-    except TutorError as err:
+    except (TutorError, ModelError) as err:  # bad input, in the tutor or in a corpus/checkpoint
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
