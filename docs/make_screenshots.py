@@ -21,7 +21,7 @@ from textual.widgets import Input  # noqa: E402
 
 from tests.ui_helpers import right_answer  # noqa: E402
 from tests.ui_helpers import settle as finish_workers  # noqa: E402
-from tutor.paths import shipped_lessons_dir  # noqa: E402
+from tutor.settings import shipped_lessons_dir  # noqa: E402
 from tutor.ui.app import TutorApp  # noqa: E402
 from tutor.ui.widgets.experiment_panel import ExperimentPanel  # noqa: E402
 from tutor.ui.widgets.quiz_panel import QuizPanel  # noqa: E402

@@ -15,7 +15,7 @@ from tutor.content.loader import UnknownContent, load_course
 from tutor.content.problems import error
 from tutor.content.schema import ExactQuestion, Lesson, NumberQuestion, OpenQuestion, SingleChoice, pick
 from tutor.course import open_course
-from tutor.paths import shipped_lessons_dir
+from tutor.settings import shipped_lessons_dir
 
 CASES = ROOT / "tests" / "content_cases"
 GOOD = CASES / "good"
@@ -129,7 +129,7 @@ LOAD_SCRIPT = """
 import sys, time
 t0 = time.perf_counter()
 from tutor.content.loader import load_course
-from tutor.paths import shipped_lessons_dir
+from tutor.settings import shipped_lessons_dir
 t1 = time.perf_counter()
 course = load_course(shipped_lessons_dir())
 t2 = time.perf_counter()

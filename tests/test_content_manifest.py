@@ -12,7 +12,7 @@ from conftest import ROOT
 
 from tutor.cli import main
 from tutor.content.loader import load_course
-from tutor.paths import shipped_lessons_dir
+from tutor.settings import shipped_lessons_dir
 
 CASES = ROOT / "tests" / "content_cases"
 

@@ -200,7 +200,7 @@ def test_shipped_chinese_texts_have_no_soft_breaks_between_characters():
     import re
 
     from tutor.content.loader import load_course
-    from tutor.paths import shipped_lessons_dir
+    from tutor.settings import shipped_lessons_dir
 
     soft = re.compile(r"[\u4e00-\u9fff，。：；！？、]\n[\u4e00-\u9fff，。：；！？、]")
     course = load_course(shipped_lessons_dir())

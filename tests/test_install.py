@@ -16,7 +16,7 @@ def installed_env() -> dict[str, str]:
 
 def test_installed_package_runs_from_any_directory(tmp_path):
     code = (
-        "import json, tutor.paths as p; "
+        "import json, tutor.settings as p; "
         "print(json.dumps([str(p.shipped_lessons_dir()), str(p.default_checkpoint())]))"
     )
     out = subprocess.run(

@@ -297,3 +297,27 @@ def test_the_ui_uses_no_private_textual_attribute():
         if name in textual_private and (not on_self or name not in ours)
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "environ"
+
+
+def _reads_a_named_variable(node: ast.AST) -> bool:
+    """`os.environ.get(...)`, `os.getenv(...)` or `os.environ[...]` (a read, not an assignment)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return (node.func.attr == "get" and _is_environ(node.func.value)) or node.func.attr == "getenv"
+    return isinstance(node, ast.Subscript) and _is_environ(node.value) and isinstance(node.ctx, ast.Load)
+
+
+def test_only_the_settings_module_reads_a_named_environment_variable():
+    """Reading a variable lives in tutor/settings.py, which lists every variable the tutor reads;
+    passing the whole environment on to a child (`dict(os.environ)`) is not a read."""
+    wrong = [
+        f"{_module_name(file)}:{node.lineno}"
+        for file in _source_files()
+        if _module_name(file) != "tutor.settings"
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
+        if _reads_a_named_variable(node)
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -17,7 +17,7 @@ from models.corpus import corpus_text, load_poems, split_poems
 from models.gpt import GPT, GPTConfig
 from models.tokenizer import UNK, CharTokenizer, UnknownCharacterError
 from models.train import TrainConfig, evaluate, line_starts, lr_at, make_batches, train
-from tutor.paths import default_checkpoint
+from tutor.settings import default_checkpoint
 
 TINY = GPTConfig(vocab_size=1, n_embd=32, n_head=4, n_layer=1, block_size=32)
 SMALL_CORPUS = str(ROOT / "models" / "data" / "poems.json")

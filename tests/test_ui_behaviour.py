@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Input, Static
 
 from tests.ui_helpers import child_pids, make_app, plain, right_answer, settle
-from tutor.paths import shipped_lessons_dir
+from tutor.settings import shipped_lessons_dir
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.help import HelpScreen
 from tutor.ui.screens.home import HomeScreen

@@ -70,7 +70,7 @@ class RecordingApp(TutorApp):
 
 
 async def test_keys_on_the_screens_post_messages_that_the_app_turns_into_screens(home):
-    from tutor.paths import shipped_lessons_dir
+    from tutor.settings import shipped_lessons_dir
 
     app = RecordingApp(lang="en", lessons_dir=shipped_lessons_dir(), home=home)
     async with app.run_test(size=(100, 30)) as pilot:

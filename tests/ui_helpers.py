@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from tutor.content.schema import ExactQuestion, MultipleChoice, NumberQuestion, OpenQuestion, SingleChoice
-from tutor.paths import shipped_lessons_dir
+from tutor.settings import shipped_lessons_dir
 
 
 def make_app(home: Path, lang: str = "en", lessons: Path | None = None):

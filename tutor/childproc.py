@@ -37,8 +37,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, Any
 
-LINE_LIMIT = 64 * 2**20  # one line may hold a whole result (an experiment's heatmaps, a batch grade)
-STDERR_TAIL = 4000  # characters of stderr kept to explain a failure
+from tutor.settings import CHILD_LINE_LIMIT, CHILD_STDERR_TAIL
 
 
 class ChildTimeout(Exception):
@@ -81,8 +80,8 @@ def _signal_group(pid: int, sig: int) -> None:
 def _tail(stderr: IO[bytes]) -> str:
     stderr.seek(0, os.SEEK_END)
     size = stderr.tell()
-    stderr.seek(max(0, size - STDERR_TAIL * 4))
-    return stderr.read().decode("utf-8", "replace")[-STDERR_TAIL:]
+    stderr.seek(max(0, size - CHILD_STDERR_TAIL * 4))
+    return stderr.read().decode("utf-8", "replace")[-CHILD_STDERR_TAIL:]
 
 
 class SyncChild:
@@ -136,7 +135,7 @@ class SyncChild:
                     line, buffer = buffer.split(b"\n", 1)
                     if (event := parse_line(line)) is not None:
                         yield event
-                if len(buffer) > LINE_LIMIT:
+                if len(buffer) > CHILD_LINE_LIMIT:
                     self.stop()
                     raise ChildTimeout()  # a line that never ends is as good as a hang
         if (event := parse_line(buffer)) is not None:
@@ -184,7 +183,7 @@ class AsyncChild:
             env=env,
             cwd=cwd,
             start_new_session=True,
-            limit=LINE_LIMIT,
+            limit=CHILD_LINE_LIMIT,
         )
         return cls(proc, stderr)
 

@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_context(args: argparse.Namespace) -> Context:
-    from tutor.paths import default_home, shipped_lessons_dir
+    from tutor.settings import default_home, shipped_lessons_dir
 
     lessons = getattr(args, "lessons", None)
     home = getattr(args, "home", None)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import locale
-import os
+
+from tutor.settings import LOCALE_VARIABLES, env
 
 LANG_NAMES = {"en": "English", "de": "Deutsch", "zh": "中文"}  # each in its own words, in cycling order
 LANGS = tuple(LANG_NAMES)
@@ -19,12 +20,12 @@ def normalise_lang(value: str | None) -> str | None:
 
 
 def pick_lang(explicit: str | None = None) -> str:
-    for candidate in (explicit, os.environ.get("TUTOR_LANG")):
+    for candidate in (explicit, env("TUTOR_LANG")):
         lang = normalise_lang(candidate)
         if lang:
             return lang
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        lang = normalise_lang(os.environ.get(var))
+    for var in LOCALE_VARIABLES:
+        lang = normalise_lang(env(var))
         if lang:
             return lang
     try:

@@ -1,7 +1,7 @@
 """Models loaded once per process: the shipped checkpoints, their re-configured variants and
 fresh seeded models. Thread-safe (the UI runs experiments in worker threads).
 
-Checkpoints come from `tutor.paths.checkpoints_dir()` (`TUTOR_CHECKPOINTS` or the shipped folder).
+Checkpoints come from `tutor.settings.checkpoints_dir()` (`TUTOR_CHECKPOINTS` or the shipped folder).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from tutor.experiments.errors import ExperimentError
-from tutor.paths import LEARNED_CHECKPOINT, ROPE_SHORT_CHECKPOINT, checkpoints_dir
+from tutor.settings import LEARNED_CHECKPOINT, ROPE_SHORT_CHECKPOINT, checkpoints_dir
 
 LEARNED = LEARNED_CHECKPOINT
 ROPE_SHORT = ROPE_SHORT_CHECKPOINT

@@ -32,11 +32,9 @@ from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import Params
 from tutor.experiments.registry import ExperimentSpec, canonical_params, get_spec, validate_params
 from tutor.experiments.result import Result
-from tutor.paths import tutor_child_env
+from tutor.settings import CHILD_GRACE_S, RESULT_CACHE_SIZE, tutor_child_env
 
 EventSink = Callable[[dict[str, Any]], None]
-GRACE_S = 5.0
-_CACHE_SIZE = 64
 _results: OrderedDict[tuple[str, str], Result] = OrderedDict()
 _results_lock = threading.Lock()
 
@@ -56,7 +54,7 @@ def cached(name: str, params: Params) -> Result | None:
 def _remember(result: Result, params: Params) -> None:
     with _results_lock:
         _results[(result.experiment, canonical_params(params))] = result
-        while len(_results) > _CACHE_SIZE:
+        while len(_results) > RESULT_CACHE_SIZE:
             _results.popitem(last=False)
 
 
@@ -166,7 +164,7 @@ async def run_in_child(
     *,
     home: Path | None = None,
     use_cache: bool = True,
-    grace_s: float = GRACE_S,
+    grace_s: float = CHILD_GRACE_S,
     niceness: int = 0,
 ) -> Result:
     """Run an experiment in a child process from asyncio (e.g. a Textual async worker).
@@ -203,7 +201,7 @@ def run_child_sync(
     cancel: threading.Event | None = None,
     home: Path | None = None,
     use_cache: bool = True,
-    grace_s: float = GRACE_S,
+    grace_s: float = CHILD_GRACE_S,
 ) -> Result:
     """The same as run_in_child, blocking; setting `cancel` stops the child and raises Cancelled."""
     spec, params = prepare(name, raw)

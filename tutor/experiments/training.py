@@ -20,9 +20,9 @@ from tutor.experiments.base import RunContext, fmt
 from tutor.experiments.errors import Cancelled
 from tutor.experiments.params import TrainCompareParams
 from tutor.experiments.result import Result, Series, SeriesPanel, TablePanel, TextPanel
+from tutor.settings import TRAINING_PROGRESS_EVERY_S
 
 KEY_VERSION = 1
-PROGRESS_EVERY_S = 0.25  # progress events at most this often (plus every evaluation)
 
 
 def run_config(p: TrainCompareParams, n_head: int, pos: str, corpus_id: str) -> dict[str, Any]:
@@ -91,7 +91,7 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
             nonlocal last_emit, per_step_s
             per_step_s = pr.elapsed_s / max(pr.step, 1)
             now = time.perf_counter()
-            if pr.val_loss is None and pr.step < pr.steps and now - last_emit < PROGRESS_EVERY_S:
+            if pr.val_loss is None and pr.step < pr.steps and now - last_emit < TRAINING_PROGRESS_EVERY_S:
                 return
             last_emit = now
             later = len(runs) - index - 1

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tutor.errors import TutorError
 from tutor.progress.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from tutor.settings import STORE_BUSY_TIMEOUT_S
 
 log = logging.getLogger("tutor.progress")
 
@@ -65,7 +66,9 @@ def from_text(text: str | None) -> datetime | None:
 class Database:
     """One connection to `home/progress.sqlite3`, shared by threads under a lock."""
 
-    def __init__(self, home: Path, *, now: Callable[[], datetime] = local_now, timeout_s: float = 5.0):
+    def __init__(
+        self, home: Path, *, now: Callable[[], datetime] = local_now, timeout_s: float = STORE_BUSY_TIMEOUT_S
+    ):
         self.home = Path(home)
         self.path = self.home / FILE_NAME
         self.now = now

@@ -42,6 +42,7 @@ from tutor.progress.records import (
     problems,
     short,
 )
+from tutor.settings import STORE_BUSY_TIMEOUT_S
 
 R = TypeVar("R", bound=Record)
 
@@ -55,7 +56,9 @@ def _json(value: Any) -> str:
 
 
 class Store:
-    def __init__(self, home: Path, *, now: Callable[[], datetime] = local_now, timeout_s: float = 5.0):
+    def __init__(
+        self, home: Path, *, now: Callable[[], datetime] = local_now, timeout_s: float = STORE_BUSY_TIMEOUT_S
+    ):
         self.db = Database(home, now=now, timeout_s=timeout_s)
         self.now = now
 

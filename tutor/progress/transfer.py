@@ -26,10 +26,10 @@ from tutor.progress.db import first_free, to_text
 from tutor.progress.migrations import SCHEMA_VERSION, TABLES
 from tutor.progress.records import ROWS, field_path, problems, short
 from tutor.progress.store import Store
+from tutor.settings import EXPORT_MAX_BYTES
 
 FORMAT = "attention-tutor-progress"
 FORMAT_VERSION = 1
-MAX_BYTES = 64 * 2**20  # far above any real export; refuses a wrong file before reading it whole
 MAX_LISTED = 20  # problems listed in one error message; the rest are counted
 
 # Columns per table (without row ids and the imported mark): the fields of the table's row model.
@@ -102,12 +102,12 @@ def read_export(path: Path) -> dict[str, Any]:
 def _read_text(path: Path) -> str:
     try:
         with path.open("rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
+            raw = fh.read(EXPORT_MAX_BYTES + 1)
     except OSError as err:
         raise TutorError(f"cannot read {path}: {err.strerror}") from None
-    if len(raw) > MAX_BYTES:
+    if len(raw) > EXPORT_MAX_BYTES:
         raise TutorError(
-            f"{path} is larger than {MAX_BYTES // 2**20} MB, too large for a tutor progress export; is it the right file?"
+            f"{path} is larger than {EXPORT_MAX_BYTES // 2**20} MB, too large for a tutor progress export; is it the right file?"
         )
     try:
         return raw.decode("utf-8-sig")

@@ -23,6 +23,7 @@ from textual.reactive import var
 from textual.screen import Screen
 
 from tutor.i18n import LANG_NAMES
+from tutor.settings import LOAD_DELAY_S, QUIT_GRACE_S
 from tutor.ui.bindings import localise
 from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz, SetLanguage
 from tutor.ui.screens.home import HomeScreen
@@ -30,8 +31,6 @@ from tutor.ui.state import Tutor, load
 from tutor.ui.strings import t
 
 DARK, LIGHT = "textual-dark", "textual-light"
-LOAD_DELAY_S = 0.05
-QUIT_GRACE_S = 3.0  # children get SIGTERM, then SIGKILL after this; quitting never hangs longer
 
 
 class TutorApp(App[int]):

@@ -13,9 +13,7 @@ from pathlib import Path
 from tutor.childproc import AsyncChild, ChildTimeout
 from tutor.content.schema import Exercise
 from tutor.grading.result import GradeResult
-from tutor.paths import tutor_child_env
-
-STARTUP_SLACK_S = 30.0  # child start + torch import on a busy 2-core machine, beyond the exercise's own limit
+from tutor.settings import GRADE_STARTUP_SLACK_S, tutor_child_env
 
 
 class GradeFailed(Exception):
@@ -53,7 +51,7 @@ async def grade(
     """Grade `file` in a child process; GradeFailed when no verdict comes back. Cancelling the task
     (the learner left, or quit) stops the child and everything it started."""
     child = await AsyncChild.start(grade_command(ex, file, home, lang, lessons_dir), env=tutor_child_env())
-    limit = ex.timeout_s + STARTUP_SLACK_S
+    limit = ex.timeout_s + GRADE_STARTUP_SLACK_S
     verdict = None
     try:
         async for event in child.events(timeout=limit):

@@ -7,7 +7,6 @@ process, `h` reveals the next hint. While the screen is showing, saving the file
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 
@@ -22,19 +21,19 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from tutor.content.schema import pick
+from tutor.settings import FILE_POLL_S, env
 from tutor.ui.messages import OpenLesson
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
-POLL_S = 1.0
 _ICON = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⏱", "skipped": "·"}
 _COLOUR = {"pass": "green", "fail": "red", "error": "red", "timeout": "yellow", "skipped": "dim"}
 
 
 def editor_command() -> list[str] | None:
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    return shlex.split(editor) if editor and editor.strip() else None
+    editor = env("VISUAL") or env("EDITOR")
+    return shlex.split(editor) if editor else None
 
 
 class NoExerciseScreen(TutorScreen):
@@ -85,7 +84,7 @@ class ExerciseScreen(TutorScreen):
     def on_mount(self) -> None:
         self.query_one("#ex-output").display = False
         self.query_one("#ex-solution").display = False
-        self.set_interval(POLL_S, self._poll)
+        self.set_interval(FILE_POLL_S, self._poll)
 
     # --- content ---------------------------------------------------------------------------
 

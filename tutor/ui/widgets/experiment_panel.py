@@ -22,16 +22,13 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from tutor.content.schema import ExperimentRef, pick
 from tutor.experiments.registry import get_registry
 from tutor.experiments.result import Series, SeriesPanel
+from tutor.settings import PLOT_EVERY_S, TRAINING_GRACE_S, TRAINING_NICENESS
 from tutor.ui.strings import t
 from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.result_view import SeriesPlot, panel_widgets
 
 if TYPE_CHECKING:
     from tutor.experiments.result import Result
-
-CHILD_GRACE_S = 1.0  # SIGTERM, then SIGKILL: the training child stops after its current step
-CHILD_NICENESS = 10  # training takes both cores; at a lower priority it leaves the UI responsive
-PLOT_EVERY_S = 0.25  # redraw the live loss curve at most this often
 
 
 def _duration(seconds: float) -> str:
@@ -165,8 +162,8 @@ class ExperimentPanel(Vertical):
             params,
             on_event=self._on_event,
             home=self.home,
-            grace_s=CHILD_GRACE_S,
-            niceness=CHILD_NICENESS,
+            grace_s=TRAINING_GRACE_S,
+            niceness=TRAINING_NICENESS,
         )
 
     def _on_event(self, event: dict[str, Any]) -> None:

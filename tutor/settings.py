@@ -1,0 +1,110 @@
+"""The tutor's settings in one place: the environment variables it reads, where things live, and
+its timeouts and limits.
+
+No other module reads `os.environ` (tests/test_layers.py checks it); tutor/grading and tutor/quiz
+still keep their own limits while they are rewritten. Nothing here imports more than the standard
+library (platformdirs only when the default home is asked for), so every layer may import it.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.resources import files
+from pathlib import Path
+
+# --- environment variables ---------------------------------------------------------------------
+
+ENVIRONMENT = {
+    "TUTOR_HOME": "the learner's progress and workspace (default: the platform's user-data folder)",
+    "TUTOR_LANG": "en, de or zh when --lang is not given (then the locale, then en)",
+    "TUTOR_CHECKPOINTS": "a folder of checkpoints to use instead of the shipped models/checkpoints",
+    "VISUAL": "the editor `e` opens in the app (else EDITOR)",
+    "EDITOR": "the editor `e` opens when VISUAL is not set",
+    "LC_ALL": "the locale, for the language when neither --lang nor TUTOR_LANG says",
+    "LC_MESSAGES": "the locale, after LC_ALL",
+    "LANG": "the locale, after LC_MESSAGES",
+}
+LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
+
+
+def env(name: str) -> str | None:
+    """The value of one of the ENVIRONMENT variables; None when it is unset or blank."""
+    if name not in ENVIRONMENT:
+        raise KeyError(f"{name} is not one of the tutor's settings ({', '.join(ENVIRONMENT)})")
+    value = os.environ.get(name)
+    return value if value and value.strip() else None
+
+
+# --- where things live -------------------------------------------------------------------------
+
+APP_NAME = "attention-tutor"
+ROOT = (
+    Path(__file__).resolve().parents[1]
+)  # the folder holding tutor/ and models/ (a checkout or site-packages)
+LEARNED_CHECKPOINT = "gpt-learned.pt"  # the course GPT: default config, learned positions
+ROPE_SHORT_CHECKPOINT = "gpt-rope-short.pt"  # RoPE at block_size 32, for context scaling
+
+
+def shipped_lessons_dir() -> Path:
+    """The `lessons/` folder shipped with the package (works from a checkout and from a wheel)."""
+    return Path(str(files("lessons")))
+
+
+def models_dir() -> Path:
+    return Path(str(files("models")))
+
+
+def checkpoints_dir() -> Path:
+    """The shipped checkpoints; `TUTOR_CHECKPOINTS` points at another folder (tests, development)."""
+    folder = env("TUTOR_CHECKPOINTS")
+    return Path(folder).expanduser() if folder else models_dir() / "checkpoints"
+
+
+def default_checkpoint() -> Path:
+    """The trained course GPT shipped in the repository (learned positions, default config)."""
+    return checkpoints_dir() / LEARNED_CHECKPOINT
+
+
+def default_home() -> Path:
+    """`TUTOR_HOME`, else the platform's user-data directory."""
+    folder = env("TUTOR_HOME")
+    if folder:
+        return Path(folder).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path(APP_NAME, appauthor=False)
+
+
+def tutor_child_env() -> dict[str, str]:
+    """Environment for a `python -m tutor ...` child process: this checkout's tutor/ and models/ first
+    on the path (also when not installed), UTF-8 output, unbuffered so progress lines arrive at once."""
+    child = dict(os.environ)
+    child["PYTHONPATH"] = str(ROOT) + (os.pathsep + child["PYTHONPATH"] if child.get("PYTHONPATH") else "")
+    child["PYTHONIOENCODING"] = "utf-8"
+    child["PYTHONUNBUFFERED"] = "1"
+    return child
+
+
+# --- timeouts and limits -----------------------------------------------------------------------
+
+# the app
+LOAD_DELAY_S = 0.05  # the course loads this long after the first frame is out
+QUIT_GRACE_S = 3.0  # quitting: children get SIGTERM, then SIGKILL after this; quitting never hangs longer
+FILE_POLL_S = 1.0  # the exercise screen looks for a save of the learner's file this often
+PLOT_EVERY_S = 0.25  # the live loss curve is redrawn at most this often
+TRAINING_GRACE_S = 1.0  # a training child started by the app: SIGTERM, then SIGKILL after this
+TRAINING_NICENESS = 10  # training takes both cores; at a lower priority it leaves the UI responsive
+GRADE_STARTUP_SLACK_S = (
+    30.0  # grading child start + torch import on a busy 2-core machine, beyond the exercise's limit
+)
+
+# experiments and child processes
+CHILD_GRACE_S = 5.0  # an experiment child: SIGTERM, then SIGKILL after this
+RESULT_CACHE_SIZE = 64  # experiment results kept per process
+TRAINING_PROGRESS_EVERY_S = 0.25  # training progress events at most this often (plus every evaluation)
+CHILD_LINE_LIMIT = 64 * 2**20  # bytes of one JSON line from a child: it may hold a whole result
+CHILD_STDERR_TAIL = 4000  # characters of a child's stderr kept to explain a failure
+
+# the progress store
+STORE_BUSY_TIMEOUT_S = 5.0  # wait this long for another process's write before saying the store is busy
+EXPORT_MAX_BYTES = 64 * 2**20  # far above any real export; refuses a wrong file before reading it whole
