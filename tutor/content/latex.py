@@ -19,6 +19,8 @@ import unicodedata
 
 from pylatexenc import latex2text, latexwalker, macrospec
 
+from tutor.errors import TutorError
+
 SUPERSCRIPT = dict(
     zip(
         "0123456789+-−=()niT⊤abcdefghijklmoprstuvwxyzABDEGHIJKLMNOPRUVWαβγδεθφχ",
@@ -107,7 +109,7 @@ _OPENERS = {"⟨", "⌊", "⌈", "{", "[", "("}
 _BLACKBOARD = dict(zip("RNZQCE", "ℝℕℤℚℂ𝔼", strict=True))
 
 
-class LatexError(ValueError):
+class LatexError(TutorError, ValueError):
     """The formula cannot be shown readably; the message says which command or brace is at fault."""
 
 

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from tutor.childproc import AsyncChild, ChildTimeout
 from tutor.content.schema import Exercise
+from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.settings import GRADE_STARTUP_SLACK_S, tutor_child_env
 
 
-class GradeFailed(Exception):
+class GradeFailed(TutorError):
     """The grader itself could not produce a verdict (not: the learner's code failed)."""
 
 
