@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -210,13 +211,26 @@ def _batch(lessons: Path, home: Path, exercise: str, attacks: dict, folder: Path
 
 
 @pytest.fixture(scope="module")
-def probe_results(lessons, home, tmp_path_factory) -> dict:
-    return _batch(lessons, home, "probe", PROBE_ATTACKS, tmp_path_factory.mktemp("p") / "probe", 6)
+def batches(lessons, home, tmp_path_factory) -> tuple[dict, dict]:
+    """Both batches at once, one per core: (probe results, split-heads results)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        probe = pool.submit(
+            _batch, lessons, home, "probe", PROBE_ATTACKS, tmp_path_factory.mktemp("p") / "probe", 6
+        )
+        split = pool.submit(
+            _batch, lessons, home, "split-heads", TORCH_ATTACKS, tmp_path_factory.mktemp("t") / "split", 20
+        )
+        return probe.result(), split.result()
 
 
 @pytest.fixture(scope="module")
-def torch_results(lessons, home, tmp_path_factory) -> dict:
-    return _batch(lessons, home, "split-heads", TORCH_ATTACKS, tmp_path_factory.mktemp("t") / "split", 20)
+def probe_results(batches) -> dict:
+    return batches[0]
+
+
+@pytest.fixture(scope="module")
+def torch_results(batches) -> dict:
+    return batches[1]
 
 
 def _first_failure(grade: dict) -> dict:

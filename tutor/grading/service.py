@@ -21,7 +21,7 @@ from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import MAX_SOURCE_BYTES, Limits, OnEvent, error_result, grade_code
 
-SAVE_TRIES = 3  # each waits the store's own busy timeout (5 s) before the next
+SAVE_TRIES = 2  # each waits the store's own busy timeout (5 s) before the next
 
 
 def workspace_file(home: Path, ex: Exercise) -> Path:
