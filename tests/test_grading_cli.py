@@ -192,6 +192,24 @@ def test_list_shows_state_and_best_score(mhome, lessons, passed):
     )
 
 
+def test_list_shows_the_latest_grade_beside_the_best(lessons, tmp_path):
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(PROBE_WRONG, encoding="utf-8")
+    right = tmp_path / "right.py"
+    right.write_text(PROBE_SOLUTION, encoding="utf-8")
+    for path in (right, wrong):  # passed first, then a worse file
+        probe(tmp_path, lessons, "grade", "probe", str(path))
+    (row,) = json.loads(probe(tmp_path, lessons, "exercise", "list", "--json").stdout)
+    assert (row["state"], row["best_score"], row["latest_status"], row["latest_score"]) == (
+        "passed",
+        3,
+        "fail",
+        2,
+    )
+    text = probe(tmp_path, lessons, "exercise", "list").stdout
+    assert "3/3  fail 2/3" in text
+
+
 def test_the_split_heads_reference_passes_in_german(tmp_path):
     out = tutor(tmp_path, "--lang", "de", "grade", "split-heads", str(EX / "solution.py"))
     assert out.returncode == 0, out.stdout + out.stderr

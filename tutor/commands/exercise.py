@@ -91,9 +91,10 @@ def _list(course, ctx, as_json: bool) -> int:
     with _store(ctx) as store:
         passed = store.passed_exercises()
         passed_here = store.passed_exercises(imported=False)
-        best = {}
-        for s in store.submissions():
+        best, latest = {}, {}
+        for s in store.submissions():  # oldest first: the last one seen is the latest
             best[s.exercise] = max(best.get(s.exercise, 0), s.score)
+            latest[s.exercise] = s
     rows = []
     for lesson in course.lessons:
         for ex in lesson.exercises:
@@ -102,17 +103,18 @@ def _list(course, ctx, as_json: bool) -> int:
             rows.append(
                 {"id": ex.id, "lesson": lesson.id, "title": pick(ex.title, ctx.lang), "kind": ex.kind,
                  "state": state, "best_score": best.get(ex.id), "max_score": sum(c.points for c in ex.checks),
+                 "latest_status": latest[ex.id].status if ex.id in latest else None,
+                 "latest_score": latest[ex.id].score if ex.id in latest else None,
                  "file": str(path), "imported": ex.id in passed - passed_here}
             )  # fmt: skip
     if as_json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
+    print(f"{'exercise':<16} {'state':<8} {'best':>7}  {'latest':<13} {'lesson':<14} title")
     for r in rows:
-        score = (
-            f"{r['best_score']:g}/{r['max_score']:g}"
-            if r["best_score"] is not None
-            else f"-/{r['max_score']:g}"
-        )
+        top = f"{r['max_score']:g}"
+        best_score = f"{r['best_score']:g}/{top}" if r["best_score"] is not None else f"-/{top}"
+        last = f"{r['latest_status']} {r['latest_score']:g}/{top}" if r["latest_status"] else "-"
         state = f"{r['state']} (imported)" if r["imported"] else r["state"]
-        print(f"{r['id']:<16} {state:<8} {score:>7}  {r['lesson']:<14} {r['title']}")
+        print(f"{r['id']:<16} {state:<8} {best_score:>7}  {last:<13} {r['lesson']:<14} {r['title']}")
     return 0
