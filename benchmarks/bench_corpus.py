@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.corpus import TANG_CORPUS, corpus_text, load_tang, split_poems  # noqa: E402
-from models.tokenizer import CharTokenizer  # noqa: E402
+from models.corpus import TANG_CORPUS, corpus_text, load_tang, split_poems
+from models.tokenizer import CharTokenizer
 
 
 def median_ms(run: Callable[[], object], repeats: int) -> float:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pty_app import ROOT, PtyApp, python  # noqa: E402
+from pty_app import ROOT, PtyApp, python
 
 F1, F2, CTRL_P, CTRL_Q, ENTER = "\x1bOP", "\x1bOQ", "\x10", "\x11", "\r"
 

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pty_app import PtyApp, python  # noqa: E402
+from pty_app import PtyApp, python
 
 HELLO = """
 from textual.app import App

@@ -26,3 +26,17 @@ def run_tutor_env(home: Path | None = None) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def add_experiment_run(store, name: str, params: dict, metrics: dict, note: str | None = None) -> None:
+    """An experiment_runs row, as an export from an earlier tutor brings one in (the tutor itself does
+    not write them any more; the table stays for import and export)."""
+    import json
+
+    from tutor.progress.db import to_text
+
+    with store.db.write() as c:
+        c.execute(
+            "INSERT INTO experiment_runs (name, params, metrics, note, at) VALUES (?, ?, ?, ?, ?)",
+            (name, json.dumps(params), json.dumps(metrics), note, to_text(store.now())),
+        )

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tutor.content.latex import LatexError, latex_to_unicode
-from tutor.content.markdown import convert_math, convert_prose, split_body, strip_experiments
+from tutor.content.markdown import convert_math, convert_prose, split_body
 from tutor.content.prose import parse_language_file
 from tutor.content.schema import ExperimentRef
 
@@ -159,10 +159,6 @@ def test_split_body_gives_text_and_experiments_in_order():
         ExperimentRef(name="shuffle", params={}),
         "```python\nx = 1\n```\nAfter.",
     ]
-
-
-def test_strip_experiments_keeps_only_the_text():
-    assert strip_experiments(BODY) == "Before the run.\n\nBetween.\n\n```python\nx = 1\n```\nAfter."
 
 
 _PIECES = list("$\\{}^_ab`~\n #&'-") + [

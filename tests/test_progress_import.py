@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PYTHON, ROOT, run_tutor_env
+from conftest import PYTHON, ROOT, add_experiment_run, run_tutor_env
 
 from tutor.content.loader import load_course
 from tutor.progress.db import FILE_NAME
@@ -56,7 +56,7 @@ def record_progress(home: Path) -> None:
         store.record_submission(PASSED, sha256="ab" * 32, status="pass", score=2, max_score=2, checks=checks)
         store.record_submission(FAILED, sha256="cd" * 32, status="fail", score=0, max_score=6)
         store.record_hint(FAILED, "0")
-        store.record_experiment_run("heads", {"n_head": 4}, {"params": 66048}, note="kept")
+        add_experiment_run(store, "heads", {"n_head": 4}, {"params": 66048}, note="kept")
         store.record_training_run(
             "h4-rope", config={"n_head": 4}, status="done", final_val_loss=2.25, curve=[(0, 5.1, None)]
         )

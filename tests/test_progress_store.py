@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from conftest import add_experiment_run
 
 from tutor.errors import TutorError
 from tutor.progress.db import FILE_NAME, StoreTooNew
@@ -49,7 +50,7 @@ def fill(store: Store) -> None:
         hints_revealed=1,
     )
     store.record_hint("rope", "0")
-    store.record_experiment_run("heads", {"n_head": 4}, {"params": 66048}, note="for the exercise")
+    add_experiment_run(store, "heads", {"n_head": 4}, {"params": 66048}, note="for the exercise")
     store.record_training_run(
         "h4-rope",
         config={"n_head": 4, "pos": "rope"},

@@ -46,7 +46,7 @@ def wrong_answer(q) -> str:
 
 def plain(renderable, width: int = 100) -> str:
     """A Rich renderable as the text a terminal shows."""
-    console = Console(width=width, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console = Console(width=width, record=True, file=open(os.devnull, "w"))
     console.print(renderable)
     return console.export_text()
 

@@ -21,7 +21,7 @@ from tutor.i18n import LANGS, pick_lang
 
 COMMANDS = ("lessons", "check", "experiment", "exercise", "grade", "quiz", "progress", "train")
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_FAIL, EXIT_USAGE = 1, 2
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,6 @@ class Context:
     lang: str
     lessons_dir: Path
     home: Path
-    lessons_given: bool = False
 
 
 def _common_options(for_subcommand: bool) -> argparse.ArgumentParser:
@@ -85,7 +84,6 @@ def resolve_context(args: argparse.Namespace) -> Context:
         lang=pick_lang(getattr(args, "lang", None)),
         lessons_dir=(lessons.expanduser() if lessons else shipped_lessons_dir()),
         home=(home.expanduser() if home else default_home()),
-        lessons_given=lessons is not None,
     )
 
 

@@ -1,9 +1,10 @@
 """The tutor's settings in one place: the environment variables it reads, where things live, and
 its timeouts and limits.
 
-No other module reads `os.environ` (tests/test_layers.py checks it); tutor/grading and tutor/quiz
-still keep their own limits while they are rewritten. Nothing here imports more than the standard
-library (platformdirs only when the default home is asked for), so every layer may import it.
+No other module reads a variable from `os.environ` (tests/test_layers.py checks it); tutor/grading
+and tutor/quiz still keep their own limits while they are rewritten. Nothing here imports more than
+the standard library (platformdirs only when the default home is asked for), so every layer may
+import it.
 """
 
 from __future__ import annotations

@@ -220,9 +220,3 @@ def split_body(markdown: str) -> list[str | ExperimentRef]:
             text.extend(block.lines)
     flush()
     return out
-
-
-def strip_experiments(markdown: str) -> str:
-    """The text without its experiment fences, for plain display."""
-    chunks = [c for c in split_body(markdown) if isinstance(c, str)]
-    return "\n\n".join(chunks)

@@ -1,9 +1,9 @@
 """Running experiments: in this thread (quick ones, against cached models) or in a child process
 (long ones: training), with cancellation, progress events and a result cache.
 
-    result = run_quick("alibi", {"n_head": 6}, should_stop=event.is_set)        # worker thread
+    result = run_quick("alibi", {"n_head": 6}, should_stop=event.is_set)        # app worker thread, CLI
     result = await run_in_child("train-compare", {"steps": 50}, on_event=print)  # asyncio (the app)
-    result = run_child_sync("train-compare", {"steps": 50}, on_event=print, cancel=event)  # CLI, tests
+    result = run_child_sync("train-compare", {"steps": 50}, on_event=print, cancel=event)  # blocking (tests)
 
 The child is `python -m tutor experiment NAME --set K=V ... --jsonl`, which prints one JSON object
 per line: {"event": "progress", ...} while it works, then {"event": "result", "result": {...}}, or
@@ -88,7 +88,7 @@ def run_quick(
     should_stop: Callable[[], bool] | None = None,
     use_cache: bool = True,
 ) -> Result:
-    """A quick experiment in this thread (call it from a worker thread in the UI)."""
+    """A quick experiment in this thread: the app calls it from a worker thread, the CLI directly."""
     spec, params = prepare(name, raw)
     if spec.long:
         raise ExperimentError(f"{name!r} trains models; run it with run_in_child / run_child_sync")
@@ -231,8 +231,8 @@ async def run_async(
     home: Path | None = None,
     use_cache: bool = True,
 ) -> Result:
-    """For the app: a quick experiment in a thread, a long one in a child process; cancel the task
-    to stop either (the thread stops at its next check, the child is terminated)."""
+    """For asyncio callers: a quick experiment in a thread, a long one in a child process; cancel the
+    task to stop either (the thread stops at its next check, the child is terminated)."""
     spec, params = prepare(name, raw)
     if spec.long:
         return await run_in_child(name, params, on_event, home=home, use_cache=use_cache)

@@ -27,7 +27,6 @@ from tutor.progress.db import Database, local_now, to_text
 from tutor.progress.records import (
     LAST_LOCATION,
     ExperimentRun,
-    ExperimentRunRow,
     HintReveal,
     HintRevealRow,
     KvEntry,
@@ -270,29 +269,7 @@ class Store:
         )
         return _records(HintReveal, "hint_reveals", rows)
 
-    # --- experiments and training runs ---------------------------------------------------
-
-    def record_experiment_run(
-        self,
-        name: str,
-        params: dict[str, Any],
-        metrics: dict[str, Any],
-        *,
-        note: str | None = None,
-        at: datetime | None = None,
-    ) -> ExperimentRun:
-        """Keep one experiment result (the learner asked to keep it, or an exercise needs it)."""
-        row = _checked(
-            ExperimentRunRow,
-            name=name,
-            params=_json(params),
-            metrics=_json(metrics),
-            note=note,
-            at=self._at(at),
-        )
-        with self.db.write() as c:
-            row_id = _insert(c, "experiment_runs", row).lastrowid
-        return self._by_id(ExperimentRun, "experiment_runs", row_id)
+    # --- experiment runs (they arrive by import only) and training runs ------------------
 
     def experiment_runs(self, name: str | None = None) -> list[ExperimentRun]:
         rows = self.db.read(
