@@ -192,6 +192,19 @@ def test_list_shows_state_and_best_score(mhome, lessons, passed):
     )
 
 
+def test_a_failing_grade_says_what_is_wrong_and_the_fix_comes_one_hint_at_a_time(lessons, tmp_path):
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(PROBE_WRONG, encoding="utf-8")
+    shown = []
+    for extra in ((), ("--hint",), ("--hint",)):
+        shown.append(probe(tmp_path, lessons, "grade", "probe", str(wrong), *extra).stdout)
+    first, second, third = shown
+    assert "expected" in first and "use -x" not in first
+    assert "--hint shows hint 1 of 2" in first
+    assert second.startswith("hint 1/2: first hint") and "use -x" not in second and "hint 2 of 2" in second
+    assert third.startswith("hint 2/2: second hint") and "hint: use -x" in third  # all seen: the check's own
+
+
 def test_list_shows_the_latest_grade_beside_the_best(lessons, tmp_path):
     wrong = tmp_path / "wrong.py"
     wrong.write_text(PROBE_WRONG, encoding="utf-8")

@@ -79,7 +79,7 @@ def run(args, ctx) -> int:
             if progress is not None:
                 progress.clear()
             last["code"] = result.exit_code  # before printing: a Ctrl-C while printing keeps it
-            _print(result, ex, ctx.lang, args.json)
+            _print(result, ex, ctx.lang, args.json, len({h.hint for h in store.hint_reveals(ex.id)}))
 
         before = stamp(path)  # taken before grading, so a save during the first grade is seen
         once()
@@ -119,7 +119,7 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _print(result, ex, lang: str, as_json: bool) -> None:
+def _print(result, ex, lang: str, as_json: bool, hints_seen: int | None = None) -> None:
     from tutor.grading.text import render
 
     if as_json:
@@ -127,7 +127,7 @@ def _print(result, ex, lang: str, as_json: bool) -> None:
         if result.saved is False:
             print("the grade was not saved: the progress store stayed busy", file=sys.stderr)
     else:
-        print(render(result, ex, lang))
+        print(render(result, ex, lang, hints_seen))
     sys.stdout.flush()
 
 
