@@ -72,7 +72,12 @@ class Worker:
         sys.modules[SUBMISSION] = module
         self.sub = None
         # tracebacks quote the learner's lines from the text: the file itself is out of reach
-        linecache.cache[self.display] = (len(msg["source"]), None, msg["source"].splitlines(True), self.display)
+        linecache.cache[self.display] = (
+            len(msg["source"]),
+            None,
+            msg["source"].splitlines(True),
+            self.display,
+        )
         exec(compile(msg["source"], self.display, "exec"), module.__dict__)
         self.sub = module
         kinds = {}
