@@ -66,7 +66,8 @@ def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
     assert [e["run"] for e in again_events if e["event"] == "stored"] == [1, 2]
     assert {e["run"] for e in again_events if e["event"] == "progress"} == {3}
     assert again.metrics["val_loss_h1"] == result.metrics["val_loss_h1"]
-    assert again.panels[0].rows[0][-1] == "stored" and again.panels[0].rows[2][-1] == "trained"
+    rows = again.shown("en").panels[0].rows
+    assert rows[0][-1] == "stored" and rows[2][-1] == "trained"
 
 
 def test_cancelling_a_training_child_leaves_no_process_and_no_half_written_file(home):

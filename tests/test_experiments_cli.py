@@ -95,15 +95,13 @@ def test_heatmap_rows_line_up_with_double_width_labels():
     from rich.cells import cell_len
     from rich.console import Console
 
-    from tutor.experiments.render import render_heatmap
+    from tutor.experiments.render import heatmap
     from tutor.experiments.result import HeatmapPanel
 
     labels = list("白日依山尽")
     values = [[(1.0 / (i + 1) if j <= i else None) for j in range(5)] for i in range(5)]
     console = Console(width=80, record=True, color_system="truecolor")
-    console.print(
-        render_heatmap(HeatmapPanel(title="h", row_labels=labels, col_labels=labels, values=values))
-    )
+    console.print(heatmap(HeatmapPanel(title="h", row_labels=labels, col_labels=labels, values=values), "en"))
     lines = [line for line in console.export_text().splitlines() if line.strip()][1:]  # skip the title
     assert len(lines) == 6 and lines[1].startswith("白") and "1.00" in lines[1]
     assert len({cell_len(line.rstrip()) for line in lines[1:]}) == 1  # every row equally wide

@@ -9,7 +9,7 @@ import pytest
 
 from tutor.experiments import cache
 from tutor.experiments.errors import Cancelled, ExperimentError
-from tutor.experiments.result import HeatmapPanel, Result, TablePanel
+from tutor.experiments.result import HeatmapPanel, Result, TablePanel, TextPanel
 from tutor.experiments.runner import run_quick
 
 
@@ -31,24 +31,26 @@ def rope_short():
 
 
 def _table(result: Result, start: str) -> TablePanel:
-    return next(p for p in result.panels if isinstance(p, TablePanel) and p.title.startswith(start))
+    """The first table whose English title starts with `start`, its texts and numbers written out."""
+    shown = result.shown("en")
+    return next(p for p in shown.panels if isinstance(p, TablePanel) and p.title.startswith(start))
 
 
 def test_heads_walks_through_the_default_shapes_and_counts_parameters(shipped):
     r = run_quick("heads")
     assert r.metrics["qkv_params"] == 3168 and r.metrics["proj_params"] == 1056
-    shapes = [row[2] for row in _table(r, "Shapes").rows]
+    shapes = [row[2] for row in _table(r, "Fresh random layer: shapes").rows]
     assert shapes[0] == "(1, 5, 32)"
     assert "(1, 4, 5, 8)" in shapes and "(1, 4, 5, 5)" in shapes
     assert shapes[-1] == "(1, 5, 32)"
     eight = run_quick("heads", {"n_head": 8})
-    assert "(1, 8, 5, 4)" in [row[2] for row in _table(eight, "Shapes").rows]
+    assert "(1, 8, 5, 4)" in [row[2] for row in _table(eight, "Fresh random layer: shapes").rows]
     assert eight.metrics["qkv_params"] == 3168  # the head count does not change the weights
 
 
 def test_heads_shows_every_heads_attention_on_the_trained_model(shipped):
     cfg = shipped.model.cfg
-    r = run_quick("heads", {"text": "床前明月光"})
+    r = run_quick("heads", {"text": "床前明月光"}).shown("en")
     maps = [p for p in r.panels if isinstance(p, HeatmapPanel)]
     assert len(maps) == cfg.n_layer * cfg.n_head
     assert maps[0].title == "layer 1 · head 1"
@@ -57,9 +59,23 @@ def test_heads_shows_every_heads_attention_on_the_trained_model(shipped):
         for i, row in enumerate(m.values):
             assert all(v is None for v in row[i + 1 :])  # the future is masked
             assert math.fsum(row[: i + 1]) == pytest.approx(1.0, abs=1e-5)
-    only = run_quick("heads", {"layer": cfg.n_layer})
+    only = run_quick("heads", {"layer": cfg.n_layer}).shown("en")
     titles = [p.title for p in only.panels if isinstance(p, HeatmapPanel)]
     assert titles == [f"layer {cfg.n_layer} · head {h + 1}" for h in range(cfg.n_head)]
+
+
+def test_heads_says_which_part_is_a_fresh_layer_and_which_the_trained_model(shipped):
+    cfg = shipped.model.cfg
+    for lang, fresh, trained in [("en", "Fresh random layer", "trained course model"), ("zh", "随机", "训练好的")]:
+        eight = run_quick("heads", {"n_head": 8}).shown(lang)
+        tables = [p.title for p in eight.panels if isinstance(p, TablePanel)]
+        assert tables[0].startswith(fresh) and tables[1].startswith(fresh)
+        note = next(p for p in eight.panels if isinstance(p, TextPanel))
+        assert trained in note.text and f"{cfg.n_head}" in note.text and "8" in note.text
+        # the heatmaps follow the note and stay the trained model's, whatever n_head the walk-through uses
+        kinds = [type(p) for p in eight.panels]
+        assert kinds.index(TextPanel) < kinds.index(HeatmapPanel)
+        assert sum(k is HeatmapPanel for k in kinds) == cfg.n_layer * cfg.n_head
 
 
 def test_heads_rejects_text_the_model_cannot_read_and_layers_it_does_not_have(shipped):
@@ -133,7 +149,7 @@ def test_alibi_slopes_follow_the_papers_rule():
     r = run_quick("alibi")
     assert r.metrics["slope_first"] == 0.5 and r.metrics["slope_last"] == 1 / 256
     six = run_quick("alibi", {"n_head": 6, "T": 4})
-    slopes = [float(row[1]) for row in _table(six, "ALiBi slopes").rows]
+    slopes = [row[1].value for row in six.panels[0].rows]
     assert slopes == pytest.approx([0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125], rel=1e-4)
     bias = next(p for p in six.panels if isinstance(p, HeatmapPanel))
     for i in range(4):
@@ -150,11 +166,11 @@ def test_context_scaling_measures_all_methods_on_the_short_rope_checkpoint(rope_
     assert r.metrics["trained_length"] == rope_short.model.cfg.block_size == 32
     # the extrapolation failure the lesson shows: plain RoPE is worse at 4× than at its trained length
     assert r.metrics["loss_4x_none"] > r.metrics["loss_1x"]
-    table = _table(r, "inv_freq")
-    none_col = [float(row[1]) for row in table.rows[:-1]]
-    pi_col = [float(row[2]) for row in table.rows[:-1]]
+    table = next(p for p in r.panels if isinstance(p, TablePanel))  # inv_freq per pair and method
+    none_col = [row[1].value for row in table.rows[:-1]]
+    pi_col = [row[2].value for row in table.rows[:-1]]
     assert pi_col == pytest.approx([v / 4 for v in none_col], rel=1e-3)
-    assert table.rows[-1][-1] == "1.1386"  # YaRN's attention factor 0.1·ln 4 + 1
+    assert _table(r, "inv_freq").rows[-1][-1] == "1.1386"  # YaRN's attention factor 0.1·ln 4 + 1
 
 
 def test_results_are_cached_by_parameters_and_recomputed_equal():

@@ -337,9 +337,13 @@ async def test_an_experiments_status_follows_a_language_switch(home):
         assert panel.run()
         await settle(app)
         assert panel.result is not None and _status(panel) == "done · r runs again"
+        assert "ALiBi slopes for 8 heads" in plain(panel.query_one(".result-table", Static).content)
         await pilot.press("f5")
         await pilot.pause()
         assert _status(panel) == "fertig · r führt erneut aus"
+        # the results are drawn again in the new words, without running again
+        assert "ALiBi-Steigungen für 8 Köpfe" in plain(panel.query_one(".result-table", Static).content)
+        assert "Kennzahlen" in plain(panel.query_one(".metrics", Static).content)
 
 
 async def test_a_self_rating_is_named_in_the_learners_words(home):

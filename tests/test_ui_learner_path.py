@@ -55,8 +55,8 @@ async def test_permutation_shows_the_one_layer_no_position_gap_as_zero(home):
         assert abs(panel.result.metrics["gap_L1_nopos"]) < 1e-5
         assert panel.result.metrics["gap_L2_nopos"] > 1e-3  # order shows from layer 2 on
         shown = plain(panel.query_one(".metrics", Static).content)
-        row = next(line for line in shown.splitlines() if "gap_L1_nopos" in line)
-        assert "≈ 0" in row
+        row = next(line for line in shown.splitlines() if "logit gap, 1-layer model, no positions" in line)
+        assert "≈ 0" in row and "gap_L1_nopos" not in shown  # a label for the learner, the name in --json
         # every section the learner scrolled past or to is marked read in the store
         read = {r.section for r in app.tutor.store.sections_read("positions")}
         assert app.screen.current_section in read

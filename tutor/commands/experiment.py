@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -113,17 +114,23 @@ def _list(args, ctx) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="experiments", title_justify="left", header_style="bold", show_lines=True)
-    table.add_column("name", no_wrap=True)
-    table.add_column("what it shows", overflow="fold", ratio=3)  # fold: Chinese has no spaces to wrap at
-    table.add_column("parameters (defaults)", overflow="fold", ratio=2)
+    from tutor.texts import say
+
+    lang = ctx.lang
+    table = Table(
+        title=say("cli.experiment.title", lang), title_justify="left", header_style="bold", show_lines=True
+    )
+    table.add_column(say("cli.experiment.name", lang), no_wrap=True)
+    table.add_column(
+        say("cli.experiment.what", lang), overflow="fold", ratio=3
+    )  # fold: Chinese has no spaces
+    table.add_column(say("cli.experiment.params", lang), overflow="fold", ratio=2)
     for s in reg.values():
         defaults = "\n".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in s.defaults().items())
-        title = s.title.get(ctx.lang) or s.title["en"]
-        summary = s.summary.get(ctx.lang) or s.summary["en"]
-        table.add_row(s.name + ("\n(trains)" if s.long else ""), f"{title}\n{summary}", defaults)
+        what = f"{say(f'exp.{s.name}.title', lang)}\n{say(f'exp.{s.name}.summary', lang)}"
+        table.add_row(s.name + ("\n" + say("cli.experiment.trains", lang) if s.long else ""), what, defaults)
     Console().print(table)
-    print("Ranges and help: python -m tutor experiment --list --json; a bad --set value prints them too.")
+    print(say("cli.experiment.help", lang))
     return 0
 
 
@@ -131,6 +138,7 @@ def run(args, ctx) -> int:
     from tutor.experiments.errors import Cancelled
     from tutor.experiments.registry import get_registry, get_spec, validate_params
     from tutor.experiments.values import parse_assignments
+    from tutor.texts import say
 
     if args.list:
         return _list(args, ctx)
@@ -146,21 +154,21 @@ def run(args, ctx) -> int:
     try:
         if spec.long:
             stop = stop_on_signals()
-            with kept_runs(ctx.home, _print_progress) as (stored_run, on_event):
+            with kept_runs(ctx.home, partial(_print_progress, ctx.lang)) as (stored_run, on_event):
                 result = runner.run_here(
                     spec.name, params, should_stop=stop.is_set, on_event=on_event, stored_run=stored_run
                 )
         else:
             result = runner.run_quick(spec.name, params)
     except Cancelled:
-        print("cancelled", file=sys.stderr)
+        print(say("run.cancelled", ctx.lang), file=sys.stderr)
         return 1
     if args.json:
-        print(result.model_dump_json())
+        print(result.shown(ctx.lang).model_dump_json())
         return 0
     from tutor.experiments.render import print_result
 
-    print_result(result)
+    print_result(result, ctx.lang)
     return 0
 
 
@@ -201,15 +209,27 @@ def _run_jsonl(spec, params, ctx) -> int:
     return 0
 
 
-def _print_progress(event: dict[str, Any]) -> None:
+def _print_progress(lang: str, event: dict[str, Any]) -> None:
+    from tutor.experiments.result import words
+    from tutor.texts import say
+
     kind = event.get("event")
+    run = {"run": event.get("run"), "runs": event.get("runs"), "label": words(event.get("label"), lang)}
     if kind == "stored":
-        print(f"run {event['run']}/{event['runs']} {event['label']}: stored result reused", file=sys.stderr)
+        print(say("run.stored", lang, **run), file=sys.stderr)
     elif kind == "progress" and (event.get("val_loss") is not None or event["step"] == event["steps"]):
-        val = f"  val {event['val_loss']:.3f}" if event.get("val_loss") is not None else ""
-        print(
-            f"run {event['run']}/{event['runs']} {event['label']}: step {event['step']}/{event['steps']}"
-            f"  loss {event['loss']:.3f}{val}  {event['tokens_per_s']:,.0f} tok/s  eta {event['eta_s']:.0f}s",
-            file=sys.stderr,
-            flush=True,
+        val = (
+            say("run.val", lang, loss=f"{event['val_loss']:.3f}") if event.get("val_loss") is not None else ""
         )
+        line = say(
+            "run.progress",
+            lang,
+            **run,
+            step=event["step"],
+            steps=event["steps"],
+            loss=f"{event['loss']:.3f}",
+            val=val,
+            speed=round(event["tokens_per_s"]),
+            eta=round(event["eta_s"]),
+        )
+        print(line, file=sys.stderr, flush=True)

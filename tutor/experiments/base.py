@@ -34,11 +34,3 @@ class RunContext:
         if self.on_event is not None:
             self.on_event(event)
 
-
-def fmt(x: float, digits: int = 4) -> str:
-    """Compact number text for table cells: 0.0001234 -> 1.234e-04, 12.5 -> 12.5."""
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e5 or abs(x) < 1e-3:
-        return f"{x:.{digits - 1}e}"
-    return f"{x:.{digits}g}"

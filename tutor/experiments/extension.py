@@ -8,13 +8,14 @@ table swapped (config overrides), and its loss on the validation poems is measur
 from __future__ import annotations
 
 from tutor.experiments import cache
-from tutor.experiments.base import RunContext, fmt
+from tutor.experiments.base import RunContext
 from tutor.experiments.errors import ExperimentError
 from tutor.experiments.params import ContextScalingParams
-from tutor.experiments.result import Result, Series, SeriesPanel, TablePanel, TextPanel
+from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, reading, result
 
 METHODS = ("none", "pi", "ntk", "yarn")
 MULTIPLES = (1, 2, 4)
+TEXT = "exp.context-scaling."
 
 
 def val_text() -> str:
@@ -50,15 +51,15 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
     L0, d = cfg.block_size, cfg.head_dim
 
     tables = {m: rope_inv_freq(d, cfg.rope_base, m, p.scale, L0) for m in METHODS}
-    freq_rows = [[i, *(fmt(float(tables[m][0][i]), 4) for m in METHODS)] for i in range(d // 2)]
-    freq_rows.append(["attention factor", *(fmt(tables[m][1], 5) for m in METHODS)])
+    freq_rows = [[i, *(Num(float(tables[m][0][i])) for m in METHODS)] for i in range(d // 2)]
+    freq_rows.append([Msg(f"{TEXT}factor"), *(Num(tables[m][1], 5) for m in METHODS)])
 
     ids = base.tokenizer.encode(val_text(), unknown="unk")
     metrics: dict[str, float] = {}
     loss_rows = []
     by_position: dict[str, list[float]] = {}
     for method in METHODS:
-        row: list = [method]
+        row: list = [Msg(f"term.method.{method}")]
         # every method stretches by the chosen scale at every length: the 1× column shows its cost
         # where the model needs no stretching at all
         model = (
@@ -76,7 +77,7 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
             token_loss = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")  # (windows, T)
             loss = float(token_loss.mean())
             metrics[f"loss_{k}x_{method}"] = loss
-            row.append(fmt(loss, 4))
+            row.append(Num(loss))
             if k == MULTIPLES[-1]:
                 per_pos = token_loss.mean(0)
                 by_position[method] = [float(c.mean()) for c in per_pos.split(p.bucket)]
@@ -86,48 +87,43 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
 
     longest = MULTIPLES[-1] * L0
     xs = [float(s) for s in range(0, longest, p.bucket)]
+    methods = [Msg(f"term.method.{m}") for m in METHODS]
+    panels = [
+        TablePanel(
+            title=Msg(f"{TEXT}freqs", d=d, scale=Num(p.scale), length=L0),
+            columns=[Msg("exp.col.pair"), *methods],
+            rows=freq_rows,
+        ),
+        TablePanel(
+            title=Msg(f"{TEXT}losses", length=L0),
+            columns=[Msg("exp.col.method"), *(f"{k}× = {k * L0}" for k in MULTIPLES)],
+            rows=loss_rows,
+        ),
+        SeriesPanel(
+            title=Msg(f"{TEXT}plot", n=longest, bucket=p.bucket),
+            x_label=Msg("exp.col.position"),
+            y_label=Msg(f"{TEXT}loss"),
+            series=[Series(name=Msg(f"term.method.{m}"), x=xs, y=v) for m, v in by_position.items()],
+        ),
+        reading(_note(metrics, L0), tables=True),
+    ]
+    return result("context-scaling", p, metrics, panels)
+
+
+def _note(metrics: dict[str, float], L0: int) -> Msg:
+    """What the losses say: which stretched table, if any, beats plain RoPE at the longest length."""
+    plain = Num(metrics["loss_4x_none"])
     fixes = {m: metrics[f"loss_4x_{m}"] for m in METHODS[1:]}
     best = min(fixes, key=fixes.get)
-    helped = [m for m, v in fixes.items() if v < metrics["loss_4x_none"]]
-    verdict = (
-        f"Here {', '.join(helped)} beat{'s' if len(helped) == 1 else ''} plain RoPE at 4×, best {best} "
-        f"({fmt(fixes[best], 4)} vs {fmt(metrics['loss_4x_none'], 4)})."
-        if helped
-        else (
-            f"Here none of PI, NTK and YaRN beats plain RoPE at 4× ({fmt(metrics['loss_4x_none'], 4)}; best "
-            f"{best} {fmt(fixes[best], 4)}): without fine-tuning, a model this small may not profit from them."
-        )
-    )
-    return Result(
-        experiment="context-scaling",
-        params=p.model_dump(mode="json"),
-        metrics=metrics,
-        panels=[
-            TablePanel(
-                title=f"inv_freq per pair, head dim {d}, scale {p.scale:g}, trained length {L0}",
-                columns=["pair i", *METHODS],
-                rows=freq_rows,
-            ),
-            TablePanel(
-                title=f"Validation loss of the RoPE model trained at {L0} positions (no fine-tuning)",
-                columns=["method", *(f"{k}× = {k * L0}" for k in MULTIPLES)],
-                rows=loss_rows,
-            ),
-            SeriesPanel(
-                title=f"Loss by position when reading {longest} characters (buckets of {p.bucket})",
-                x_label="position",
-                y_label="cross-entropy",
-                series=[Series(name=m, x=xs, y=v) for m, v in by_position.items()],
-            ),
-            TextPanel(
-                title="Reading the tables",
-                text=(
-                    f"The model saw at most {L0} positions in training. Plain RoPE at {MULTIPLES[-1]}× scores "
-                    f"{fmt(metrics['loss_4x_none'], 4)} against {fmt(metrics['loss_1x'], 4)} at 1×. {verdict} "
-                    f"At 1× the stretched tables cost: PI {fmt(metrics['loss_1x_pi'], 4)}, NTK "
-                    f"{fmt(metrics['loss_1x_ntk'], 4)}, YaRN {fmt(metrics['loss_1x_yarn'], 4)}. "
-                    "Published gains of these methods usually include a short fine-tuning run at the new length."
-                ),
-            ),
-        ],
+    helped = [Msg(f"term.method.{m}") for m, v in fixes.items() if v < metrics["loss_4x_none"]]
+    says = dict(best=Msg(f"term.method.{best}"), loss=Num(fixes[best]), plain=plain)
+    verdict = Msg(f"{TEXT}helped", methods=helped, **says) if helped else Msg(f"{TEXT}none_helped", **says)
+    return Msg(
+        f"{TEXT}note",
+        length=L0,
+        k=MULTIPLES[-1],
+        plain=plain,
+        plain_1x=Num(metrics["loss_1x"]),
+        verdict=verdict,
+        **{m: Num(metrics[f"loss_1x_{m}"]) for m in METHODS[1:]},
     )

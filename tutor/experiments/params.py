@@ -105,9 +105,9 @@ class TrainCompareParams(Params):
     )
 
     def runs(self) -> list[tuple[str, int, str]]:
-        """(label, n_head, pos) per run, in order."""
+        """(slug, n_head, pos) per run, in order; the slug names the run in metric names ("h4", "rope")."""
         if self.vary == "heads":
-            return [(f"{h} head{'s' * (h != 1)}", h, self.base_pos) for h in dict.fromkeys(self.heads)]
+            return [(f"h{h}", h, self.base_pos) for h in dict.fromkeys(self.heads)]
         return [(p, self.n_head, p) for p in dict.fromkeys(self.pos)]
 
     @model_validator(mode="after")

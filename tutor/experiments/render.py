@@ -1,17 +1,55 @@
-"""Results in the terminal with Rich (the CLI; the Textual UI has its own widgets): tables,
-heatmaps as coloured cells labelled with the characters, series as small tables or sparklines."""
+"""An experiment's Result as Rich renderables, in the learner's language: the one renderer of tables,
+heatmaps, headline numbers and notes, for the CLI (`print_result`) and the app (its result view
+wraps these in widgets and draws line plots with plotext; here a line plot is a small table or a
+sparkline). Numbers go through tutor.texts.number, so 262,656 reads the same everywhere.
+"""
 
 from __future__ import annotations
 
+import re
+from functools import cache
+
 from rich.console import Console, Group, RenderableType
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from tutor.experiments.base import fmt
-from tutor.experiments.result import HeatmapPanel, Result, SeriesPanel, TablePanel, TextPanel
+from tutor.experiments.result import (
+    Cell,
+    HeatmapPanel,
+    Msg,
+    Num,
+    Result,
+    SeriesPanel,
+    TablePanel,
+    TextPanel,
+    Words,
+    words,
+)
+from tutor.texts import catalogue, has, number, say
 
+NEAR_ZERO = 1e-5  # a headline number this small is floating-point noise: say so (≈ 0)
+NUMBERED_COLUMNS = 12  # wider heatmaps are colour only, so they fit the screen
 _STOPS = [(13, 27, 42), (33, 145, 140), (253, 231, 37)]  # dark blue -> teal -> yellow (viridis-like)
 _SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def cell(value: Cell, lang: str) -> str:
+    """A table cell: a dash where there is no value, numbers in the language's way."""
+    if value is None:
+        return "—"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return number(value, lang)
+    return words(value, lang)
+
+
+def table(panel: TablePanel, lang: str) -> Table:
+    out = Table(title=words(panel.title, lang), title_justify="left", header_style="bold")
+    for column in panel.columns:
+        out.add_column(words(column, lang))
+    for row in panel.rows:
+        out.add_row(*(cell(v, lang) for v in row))
+    return out
 
 
 def _colour(t: float) -> tuple[int, int, int]:
@@ -22,54 +60,91 @@ def _colour(t: float) -> tuple[int, int, int]:
     return tuple(round(a[k] + (b[k] - a[k]) * f) for k in range(3))  # type: ignore[return-value]
 
 
-def _cell(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return fmt(value)
-    return str(value)
+def _heat_text(v: float, lang: str) -> str:
+    """Five characters at most for the usual values: 0.42, -3.50, 12.00; rounding noise as 0."""
+    v += 0.0  # -0.0 (a zero bias on the diagonal) prints as 0
+    if abs(v) < 0.005:
+        return "0"
+    return number(round(v), lang) if abs(v) >= 100 else number(v, lang, decimals=2)
 
 
-def render_table(panel: TablePanel) -> RenderableType:
-    table = Table(title=panel.title, title_justify="left", header_style="bold")
-    for col in panel.columns:
-        table.add_column(col)
-    for row in panel.rows:
-        table.add_row(*(_cell(v) for v in row))
-    return table
-
-
-def render_heatmap(panel: HeatmapPanel) -> RenderableType:
+def heatmap(panel: HeatmapPanel, lang: str) -> Table:
+    """Cells coloured by value on one scale (masked cells as a dim ·), the value printed on each cell
+    in a contrasting colour while the grid is narrow enough."""
     finite = [v for row in panel.values for v in row if v is not None]
     lo = panel.vmin if panel.vmin is not None else min(finite, default=0.0)
     hi = panel.vmax if panel.vmax is not None else max(finite, default=1.0)
     span = (hi - lo) or 1.0
-    small = all(abs(v) <= 1 for v in finite)
-    table = Table(title=panel.title, title_justify="left", show_lines=False, padding=(0, 0), box=None)
-    table.add_column("", justify="right", style="bold")
+    numbers = len(panel.col_labels) <= NUMBERED_COLUMNS
+    out = Table(title=words(panel.title, lang), title_justify="left", box=None, padding=0, show_edge=False)
+    out.add_column("", justify="right")
     for label in panel.col_labels:
-        table.add_column(label, justify="right", min_width=5)
+        out.add_column(label, justify="right", min_width=5 if numbers else 2)
     for label, row in zip(panel.row_labels, panel.values, strict=True):
-        cells = []
+        cells: list[Text] = []
         for v in row:
             if v is None:
-                cells.append(Text("    ·", style="dim"))
+                cells.append(Text("·", style="dim"))
                 continue
             r, g, b = _colour((v - lo) / span)
-            fg = "black" if (r * 299 + g * 587 + b * 114) / 1000 > 128 else "white"
-            text = _heat_text(v, small)
-            cells.append(Text(f" {text:>4}", style=f"{fg} on rgb({r},{g},{b})"))
-        table.add_row(label, *cells)
-    return table
+            ink = "black" if (r * 299 + g * 587 + b * 114) / 1000 > 128 else "white"
+            text = f" {_heat_text(v, lang):>4}" if numbers else "  "
+            cells.append(Text(text, style=Style(color=ink, bgcolor=f"rgb({r},{g},{b})")))
+        out.add_row(Text(label), *cells)
+    return out
 
 
-def _heat_text(v: float, small: bool) -> str:
-    """Four characters at most: .42, -.05, 1.00, -3.5; tiny values as 0."""
-    if abs(v) < (0.005 if small else 0.05):
-        return "0"
-    if small:
-        return f"{v:.2f}".replace("0.", ".", 1)
-    return f"{v:.1f}" if abs(v) < 100 else f"{v:.0f}"
+@cache
+def _patterns(experiment: str) -> list[tuple[re.Pattern[str], str]]:
+    """The experiment's metric-name patterns from the catalogue ("gap_L{layers}_{pos}"), most
+    specific first, as regular expressions with one group per placeholder."""
+    prefix = f"metric.{experiment}."
+    found = []
+    for key in catalogue("en"):
+        name = key[len(prefix) :]
+        if key.startswith(prefix) and "{" in name:
+            parts = re.split(r"\{(\w+)\}", name)  # literal, placeholder, literal, ...
+            regex = "".join(
+                re.escape(p) if i % 2 == 0 else f"(?P<{p}>[A-Za-z0-9]+?)" for i, p in enumerate(parts)
+            )
+            found.append((len("".join(parts[::2])), re.compile(regex), key))
+    return [(regex, key) for _, regex, key in sorted(found, key=lambda f: -f[0])]
+
+
+def metric_label(experiment: str, name: str) -> Words:
+    """The words for a metric name (the name itself where the catalogue has none)."""
+    if has(key := f"metric.{experiment}.{name}"):
+        return Msg(key)
+    for regex, key in _patterns(experiment):
+        if match := regex.fullmatch(name):
+            args: dict = {}
+            for part, value in match.groupdict().items():
+                term = f"term.{part}.{value}"
+                args[part] = int(value) if value.isdigit() else Msg(term) if has(term) else value
+            return Msg(key, **args)
+    return name
+
+
+def metric_text(value: float, lang: str) -> str:
+    """'≈ 0 (3.1e-07)' for noise-sized numbers, so '0' and 'tiny' are both visible."""
+    if isinstance(value, float) and value != 0 and abs(value) < NEAR_ZERO:
+        return say("exp.near_zero", lang, value=Num(value, 2))
+    return number(value, lang)
+
+
+def metrics(result: Result, lang: str) -> Table:
+    out = Table(
+        title=say("exp.metrics", lang), title_justify="left", box=None, show_header=False, padding=(0, 1)
+    )
+    out.add_column(style="bold")
+    out.add_column(justify="right")
+    for name, value in result.metrics.items():
+        out.add_row(words(metric_label(result.experiment, name), lang), metric_text(value, lang))
+    return out
+
+
+def note(panel: TextPanel, lang: str) -> Text:
+    return Text(words(panel.title, lang) + "\n", style="bold") + Text(words(panel.text, lang))
 
 
 def _sparkline(ys: list[float | None], width: int = 32) -> str:
@@ -83,49 +158,50 @@ def _sparkline(ys: list[float | None], width: int = 32) -> str:
     return "".join(" " if y is None else _SPARKS[round((y - lo) / span * (len(_SPARKS) - 1))] for y in ys)
 
 
-def render_series(panel: SeriesPanel) -> RenderableType:
+def series_table(panel: SeriesPanel, lang: str) -> Table:
+    """A line plot in text: the values under their x when the lines share a few x, else one sparkline
+    per line with its range."""
+    out = Table(title=words(panel.title, lang), title_justify="left", header_style="bold")
+    x_label, y_label = words(panel.x_label, lang) or "x", words(panel.y_label, lang)
     xs = [s.x for s in panel.series]
-    shared = all(x == xs[0] for x in xs)
-    if shared and len(xs[0]) <= 16:
-        table = Table(title=panel.title, title_justify="left", header_style="bold")
-        table.add_column(panel.x_label or "x")
+    if all(x == xs[0] for x in xs) and len(xs[0]) <= 16:
+        out.add_column(x_label)
         for s in panel.series:
-            table.add_column(s.name)
+            out.add_column(words(s.name, lang))
         for i, x in enumerate(xs[0]):
-            table.add_row(fmt(x), *(_cell(s.y[i]) for s in panel.series))
-        return table
-    table = Table(title=panel.title, title_justify="left", header_style="bold")
-    for col in ("line", "min", "max"):
-        table.add_column(col)
-    table.add_column(f"{panel.y_label} over {panel.x_label}".strip(), no_wrap=True, min_width=32)
+            out.add_row(number(x, lang), *(cell(s.y[i], lang) for s in panel.series))
+        return out
+    for key in ("line", "min", "max"):
+        out.add_column(say(f"exp.series.{key}", lang))
+    out.add_column(say("exp.series.over", lang, y=y_label, x=x_label), no_wrap=True, min_width=32)
     for s in panel.series:
         vals = [y for y in s.y if y is not None]
-        table.add_row(s.name, fmt(min(vals)) if vals else "", fmt(max(vals)) if vals else "", _sparkline(s.y))
-    return table
+        low, high = (cell(min(vals), lang), cell(max(vals), lang)) if vals else ("", "")
+        out.add_row(words(s.name, lang), low, high, _sparkline(s.y))
+    return out
 
 
-def render_result(result: Result) -> RenderableType:
-    parts: list[RenderableType] = [
-        Text(f"{result.experiment}  ({result.duration_s * 1000:.0f} ms)", style="bold")
-    ]
+def heading(result: Result, lang: str) -> Text:
+    title = Msg(f"exp.{result.experiment}.title") if has(f"exp.{result.experiment}.title") else ""
+    ms = round(result.duration_s * 1000)
+    return Text(say("exp.header", lang, title=title, name=result.experiment, ms=ms), style="bold")
+
+
+def render_result(result: Result, lang: str) -> RenderableType:
+    parts: list[RenderableType] = [heading(result, lang)]
     for panel in result.panels:
         if isinstance(panel, TablePanel):
-            parts.append(render_table(panel))
+            parts.append(table(panel, lang))
         elif isinstance(panel, HeatmapPanel):
-            parts.append(render_heatmap(panel))
+            parts.append(heatmap(panel, lang))
         elif isinstance(panel, SeriesPanel):
-            parts.append(render_series(panel))
+            parts.append(series_table(panel, lang))
         elif isinstance(panel, TextPanel):
-            parts.append(Text.assemble((panel.title + "\n", "bold"), panel.text))
+            parts.append(note(panel, lang))
         parts.append(Text(""))
-    metrics = Table(title="metrics", title_justify="left", header_style="bold")
-    metrics.add_column("name")
-    metrics.add_column("value", justify="right")
-    for name, value in result.metrics.items():
-        metrics.add_row(name, str(value) if isinstance(value, int) else fmt(value, 6))
-    parts.append(metrics)
+    parts.append(metrics(result, lang))
     return Group(*parts)
 
 
-def print_result(result: Result, console: Console | None = None) -> None:
-    (console or Console()).print(render_result(result))
+def print_result(result: Result, lang: str, console: Console | None = None) -> None:
+    (console or Console()).print(render_result(result, lang))

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import math
 
-from tutor.experiments.base import RunContext, fmt
+from tutor.experiments.base import RunContext
 from tutor.experiments.params import DkScalingParams
-from tutor.experiments.result import Result, Series, SeriesPanel, TablePanel, TextPanel
+from tutor.experiments.result import (
+    Msg,
+    Num,
+    Result,
+    Series,
+    SeriesPanel,
+    TablePanel,
+    columns,
+    reading,
+    result,
+)
+
+TEXT = "exp.dk-scaling."  # its texts in tutor.texts
 
 
 def run_dk_scaling(p: DkScalingParams, ctx: RunContext) -> Result:
@@ -39,51 +51,33 @@ def run_dk_scaling(p: DkScalingParams, ctx: RunContext) -> Result:
         metrics[f"var_scaled_d{d}"] = var_scaled
         metrics[f"max_weight_unscaled_d{d}"] = stats["unscaled"][0]
         metrics[f"max_weight_scaled_d{d}"] = stats["scaled"][0]
-        rows.append(
-            [
-                d,
-                fmt(var_raw, 4),
-                fmt(var_scaled, 4),
-                fmt(stats["unscaled"][0], 3),
-                fmt(stats["scaled"][0], 3),
-                fmt(stats["unscaled"][1], 3),
-                fmt(stats["scaled"][1], 3),
-            ]
-        )
-    return Result(
-        experiment="dk-scaling",
-        params=p.model_dump(mode="json"),
-        metrics=metrics,
-        panels=[
-            TablePanel(
-                title=f"q·k for random unit-variance q, k ({p.samples:,} pairs each); softmax over {p.T} keys",
-                columns=[
-                    "d_k",
-                    "var q·k",
-                    "var q·k/√d_k",
-                    "top weight, unscaled",
-                    "top weight, scaled",
-                    "entropy, unscaled",
-                    "entropy, scaled",
-                ],
-                rows=rows,
+        top, entropy = zip(stats["unscaled"], stats["scaled"], strict=True)
+        rows.append([d, Num(var_raw), Num(var_scaled), *(Num(v, 3) for v in (*top, *entropy))])
+    xs = [float(d) for d in dims]
+    panels = [
+        TablePanel(
+            title=Msg(f"{TEXT}table", pairs=p.samples, keys=p.T),
+            columns=columns(
+                f"{TEXT}col.",
+                "=d_k",
+                "var",
+                "var_scaled",
+                "top_unscaled",
+                "top_scaled",
+                "entropy_unscaled",
+                "entropy_scaled",
             ),
-            SeriesPanel(
-                title="Softmax entropy (1 = uniform, 0 = one key takes all)",
-                x_label="d_k",
-                y_label="normalised entropy",
-                series=[
-                    Series(name="unscaled", x=[float(d) for d in dims], y=ent_unscaled),
-                    Series(name="scaled by 1/√d_k", x=[float(d) for d in dims], y=ent_scaled),
-                ],
-            ),
-            TextPanel(
-                title="Reading the table",
-                text=(
-                    "A dot product of d_k unit-variance terms has variance d_k, so scores spread wider as heads get "
-                    "wider, and an unscaled softmax puts almost all weight on one key (its gradient vanishes). "
-                    "Dividing by √d_k brings the variance back to about 1 at every width."
-                ),
-            ),
-        ],
-    )
+            rows=rows,
+        ),
+        SeriesPanel(
+            title=Msg(f"{TEXT}plot"),
+            x_label="d_k",
+            y_label=Msg(f"{TEXT}entropy"),
+            series=[
+                Series(name=Msg(f"{TEXT}unscaled"), x=xs, y=ent_unscaled),
+                Series(name=Msg(f"{TEXT}scaled"), x=xs, y=ent_scaled),
+            ],
+        ),
+        reading(Msg(f"{TEXT}note")),
+    ]
+    return result("dk-scaling", p, metrics, panels)

@@ -6,10 +6,22 @@ from __future__ import annotations
 import threading
 
 from tutor.experiments import cache
-from tutor.experiments.base import RunContext, fmt
+from tutor.experiments.base import RunContext
 from tutor.experiments.errors import ExperimentError
 from tutor.experiments.params import HeadsParams, ParamCountParams, PermutationParams, ShuffleParams
-from tutor.experiments.result import HeatmapPanel, Result, TablePanel, TextPanel
+from tutor.experiments.result import (
+    HeatmapPanel,
+    Msg,
+    Num,
+    Result,
+    TablePanel,
+    TextPanel,
+    columns,
+    reading,
+    result,
+)
+
+COL = "exp.col."
 
 _maps_lock = threading.Lock()
 
@@ -56,28 +68,30 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
             layer.bias.zero_()
     x = torch.randn(1, T, C, generator=gen)
     steps: list[list] = []
+
+    def step(code: str | Msg, what: str, t) -> None:
+        steps.append([code, Msg(f"exp.heads.step.{what}"), _shape(t)])
+
     with torch.no_grad():
         B = 1
-        steps.append(["x", "input: one vector per character", _shape(x)])
+        step("x", "x", x)
         fused = qkv(x)
-        steps.append(["qkv(x)", "q, k and v for every head in one matmul", _shape(fused)])
+        step("qkv(x)", "qkv", fused)
         q, k, v = fused.split(C, dim=2)
-        steps.append(["q, k, v = ….split(C, dim=2)", "three tensors of width C", _shape(q)])
-        q4 = q.view(B, T, h, C // h)
-        steps.append([f"q.view(B, T, {h}, {C // h})", "cut each vector into h pieces", _shape(q4)])
+        step("q, k, v = ….split(C, dim=2)", "split", q)
+        step(f"q.view(B, T, {h}, {C // h})", "view", q.view(B, T, h, C // h))
         q, k, v = (t.view(B, T, h, C // h).transpose(1, 2) for t in (q, k, v))
-        steps.append([".transpose(1, 2)", "heads in front: (B, h, T, d_k)", _shape(q)])
+        step(".transpose(1, 2)", "transpose", q)
         scores = q @ k.transpose(-2, -1) / (C // h) ** 0.5
-        steps.append(["q @ k.transpose(-2, -1) / √d_k", "one T×T score table per head", _shape(scores)])
+        step("q @ k.transpose(-2, -1) / √d_k", "scores", scores)
         future = torch.ones(T, T, dtype=torch.bool).triu(1)
         att = scores.masked_fill(future, float("-inf")).softmax(-1)
-        steps.append(["mask + softmax", "each row sums to 1", _shape(att)])
+        step(Msg("exp.heads.step.mask"), "softmax", att)
         y = att @ v
-        steps.append(["att @ v", "weighted sum per head", _shape(y)])
+        step("att @ v", "weighted", y)
         y = y.transpose(1, 2).contiguous().view(B, T, C)
-        steps.append(["y.transpose(1, 2).contiguous().view(B, T, C)", "heads side by side again", _shape(y)])
-        out = proj(y)
-        steps.append(["proj(y)", "mix what the heads found", _shape(out)])
+        step("y.transpose(1, 2).contiguous().view(B, T, C)", "merge", y)
+        step("proj(y)", "proj", proj(y))
     qkv_params = sum(t.numel() for t in qkv.parameters())
     proj_params = sum(t.numel() for t in proj.parameters())
 
@@ -85,20 +99,33 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
         maps = ck.model.attention_maps(torch.tensor(ids))  # (n_layer, n_head, T, T), trained model
     chars = list(p.text)
     layers = [p.layer - 1] if p.layer is not None else list(range(n_layer))
+    trained = ck.model.cfg
     panels: list = [
         TablePanel(
-            title=f"Shapes: n_embd {C}, {h} heads, {T} characters",
-            columns=["step", "what", "shape"],
+            title=Msg("exp.heads.shapes", n_embd=C, n_head=h, chars=T),
+            columns=columns(COL, "step", "what", "shape"),
             rows=steps,
         ),
         TablePanel(
-            title="Parameters of one attention layer",
-            columns=["module", "shape", "params"],
+            title=Msg("exp.heads.params"),
+            columns=columns(COL, "module", "shape", "params"),
             rows=[
                 ["qkv", f"Linear({C}, {3 * C})", qkv_params],
                 ["proj", f"Linear({C}, {C})", proj_params],
-                ["total", f"4·{C}² + 4·{C}", qkv_params + proj_params],
+                [Msg("exp.heads.total"), f"4·{C}² + 4·{C}", qkv_params + proj_params],
             ],
+        ),
+        TextPanel(
+            title=Msg("exp.heads.trained"),
+            text=Msg(
+                "exp.heads.two_models",
+                n_embd=C,
+                n_head=h,
+                layers=trained.n_layer,
+                heads=trained.n_head,
+                width=trained.n_embd,
+                text=p.text,
+            ),
         ),
     ]
     looks: list[list] = []
@@ -110,7 +137,7 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
             values = [[v if j <= i else None for j, v in enumerate(row)] for i, row in enumerate(grid)]
             panels.append(
                 HeatmapPanel(
-                    title=f"layer {li + 1} · head {hi + 1}",
+                    title=Msg("exp.heads.map", layer=li + 1, head=hi + 1),
                     row_labels=chars,
                     col_labels=chars,
                     values=values,
@@ -119,25 +146,21 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
                 )
             )
             top = int(w[-1].argmax())
-            looks.append([li + 1, hi + 1, chars[top], top + 1, fmt(float(w[-1, top]), 3)])
+            looks.append([li + 1, hi + 1, chars[top], top + 1, Num(float(w[-1, top]), 3)])
     panels.append(
         TablePanel(
-            title=f"Where the last character {chars[-1]!s} looks (trained model, {maps.shape[1]} heads)",
-            columns=["layer", "head", "strongest key", "position", "weight"],
+            title=Msg("exp.heads.looks", char=chars[-1], heads=maps.shape[1]),
+            columns=columns(COL, "layer", "head", "key", "position", "weight"),
             rows=looks,
         )
     )
-    return Result(
-        experiment="heads",
-        params=p.model_dump(mode="json"),
-        metrics={
-            "qkv_params": qkv_params,
-            "proj_params": proj_params,
-            "head_dim": C // h,
-            "scores_per_head": T * T,
-        },
-        panels=panels,
-    )
+    metrics = {
+        "qkv_params": qkv_params,
+        "proj_params": proj_params,
+        "head_dim": C // h,
+        "scores_per_head": T * T,
+    }
+    return result("heads", p, metrics, panels)
 
 
 def run_params(p: ParamCountParams, ctx: RunContext) -> Result:
@@ -162,17 +185,16 @@ def run_params(p: ParamCountParams, ctx: RunContext) -> Result:
         mha_heads = p.heads[-1]
         mha = count(nn.MultiheadAttention(d, mha_heads))
     rows = [
-        [f"one Linear({d}, {d})", "—", "—", single],
-        [f"four Linear({d}, {d}): W_Q, W_K, W_V, W_O", "—", "—", four],
+        [Msg("exp.params.one", d=str(d)), None, None, single],
+        [Msg("exp.params.four", d=str(d)), None, None, four],
         [f"nn.MultiheadAttention({d}, {mha_heads})", mha_heads, d // mha_heads, mha],
     ]
-    rows += [[f"course attention, {h} head(s): qkv + proj", h, d // h, n] for h, n in per_h.items()]
+    rows += [[Msg("exp.params.course", h=h), h, d // h, n] for h, n in per_h.items()]
     same = len(set(per_h.values())) == 1
     text = (
-        f"Every head count gives {next(iter(per_h.values())):,} parameters = 4·d² + 4·d = {4 * d * d + 4 * d:,}: "
-        "splitting into heads regroups the same matrices; it adds no weights."
+        Msg("exp.params.same", n=next(iter(per_h.values())), total=4 * d * d + 4 * d)
         if same
-        else "The head counts give different parameter totals."
+        else Msg("exp.params.differ")
     )
     metrics = {
         "single_linear": single,
@@ -181,17 +203,12 @@ def run_params(p: ParamCountParams, ctx: RunContext) -> Result:
         "torch_mha_params": mha,
     }
     metrics |= {f"attention_params_h{h}": n for h, n in per_h.items()}
-    return Result(
-        experiment="params",
-        params=p.model_dump(mode="json"),
-        metrics=metrics,
-        panels=[
-            TablePanel(
-                title=f"Parameters at d_model {d}", columns=["module", "heads", "d_k", "params"], rows=rows
-            ),
-            TextPanel(title="Reading the table", text=text),
-        ],
+    table = TablePanel(
+        title=Msg("exp.params.title_d", d=str(d)),
+        columns=columns(COL, "module", "heads", "=d_k", "params"),
+        rows=rows,
     )
+    return result("params", p, metrics, [table, reading(text)])
 
 
 def _plain_attention(x, wq, wk, wv, causal: bool):
@@ -222,38 +239,27 @@ def run_shuffle(p: ShuffleParams, ctx: RunContext) -> Result:
         diffs[f"max_diff_aligned{tag}"] = float((out_shuffled - out[perm]).abs().max())
         diffs[f"max_diff_unaligned{tag}"] = float((out_shuffled - out).abs().max())
     rows = [
-        ["attention, no mask", fmt(diffs["max_diff_aligned"]), fmt(diffs["max_diff_unaligned"])],
         [
-            "attention, causal mask",
-            fmt(diffs["max_diff_aligned_causal"]),
-            fmt(diffs["max_diff_unaligned_causal"]),
-        ],
+            Msg(f"exp.shuffle.{row}"),
+            Num(diffs[f"max_diff_aligned{tag}"]),
+            Num(diffs[f"max_diff_unaligned{tag}"]),
+        ]
+        for row, tag in (("no_mask", ""), ("causal", "_causal"))
     ]
-    return Result(
-        experiment="shuffle",
-        params=p.model_dump(mode="json"),
-        metrics=diffs,
-        panels=[
-            TablePanel(
-                title="Shuffled input",
-                columns=["new position", "takes old position"],
-                rows=[[i, int(j)] for i, j in enumerate(perm)],
-            ),
-            TablePanel(
-                title="Largest difference from the unshuffled output",
-                columns=["", "outputs un-shuffled", "outputs as they come"],
-                rows=rows,
-            ),
-            TextPanel(
-                title="Reading the table",
-                text=(
-                    "Without a mask, the un-shuffled outputs match to rounding error: attention moves each output "
-                    "along with its input and never sees the order. The causal mask breaks this symmetry, because "
-                    "which keys a query may see depends on where it stands."
-                ),
-            ),
-        ],
-    )
+    panels = [
+        TablePanel(
+            title=Msg("exp.shuffle.input"),
+            columns=columns("exp.shuffle.col.", "new", "old"),
+            rows=[[i, int(j)] for i, j in enumerate(perm)],
+        ),
+        TablePanel(
+            title=Msg("exp.shuffle.diff"),
+            columns=columns("exp.shuffle.col.", "=", "aligned", "unaligned"),
+            rows=rows,
+        ),
+        reading(Msg("exp.shuffle.note")),
+    ]
+    return result("shuffle", p, diffs, panels)
 
 
 def run_permutation(p: PermutationParams, ctx: RunContext) -> Result:
@@ -274,32 +280,21 @@ def run_permutation(p: PermutationParams, ctx: RunContext) -> Result:
                 logits, _ = model(pair)
             gap = float((logits[0, -1] - logits[1, -1]).abs().max())
             metrics[f"gap_L{n_layer}_{'nopos' if mode == 'none' else mode}"] = gap
-            row.append(fmt(gap, 2))
+            row.append(Num(gap, 2))
         rows.append(row)
     with torch.no_grad():
         trained, _ = ck.model(pair)
     metrics["gap_trained"] = float((trained[0, -1] - trained[1, -1]).abs().max())
     cfg = ck.model.cfg
-    return Result(
-        experiment="permutation",
-        params=p.model_dump(mode="json"),
-        metrics=metrics,
-        panels=[
-            TablePanel(
-                title=f"Last-position logit gap, {p.text} vs {p.other}, fresh models",
-                columns=["layers", *p.modes],
-                rows=rows,
-            ),
-            TextPanel(
-                title="Reading the table",
-                text=(
-                    "Both lines end in the same character and hold the same characters. With one layer and no "
-                    "position signal the last position sees the same set of keys, so its output differs only by "
-                    "rounding. From two layers on the causal mask leaks order: earlier positions saw different "
-                    "prefixes in layer 1, and layer 2 reads their outputs. "
-                    f"The trained shipped model ({cfg.n_layer} layers, {cfg.pos} positions) differs by "
-                    f"{fmt(metrics['gap_trained'], 3)}."
-                ),
-            ),
-        ],
+    table = TablePanel(
+        title=Msg("exp.permutation.table", text=p.text, other=p.other),
+        columns=[Msg(f"{COL}layers"), *(Msg(f"term.pos.{mode}") for mode in p.modes)],
+        rows=rows,
     )
+    note = Msg(
+        "exp.permutation.note",
+        layers=cfg.n_layer,
+        pos=Msg(f"term.pos.{cfg.pos}"),
+        gap=Num(metrics["gap_trained"], 3),
+    )
+    return result("permutation", p, metrics, [table, reading(note)])

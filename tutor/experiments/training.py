@@ -16,10 +16,20 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from tutor.experiments.base import RunContext, fmt
+from tutor.experiments.base import RunContext
 from tutor.experiments.errors import Cancelled
 from tutor.experiments.params import TrainCompareParams
-from tutor.experiments.result import Result, Series, SeriesPanel, TablePanel, TextPanel
+from tutor.experiments.result import (
+    Msg,
+    Num,
+    Result,
+    Series,
+    SeriesPanel,
+    TablePanel,
+    columns,
+    reading,
+    result,
+)
 from tutor.settings import TRAINING_PROGRESS_EVERY_S
 
 KEY_VERSION = 1
@@ -50,8 +60,14 @@ def run_key(config: dict[str, Any]) -> str:
     return f"train-compare:{digest}"
 
 
-def _slug(label_pos: str, n_head: int, vary: str) -> str:
-    return f"h{n_head}" if vary == "heads" else label_pos
+TEXT = "exp.train-compare."
+
+
+def run_label(n_head: int, pos: str, vary: str) -> Msg:
+    """A run as the learner reads it: "4 heads", or the position mode ("learned positions")."""
+    if vary != "heads":
+        return Msg(f"term.pos.{pos}")
+    return Msg(f"{TEXT}one_head") if n_head == 1 else Msg(f"{TEXT}heads", n=n_head)
 
 
 def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
@@ -64,9 +80,9 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     corpus_id = hashlib.sha256((train_text + "\0" + val_text).encode()).hexdigest()[:16]
     runs = p.runs()
     done: list[dict[str, Any]] = []
-    t_all = time.perf_counter()
     per_step_s: float | None = None
-    for index, (label, n_head, pos) in enumerate(runs):
+    for index, (slug, n_head, pos) in enumerate(runs):
+        label = run_label(n_head, pos, p.vary).model_dump()  # events are JSON: the Msg as its fields
         ctx.check()
         config = run_config(p, n_head, pos, corpus_id)
         key = run_key(config)
@@ -76,7 +92,7 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
             done.append(
                 {
                     "label": label,
-                    "slug": _slug(pos, n_head, p.vary),
+                    "slug": slug,
                     "val_loss": stored.final_val_loss,
                     "params": stored.params,
                     "seconds": stored.seconds,
@@ -110,7 +126,7 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
                 }
             )
 
-        result = train(
+        trained = train(
             GPTConfig(**config["model"]),
             TrainConfig(**{**config["train"], "threads": p.threads}),
             train_text,
@@ -118,32 +134,32 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
             on_progress=on_progress,
             should_stop=ctx.should_stop,
         )
-        if result.cancelled:
+        if trained.cancelled:
             raise Cancelled()
-        curve = [[pt["step"], pt["loss"], pt["val_loss"]] for pt in result.curve]
+        curve = [[pt["step"], pt["loss"], pt["val_loss"]] for pt in trained.curve]
         ctx.emit(
             {
                 "event": "trained",
                 "key": key,
                 "config": config,
-                "final_val_loss": result.final_val_loss,
-                "params": result.num_params,
-                "seconds": result.seconds,
+                "final_val_loss": trained.final_val_loss,
+                "params": trained.num_params,
+                "seconds": trained.seconds,
                 "curve": curve,
             }
         )
         done.append(
             {
                 "label": label,
-                "slug": _slug(pos, n_head, p.vary),
-                "val_loss": result.final_val_loss,
-                "params": result.num_params,
-                "seconds": result.seconds,
+                "slug": slug,
+                "val_loss": trained.final_val_loss,
+                "params": trained.num_params,
+                "seconds": trained.seconds,
                 "curve": curve,
                 "stored": False,
             }
         )
-    return _result(p, done, time.perf_counter() - t_all)
+    return compare_runs(p, done)
 
 
 def _lowest(curve: list[list]) -> tuple[float | None, int | None]:
@@ -151,70 +167,67 @@ def _lowest(curve: list[list]) -> tuple[float | None, int | None]:
     return min(points) if points else (None, None)
 
 
-def _result(p: TrainCompareParams, done: list[dict[str, Any]], seconds: float) -> Result:
+def compare_runs(p: TrainCompareParams, done: list[dict[str, Any]]) -> Result:
+    """The Result of finished runs: per run its label (a Msg's fields), slug, losses, parameters,
+    seconds, curve and whether it was stored."""
     metrics: dict[str, float] = {}
     rows = []
-    lows: list[tuple[float, int, str]] = []  # (lowest val loss, its step, label) of each validated run
-    overfit: list[str] = []  # runs whose val loss rose again before the end
+    lows: list[tuple[float, int, Msg]] = []  # (lowest val loss, its step, label) of each validated run
+    overfit: list[Msg] = []  # runs whose val loss rose again before the end
     for r in done:
         low, at = _lowest(r["curve"])
+        label = Msg.model_validate(r["label"])
         metrics[f"val_loss_{r['slug']}"] = r["val_loss"]
         if low is not None:
             metrics[f"min_val_loss_{r['slug']}"] = low
-            lows.append((low, at, r["label"]))
+            lows.append((low, at, label))
         if (low or r["val_loss"]) < r["val_loss"] - 0.02:
-            overfit.append(r["label"])
+            overfit.append(label)
         metrics[f"params_{r['slug']}"] = r["params"]
         metrics[f"seconds_{r['slug']}"] = r["seconds"]
-        rows.append(
-            [
-                r["label"],
-                fmt(r["val_loss"], 4),
-                f"{fmt(low, 4)} @ {at}" if low is not None else "",
-                r["params"],
-                f"{r['seconds']:.1f}",
-                "stored" if r["stored"] else "trained",
-            ]
-        )
+        lowest = Msg(f"{TEXT}at", loss=Num(low), step=at) if low is not None else None
+        source = Msg(f"{TEXT}stored" if r["stored"] else f"{TEXT}trained")
+        rows.append([label, Num(r["val_loss"]), lowest, r["params"], Num(r["seconds"], decimals=1), source])
     best = min(done, key=lambda r: r["val_loss"])
     metrics["lowest_final_val_loss"] = best["val_loss"]
-    varied = "head count" if p.vary == "heads" else "position mode"
-    spread = max(r["val_loss"] for r in done) - best["val_loss"]
-    note = ""
+    varied = Msg(f"{TEXT}head_count" if p.vary == "heads" else f"{TEXT}pos_mode")
+    overfit_note: Msg | str = ""
     if overfit and lows:
-        low, at, label = min(lows)
+        low, at, label = min(lows, key=lambda t: t[:2])
         metrics["lowest_val_loss"] = low
-        note = (
-            f" Validation loss rose again before the end for {', '.join(overfit)}: the corpus is small and the "
-            f"model starts to memorise it, so compare the lowest values too; lowest of all: {label} "
-            f"({fmt(low, 4)} at step {at})."
-        )
-    return Result(
-        experiment="train-compare",
-        params=p.model_dump(mode="json"),
-        metrics=metrics,
-        panels=[
-            TablePanel(
-                title=f"{len(done)} runs of {p.steps} steps, batch {p.batch}, context {p.context}",
-                columns=[varied, "final val loss", "lowest val loss @ step", "params", "seconds", "source"],
-                rows=rows,
-            ),
-            SeriesPanel(
-                title="Validation loss during training",
-                x_label="step",
-                y_label="val loss",
-                series=[
-                    Series(name=r["label"], x=[float(c[0]) for c in r["curve"]], y=[c[2] for c in r["curve"]])
-                    for r in done
-                ],
-            ),
-            TextPanel(
-                title="Reading the table",
-                text=(
-                    f"Lowest final validation loss: {best['label']} ({fmt(best['val_loss'], 4)}); the runs span "
-                    f"{fmt(spread, 3)}. Every run used the same data, seed and schedule, so the {varied} is the only "
-                    f"difference, but gaps of a few hundredths between short runs can be seed noise.{note}"
-                ),
-            ),
-        ],
+        overfit_note = Msg(f"{TEXT}overfit", runs=overfit, best=label, loss=Num(low), step=at)
+    note = Msg(
+        f"{TEXT}note",
+        best=Msg.model_validate(best["label"]),
+        loss=Num(best["val_loss"]),
+        spread=Num(max(r["val_loss"] for r in done) - best["val_loss"], 3),
+        varied=varied,
+        overfit=overfit_note,
     )
+    panels = [
+        TablePanel(
+            title=Msg(f"{TEXT}table", runs=len(done), steps=p.steps, batch=p.batch, context=p.context),
+            columns=[
+                varied,
+                *columns(f"{TEXT}col.", "final", "lowest"),
+                Msg("exp.col.params"),
+                *columns(f"{TEXT}col.", "seconds", "source"),
+            ],
+            rows=rows,
+        ),
+        SeriesPanel(
+            title=Msg(f"{TEXT}plot"),
+            x_label=Msg(f"{TEXT}step"),
+            y_label=Msg(f"{TEXT}val_loss"),
+            series=[
+                Series(
+                    name=Msg.model_validate(r["label"]),
+                    x=[float(c[0]) for c in r["curve"]],
+                    y=[c[2] for c in r["curve"]],
+                )
+                for r in done
+            ],
+        ),
+        reading(note),
+    ]
+    return result("train-compare", p, metrics, panels)

@@ -19,11 +19,11 @@ from textual.containers import Vertical
 from textual.widgets import Collapsible, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tutor.content.schema import ExperimentRef, pick
+from tutor.content.schema import ExperimentRef
 from tutor.experiments.registry import get_registry
-from tutor.experiments.result import Series, SeriesPanel
+from tutor.experiments.result import Msg, Series, SeriesPanel, words
 from tutor.settings import PLOT_EVERY_S, TRAINING_GRACE_S, TRAINING_NICENESS
-from tutor.ui.strings import t
+from tutor.texts import say
 from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.result_view import SeriesPlot, panel_widgets
 
@@ -48,9 +48,12 @@ class ExperimentPanel(Vertical):
         self.home = home
         self.spec = get_registry().get(ref.name)
         self.result: Result | None = None
+        self._shown_in: str | None = None  # the language the result's panels are drawn in
         self.last_error: str | None = None
-        self._curves: dict[str, tuple[list[float], list[float]]] = {}
-        self._said: tuple[str, bool, str, dict[str, Any]] = ("exp.run", False, "", {})  # see _say
+        self._curves: dict[
+            int, tuple[Any, list[float], list[float]]
+        ] = {}  # run -> (its label, steps, losses)
+        self._said: tuple[str, bool, str, dict[str, Any]] = ("run.ready", False, "", {})  # see _say
         self._plotted_at = 0.0
 
     @property
@@ -60,7 +63,7 @@ class ExperimentPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(classes="exp-summary")
         if self.spec is not None:
-            with Collapsible(title=t("exp.params", self.lang), collapsed=True, classes="exp-params"):
+            with Collapsible(title=say("run.params", self.lang), collapsed=True, classes="exp-params"):
                 yield ParamsForm(self.spec, self.ref.params)
         yield Static(classes="exp-status")
         if self.spec is not None and self.spec.long:  # only training reports progress
@@ -88,15 +91,17 @@ class ExperimentPanel(Vertical):
             self.border_title = self.ref.name
             self._status(f"unknown experiment {self.ref.name!r}", error=True)
             return
-        self.border_title = f"⚗ {pick(self.spec.title, lang)}"
+        self.border_title = f"⚗ {say(f'exp.{self.spec.name}.title', lang)}"
         self.border_subtitle = self.ref.name
-        self.query_one(".exp-summary", Static).update(Text(pick(self.spec.summary, lang)))
+        self.query_one(".exp-summary", Static).update(Text(say(f"exp.{self.spec.name}.summary", lang)))
         form = self.query_one(ParamsForm)
         changed = form.summary()
-        self.query_one(Collapsible).title = t("exp.params", lang) + (f": {changed}" if changed else "")
+        self.query_one(Collapsible).title = say("run.params", lang) + (f": {changed}" if changed else "")
         if not self.running:  # a running one says its progress in the new words at the next event
             key, error, detail, values = self._said
             self._say(key, error, detail, **values)
+            if self.result is not None and self._shown_in != lang:
+                self._show_panels()
 
     def _status(self, text: str, error: bool = False) -> None:
         status = self.query_one(".exp-status", Static)
@@ -106,7 +111,7 @@ class ExperimentPanel(Vertical):
     def _say(self, key: str, error: bool = False, detail: str = "", **values: Any) -> None:
         """A status in the learner's words, kept so a language switch can say it again."""
         self._said = (key, error, detail, values)
-        text = t(key, self.lang, **values)
+        text = say(key, self.lang, **values)
         self._status(f"{text}: {detail}" if detail else text, error)
 
     # --- running ---------------------------------------------------------------------------
@@ -116,12 +121,12 @@ class ExperimentPanel(Vertical):
         if self.spec is None:
             return False
         if self.running:
-            self.notify(t("exp.busy", self.lang))
+            self.notify(say("run.busy", self.lang))
             return False
         params = self.query_one(ParamsForm).values()
         if params is None:
             self.query_one(Collapsible).collapsed = False  # the form is open: only it can be wrong
-            self._say("exp.bad_params", error=True)
+            self._say("run.bad_params", error=True)
             return False
         self.last_error = None
         self.query_one(".exp-results").remove_children()
@@ -129,7 +134,7 @@ class ExperimentPanel(Vertical):
             self._start_long(params)
         else:
             first_torch = "torch" not in sys.modules
-            self._say("exp.loading_torch" if first_torch else "exp.running")
+            self._say("run.loading_torch" if first_torch else "run.running")
             self._run_quick(params)
         return True
 
@@ -150,7 +155,7 @@ class ExperimentPanel(Vertical):
         bar.display = True
         live = self.query_one(".live", SeriesPlot)
         live.display = True
-        self._say("exp.running")
+        self._say("run.running")
         self._run_long(params)
 
     @work(exclusive=True, group="run", exit_on_error=False)
@@ -176,12 +181,12 @@ class ExperimentPanel(Vertical):
         bar.update(total=runs * steps, progress=(run - 1) * steps + step)
         loss = event.get("loss")
         self._status(
-            t(
-                "exp.eta",
+            say(
+                "run.eta",
                 self.lang,
                 run=run,
                 runs=runs,
-                label=event.get("label", ""),
+                label=words(event.get("label"), self.lang),
                 step=step,
                 steps=steps,
                 loss=f"{loss:.3f}" if isinstance(loss, float) else "—",
@@ -189,7 +194,7 @@ class ExperimentPanel(Vertical):
             )
         )
         if isinstance(loss, float):
-            xs, ys = self._curves.setdefault(str(event.get("label", run)), ([], []))
+            _, xs, ys = self._curves.setdefault(run, (event.get("label"), [], []))
             xs.append(step)
             ys.append(loss)
             now = time.monotonic()
@@ -201,12 +206,16 @@ class ExperimentPanel(Vertical):
 
     def _plot_live(self) -> None:
         panel = SeriesPanel(
-            title="training loss (live)",
-            x_label="step",
-            y_label="loss",
-            series=[Series(name=k, x=xs, y=ys) for k, (xs, ys) in self._curves.items()],
+            title=Msg("exp.train-compare.live"),
+            x_label=Msg("exp.train-compare.step"),
+            y_label=Msg("exp.train-compare.loss"),
+            series=[
+                Series(name=words(label, self.lang), x=xs, y=ys) for label, xs, ys in self._curves.values()
+            ],
         )
-        self.query_one(".live", SeriesPlot).show(panel)
+        plot = self.query_one(".live", SeriesPlot)
+        plot.lang = self.lang
+        plot.show(panel)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -217,7 +226,7 @@ class ExperimentPanel(Vertical):
             self._show(worker.result)
         elif event.state == WorkerState.CANCELLED:
             self._finish_bar()
-            self._say("exp.cancelled")
+            self._say("run.cancelled")
         elif event.state == WorkerState.ERROR:
             self._finish_bar()
             self._show_error(worker.error)
@@ -233,24 +242,31 @@ class ExperimentPanel(Vertical):
             live.display = False
         # quick runs just say done (their time is mostly the first torch import, not the experiment)
         if self.spec.long:
-            self._say("exp.done", s=result.duration_s)
+            self._say("run.done", s=result.duration_s)
         else:
-            self._say("exp.finished")
-        self.query_one(".exp-results").mount_all(panel_widgets(result, t("exp.metrics", self.lang)))
+            self._say("run.finished")
+        self._show_panels()
+
+    def _show_panels(self) -> None:
+        """The result's panels in the current language (again after a language switch)."""
+        self._shown_in = self.lang
+        box = self.query_one(".exp-results")
+        box.remove_children()
+        box.mount_all(panel_widgets(self.result, self.lang))
 
     def _show_error(self, error: BaseException | None) -> None:
         from tutor.experiments.errors import Cancelled, ExperimentError
 
         if isinstance(error, Cancelled):
-            self._say("exp.cancelled")
+            self._say("run.cancelled")
             return
         if isinstance(error, ExperimentError):
             message = str(error)
         else:
             message = f"{type(error).__name__}: {error}"
         self.last_error = message
-        self._say("exp.failed", error=True, detail=message)
-        self.notify(message, title=t("exp.failed", self.lang), severity="error", timeout=8)
+        self._say("run.failed", error=True, detail=message)
+        self.notify(message, title=say("run.failed", self.lang), severity="error", timeout=8)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
