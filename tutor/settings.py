@@ -1,8 +1,8 @@
 """The tutor's settings in one place: the environment variables it reads, where things live, and
 its timeouts and limits.
 
-No other module reads a variable from `os.environ` (tests/test_layers.py checks it); tutor/grading
-and tutor/quiz still keep their own limits while they are rewritten. Nothing here imports more than
+No other module reads a variable from `os.environ` (tests/test_layers.py checks it); the grading
+sandbox's own rules (sandbox.py) stay beside the code that enforces them. Nothing here imports more than
 the standard library (platformdirs only when the default home is asked for), so every layer may
 import it.
 """
@@ -109,3 +109,11 @@ CHILD_STDERR_TAIL = 4000  # characters of a child's stderr kept to explain a fai
 # the progress store
 STORE_BUSY_TIMEOUT_S = 5.0  # wait this long for another process's write before saying the store is busy
 EXPORT_MAX_BYTES = 64 * 2**20  # far above any real export; refuses a wrong file before reading it whole
+
+# grading
+GRADE_MEM_BYTES = 3 * 2**30  # the worker's address space: torch and a small GPT stay under 1 GB
+GRADE_OUTPUT_CHARS = 8000  # characters of a submission's output kept in the grade
+GRADE_TOTAL_BYTES = 16 * 2**20  # bytes a submission may write in all: output and files together
+GRADE_JUDGE_SLACK_S = 30.0  # the judge's own start and torch import, beyond the submissions' limits
+GRADE_MAX_SOURCE_BYTES = 1 * 2**20  # a learner's file; the references are 2-5 KB
+GRADE_SAVE_TRIES = 2  # recording a grade: each try waits STORE_BUSY_TIMEOUT_S before the next

@@ -65,7 +65,7 @@ def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int, scratch: 
 
         worker.serve_forked(3, 4, header)
         code = 0
-    except BaseException:  # noqa: BLE001 - the judge sees the exit code and the output
+    except BaseException:  # the judge sees the exit code and the output
         import traceback
 
         traceback.print_exc()
@@ -306,7 +306,7 @@ def run_check(function, sub) -> tuple[str, str]:
         return "error", err.text
     except Stopped:
         raise
-    except Exception as err:  # noqa: BLE001 - what came back could not even be compared
+    except Exception as err:  # what came back could not even be compared
         return (
             "fail",
             f"your result could not be compared with the expected one ({type(err).__name__}: {err})"[:1500],

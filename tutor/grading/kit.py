@@ -118,12 +118,12 @@ def delegation(sub: Submission, forbidden: dict[str, str]) -> None:
 
 
 def course_tokenizer(path: Path | None = None):
-    """The character tokenizer of the shipped course checkpoint (`tutor.paths.default_checkpoint()`).
+    """The character tokenizer of the shipped course checkpoint (`tutor.settings.default_checkpoint()`).
 
     The learner's order_gap uses it to turn the two poem lines into ids and to size the model's
     vocabulary, so their model has the same shape as the course model. Read once per process.
     """
-    from tutor.paths import default_checkpoint
+    from tutor.settings import default_checkpoint
 
     return _tokenizer_from(Path(path) if path else default_checkpoint())
 

@@ -25,17 +25,15 @@ from pathlib import Path
 from tutor.childproc import ChildTimeout, SyncChild
 from tutor.content.schema import Exercise, pick
 from tutor.grading.result import CheckResult, GradeResult
+from tutor.settings import (
+    GRADE_JUDGE_SLACK_S,
+    GRADE_MEM_BYTES,
+    GRADE_OUTPUT_CHARS,
+    GRADE_TOTAL_BYTES,
+    ROOT,
+)
 
 JUDGE = Path(__file__).with_name("judge.py")
-ROOT = Path(__file__).resolve().parents[2]  # holds tutor/ and models/
-
-# Address space, not resident memory: the worker (torch imported, a small GPT trained on a probe) stays
-# well under 1 GB of virtual memory; 3 GiB leaves room for threads and stops a 10 GB allocation at once.
-DEFAULT_MEM_BYTES = 3 * 2**30
-OUTPUT_LIMIT = 8000  # characters of output kept
-TOTAL_BYTES = 16 * 2**20  # bytes the worker may write in all: output and files together
-JUDGE_SLACK_S = 30.0  # the judge's own start and torch import, beyond the submissions' limits
-MAX_SOURCE_BYTES = 1 * 2**20  # a learner's file; the references are 2-5 KB
 
 Event = dict
 OnEvent = Callable[[Event], None]
@@ -58,8 +56,8 @@ def clean(text: str) -> str:
 @dataclass
 class Limits:
     timeout_s: float
-    mem_bytes: int = DEFAULT_MEM_BYTES
-    output_chars: int = OUTPUT_LIMIT
+    mem_bytes: int = GRADE_MEM_BYTES
+    output_chars: int = GRADE_OUTPUT_CHARS
 
     @property
     def cpu_s(self) -> int:
@@ -71,8 +69,8 @@ class Limits:
         return {
             "mem_bytes": self.mem_bytes,
             "cpu_s": self.cpu_s,
-            "file_bytes": TOTAL_BYTES,
-            "total_bytes": TOTAL_BYTES,
+            "file_bytes": GRADE_TOTAL_BYTES,
+            "total_bytes": GRADE_TOTAL_BYTES,
             "output_chars": self.output_chars,
         }
 
@@ -111,7 +109,7 @@ def run_judge(
     try:
         child.send(json.dumps(job).encode())
         for event in child.events(
-            deadline=time.monotonic() + limits.timeout_s * max(len(files), 1) + JUDGE_SLACK_S
+            deadline=time.monotonic() + limits.timeout_s * max(len(files), 1) + GRADE_JUDGE_SLACK_S
         ):
             if event.get("event") == "file":
                 current = event["index"]

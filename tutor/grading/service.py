@@ -19,9 +19,8 @@ from pathlib import Path
 from tutor.content.schema import Exercise, pick
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import MAX_SOURCE_BYTES, Limits, OnEvent, error_result, grade_code
-
-SAVE_TRIES = 2  # each waits the store's own busy timeout (5 s) before the next
+from tutor.grading.runner import Limits, OnEvent, error_result, grade_code
+from tutor.settings import GRADE_MAX_SOURCE_BYTES, GRADE_SAVE_TRIES
 
 
 def workspace_file(home: Path, ex: Exercise) -> Path:
@@ -67,7 +66,7 @@ def reset_exercise(home: Path, ex: Exercise) -> tuple[Path, Path | None]:
     return target, backup
 
 
-def read_submission(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+def read_submission(path: Path, limit: int = GRADE_MAX_SOURCE_BYTES) -> bytes:
     """The bytes of a regular file of at most `limit` bytes. The file is opened once, without
     blocking, and checked on the open descriptor: a FIFO, a device or a link to one is refused
     before anything is read, and a file swapped after the check is not the one read."""
@@ -147,7 +146,7 @@ def grade(
 def _save(store, ex: Exercise, source: bytes, result: GradeResult) -> bool:
     from tutor.progress.db import StoreBusy
 
-    for _ in range(SAVE_TRIES):
+    for _ in range(GRADE_SAVE_TRIES):
         try:
             store.record_submission(
                 ex.id,
