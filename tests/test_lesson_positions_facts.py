@@ -116,3 +116,22 @@ def test_nopos_gap_figures_in_the_prose_follow_from_the_table(lang: str):
     }
     assert rows["NoPos"][1] - rows["ALiBi"][1] == pytest.approx(0.59)
     assert "0.59" in text and "2.21" in text and "147.18" in text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_families_table_says_how_each_family_fares_past_the_trained_length(lang: str):
+    text = (LESSON / f"{lang}.md").read_text(encoding="utf-8")
+    section = text[text.index("{#families}") :]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("|") and not line.startswith("|---")
+    ][:5]
+    assert len(rows) == 5 and all(len(row) == 4 for row in rows), rows  # header + four families, four columns
+    users = [row[2] for row in rows[1:]]
+    assert "BERT" in users[1] and "ALiBi" in users[2] and "Llama" in users[3]
+    past = [row[3] for row in rows[1:]]
+    # RoPE's column names the fixes of the next lesson; ALiBi's row is the one built to extrapolate
+    assert all(method in past[3] for method in ("PI", "NTK", "YaRN"))
+    assert "ALiBi" in past[2]
+    assert len(set(past)) == 4
