@@ -5,8 +5,9 @@ option, the store, a grader that gave no verdict). The CLI prints it as one mess
 
 `CheckFailure`: the learner's work or answer did not pass a check. Not a fault of the tutor or of
 its input: its message is the feedback the learner reads, and a command that reports it exits 1.
-Grading's CheckFailed and the quiz's AnswerError belong under it (tutor/grading and tutor/quiz are
-being rewritten; they move there with that work).
+Grading's CheckFailed (a wrong answer) and LearnerError (the learner's code raised) are under it.
+The quiz's AnswerError (an input that is not an answer: asked again, nothing recorded) is a
+TutorError.
 """
 
 

@@ -20,13 +20,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tutor.errors import CheckFailure
 from tutor.grading.remote import LearnerError, Submission
 
 __all__ = ["CheckFailed", "LearnerError", "need", "fail", "shape", "as_tensor", "expect_tensor", "finite",
            "max_diff", "fresh", "delegation", "course_tokenizer"]  # fmt: skip
 
 
-class CheckFailed(AssertionError):
+class CheckFailed(CheckFailure, AssertionError):
     """The learner's code ran but gave a wrong answer; the message says expected vs got."""
 
 

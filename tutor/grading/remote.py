@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 from typing import Any, Protocol
 
+from tutor.errors import CheckFailure
 
-class LearnerError(Exception):
+
+class LearnerError(CheckFailure):
     """The learner's code raised while answering a probe; `type_name` is the exception's class name."""
 
     def __init__(self, type_name: str, text: str):

@@ -24,9 +24,10 @@ from tutor.content.schema import (
     SingleChoice,
     pick,
 )
+from tutor.errors import TutorError
 from tutor.quiz.normalise import fold, format_shape, normalise_text, shape_tokens
 from tutor.quiz.numbers import format_number, number_matches, number_readings
-from tutor.quiz.texts import say
+from tutor.texts import say
 
 SELF_RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
 # Accepted spellings of the four self-ratings, also in German and Chinese.
@@ -38,10 +39,10 @@ _RATING_WORDS = {
 }
 
 
-class AnswerError(ValueError):
+class AnswerError(TutorError, ValueError):
     """The input is not an answer to this question (say why, ask again; record nothing).
 
-    `str(err)` is English; `err.text(lang)` the learner's language (keys in tutor.quiz.texts)."""
+    `str(err)` is English; `err.text(lang)` the learner's language (keys in tutor.texts)."""
 
     def __init__(self, key: str, **values: object):
         self.key, self.values = key, values
@@ -84,12 +85,12 @@ def parse_choice_ids(question: SingleChoice | MultipleChoice, response: str | li
         unknown = [t for t in numbers if not (t.isdigit() and 1 <= int(t) <= len(ids))]
         tokens = [] if unknown else [ids[int(t) - 1] for t in numbers]
     if unknown:
-        raise AnswerError("err.no_such_choice", token=unknown[0], n=len(ids))
+        raise AnswerError("quiz.err.no_such_choice", token=unknown[0], n=len(ids))
     if not tokens:
-        raise AnswerError("err.pick_one" if question.type == "single" else "err.pick_some")
+        raise AnswerError("quiz.err.pick_one" if question.type == "single" else "quiz.err.pick_some")
     picked = list(dict.fromkeys(tokens))
     if question.type == "single" and len(picked) > 1:
-        raise AnswerError("err.only_one")
+        raise AnswerError("quiz.err.only_one")
     return picked
 
 
@@ -100,7 +101,7 @@ def parse_rating(response: str | int | Rating) -> Rating:
     for rating, words in _RATING_WORDS.items():
         if word in words:
             return rating
-    raise AnswerError("err.rating")
+    raise AnswerError("quiz.err.rating")
 
 
 def expected_text(question: Question, lang: str) -> str:
@@ -143,12 +144,12 @@ def check_answer(question: Question, response: str | list[str] | int | Rating, l
         return Check(correct=None, answer_text=rating.name.lower(), expected=expected, rating=int(rating))
     text = str(response).strip()
     if not text:
-        raise AnswerError("err.empty")
+        raise AnswerError("quiz.err.empty")
     if isinstance(question, NumberQuestion):
         units = list(question.unit.values()) if question.unit else []
         readings = number_readings(text, units)
         if not readings:
-            raise AnswerError("err.not_a_number", token=text)
+            raise AnswerError("quiz.err.not_a_number", token=text)
         ok = [
             r
             for r in readings
