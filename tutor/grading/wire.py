@@ -50,6 +50,24 @@ class Permuted:
         self.base, self.dims = base, dims
 
 
+def _array_like(value: Any) -> dict | None:
+    """A tensor, a Tensor subclass (its data only, through the base class) or a numpy value, as a
+    wire tensor; None for anything else. Never calls a method the learner could have overridden."""
+    module = type(value).__module__ or ""
+    if not (module.startswith(("torch", "numpy")) or hasattr(value, "__torch_function__")):
+        return None
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return _tensor_to_wire(torch.Tensor.as_subclass(value, torch.Tensor))
+    if module == "numpy" and hasattr(value, "dtype"):
+        try:
+            return _tensor_to_wire(torch.as_tensor(value))
+        except (TypeError, RuntimeError):
+            return None
+    return None
+
+
 def encode(value: Any, depth: int = 0) -> Any:
     """`value` as JSON-ready plain data (used by both sides)."""
     if isinstance(value, Permuted):
@@ -66,21 +84,8 @@ def encode(value: Any, depth: int = 0) -> Any:
         return [encode(v, depth + 1) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: encode(v, depth + 1) for k, v in value.items()}
-    module = type(value).__module__ or ""
-    if module.startswith("torch") and type(value).__name__ in ("Tensor", "Parameter"):
-        return _tensor_to_wire(value)
-    if module == "numpy" and hasattr(value, "dtype"):
-        import torch
-
-        try:
-            return _tensor_to_wire(torch.as_tensor(value))
-        except (TypeError, RuntimeError):
-            pass
-    if hasattr(value, "__torch_function__"):  # a Tensor subclass: its data only, through the base class
-        import torch
-
-        if isinstance(value, torch.Tensor):
-            return _tensor_to_wire(torch.Tensor.as_subclass(value, torch.Tensor))
+    if (tensor := _array_like(value)) is not None:
+        return tensor
     text = object.__repr__(value)
     return {"__object__": type(value).__name__, "repr": text[:80]}
 
