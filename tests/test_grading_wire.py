@@ -1,0 +1,75 @@
+"""What crosses between the judge and the sandboxed worker: plain data only, checked on arrival."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from tutor.grading import wire
+
+
+def _round_trip(value):
+    return wire.loads(wire.dumps(value))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.bool])
+def test_tensors_keep_dtype_shape_and_every_value(dtype):
+    t = (torch.arange(24, dtype=torch.float64).reshape(2, 3, 4) - 7).to(dtype)
+    back = _round_trip(t)
+    assert back.dtype == dtype and back.shape == (2, 3, 4) and torch.equal(back, t)
+
+
+def test_a_view_is_sent_as_its_values_and_a_permuted_probe_arrives_as_a_view():
+    x = torch.randn(2, 3, 4)
+    assert torch.equal(_round_trip(x.transpose(1, 2)), x.transpose(1, 2))
+    arrived = _round_trip(wire.Permuted(x, (0, 2, 1)))
+    assert not arrived.is_contiguous() and torch.equal(arrived, x.permute(0, 2, 1))
+
+
+def test_a_tensor_subclass_arrives_as_a_plain_tensor_of_its_data():
+    class Liar(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return (
+                True if func is torch.equal else super().__torch_function__(func, types, args, kwargs or {})
+            )
+
+    x = torch.randn(3)
+    back = _round_trip(x.as_subclass(Liar))
+    assert type(back) is torch.Tensor and torch.equal(back, x)
+
+
+def test_numbers_nan_and_numpy_values_survive_json():
+    back = _round_trip(
+        {"nan": float("nan"), "inf": -math.inf, "big": 2**70, "np": np.float32(0.5), "xs": (1, "a")}
+    )
+    assert math.isnan(back["nan"]) and back["inf"] == -math.inf
+    assert isinstance(back["big"], wire.Opaque) and back["big"].type_name == "int"
+    assert back["np"].dtype == torch.float32 and float(back["np"]) == 0.5
+    assert back["xs"] == [1, "a"]
+
+
+def test_objects_arrive_as_their_type_name_only():
+    back = _round_trip(object())
+    assert isinstance(back, wire.Opaque) and back.type_name == "object"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"__tensor__": ["float32", [2, 2], "AAAA"]},  # 3 bytes for 4 floats
+        {"__tensor__": ["complex64", [1], "AAAAAAAAAAA="]},  # a dtype a probe never uses
+        {"__tensor__": ["float32", [-1], ""]},
+        {"__tensor__": ["float32", [2], "AAAAAAAAAAA="], "permute": [0, 0]},
+        {"__float__": "1e999"},
+        "[" * 5000 + "]" * 5000,
+    ],
+)
+def test_malformed_messages_are_refused(message):
+    raw = message if isinstance(message, str) else json.dumps(message)
+    with pytest.raises(wire.WireError):
+        wire.loads(raw.encode())
