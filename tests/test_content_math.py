@@ -192,13 +192,22 @@ def test_line_breaks_between_chinese_characters_are_dropped_not_turned_into_spac
     assert "一模一样" in prose and "'一\n样'" in prose  # code is left as written
 
 
+def test_a_line_break_beside_a_curly_quote_in_chinese_is_dropped_and_in_english_kept():
+    from tutor.content.markdown import join_cjk_lines
+
+    assert join_cjk_lines("对\n“白日依山尽”和\n“山依日白尽”") == "对“白日依山尽”和“山依日白尽”"
+    assert join_cjk_lines("叫做“位置”\n的东西") == "叫做“位置”的东西"
+    kept = "the “one”\n“two” and\n‘three’"
+    assert join_cjk_lines(kept) == kept
+
+
 def test_shipped_chinese_texts_have_no_soft_breaks_between_characters():
     import re
 
     from tutor.content.loader import load_course
     from tutor.settings import shipped_lessons_dir
 
-    soft = re.compile(r"[\u4e00-\u9fff，。：；！？、]\n[\u4e00-\u9fff，。：；！？、]")
+    soft = re.compile(r"[\u4e00-\u9fff，。：；！？、“”‘’]\n[\u4e00-\u9fff，。：；！？、“”‘’]")
     course = load_course(shipped_lessons_dir())
     texts = [s.body["zh"] for lesson in course.lessons for s in lesson.sections]
     texts += [q.explanation["zh"] for lesson in course.lessons for q in lesson.quiz]

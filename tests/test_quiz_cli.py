@@ -30,7 +30,7 @@ from tutor.progress.store import Store
 from tutor.quiz.numbers import format_number
 from tutor.quiz.schedule import review
 from tutor.quiz.texts import TEXTS
-from tutor.quiz.wrap import NO_LINE_START
+from tutor.wrap import NO_LINE_START
 
 WRONG = {qid: wrong for qid, _, wrong in ANSWERS}
 # choice ids of the tiny lesson that no text of it contains as a word: never to be seen on screen

@@ -1,5 +1,5 @@
 """What the quiz says, built once (tutor.quiz.feedback) for the terminal and the app, and how the
-plain terminal breaks its lines (tutor.quiz.wrap)."""
+plain terminal breaks its lines (tutor.wrap)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from rich.cells import cell_len
 from tutor.progress.store import Store
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines, review_when
 from tutor.quiz.session import Item, QuizSession
-from tutor.quiz.wrap import NO_LINE_END, NO_LINE_START, reflow, wrap
+from tutor.wrap import NO_LINE_END, NO_LINE_START, reflow, wrap
 
 RIGHT = {qid: right for qid, right, _ in ANSWERS}
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

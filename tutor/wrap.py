@@ -1,10 +1,11 @@
-"""Laying out quiz text: reflowing its source lines, and breaking lines for the plain terminal,
-measured in terminal cells (a Chinese character is two).
+"""Laying out text for a terminal: reflowing source lines, and where a line may break, measured in
+terminal cells (a Chinese character is two). The plain-terminal quiz breaks its lines with `wrap`;
+the app's prose (tutor.ui.prose) breaks Rich text at the same places (`breaks`).
 
-Quiz texts come from TOML, where authors break long lines; such a break is soft (`reflow`), as in
-Markdown. English and German break between words, never inside one (a word longer than the line is
-the only exception). Chinese breaks between any two characters, except that a line never starts
-with closing punctuation (，。、；：？！）」』…) and never ends with opening punctuation (（「『).
+Texts come from Markdown and TOML, where authors break long lines; such a break is soft (`reflow`).
+English and German break between words, never inside one (a word longer than the line is the only
+exception). Chinese breaks between any two characters, except that a line never starts with closing
+punctuation (，。、；：？！）」』…) and never ends with opening punctuation (（「『).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ NO_LINE_START = frozenset("，。、；：？！）」』〕〉》】｝〗〙�
 NO_LINE_END = frozenset("（「『〔〈《【｛〖〘“‘([{")
 
 
-def _wide(ch: str) -> bool:
+def wide(ch: str) -> bool:
+    """A double-width character: Chinese, Japanese, Korean, full-width punctuation."""
     return unicodedata.east_asian_width(ch) in "WF"
 
 
@@ -36,7 +38,7 @@ def _join_lines(lines: list[str]) -> str:
     out = ""
     for line in (raw.strip() for raw in lines):
         if out and line:
-            out += "\n" if _LIST_ITEM.match(line) else "" if _wide(out[-1]) or _wide(line[0]) else " "
+            out += "\n" if _LIST_ITEM.match(line) else "" if wide(out[-1]) or wide(line[0]) else " "
         out += line
     return out
 
@@ -46,7 +48,7 @@ def may_break_before(text: str, i: int) -> bool:
     before, after = text[i - 1], text[i]
     if after.isspace() or after in NO_LINE_START or before in NO_LINE_END:
         return False
-    return before.isspace() or _wide(before) or _wide(after)
+    return before.isspace() or wide(before) or wide(after)
 
 
 def _line_end(text: str, start: int, width: int) -> int:
@@ -64,17 +66,40 @@ def _line_end(text: str, start: int, width: int) -> int:
     return len(text)
 
 
+def breaks(line: str, width: int) -> list[int]:
+    """Where the lines of `line` (one paragraph, no line break in it) start after the first, to fit
+    in `width` cells. The spaces at a break stay at the end of the line above: strip them."""
+    if cell_len(line) <= width:
+        return []
+    out: list[int] = []
+    start = 0
+    while True:
+        end = _line_end(line, start, max(width, 2))
+        while end < len(line) and line[end] == " ":
+            end += 1
+        if end >= len(line):
+            return out
+        out.append(end)
+        start = end
+
+
+def widest_unit(line: str) -> int:
+    """The cells of the widest piece of `line` that no break may split (its longest word)."""
+    widest = piece = 0
+    for i, ch in enumerate(line):
+        if i and may_break_before(line, i):
+            piece = 0
+        piece += 0 if ch.isspace() else cell_len(ch)
+        widest = max(widest, piece)
+    return widest
+
+
 def wrap(text: str, width: int) -> list[str]:
     """`text` as lines of at most `width` cells; its own line breaks are kept."""
     lines: list[str] = []
     for paragraph in text.split("\n"):
         start = 0
-        while True:
-            end = _line_end(paragraph, start, max(width, 2))
+        for end in [*breaks(paragraph, width), len(paragraph)]:
             lines.append(paragraph[start:end].rstrip())
             start = end
-            while start < len(paragraph) and paragraph[start] == " ":
-                start += 1
-            if start >= len(paragraph):
-                break
     return lines

@@ -12,7 +12,7 @@ from typing import Literal, NamedTuple
 from tutor.content.schema import OpenQuestion, pick
 from tutor.quiz.session import Feedback, Item, QuizSession
 from tutor.quiz.texts import say
-from tutor.quiz.wrap import reflow
+from tutor.wrap import reflow
 
 Tone = Literal["right", "wrong", "rated", "warn", "why", "quiet", "plain"]
 
@@ -30,7 +30,7 @@ STYLE: dict[Tone, str] = {
 
 class Line(NamedTuple):
     tone: Tone
-    text: str  # one paragraph or more, its source line breaks reflowed (tutor.quiz.wrap.reflow)
+    text: str  # one paragraph or more, its source line breaks reflowed (tutor.wrap.reflow)
 
 
 def counter(session: QuizSession, item: Item, lang: str) -> str:

@@ -2,7 +2,7 @@
 
 Reads one line per answer from stdin through `console.input`, so it works over ssh and with a
 pipe (no TTY). When stdin is not a terminal the answers are echoed, so a transcript reads well.
-Every line is broken by tutor.quiz.wrap (whole words; Chinese between characters, never before
+Every line is broken by tutor.wrap (whole words; Chinese between characters, never before
 closing punctuation) at the terminal's width, at most `MAX_WIDTH` columns. Ctrl-D or Ctrl-C stops
 the sitting on a fresh line; everything answered is already saved. All of the quiz's own words
 come from tutor.quiz.texts in the session's language, its feedback from tutor.quiz.feedback.
@@ -22,7 +22,7 @@ from tutor.quiz.check import AnswerError, parse_rating
 from tutor.quiz.feedback import STYLE, Line, counter, feedback_lines, open_answer_lines
 from tutor.quiz.session import Feedback, Item, QuizSession, due_items
 from tutor.quiz.texts import say
-from tutor.quiz.wrap import reflow, wrap
+from tutor.wrap import reflow, wrap
 
 MAX_WIDTH = 100  # longer lines are hard to read, however wide the terminal
 EXIT_INTERRUPTED = 130  # the shell's code for a program stopped by Ctrl-C

@@ -20,9 +20,9 @@ from textual.widgets import Input, Markdown, Static
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
 from tutor.quiz.texts import say
-from tutor.quiz.wrap import reflow
 from tutor.ui.bindings import localise
 from tutor.ui.strings import t
+from tutor.wrap import reflow
 
 if TYPE_CHECKING:
     from tutor.quiz.session import Feedback, Item, QuizSession
