@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import string
 import subprocess
 from datetime import date, timedelta
 from pathlib import Path
@@ -29,7 +28,6 @@ from tutor.content.schema import (
 from tutor.progress.store import Store
 from tutor.quiz.numbers import format_number
 from tutor.quiz.schedule import review
-from tutor.quiz.texts import TEXTS
 from tutor.wrap import NO_LINE_START
 
 WRONG = {qid: wrong for qid, _, wrong in ANSWERS}
@@ -375,13 +373,3 @@ def test_the_quiz_speaks_the_chosen_language(home: Path) -> None:
     assert pick(lesson.title, "zh") in result.stdout and "测验：" in result.stdout
     assert pick(first.prompt, "zh")[:20] in result.stdout
     assert "✓ 正确" in result.stdout and "已停止。已答 1/" in result.stdout
-
-
-def test_every_quiz_text_exists_in_all_languages_with_the_same_placeholders() -> None:
-    for key, entry in TEXTS.items():
-        assert set(entry) == {"en", "de", "zh"}, key
-        fields = {
-            lang: sorted(f for _, f, _, _ in string.Formatter().parse(text) if f)
-            for lang, text in entry.items()
-        }
-        assert fields["de"] == fields["en"] == fields["zh"], key

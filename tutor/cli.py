@@ -100,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        from tutor.texts import say
+
+        print(say("cli.interrupted", ctx.lang), file=sys.stderr)
         return 130
     except BrokenPipeError:
         # the reader went away (`... | head`): stop quietly; point stdout at devnull so the

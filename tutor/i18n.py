@@ -33,10 +33,3 @@ def pick_lang(explicit: str | None = None) -> str:
     except ValueError:
         lang = None
     return lang or FALLBACK
-
-
-def localise(table: dict[str, dict[str, str]], key: str, lang: str, **values: object) -> str:
-    """`table[key]` in `lang`, falling back to English, with `values` filled in."""
-    entry = table[key]
-    text = entry.get(lang) or entry[FALLBACK]
-    return text.format(**values) if values else text

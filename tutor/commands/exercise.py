@@ -34,7 +34,9 @@ def run(args, ctx) -> int:
     from tutor.content.schema import pick
     from tutor.course import open_course
     from tutor.grading import service
+    from tutor.texts import say
 
+    lang = ctx.lang
     course = open_course(ctx.lessons_dir)
     if args.action == "list":
         return _list(course, ctx, args.json)
@@ -47,11 +49,8 @@ def run(args, ctx) -> int:
             path, created = service.start_exercise(ctx.home, ex)
         except OSError as err:  # an unwritable home, or a file where a folder should be
             raise TutorError(f"cannot create {path}: {err.strerror or err}") from None
-        if created:
-            print(f"Created {path}")
-        else:
-            print(f"Already started: {path} (your work is kept, nothing was overwritten)")
-        print(f"Edit it in your editor, then: python -m tutor grade {ex.id}   (--watch re-grades on save)")
+        print(say("ex.cli.created" if created else "ex.cli.already", lang, path=path))
+        print(say("ex.cli.next", lang, id=ex.id))
         return 0
     if args.action == "reset":
         if not path.exists():
@@ -59,25 +58,24 @@ def run(args, ctx) -> int:
         if not args.yes:
             if not sys.stdin.isatty():
                 raise TutorError("reset replaces your file with the starter; confirm with --yes")
-            reply = input(f"Replace {path} with the starter? Your file is kept as a .bak copy. [y/N] ")
+            reply = input(say("ex.cli.confirm_reset", lang, path=path))
             if reply.strip().lower() not in ("y", "yes", "j", "ja", "是"):
-                print("Nothing changed.")
+                print(say("ex.cli.nothing_changed", lang))
                 return 1
         try:
             path, backup = service.reset_exercise(ctx.home, ex)
         except OSError as err:
             raise TutorError(f"cannot restore the starter in {path}: {err.strerror or err}") from None
-        print(f"Restored the starter in {path}" + (f"; your previous file: {backup}" if backup else ""))
+        kept = say("ex.cli.backup", lang, path=backup) if backup else ""
+        print(say("ex.cli.restored", lang, path=path) + kept)
         return 0
     if args.action == "show":
-        print(f"{ex.id} — {pick(ex.title, ctx.lang)}\n")
-        print(pick(ex.task, ctx.lang).strip())
-        print(
-            f"\nYour file: {path}"
-            + ("" if path.exists() else f" (not started: python -m tutor exercise start {ex.id})")
-        )
+        print(f"{ex.id} — {pick(ex.title, lang)}\n")
+        print(pick(ex.task, lang).strip())
+        started = "" if path.exists() else say("ex.cli.not_started", lang, id=ex.id)
+        print(f"\n{say('ex.file', lang)}: {path}{started}")
         if ex.hints:
-            print(f"Hints: {len(ex.hints)} (python -m tutor grade {ex.id} --hint)")
+            print(say("ex.cli.hints", lang, n=len(ex.hints), id=ex.id))
         return 0
     with _store(ctx) as store:  # solution
         print(service.solution_text(store, ex), end="")
@@ -87,6 +85,7 @@ def run(args, ctx) -> int:
 def _list(course, ctx, as_json: bool) -> int:
     from tutor.content.schema import pick
     from tutor.grading import service
+    from tutor.texts import number, say
 
     with _store(ctx) as store:
         passed = store.passed_exercises()
@@ -110,11 +109,26 @@ def _list(course, ctx, as_json: bool) -> int:
     if as_json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
-    print(f"{'exercise':<16} {'state':<8} {'best':>7}  {'latest':<13} {'lesson':<14} title")
+    lang = ctx.lang
+    head = [say(f"ex.cli.col.{c}", lang) for c in ("exercise", "state", "best", "latest", "lesson", "title")]
+    print(_line(head))
     for r in rows:
-        top = f"{r['max_score']:g}"
-        best_score = f"{r['best_score']:g}/{top}" if r["best_score"] is not None else f"-/{top}"
-        last = f"{r['latest_status']} {r['latest_score']:g}/{top}" if r["latest_status"] else "-"
-        state = f"{r['state']} (imported)" if r["imported"] else r["state"]
-        print(f"{r['id']:<16} {state:<8} {best_score:>7}  {last:<13} {r['lesson']:<14} {r['title']}")
+        top = number(r["max_score"], lang)
+        best_score = f"{number(r['best_score'], lang)}/{top}" if r["best_score"] is not None else f"-/{top}"
+        status = say(f"grade.verdict.{r['latest_status']}", lang) if r["latest_status"] else ""
+        last = f"{status} {number(r['latest_score'], lang)}/{top}" if status else "-"
+        state = say(f"ex.cli.state.{r['state']}", lang)
+        state = say("ex.cli.imported", lang, state=state) if r["imported"] else state
+        print(_line([r["id"], state, best_score, last, r["lesson"], r["title"]]))
     return 0
+
+
+def _line(cells: list[str]) -> str:
+    """One row of the exercise list; widths in terminal cells, so Chinese lines up too."""
+    from rich.cells import cell_len
+
+    out = ""
+    for text, (width, right) in zip(cells, ((16, 0), (8, 0), (7, 1), (13, 0), (14, 0), (0, 0)), strict=True):
+        pad = " " * max(width - cell_len(text), 0)
+        out += (pad + text if right else text + pad) + (" " if width != 7 else "  ")
+    return out.rstrip()

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from tutor.errors import TutorError
+from tutor.texts import say
 
 HELP = "grade an exercise file (default: your workspace copy); --batch DIR grades a folder"
 
@@ -67,14 +68,15 @@ def run(args, ctx) -> int:
     with Store(ctx.home) as store:
         if args.hint is not None:
             number, text = service.reveal_hint(store, ex, args.hint or None, ctx.lang)
-            print(f"hint {number}/{len(ex.hints)}: {text}\n", file=sys.stderr if args.json else sys.stdout)
+            line = say("grade.hint_line", ctx.lang, n=number, total=len(ex.hints), text=text)
+            print(line + "\n", file=sys.stderr if args.json else sys.stdout)
 
         from tutor.grading.watch import stamp, watch_file
 
         last = {"code": 2}  # the exit code of the last grade that finished (kept through Ctrl-C)
 
         def once() -> None:
-            progress = _Progress(ex) if not args.json and sys.stderr.isatty() else None
+            progress = _Progress(ex, ctx.lang) if not args.json and sys.stderr.isatty() else None
             result = service.grade(ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress)
             if progress is not None:
                 progress.clear()
@@ -85,7 +87,7 @@ def run(args, ctx) -> int:
         once()
         if not args.watch:
             return last["code"]
-        print(f"watching {path} — save to re-grade, Ctrl-C to stop", file=sys.stderr)
+        print(say("grade.watching", ctx.lang, path=path), file=sys.stderr)
 
         def again() -> None:
             print("\n" + "─" * 60, file=sys.stderr)
@@ -94,16 +96,16 @@ def run(args, ctx) -> int:
         try:
             watch_file(path, again, since=before)
         except KeyboardInterrupt:
-            print("\nstopped watching", file=sys.stderr)
+            print("\n" + say("grade.stopped_watching", ctx.lang), file=sys.stderr)
         return last["code"]
 
 
 class _Progress:
     """One status line on a terminal while the checks run: `grading rope: 3/8 ✓✓✗`."""
 
-    def __init__(self, ex):
-        self.ex, self.marks = ex, ""
-        self._show("loading your file…")
+    def __init__(self, ex, lang: str):
+        self.ex, self.lang, self.marks = ex, lang, ""
+        self._show(say("grade.loading", lang))
 
     def __call__(self, event: dict) -> None:
         if event.get("event") == "check":
@@ -111,7 +113,7 @@ class _Progress:
             self._show(f"{len(self.marks)}/{len(self.ex.checks)} {self.marks}")
 
     def _show(self, text: str) -> None:
-        sys.stderr.write(f"\r\033[Kgrading {self.ex.id}: {text}")
+        sys.stderr.write("\r\033[K" + say("grade.busy", self.lang, id=self.ex.id, text=text))
         sys.stderr.flush()
 
     def clear(self) -> None:
@@ -125,7 +127,7 @@ def _print(result, ex, lang: str, as_json: bool, hints_seen: int | None = None) 
     if as_json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         if result.saved is False:
-            print("the grade was not saved: the progress store stayed busy", file=sys.stderr)
+            print(say("grade.not_saved", lang), file=sys.stderr)
     else:
         print(render(result, ex, lang, hints_seen))
     sys.stdout.flush()

@@ -53,6 +53,7 @@ def lesson_summaries(course, lang: str) -> list[dict]:
 
 def run(args, ctx) -> int:
     from tutor.course import open_course
+    from tutor.texts import say
 
     course = open_course(ctx.lessons_dir)
     summaries = lesson_summaries(course, ctx.lang)
@@ -62,13 +63,19 @@ def run(args, ctx) -> int:
         for item in summaries:
             print(f"{item['order']:>2}. {item['id']}: {item['title']}")
             for s in item["sections"]:
-                runs = f"  [experiment: {', '.join(s['experiments'])}]" if s["experiments"] else ""
+                runs = (
+                    "  " + say("cli.lessons.experiments", ctx.lang, names=s["experiments"])
+                    if s["experiments"]
+                    else ""
+                )
                 print(f"      {s['id']}: {s['title']}{runs}")
-            print(f"      quiz: {item['quiz_count']} question(s); exercises: {item['exercise_count']}"
-                  + (f" ({', '.join(item['exercises'])})" if item["exercises"] else ""))  # fmt: skip
+            counts = say(
+                "cli.lessons.counts", ctx.lang, quiz=item["quiz_count"], exercises=item["exercise_count"]
+            )
+            print(f"      {counts}" + (f" ({', '.join(item['exercises'])})" if item["exercises"] else ""))
         if not summaries:
-            print("no lessons loaded")
+            print(say("cli.lessons.none", ctx.lang))
     for folder in course.skipped:
         count = sum(1 for p in course.errors if folder in (p.file, *p.file.parents))
-        print(f"skipped {folder}: {count} error(s); run `python -m tutor check` for details", file=sys.stderr)
+        print(say("cli.lessons.skipped", ctx.lang, folder=folder, count=count), file=sys.stderr)
     return 0

@@ -28,20 +28,6 @@ HELP = "show progress per lesson; export, import or reset it"
 
 # Progress that came from --import is marked with MARK in the table and listed under it.
 MARK = "*"
-IMPORTED_TEXTS = {
-    "note": {
-        "en": "imported from a file, not done on this machine: {what}",
-        "de": "aus einer Datei importiert, nicht auf diesem Rechner erarbeitet: {what}",
-        "zh": "从文件导入，并非在本机完成：{what}",
-    },
-    "sections_read": {"en": "sections read {n}", "de": "gelesene Abschnitte {n}", "zh": "已读小节 {n}"},
-    "answered": {"en": "quiz answers {n}", "de": "Quizantworten {n}", "zh": "测验答案 {n}"},
-    "passed": {"en": "exercises passed {n}", "de": "bestandene Übungen {n}", "zh": "已通过练习 {n}"},
-    "reviews_due": {"en": "reviews due {n}", "de": "fällige Wiederholungen {n}", "zh": "待复习 {n}"},
-    "training_runs": {"en": "training runs {n}", "de": "Trainingsläufe {n}", "zh": "训练运行 {n}"},
-    "experiment_runs": {"en": "experiment runs {n}", "de": "Experimentläufe {n}", "zh": "实验运行 {n}"},
-    "last_location": {"en": "last place", "de": "letzter Ort", "zh": "上次位置"},
-}
 
 
 def add_arguments(parser) -> None:
@@ -57,49 +43,46 @@ def add_arguments(parser) -> None:
     parser.add_argument("--yes", action="store_true", help="with --reset: do not ask")
 
 
-def _confirm(store_path: Path) -> bool:
-    print(
-        f"Delete all progress in {store_path}? A backup is written first. Type 'yes' to confirm: ",
-        end="",
-        flush=True,
-    )
+def _confirm(store_path: Path, lang: str) -> bool:
+    from tutor.texts import say
+
+    print(say("progress.confirm", lang, path=store_path), end="", flush=True)
     try:
         answer = sys.stdin.readline()
     except (OSError, ValueError):
         answer = ""
     if not sys.stdin.isatty():
         print(answer.strip())
-    return answer.strip().lower() in ("yes", "y")
+    return answer.strip().lower() in ("yes", "y", "ja", "j", "是")
 
 
 def run(args, ctx) -> int:
     from tutor.errors import TutorError
     from tutor.progress import transfer
     from tutor.progress.store import Store
+    from tutor.texts import say
 
     if args.yes and not args.reset:
         raise TutorError("--yes only goes with --reset")
     store = Store(ctx.home)
     try:
         for notice in store.notices:
-            print(f"note: {notice}", file=sys.stderr)
+            print(say("cli.note", ctx.lang, text=notice), file=sys.stderr)
         if args.export:
             rows = transfer.export_file(store, args.export)
-            print(f"exported {rows} record(s) to {args.export}")
+            print(say("progress.exported", ctx.lang, n=rows, path=args.export))
             return 0
         if args.import_file:
             data = transfer.read_export(args.import_file)
             changed = transfer.import_data(store, data, source=str(args.import_file))
-            print(f"imported {changed} new or newer record(s) from {args.import_file}")
+            print(say("progress.imported_rows", ctx.lang, n=changed, path=args.import_file))
             return 0
         if args.reset:
-            if not args.yes and not _confirm(store.path):
-                print("nothing deleted")
+            if not args.yes and not _confirm(store.path, ctx.lang):
+                print(say("progress.nothing_deleted", ctx.lang))
                 return 1
             backup = transfer.reset(store)
-            print(
-                f"progress deleted; a backup of it is in {backup} (python -m tutor progress --import to restore)"
-            )
+            print(say("progress.deleted", ctx.lang, backup=backup))
             return 0
         return _show(store, ctx, args.json)
     finally:
@@ -109,13 +92,11 @@ def run(args, ctx) -> int:
 def _show(store, ctx, as_json: bool) -> int:
     from tutor.course import open_course
     from tutor.progress.summary import summarise
+    from tutor.texts import say
 
     course = open_course(ctx.lessons_dir)
     for folder in course.skipped:
-        print(
-            f"note: lesson folder {folder.name} has errors and is left out (python -m tutor check)",
-            file=sys.stderr,
-        )
+        print(say("cli.left_out", ctx.lang, name=folder.name), file=sys.stderr)
     summary = summarise(store, course.lessons, ctx.lang)
     if as_json:
         print(summary.model_dump_json(indent=2))
@@ -123,8 +104,6 @@ def _show(store, ctx, as_json: bool) -> int:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
-
-    from tutor.quiz.texts import say
 
     lang = ctx.lang
     table = Table(title=escape(say("progress.title", lang, path=store.path)), title_justify="left")
@@ -153,7 +132,7 @@ def _show(store, ctx, as_json: bool) -> int:
 
 def _imported_note(imported: ImportedProgress, lang: str) -> str | None:
     """One line listing what came from an import (the table marks it with MARK), or None."""
-    from tutor.i18n import localise
+    from tutor.texts import say
 
     lessons = imported.lessons.values()
     counts = {
@@ -165,5 +144,5 @@ def _imported_note(imported: ImportedProgress, lang: str) -> str | None:
         "experiment_runs": imported.experiment_runs,
         "last_location": int(imported.last_location),
     }
-    what = [localise(IMPORTED_TEXTS, key, lang, n=n) for key, n in counts.items() if n]
-    return f"{MARK} {localise(IMPORTED_TEXTS, 'note', lang, what=', '.join(what))}" if what else None
+    what = [say(f"progress.imported.{key}", lang, n=n) for key, n in counts.items() if n]
+    return f"{MARK} {say('progress.imported.note', lang, what=what)}" if what else None

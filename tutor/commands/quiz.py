@@ -53,7 +53,7 @@ def run(args, ctx) -> int:
     from tutor.quiz.session import QuizSession
     from tutor.quiz.status import NEW_PER_REVIEW
     from tutor.quiz.terminal import run_session
-    from tutor.quiz.texts import say
+    from tutor.texts import say
 
     new_limit = NEW_PER_REVIEW if args.new is None else args.new
     if new_limit < 0:
@@ -64,30 +64,27 @@ def run(args, ctx) -> int:
         raise TutorError("give either a LESSON or --review / --predict, not both")
     course = open_course(ctx.lessons_dir)
     for folder in course.skipped:
-        print(
-            f"note: lesson folder {folder.name} has errors and is left out (python -m tutor check)",
-            file=sys.stderr,
-        )
+        print(say("cli.left_out", ctx.lang, name=folder.name), file=sys.stderr)
     console = Console(highlight=False, soft_wrap=True)
     store = Store(ctx.home)
     try:
         for notice in store.notices:
-            print(f"note: {notice}", file=sys.stderr)
+            print(say("cli.note", ctx.lang, text=notice), file=sys.stderr)
         if args.review:
             session = QuizSession.for_review(store, course.lessons, new_limit=new_limit, lang=ctx.lang)
-            title = say("title.review", ctx.lang)
+            title = say("quiz.review", ctx.lang)
         elif args.predict:
             exercise = course.exercise(args.predict)
             lesson = next(l for l in course.lessons if exercise in l.exercises)  # noqa: E741
             session = QuizSession.for_predictions(store, lesson, exercise, lang=ctx.lang)
-            title = say("title.predict", ctx.lang, exercise=args.predict)
+            title = say("quiz.predict", ctx.lang, exercise=args.predict)
         else:
             lesson = find_lesson(course, args.lesson)
             if not lesson.quiz:
                 raise TutorError(f"lesson {lesson.id!r} has no quiz questions")
             session = QuizSession.for_lesson(store, lesson, lang=ctx.lang)
             store.set_last_location({"screen": "quiz", "lesson": lesson.id})
-            title = say("title.quiz", ctx.lang, title=pick(lesson.title, ctx.lang))
+            title = say("quiz.title", ctx.lang, title=pick(lesson.title, ctx.lang))
         return run_session(session, console, title, course.lessons)
     finally:
         store.close()

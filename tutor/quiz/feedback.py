@@ -11,7 +11,7 @@ from typing import Literal, NamedTuple
 
 from tutor.content.schema import OpenQuestion, pick
 from tutor.quiz.session import Feedback, Item, QuizSession
-from tutor.quiz.texts import say
+from tutor.texts import say
 from tutor.wrap import reflow
 
 Tone = Literal["right", "wrong", "rated", "warn", "why", "quiet", "plain"]
@@ -36,27 +36,27 @@ class Line(NamedTuple):
 def counter(session: QuizSession, item: Item, lang: str) -> str:
     """'3/6' for a question's first asking, 'again · 3/6' when a missed one comes back."""
     n, total = session.number(item), len(session.items)
-    return say("counter.again", lang, n=n, total=total) if session.is_repeat(item) else f"{n}/{total}"
+    return say("quiz.counter_again", lang, n=n, total=total) if session.is_repeat(item) else f"{n}/{total}"
 
 
 def review_when(due: datetime, now: datetime, lang: str) -> str:
     days = (due.date() - now.date()).days
     if days <= 0:
-        return say("today", lang)
-    return say("tomorrow", lang) if days == 1 else say("in_days", lang, n=days)
+        return say("quiz.today", lang)
+    return say("quiz.tomorrow", lang) if days == 1 else say("quiz.in_days", lang, n=days)
 
 
 def open_answer_lines(question: OpenQuestion, given: str | None, lang: str) -> list[Line]:
     """Before the self-rating: the learner's own answer beside the model answer."""
-    model = Line("plain", reflow(say("model_answer", lang, answer=pick(question.model_answer, lang))))
-    return [Line("plain", reflow(say("your_answer", lang, answer=given))), model] if given else [model]
+    model = Line("plain", reflow(say("quiz.model_answer", lang, answer=pick(question.model_answer, lang))))
+    return [Line("plain", reflow(say("quiz.your_answer", lang, answer=given))), model] if given else [model]
 
 
 def _verdict(fb: Feedback, lang: str) -> Line:
     if fb.correct is None:
-        rated = say("rated", lang, rating=say(f"rating.{fb.rating}", lang))
+        rated = say("quiz.rated", lang, rating=say(f"quiz.rating.{fb.rating}", lang))
         return Line("warn" if fb.missed else "rated", rated)
-    return Line("right", say("right", lang)) if fb.correct else Line("wrong", say("wrong", lang))
+    return Line("right", say("quiz.right", lang)) if fb.correct else Line("wrong", say("quiz.wrong", lang))
 
 
 def feedback_lines(fb: Feedback, lang: str, now: datetime) -> list[Line]:
@@ -64,21 +64,21 @@ def feedback_lines(fb: Feedback, lang: str, now: datetime) -> list[Line]:
     (An open question's own and model answers are `open_answer_lines`, shown before the rating.)"""
     lines = [_verdict(fb, lang)]
     if fb.understood:
-        lines.append(Line("quiet", say("read_as", lang, value=fb.understood)))
+        lines.append(Line("quiet", say("quiz.read_as", lang, value=fb.understood)))
     if fb.correct is False:
-        lines.append(Line("plain", reflow(say("the_answer", lang, answer=fb.expected))))
+        lines.append(Line("plain", reflow(say("quiz.the_answer", lang, answer=fb.expected))))
     lines += [
-        Line("why", reflow(say("why_not", lang, choice=c.text, why=c.why)))
+        Line("why", reflow(say("quiz.why_not", lang, choice=c.text, why=c.why)))
         for c in fb.choices
         if c.picked and c.why
     ]
     if fb.explanation:
         lines.append(Line("plain", reflow(fb.explanation)))
     if fb.go_back:
-        lines.append(Line("warn", say("go_back", lang, n=fb.misses_in_row, title=fb.go_back.title)))
+        lines.append(Line("warn", say("quiz.go_back", lang, n=fb.misses_in_row, title=fb.go_back.title)))
     elif fb.again_later:
-        lines.append(Line("quiet", say("comes_back", lang)))
+        lines.append(Line("quiet", say("quiz.comes_back", lang)))
     if fb.due:
         when = review_when(fb.due, now, lang)
-        lines.append(Line("quiet", say("next_review", lang, when=when, date=fb.due.date().isoformat())))
+        lines.append(Line("quiet", say("quiz.next_review", lang, when=when, date=fb.due.date().isoformat())))
     return lines

@@ -5,7 +5,7 @@ pipe (no TTY). When stdin is not a terminal the answers are echoed, so a transcr
 Every line is broken by tutor.wrap (whole words; Chinese between characters, never before
 closing punctuation) at the terminal's width, at most `MAX_WIDTH` columns. Ctrl-D or Ctrl-C stops
 the sitting on a fresh line; everything answered is already saved. All of the quiz's own words
-come from tutor.quiz.texts in the session's language, its feedback from tutor.quiz.feedback.
+come from the catalogue (tutor.texts) in the session's language, its feedback from tutor.quiz.feedback.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tutor.content.schema import Lesson, MultipleChoice, OpenQuestion, SingleCho
 from tutor.quiz.check import AnswerError, parse_rating
 from tutor.quiz.feedback import STYLE, Line, counter, feedback_lines, open_answer_lines
 from tutor.quiz.session import Feedback, Item, QuizSession, due_items
-from tutor.quiz.texts import say
+from tutor.texts import say
 from tutor.wrap import reflow, wrap
 
 MAX_WIDTH = 100  # longer lines are hard to read, however wide the terminal
@@ -74,22 +74,20 @@ class _Terminal:
             for i, choice in enumerate(q.choices, 1):
                 self.out(pick(choice.text, self.lang), label=f"{i}) ")
         if getattr(q, "unit", None):
-            self.out(self.say("unit", unit=pick(q.unit, self.lang)), "dim")
+            self.out(self.say("quiz.unit", unit=pick(q.unit, self.lang)), "dim")
 
     def answer(self, item: Item) -> Feedback:
         q = item.question
-        key = {"multiple": "prompt.multiple", "single": "prompt.single", "open": "prompt.open"}.get(
-            q.type, "prompt.text"
-        )
+        key = f"quiz.prompt.{q.type if q.type in ('multiple', 'single', 'open') else 'text'}"
         used_hint = False
         while True:
             text = self.ask(key)
             if text == "?":
                 if q.hint:
-                    self.out(self.say("hint", hint=pick(q.hint, self.lang)), "yellow")
+                    self.out(self.say("quiz.hint", hint=pick(q.hint, self.lang)), "yellow")
                     used_hint = True
                 else:
-                    self.out(self.say("no_hint"), "dim")
+                    self.out(self.say("quiz.no_hint"), "dim")
                 continue
             if isinstance(q, OpenQuestion):
                 self.lines(open_answer_lines(q, text or None, self.lang))
@@ -97,11 +95,11 @@ class _Terminal:
             try:
                 return self.session.answer(text, used_hint=used_hint)
             except AnswerError as err:
-                self.out(err.text(self.lang) + (f" — {self.say('try_hint')}" if q.hint else ""), "red")
+                self.out(err.text(self.lang) + (f" — {self.say('quiz.try_hint')}" if q.hint else ""), "red")
 
     def rating(self) -> str:
         while True:
-            rating = self.ask("prompt.rating")
+            rating = self.ask("quiz.prompt.rating")
             try:
                 parse_rating(rating)
             except AnswerError as err:
@@ -115,38 +113,40 @@ class _Terminal:
         session, score = self.session, self.session.score()
         self.console.print()
         if stopped:
-            self.out(self.say("stopped", answered=score.answered, total=score.total), indent=0)
+            self.out(self.say("quiz.stopped", answered=score.answered, total=score.total), indent=0)
         elif session.mode == "predict":
-            self.out(self.say("unlocked"), "bold green", indent=0)
+            self.out(self.say("quiz.unlocked"), "bold green", indent=0)
         if score.answered and session.mode != "predict":
             percent = f"{score.percent:.0f}"
             self.out(
-                self.say("score", correct=score.correct, total=score.total, percent=percent), "bold", indent=0
+                self.say("quiz.score", correct=score.correct, total=score.total, percent=percent),
+                "bold",
+                indent=0,
             )
         for pointer in score.go_back:
-            self.out(self.say("reread", title=pointer.title, lesson=pointer.lesson))
+            self.out(self.say("quiz.reread", title=pointer.title, lesson=pointer.lesson))
         due = due_items(session.store, self.lessons, session.now())
         if due:
-            self.out(self.say("due_today", n=len(due)), "dim", indent=0)
+            self.out(self.say("quiz.due_today", n=len(due)), "dim", indent=0)
 
     def intro(self) -> None:
         session = self.session
-        intro = self.say("intro", n=len(session.items))
+        intro = self.say("quiz.intro", n=len(session.items))
         if session.plan is not None:
-            intro = f"{self.say('plan', due=len(session.plan.due), new=len(session.plan.new))}. {intro}"
+            intro = f"{self.say('quiz.plan', due=len(session.plan.due), new=len(session.plan.new))}. {intro}"
         self.out(intro, "dim", indent=0)
         if session.answered:
-            self.out(self.say("resumed", answered=session.answered, total=len(session.items)), indent=0)
+            self.out(self.say("quiz.resumed", answered=session.answered, total=len(session.items)), indent=0)
 
     def nothing_to_ask(self) -> None:
         session = self.session
         if session.mode == "predict":
-            self.out(self.say("already_unlocked"), indent=0)
+            self.out(self.say("quiz.already_unlocked"), indent=0)
             return
         known = {(lesson.id, q.id) for lesson in self.lessons for q in lesson.quiz}
         upcoming = [s for s in session.store.review_states() if (s.lesson, s.question) in known]
-        nxt = " " + self.say("next_due", date=upcoming[0].due.date().isoformat()) if upcoming else ""
-        self.out(self.say("nothing_due") + nxt, indent=0)
+        nxt = " " + self.say("quiz.next_due", date=upcoming[0].due.date().isoformat()) if upcoming else ""
+        self.out(self.say("quiz.nothing_due") + nxt, indent=0)
 
     def run(self, title: str) -> int:
         session = self.session
@@ -161,7 +161,7 @@ class _Terminal:
                 if session.second_round and not round_two:
                     round_two = True
                     self.console.print()
-                    self.out(self.say("second_round"), "bold", indent=0)
+                    self.out(self.say("quiz.second_round"), "bold", indent=0)
                 self.question(item)
                 self.lines(feedback_lines(self.answer(item), self.lang, session.now()))
         except _Stop:

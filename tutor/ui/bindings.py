@@ -1,5 +1,5 @@
 """Footer and help labels in the learner's language: every Binding carries an id, and the id names
-its label in strings.py ("key.<id>"); the key itself stays remappable through the id."""
+its label in the catalogue (tutor.texts) ("key.<id>"); the key itself stays remappable through the id."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from textual.dom import DOMNode
 
-from tutor.ui.strings import has, t
+from tutor.texts import has, say
 
 
 def localise(node: DOMNode, lang: str) -> None:
@@ -15,6 +15,6 @@ def localise(node: DOMNode, lang: str) -> None:
     table = node._bindings.key_to_bindings
     for key, bindings in table.items():
         table[key] = [
-            replace(b, description=t(f"key.{b.id}", lang)) if b.id and has(f"key.{b.id}") else b
+            replace(b, description=say(f"key.{b.id}", lang)) if b.id and has(f"key.{b.id}") else b
             for b in bindings
         ]

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
+from tutor.texts import say
 from tutor.ui.bindings import localise
-from tutor.ui.strings import t
 from tutor.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ class TutorScreen(Screen):
         return self.tutor.lang
 
     def t(self, key: str, **values: object) -> str:
-        return t(key, self.lang, **values)
+        return say(key, self.lang, **values)
 
     def on_mount(self) -> None:
         for name in WATCHED:

@@ -109,7 +109,7 @@ class ExerciseScreen(TutorScreen):
         self._show_hints()
         if self.result is not None:
             self._show_result(self.result)
-        self.query_one("#ex-output", Collapsible).title = self.t("ex.output")
+        self.query_one("#ex-output", Collapsible).title = self.t("grade.output")
 
     def _start(self, ex) -> None:
         from tutor.grading.service import start_exercise
@@ -293,7 +293,9 @@ class ExerciseScreen(TutorScreen):
         if result.status == "pass":
             self._status(self.t("ex.pass", score=score, max=top), "green")
         else:
-            self._status(self.t("ex.fail", score=score, max=top, status=result.status), "red")
+            self._status(
+                self.t("ex.fail", score=score, max=top, status=self.t(f"grade.verdict.{result.status}")), "red"
+            )
         table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
         table.add_column(width=1)
         table.add_column(ratio=1)
@@ -304,8 +306,9 @@ class ExerciseScreen(TutorScreen):
             head = Text(f"{title}", style=f"bold {colour}" if check is first else colour)
             body = Text()
             if check.status != "pass":
-                if check.message:
-                    body.append(check.message + "\n")
+                message = self.t("grade.not_run") if check.status == "skipped" else check.message
+                if message:
+                    body.append(message + "\n")
                 if check.hint:
                     body.append(f"💡 {check.hint}", style="italic")
             table.add_row(Text(_ICON.get(check.status, "?"), style=colour), head)
@@ -313,7 +316,7 @@ class ExerciseScreen(TutorScreen):
                 table.add_row("", body)
         level = result.isolation.get("level", "none")
         if level != "none":
-            table.add_row("", Text(self.t("ex.isolation", level=level), style="dim"))
+            table.add_row("", Text(self.t("ex.isolation", level=self.t(f"grade.level.{level}")), style="dim"))
         self.query_one("#ex-checks", Static).update(table)
         output = result.output.strip()
         self.query_one("#ex-output").display = bool(output)

@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from tutor.ui.strings import t
+from tutor.texts import say
 
 
 def _rows(bindings, app: App) -> list[tuple[str, str]]:
@@ -33,23 +33,23 @@ class HelpScreen(ModalScreen):
                 here.extend(b for b in bindings if b.id)
         # with an id: ours, labelled in the learner's language (Textual's own ctrl+p says "palette")
         everywhere = [b for bs in app._bindings.key_to_bindings.values() for b in bs if b.id]
-        everywhere.append(Binding(app.COMMAND_PALETTE_BINDING, "command_palette", t("key.palette", lang)))
+        everywhere.append(Binding(app.COMMAND_PALETTE_BINDING, "command_palette", say("key.palette", lang)))
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
         table.add_column(style="bold")
         table.add_column()
-        table.add_row(f"[u]{t('help.here', lang)}[/]", "")
+        table.add_row(f"[u]{say('help.here', lang)}[/]", "")
         seen = set()
         for key, desc in _rows(here, app):
             if (key, desc) not in seen:
                 seen.add((key, desc))
                 table.add_row(key, desc)
         table.add_row("", "")
-        table.add_row(f"[u]{t('help.global', lang)}[/]", "")
+        table.add_row(f"[u]{say('help.global', lang)}[/]", "")
         for key, desc in _rows(everywhere, app):
             table.add_row(key, desc)
         self._table = table
-        self._title = t("help.title", lang)
-        self._close = t("help.close", lang)
+        self._title = say("help.title", lang)
+        self._close = say("help.close", lang)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help") as box:

@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from tutor.quiz.texts import say
+from tutor.texts import say
 from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
@@ -110,7 +110,7 @@ class HomeScreen(TutorScreen):
 
         plan = review_plan(self.tutor.store, self.tutor.lessons, self.tutor.store.now())
         line = self.t("home.due", n=len(plan.due)) if plan.due else self.t("home.nothing_due")
-        return f"{line} · {say('new_waiting', self.lang, n=len(plan.new))}" if plan.new else line
+        return f"{line} · {say('quiz.new_waiting', self.lang, n=len(plan.new))}" if plan.new else line
 
     def _show_errors(self) -> None:
         panel = self.query_one("#home-errors", Static)

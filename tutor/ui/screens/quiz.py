@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tutor.content.schema import Lesson, pick
-from tutor.quiz.texts import say
+from tutor.texts import say
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.state import Tutor
 from tutor.ui.widgets.key_bar import KeyBar
@@ -58,12 +58,12 @@ class QuizScreen(TutorScreen):
 
     def _title(self) -> str:
         if self.lesson is not None:
-            return self.t("quiz.title", lesson=pick(self.lesson.title, self.lang))
+            return self.t("quiz.title", title=pick(self.lesson.title, self.lang))
         plan = self.session.plan if self.session is not None else None
-        title = say("title.review", self.lang)
+        title = say("quiz.review", self.lang)
         if plan is None:
             return title
-        return f"{title} · {say('plan', self.lang, due=len(plan.due), new=len(plan.new))}"
+        return f"{title} · {say('quiz.plan', self.lang, due=len(plan.due), new=len(plan.new))}"
 
     def refresh_content(self) -> None:
         title = self.query_one("#quiz-title", Static)

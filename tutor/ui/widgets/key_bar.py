@@ -10,7 +10,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
-from tutor.ui.strings import t
+from tutor.texts import say
 
 
 class KeyBar(Static):
@@ -45,7 +45,7 @@ class KeyBar(Static):
             ends.append(len(text))
         lang = getattr(app, "lang", "en")
         text.append(" ^p ", style=f"bold {accent}")
-        text.append(t("key.palette", lang))
+        text.append(say("key.palette", lang))
         ends.append(len(text))
         width = self.size.width
         if width and text.cell_len > width:

@@ -19,9 +19,8 @@ from textual.widgets import Input, Markdown, Static
 
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
-from tutor.quiz.texts import say
+from tutor.texts import say
 from tutor.ui.bindings import localise
-from tutor.ui.strings import t
 from tutor.wrap import reflow
 
 if TYPE_CHECKING:
@@ -108,10 +107,10 @@ class QuizPanel(Vertical):
     def _help_text(self) -> str:
         q = self.item.question
         if self.state == "rating":
-            return t("quiz.rate", self.lang)
+            return say("quiz.rate", self.lang)
         if isinstance(q, SingleChoice | MultipleChoice):
-            return t("quiz.choices_help", self.lang)
-        return t("quiz.open_help" if isinstance(q, OpenQuestion) else "quiz.answer", self.lang)
+            return say("quiz.choices_help", self.lang)
+        return say("quiz.open_help" if isinstance(q, OpenQuestion) else "quiz.answer", self.lang)
 
     def _hint(self) -> str:
         item = self.item
@@ -120,7 +119,7 @@ class QuizPanel(Vertical):
     def _show_hint(self) -> None:
         """The hint line (once asked for) and the hint key (only while there is a hint to show)."""
         box = self.query_one(".q-hint", Static)
-        box.update(Text(say("hint", self.lang, hint=self._hint())) if self.used_hint else "")
+        box.update(Text(say("quiz.hint", self.lang, hint=self._hint())) if self.used_hint else "")
         box.display = self.used_hint
         self.refresh_bindings()
 
@@ -192,7 +191,7 @@ class QuizPanel(Vertical):
         if isinstance(question, OpenQuestion):  # the learner's own answer stays beside the model answer
             lines = [*open_answer_lines(question, self.note, lang), *lines]
         self.query_one(".q-feedback", Markdown).update(as_markdown(lines))
-        self.query_one(".q-help", Static).update(t("quiz.next", lang))
+        self.query_one(".q-help", Static).update(say("quiz.next", lang))
 
     def _done(self) -> None:
         self.state = "done"
@@ -205,9 +204,9 @@ class QuizPanel(Vertical):
         score = self.session.score()
         self.query_one(".q-counter", Static).update("")
         if score.total == 0:
-            text = t("quiz.empty", self.lang)
+            text = say("quiz.empty", self.lang)
         else:
-            text = t("quiz.done", self.lang, correct=score.correct, total=score.total)
+            text = say("quiz.done", self.lang, correct=score.correct, total=score.total)
         self.query_one(".q-prompt", Markdown).update(f"**{text}**")
         self.query_one(".q-help", Static).update("")
         self.query_one(".q-answer", Input).disabled = True

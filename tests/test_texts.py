@@ -1,0 +1,286 @@
+"""The one catalogue of the tutor's own words (tutor/texts/*.toml): complete in every language, every
+key the code asks for exists, every key is asked for, and German and Chinese output holds no English."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import string
+from collections import Counter
+
+import pytest
+from conftest import ROOT
+from rich.console import Console
+
+from tutor.experiments import render
+from tutor.experiments.params import TrainCompareParams
+from tutor.experiments.registry import get_registry
+from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, TextPanel
+from tutor.experiments.runner import run_quick
+from tutor.i18n import LANGS
+from tutor.texts import catalogue, number, say
+
+# calls whose first argument is a catalogue key
+LOOKUPS = {"say", "t", "_say", "has", "Msg", "AnswerError"}
+
+
+def _fields(text: str) -> Counter:
+    return Counter((f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None)
+
+
+def test_every_key_is_in_every_language_with_the_same_placeholders():
+    en = catalogue("en")
+    for lang in LANGS:
+        table = catalogue(lang)
+        assert set(table) == set(en), f"{lang}: missing {set(en) - set(table)}, extra {set(table) - set(en)}"
+        for key, text in table.items():
+            assert isinstance(text, str) and text, (lang, key)
+            assert _fields(text) == _fields(en[key]), (lang, key, text)
+
+
+def test_numbers_are_written_the_languages_way():
+    assert [number(262656, lang) for lang in LANGS] == ["262,656", "262.656", "262,656"]
+    assert [number(0.5586, lang) for lang in LANGS] == ["0.5586", "0,5586", "0.5586"]
+    assert number(2.38e-6, "de", 2) == "2,4e-06" and number(0.0, "en") == "0"
+    assert say("run.done", "de", s=1.25) == "fertig in 1,2 s"
+    assert say("exp.params.same", "de", n=1050624, total=1050624).startswith("Jede Kopfzahl ergibt 1.050.624")
+    assert Msg("exp.alibi.map", head=2, m=Num(0.25)).in_lang("zh") == "第 2 个头，m = 0.25"
+
+
+def test_the_settled_terms_are_used_throughout():
+    de, zh = catalogue("de"), catalogue("zh")
+    assert not [k for k, v in de.items() if "Musterlösung" in v or "Punktwert" in v]
+    hints = ("key.hint", "quiz.hint", "quiz.no_hint", "quiz.try_hint", "grade.hint", "ex.hints", "grade.more_hints")
+    assert all("Tipp" in de[k] for k in hints)  # a hint is a Tipp ("Hinweis:" is a note)
+    assert not [k for k, v in zh.items() if "重做" in v or "再来" in v or "“" in v or "”" in v]
+    assert "Musterantwort" in de["quiz.model_answer"] and "重来" in zh["quiz.rating.1"]
+
+
+# --- the code and the catalogue agree (read from the source, nothing imported) ---
+
+
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level NAME = "text" (and A, B = "x", "y"), so f"{TEXT}col.{c}" resolves to a key pattern."""
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            pairs = (
+                zip(target.elts, value.elts, strict=False)
+                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+                else [(target, value)]
+            )
+            for name, const in pairs:
+                if isinstance(name, ast.Name) and isinstance(const, ast.Constant) and isinstance(const.value, str):
+                    found[name.id] = const.value
+    return found
+
+
+def _pattern(node: ast.AST, consts: dict[str, str]) -> str | None:
+    """A key as a glob ('exp.heads.step.*'), or None where it is not written in the source."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in consts:
+        return consts[node.id]
+    if isinstance(node, ast.JoinedStr):
+        out = ""
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                out += str(part.value)
+            elif isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name):
+                out += consts.get(part.value.id, "*")
+            else:
+                out += "*"
+        return out
+    return None
+
+
+def _keys_in_code() -> tuple[list[tuple[str, str]], set[str], list[str]]:
+    """(keys asked for by lookup calls with where, every string constant, every f-string key pattern)."""
+    asked: list[tuple[str, str]] = []
+    constants: set[str] = set()
+    patterns: list[str] = []
+    for file in sorted((ROOT / "tutor").rglob("*.py")):
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        consts = _constants(tree)
+        where = str(file.relative_to(ROOT))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                constants.add(node.value)
+            if isinstance(node, ast.JoinedStr) and (p := _pattern(node, consts)) and "." in p.split("*")[0]:
+                patterns.append(p)
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            first = node.args[0]
+            options = [first.body, first.orelse] if isinstance(first, ast.IfExp) else [first]
+            if name in LOOKUPS:
+                asked += [(p, f"{where}:{node.lineno}") for o in options if (p := _pattern(o, consts))]
+            elif name == "columns" and (prefix := _pattern(first, consts)):
+                for arg in node.args[1:]:
+                    if isinstance(arg, ast.Constant) and not arg.value.startswith("="):
+                        asked.append((prefix + arg.value, f"{where}:{node.lineno}"))
+                        constants.add(prefix + arg.value)
+    return asked, constants, patterns
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    return re.compile(".+".join(re.escape(part) for part in pattern.split("*")))
+
+
+def test_every_key_the_code_asks_for_exists():
+    keys = set(catalogue("en"))
+    asked, _, _ = _keys_in_code()
+    assert len(asked) > 150
+    missing = [
+        f"{where}: {key}"
+        for key, where in asked
+        if key.strip("*") and not (key in keys if "*" not in key else any(_glob(key).fullmatch(k) for k in keys))
+    ]
+    assert not missing, "\n".join(missing)
+
+
+def test_every_key_in_the_catalogue_is_used():
+    """A text no code asks for is dead; metric and term keys are checked against live runs below."""
+    _, constants, patterns = _keys_in_code()
+    globs = [_glob(p) for p in patterns if not p.startswith("*")]
+    unused = [
+        key
+        for key in catalogue("en")
+        if not key.startswith(("metric.", "term."))
+        and key not in constants
+        and not any(g.fullmatch(key) for g in globs)
+    ]
+    assert not unused, unused
+
+
+# --- experiment output in German and Chinese holds no English ---
+
+# Words the output may hold besides its language's own: names, and for Chinese the terms its lessons
+# keep in English. German is written in the same letters as English: a German word must come from the
+# German catalogue (so an English sentence written into the code is caught, the words of the German
+# texts are not).
+NAMES = {"RoPE", "ALiBi", "YaRN", "PyTorch", "proj"}  # proj: the output projection's name in the model
+ZH_TERMS = {"softmax", "logit", "query"}
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-zÄÖÜäöüß]+", text))
+
+
+def _english_left(text: str, lang: str, experiment: str) -> list[str]:
+    """Catalogue English in `text`, and words of 4+ letters that are neither the language's own,
+    names nor code."""
+    left = []
+    for key, english in catalogue("en").items():
+        if english == catalogue(lang)[key]:
+            continue  # the same in both languages: a name or a formula
+        for chunk in re.split(r"\{[^}]*\}", english):
+            english_words = set(re.findall(r"[A-Za-z]{4,}", chunk)) - NAMES
+            if len(chunk.strip()) >= 8 and english_words and chunk.strip() in text:
+                left.append(f"{key}: {chunk.strip()!r}")
+    text = text.replace(experiment, "")
+    # code stays code: a name called or reached through a dot (Linear(…), nn.MultiheadAttention, .view)
+    text = re.sub(r"[A-Za-z_][\w.]*\(|\.\w+", " ", text)
+    own = _words(" ".join(catalogue("de").values())) if lang == "de" else ZH_TERMS
+    for word in re.findall(r"\w+", text):  # whole words: n_embd, float32 and Köpfe are not English words
+        if re.fullmatch(r"[A-Za-z]{4,}", word) and word not in own | NAMES:
+            left.append(word)
+    return left
+
+
+def _shown(result: Result, lang: str) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())  # wide: no word is cut
+    console.print(render.render_result(result, lang))
+    return console.export_text()
+
+
+def _train_compare(vary: str) -> Result:
+    """train-compare's Result from two finished runs, both overfitting (no training needed)."""
+    from tutor.experiments.training import compare_runs, run_label
+
+    p = TrainCompareParams(vary=vary, heads=[1, 4], pos=["learned", "none"], steps=100)
+    done = [
+        {"label": run_label(h, pos, vary).model_dump(), "slug": slug, "val_loss": loss, "params": 1000,
+         "seconds": 12.5, "curve": [[50, 3.0, loss - 0.1], [100, 2.9, loss]], "stored": h == 1}
+        for (slug, h, pos), loss in zip(p.runs(), (2.5, 2.4), strict=True)
+    ]  # fmt: skip
+    return compare_runs(p, done)
+
+
+EXPERIMENTS = [name for name, spec in get_registry().items() if not spec.long]
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, Result]:
+    out = {name: run_quick(name) for name in EXPERIMENTS}
+    out["alibi-6"] = run_quick("alibi", {"n_head": 12, "T": 4})  # the other rule, and "more heads"
+    out["train-compare"] = _train_compare("heads")
+    out["train-compare-pos"] = _train_compare("pos")
+    return out
+
+
+@pytest.mark.parametrize("lang", ["de", "zh"])
+def test_experiment_output_in_german_and_chinese_holds_no_english(results, lang):
+    for name, result in results.items():
+        text = _shown(result, lang)
+        assert not _english_left(text, lang, result.experiment), (name, text)
+        english = _shown(result, "en")
+        assert text != english and "Headline numbers" in english, name
+
+
+def test_every_headline_number_has_a_label_and_every_label_a_metric(results):
+    labels = [key for key in catalogue("en") if key.startswith("metric.")]
+    used = set()
+    for result in results.values():
+        for name in result.metrics:
+            label = render.metric_label(result.experiment, name)
+            assert isinstance(label, Msg), (result.experiment, name)
+            used.add(label.key)
+    assert set(labels) == used
+    assert render.metric_label("permutation", "gap_L1_nopos").in_lang("en") == "logit gap, 1-layer model, no positions"
+    assert render.metric_label("context-scaling", "loss_4x_yarn").in_lang("de") == "Verlust bei 4-facher Länge, YaRN"
+
+
+def test_the_cli_prints_experiments_in_the_learners_language(tmp_path):
+    import subprocess
+
+    from conftest import PYTHON, run_tutor_env
+
+    for lang, expect in (("de", "Steigung m"), ("zh", "斜率 m")):
+        proc = subprocess.run(
+            [PYTHON, "-m", "tutor", "experiment", "alibi", "--set", "n_head=4", "--lang", lang],
+            env=run_tutor_env(tmp_path), cwd=ROOT, capture_output=True, text=True, encoding="utf-8", timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert expect in proc.stdout and not _english_left(proc.stdout, lang, "alibi"), proc.stdout
+
+
+def test_the_prose_names_columns_that_exist(results):
+    """The lessons point at a column by its name: it must be on screen under that name."""
+    shown = {lang: results["rope-relative"].shown(lang).panels[0].columns for lang in LANGS}
+    assert any(c.startswith("spread") for c in shown["en"])
+    assert any(c.startswith("Streuung") for c in shown["de"])
+    assert any(c.startswith("波动") for c in shown["zh"])
+    prose = {lang: (ROOT / "lessons" / "03-rope-alibi" / f"{lang}.md").read_text(encoding="utf-8") for lang in LANGS}
+    assert "spread column" in prose["en"] and "Spalte mit der Streuung" in prose["de"] and "「波动」那一列" in prose["zh"]
+
+
+def test_a_result_is_shown_again_in_another_language_without_running_again():
+    result = Result(
+        experiment="x",
+        params={},
+        metrics={},
+        panels=[
+            TablePanel(title=Msg("exp.shuffle.diff"), columns=[Msg("exp.col.layer")], rows=[[Num(0.5)]]),
+            SeriesPanel(title="s", series=[Series(name=Msg("exp.dk-scaling.unscaled"), x=[1.0], y=[2.0])]),
+            TextPanel(title=Msg("exp.reading"), text=Msg("exp.shuffle.note")),
+        ],
+    )
+    again = Result.model_validate_json(result.model_dump_json())  # as the app's child process sends it
+    assert again == result
+    de = again.shown("de")
+    assert de.panels[0].title.startswith("Größte Abweichung") and de.panels[0].rows == [["0,5"]]
+    assert de.panels[1].series[0].name == "unskaliert" and de.panels[2].title == "So liest du die Tabelle"
+    assert set(de.model_dump(mode="json")) == {"experiment", "params", "metrics", "panels", "duration_s"}
