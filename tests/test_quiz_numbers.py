@@ -150,7 +150,7 @@ def test_number_question_exact(typed: str, right: bool) -> None:
 def test_a_non_number_is_refused_not_marked_wrong(typed: str) -> None:
     with pytest.raises(AnswerError) as err:
         check_answer(number(16), typed)
-    assert err.value.key == "err.not_a_number"
+    assert err.value.key == "quiz.err.not_a_number"
     assert "2^-8" in str(err.value)  # the message shows what it can read
     assert "不是能读懂的数" in err.value.text("zh")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from tutor.experiments.base import RunContext
 from tutor.experiments.params import AlibiParams, RopeFrequenciesParams, RopeRelativeParams
@@ -10,7 +11,6 @@ from tutor.experiments.result import (
     HeatmapPanel,
     Msg,
     Num,
-    Result,
     Series,
     SeriesPanel,
     TablePanel,
@@ -20,6 +20,9 @@ from tutor.experiments.result import (
     reading,
     result,
 )
+
+if TYPE_CHECKING:
+    from tutor.experiments.result import Result
 
 RELATIVE, FREQUENCIES = "exp.rope-relative.", "exp.rope-frequencies."  # their texts in tutor.texts
 

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from tutor.experiments.base import RunContext
 from tutor.experiments.params import DkScalingParams
-from tutor.experiments.result import (
-    Msg,
-    Num,
-    Result,
-    Series,
-    SeriesPanel,
-    TablePanel,
-    columns,
-    reading,
-    result,
-)
+from tutor.experiments.result import Msg, Num, Series, SeriesPanel, TablePanel, columns, reading, result
+
+if TYPE_CHECKING:
+    from tutor.experiments.result import Result
 
 TEXT = "exp.dk-scaling."  # its texts in tutor.texts
 

@@ -237,16 +237,11 @@ class Store:
             checks=_json(list(checks)),
             hints_revealed=hints_revealed,
         )
-        with self.db.write() as c:
-            row_id = _insert(c, "submissions", row).lastrowid
-        return self._by_id(Submission, "submissions", row_id)
+        return self._add(Submission, "submissions", row)
 
     def submissions(self, exercise: str | None = None) -> list[Submission]:
         """Graded attempts, oldest first."""
-        rows = self.db.read(
-            "SELECT * FROM submissions WHERE (:e IS NULL OR exercise = :e) ORDER BY at, id", {"e": exercise}
-        )
-        return _records(Submission, "submissions", rows)
+        return self._of_exercise(Submission, "submissions", exercise)
 
     def passed_exercises(self, *, imported: bool = True) -> set[str]:
         """Exercises with a recorded pass; `imported=False` leaves out passes that came from an import."""
@@ -259,15 +254,23 @@ class Store:
     def record_hint(self, exercise: str, hint: str, *, at: datetime | None = None) -> HintReveal:
         """A hint was revealed (`hint`: "0", "1", ... for general hints, or a check id)."""
         row = _checked(HintRevealRow, exercise=exercise, hint=hint, at=self._at(at))
-        with self.db.write() as c:
-            row_id = _insert(c, "hint_reveals", row).lastrowid
-        return self._by_id(HintReveal, "hint_reveals", row_id)
+        return self._add(HintReveal, "hint_reveals", row)
 
     def hint_reveals(self, exercise: str | None = None) -> list[HintReveal]:
+        return self._of_exercise(HintReveal, "hint_reveals", exercise)
+
+    def _add(self, model: type[R], table: str, row) -> R:
+        """Insert one row of an exercise table and read it back as `model`."""
+        with self.db.write() as c:
+            row_id = _insert(c, table, row).lastrowid
+        return self._by_id(model, table, row_id)
+
+    def _of_exercise(self, model: type[R], table: str, exercise: str | None) -> list[R]:
+        """The rows of an exercise table (of one exercise, or all), oldest first."""
         rows = self.db.read(
-            "SELECT * FROM hint_reveals WHERE (:e IS NULL OR exercise = :e) ORDER BY at, id", {"e": exercise}
+            f"SELECT * FROM {table} WHERE (:e IS NULL OR exercise = :e) ORDER BY at, id", {"e": exercise}
         )
-        return _records(HintReveal, "hint_reveals", rows)
+        return _records(model, table, rows)
 
     # --- experiment runs (they arrive by import only) and training runs ------------------
 

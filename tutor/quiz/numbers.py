@@ -27,12 +27,14 @@ Grammar (recursive descent, one function per rule):
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from tutor.quiz.normalise import fold
 
+_APPLY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
 MAX_LENGTH = 80  # longer input is not a number anyone types; it also bounds the recursion
 MAX_DEPTH = 12  # nested parentheses
 
@@ -113,31 +115,25 @@ class _Parser:
         return result
 
     def sum(self) -> float:
-        result = self.product()
-        while self.peek() in (("op", "+"), ("op", "-")):
-            op = self.items[self.pos][1]
-            self.pos += 1
-            rhs = self.product()
-            result = result + rhs if op == "+" else result - rhs
-        return result
+        return self.chain(self.product, ("+", "-"))
 
     def product(self) -> float:
-        result = self.signed()
-        while self.peek() in (("op", "*"), ("op", "/")):
+        return self.chain(self.signed, ("*", "/"))
+
+    def chain(self, operand: Callable[[], float], ops: tuple[str, str]) -> float:
+        """operand (op operand)*, left to right: 8/2/2 is 2, 5-2-1 is 2."""
+        result = operand()
+        while self.peek()[0] == "op" and self.peek()[1] in ops:
             op = self.items[self.pos][1]
             self.pos += 1
-            rhs = self.signed()
+            rhs = operand()
             if op == "/" and rhs == 0:
                 raise NotANumber("division by zero")
-            result = result * rhs if op == "*" else result / rhs
+            result = _APPLY[op](result, rhs)
         return result
 
     def signed(self) -> float:
-        if self.take("-"):
-            return -self.signed()
-        if self.take("+"):
-            return self.signed()
-        return self.adjacent()
+        return self.with_sign(self.adjacent)
 
     def adjacent(self) -> float:
         result = self.power()
@@ -159,11 +155,15 @@ class _Parser:
         return result
 
     def exponent(self) -> float:
-        if self.take("-"):
-            return -self.exponent()
-        if self.take("+"):
-            return self.exponent()
-        return self.power()
+        return self.with_sign(self.power)
+
+    def with_sign(self, then: Callable[[], float]) -> float:
+        """Leading signs (-, +, --), then what `then` reads: -2^2 is -(2^2), 2^-3 is 2^(-3)."""
+        negative = False
+        while (minus := self.take("-")) or self.take("+"):
+            negative ^= bool(minus)
+        value = then()
+        return -value if negative else value
 
     def atom(self) -> float:
         kind, text = self.peek()
