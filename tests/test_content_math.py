@@ -197,6 +197,7 @@ def test_a_line_break_beside_a_curly_quote_in_chinese_is_dropped_and_in_english_
 
     assert join_cjk_lines("对\n“白日依山尽”和\n“山依日白尽”") == "对“白日依山尽”和“山依日白尽”"
     assert join_cjk_lines("叫做“位置”\n的东西") == "叫做“位置”的东西"
+    assert join_cjk_lines("- 横跨多个字去切，\n  会把") == "- 横跨多个字去切，会把"  # a list item's next line
     kept = "the “one”\n“two” and\n‘three’"
     assert join_cjk_lines(kept) == kept
 
@@ -207,9 +208,41 @@ def test_shipped_chinese_texts_have_no_soft_breaks_between_characters():
     from tutor.content.loader import load_course
     from tutor.settings import shipped_lessons_dir
 
-    soft = re.compile(r"[\u4e00-\u9fff，。：；！？、“”‘’]\n[\u4e00-\u9fff，。：；！？、“”‘’]")
+    soft = re.compile(r"[\u4e00-\u9fff，。：；！？、“”‘’]\n[ \t]*[\u4e00-\u9fff，。：；！？、“”‘’]")
     course = load_course(shipped_lessons_dir())
     texts = [s.body["zh"] for lesson in course.lessons for s in lesson.sections]
     texts += [q.explanation["zh"] for lesson in course.lessons for q in lesson.quiz]
     texts = [re.sub(r"```.*?```", "", t, flags=re.S) for t in texts]
     assert texts and not [t for t in texts if soft.search(t)]
+
+
+def _chinese_texts(node) -> list[str]:
+    """Every Chinese text of a loaded lesson: section bodies, quiz and exercise texts."""
+    from pydantic import BaseModel
+
+    if isinstance(node, BaseModel):
+        return [t for name in type(node).model_fields for t in _chinese_texts(getattr(node, name))]
+    if isinstance(node, dict):
+        return [node["zh"]] if isinstance(node.get("zh"), str) else []
+    if isinstance(node, list | tuple):
+        return [t for item in node for t in _chinese_texts(item)]
+    return []
+
+
+def test_shipped_chinese_texts_emphasise_with_bold_never_italics():
+    """Many terminals draw no italics for Chinese characters: `*强调*` would not show at all."""
+    from markdown_it import MarkdownIt
+
+    from tutor.content.loader import load_course
+    from tutor.settings import shipped_lessons_dir
+
+    parser = MarkdownIt().enable("table")
+    texts = [t for lesson in load_course(shipped_lessons_dir()).lessons for t in _chinese_texts(lesson)]
+    italic = [
+        t[:60]
+        for t in texts
+        for token in parser.parse(t)
+        for c in token.children or []
+        if c.type == "em_open"
+    ]
+    assert len(texts) > 100 and italic == []

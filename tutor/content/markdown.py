@@ -161,14 +161,17 @@ def _find_math_close(text: str, start: int, display: bool) -> int:
 
 _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"  # ideographs, CJK and full-width punctuation
 _QUOTES = "\u201c\u201d\u2018\u2019"  # “ ” ‘ ’: Chinese text quotes with them too
-_CJK_SOFT_BREAK = re.compile(f"(?<=[{_CJK}])\n(?=[{_CJK}{_QUOTES}])|(?<=[{_CJK}{_QUOTES}])\n(?=[{_CJK}])")
+_CJK_SOFT_BREAK = re.compile(  # with the indent of a list item's next line
+    f"(?<=[{_CJK}])\n[ \t]*(?=[{_CJK}{_QUOTES}])|(?<=[{_CJK}{_QUOTES}])\n[ \t]*(?=[{_CJK}])"
+)
 
 
 def join_cjk_lines(text: str) -> str:
     """Drop a line break between two Chinese characters, or between one and a curly quote: Markdown
     renders a soft break as a space, and Chinese has none between words ("一模\n一样" must read
     一模一样, not 一模 一样; "对\n“白日" reads 对“白日). Two quotes or a quote and a Latin letter
-    keep their break (English quotes with them as well)."""
+    keep their break (English quotes with them as well). The indent of a list item's next line goes
+    with the break."""
     return _CJK_SOFT_BREAK.sub("", text)
 
 

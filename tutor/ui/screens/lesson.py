@@ -1,8 +1,9 @@
 """A lesson: Markdown prose with a table of contents and the experiments inline.
 
-The prose is Rich's Markdown in a Static, one per chunk between experiments: Textual's Markdown
-widget makes a widget per paragraph, and a few hundred widgets made every return to the lesson
-(screen resume restyles them all) take a quarter of a second.
+The prose is Rich's Markdown in a Static, one per chunk between experiments, its lines broken by
+tutor.ui.prose (Chinese between characters, at most 100 columns): Textual's Markdown widget makes a
+widget per paragraph, and a few hundred widgets made every return to the lesson (screen resume
+restyles them all) take a quarter of a second.
 
 Each section is a container of [prose, panel, prose, panel, …, prose] so that switching language
 only updates the prose widgets and never drops an experiment that is running. A section counts as
@@ -11,7 +12,6 @@ read once its end has been on screen.
 
 from __future__ import annotations
 
-from rich.markdown import Markdown
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from tutor.content.markdown import split_body
 from tutor.content.schema import Lesson, pick
 from tutor.ui.messages import OpenExercise, OpenQuiz
+from tutor.ui.prose import Prose
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.experiment_panel import ExperimentPanel
 from tutor.ui.widgets.key_bar import KeyBar
@@ -119,8 +120,8 @@ class LessonScreen(TutorScreen):
             box.mount_all(widgets)
         self._built = True
 
-    def _prose(self, text: str) -> Markdown:
-        return Markdown(text, code_theme="monokai" if self.app.current_theme.dark else "default")
+    def _prose(self, text: str) -> Prose:
+        return Prose(text, code_theme="monokai" if self.app.current_theme.dark else "default")
 
     def _relabel(self, lesson: Lesson) -> None:
         for section in lesson.sections:
