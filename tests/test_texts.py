@@ -51,7 +51,15 @@ def test_numbers_are_written_the_languages_way():
 def test_the_settled_terms_are_used_throughout():
     de, zh = catalogue("de"), catalogue("zh")
     assert not [k for k, v in de.items() if "Musterlösung" in v or "Punktwert" in v]
-    hints = ("key.hint", "quiz.hint", "quiz.no_hint", "quiz.try_hint", "grade.hint", "ex.hints", "grade.more_hints")
+    hints = (
+        "key.hint",
+        "quiz.hint",
+        "quiz.no_hint",
+        "quiz.try_hint",
+        "grade.hint",
+        "ex.hints",
+        "grade.more_hints",
+    )
     assert all("Tipp" in de[k] for k in hints)  # a hint is a Tipp ("Hinweis:" is a note)
     assert not [k for k, v in zh.items() if "重做" in v or "再来" in v or "“" in v or "”" in v]
     assert "Musterantwort" in de["quiz.model_answer"] and "重来" in zh["quiz.rating.1"]
@@ -72,7 +80,11 @@ def _constants(tree: ast.Module) -> dict[str, str]:
                 else [(target, value)]
             )
             for name, const in pairs:
-                if isinstance(name, ast.Name) and isinstance(const, ast.Constant) and isinstance(const.value, str):
+                if (
+                    isinstance(name, ast.Name)
+                    and isinstance(const, ast.Constant)
+                    and isinstance(const.value, str)
+                ):
                     found[name.id] = const.value
     return found
 
@@ -136,7 +148,8 @@ def test_every_key_the_code_asks_for_exists():
     missing = [
         f"{where}: {key}"
         for key, where in asked
-        if key.strip("*") and not (key in keys if "*" not in key else any(_glob(key).fullmatch(k) for k in keys))
+        if key.strip("*")
+        and not (key in keys if "*" not in key else any(_glob(key).fullmatch(k) for k in keys))
     ]
     assert not missing, "\n".join(missing)
 
@@ -181,8 +194,8 @@ def _english_left(text: str, lang: str, experiment: str) -> list[str]:
             if len(chunk.strip()) >= 8 and english_words and chunk.strip() in text:
                 left.append(f"{key}: {chunk.strip()!r}")
     text = text.replace(experiment, "")
-    # code stays code: a name called or reached through a dot (Linear(…), nn.MultiheadAttention, .view)
-    text = re.sub(r"[A-Za-z_][\w.]*\(|\.\w+", " ", text)
+    # code stays code: a command, a name called or reached through a dot (Linear(…), nn.MultiheadAttention)
+    text = re.sub(r"python -m tutor[\w .-]*|[A-Za-z_][\w.]*\(|\.\w+", " ", text)
     own = _words(" ".join(catalogue("de").values())) if lang == "de" else ZH_TERMS
     for word in re.findall(r"\w+", text):  # whole words: n_embd, float32 and Köpfe are not English words
         if re.fullmatch(r"[A-Za-z]{4,}", word) and word not in own | NAMES:
@@ -239,8 +252,14 @@ def test_every_headline_number_has_a_label_and_every_label_a_metric(results):
             assert isinstance(label, Msg), (result.experiment, name)
             used.add(label.key)
     assert set(labels) == used
-    assert render.metric_label("permutation", "gap_L1_nopos").in_lang("en") == "logit gap, 1-layer model, no positions"
-    assert render.metric_label("context-scaling", "loss_4x_yarn").in_lang("de") == "Verlust bei 4-facher Länge, YaRN"
+    assert (
+        render.metric_label("permutation", "gap_L1_nopos").in_lang("en")
+        == "logit gap, 1-layer model, no positions"
+    )
+    assert (
+        render.metric_label("context-scaling", "loss_4x_yarn").in_lang("de")
+        == "Verlust bei 4-facher Länge, YaRN"
+    )
 
 
 def test_the_cli_prints_experiments_in_the_learners_language(tmp_path):
@@ -263,8 +282,15 @@ def test_the_prose_names_columns_that_exist(results):
     assert any(c.startswith("spread") for c in shown["en"])
     assert any(c.startswith("Streuung") for c in shown["de"])
     assert any(c.startswith("波动") for c in shown["zh"])
-    prose = {lang: (ROOT / "lessons" / "03-rope-alibi" / f"{lang}.md").read_text(encoding="utf-8") for lang in LANGS}
-    assert "spread column" in prose["en"] and "Spalte mit der Streuung" in prose["de"] and "「波动」那一列" in prose["zh"]
+    prose = {
+        lang: (ROOT / "lessons" / "03-rope-alibi" / f"{lang}.md").read_text(encoding="utf-8")
+        for lang in LANGS
+    }
+    assert (
+        "spread column" in prose["en"]
+        and "Spalte mit der Streuung" in prose["de"]
+        and "「波动」那一列" in prose["zh"]
+    )
 
 
 def test_a_result_is_shown_again_in_another_language_without_running_again():
@@ -284,3 +310,32 @@ def test_a_result_is_shown_again_in_another_language_without_running_again():
     assert de.panels[0].title.startswith("Größte Abweichung") and de.panels[0].rows == [["0,5"]]
     assert de.panels[1].series[0].name == "unskaliert" and de.panels[2].title == "So liest du die Tabelle"
     assert set(de.model_dump(mode="json")) == {"experiment", "params", "metrics", "panels", "duration_s"}
+
+
+@pytest.mark.parametrize("lang", ["de", "zh"])
+def test_grade_output_labels_are_in_the_learners_language(lang):
+    """Everything the grader adds around the checks' own messages: verdict, points, first failure,
+    hint, not run, output, isolation, a grade not saved, the next hint to ask for."""
+    from tutor.content.loader import load_course
+    from tutor.grading.result import CheckResult, GradeResult
+    from tutor.grading.text import render
+
+    ex = next(
+        e for lesson in load_course(ROOT / "lessons").lessons for e in lesson.exercises if e.id == "rope"
+    )
+    decls = ex.checks[:3]
+    checks = [
+        CheckResult(name=decls[0].id, status="pass", message="", hint="", points=1, max_points=1),
+        CheckResult(name=decls[1].id, status="fail", message="…", hint="…", points=0, max_points=1),
+        CheckResult(name=decls[2].id, status="skipped", message="not run: could not load", hint="", points=0),
+    ]
+    result = GradeResult(
+        exercise=ex.id, status="fail", score=1, max_score=3, checks=checks, duration_s=1.25, output="42",
+        isolation={"level": "strong", "layers": ["landlock ABI 7 (writes only in scratch)"]}, saved=False,
+    )  # fmt: skip
+    for seen in (None, 0):
+        text = render(result, ex, lang, hints_seen=seen)
+        for title in [c.title or c.name for c in checks] + [ex.id]:
+            text = text.replace(title, "")
+        assert not _english_left(text, lang, "rope"), text
+    assert say("grade.not_run", lang) in text and say("grade.level.strong", lang) in text
