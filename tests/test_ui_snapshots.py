@@ -1,5 +1,6 @@
-"""Snapshots (pytest-textual-snapshot) of the four main screens at 80×24, in English and Chinese:
-home, a lesson with per-head attention heatmaps, a quiz question, and an exercise's grade result.
+"""Snapshots (pytest-textual-snapshot) of the main screens at 80×24, in English and Chinese (German
+too where its text runs differently): home, a lesson's running text, a lesson with per-head
+attention heatmaps, a quiz question, and an exercise's grade result.
 
 Update after an intended change: `pytest tests/test_ui_snapshots.py --snapshot-update`.
 """
@@ -71,6 +72,20 @@ def test_lesson_heatmap_snapshot(snap_compare, lang):
     assert snap_compare(make_app(_home(f"lesson-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
 
 
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
+def test_lesson_prose_snapshot(snap_compare, lang):
+    """Running text at 80 columns: Chinese breaks between characters, never before "，" or "。"."""
+
+    async def run_before(pilot):
+        app = pilot.app
+        await app.course_ready.wait()
+        await app.open_lesson("positions")
+        await settle(app, 2.0)  # the lesson stops re-aiming at the section after ~2 s
+        await _steady(pilot)
+
+    assert snap_compare(make_app(_home(f"prose-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_quiz_question_snapshot(snap_compare, lang):
     async def run_before(pilot):
@@ -87,7 +102,7 @@ def test_quiz_question_snapshot(snap_compare, lang):
     assert snap_compare(make_app(_home(f"quiz-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
 def test_exercise_result_snapshot(snap_compare, lang):
     async def run_before(pilot):
         app = pilot.app

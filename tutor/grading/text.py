@@ -4,6 +4,7 @@ first failure marked. The checks' own messages are the exercise's (lesson conten
 from __future__ import annotations
 
 from tutor.content.schema import Exercise, pick
+from tutor.grading.hints import hint_step
 from tutor.grading.result import GradeResult
 from tutor.texts import number, say
 
@@ -11,10 +12,9 @@ MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped"
 
 
 def render(result: GradeResult, ex: Exercise, lang: str = "en", hints_seen: int | None = None) -> str:
-    """The grade says what is wrong; how to fix it comes from the tiered hints, one at a time: the
-    exercise's general hints first (`--hint`), and the first failure's own hint once they are all
-    seen. `hints_seen` None (no store) shows the first failure's hint at once."""
-    all_seen = hints_seen is None or hints_seen >= len(ex.hints)
+    """The grade says what is wrong; how to fix it comes from the tiered hints, one at a time
+    (tutor.grading.hints): the general hints first (`--hint`), then the first failure's own."""
+    step = hint_step(result, ex, hints_seen)
     score, top = number(result.score, lang), number(result.max_score, lang)
     lines = [
         f"{ex.id} — {pick(ex.title, lang)}: {say(f'grade.status.{result.status}', lang)}  "
@@ -28,10 +28,10 @@ def render(result: GradeResult, ex: Exercise, lang: str = "en", hints_seen: int 
         message = say("grade.not_run", lang) if c.status == "skipped" else c.message  # the reason is above
         if message:
             lines.append(f"      {message}")
-        if c is first and all_seen and c.hint:
+        if c is step.own:
             lines.append(f"      {say('grade.hint', lang)}: {c.hint}")
-    if first is not None and not all_seen:
-        lines.append("  " + say("grade.more_hints", lang, id=ex.id, n=hints_seen + 1, total=len(ex.hints)))
+    if step.next is not None:
+        lines.append("  " + say("grade.more_hints", lang, id=ex.id, n=step.next, total=step.total))
     if result.output.strip():
         lines.append(f"  {say('grade.output', lang)}:")
         lines.extend("    | " + line for line in result.output.rstrip().splitlines())

@@ -3,6 +3,11 @@
 `e` opens the file in $VISUAL/$EDITOR (the app is suspended meanwhile), `g` grades it in a child
 process, `h` reveals the next hint. While the screen is showing, saving the file re-grades it
 (the file's mtime is polled once a second).
+
+The page scrolls with the keys from the start (it holds the focus once the predictions are done),
+and a new grade or hint is scrolled into view. Texts are tutor.ui.prose renderables: they wrap,
+code and commands included, and nothing is cut. A failing grade says what is wrong; how to fix it
+comes from the tiered hints, one at a time, by the rule the terminal follows (tutor.grading.hints).
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Collapsible, Static
 from textual.worker import Worker, WorkerState
 
 from tutor.content.schema import pick
+from tutor.grading.hints import hint_step
 from tutor.settings import FILE_POLL_S, env
 from tutor.ui.messages import OpenLesson
+from tutor.ui.prose import Prose, ProseText
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.quiz_panel import QuizPanel
@@ -46,6 +53,7 @@ class NoExerciseScreen(TutorScreen):
 
 
 class ExerciseScreen(TutorScreen):
+    AUTO_FOCUS = "#ex-box"  # the arrow and page keys scroll the page at once (no Tab first)
     BINDINGS = [
         Binding("e", "edit", "Edit", id="edit"),
         Binding("g", "grade", "Grade", id="grade"),
@@ -71,12 +79,13 @@ class ExerciseScreen(TutorScreen):
         with VerticalScroll(id="ex-box"):
             yield Static(id="ex-title", classes="title")
             yield Vertical(id="ex-predict")
-            yield Markdown(id="ex-task")
+            yield Static(id="ex-task")
             yield Static(id="ex-file", classes="hint")
             yield Static(id="ex-status")
             yield Static(id="ex-checks")
-            yield Markdown(id="ex-hints")
-            yield Markdown(id="ex-solution")
+            with Vertical(id="ex-hints"):
+                yield Static(classes="ex-hints-title")
+            yield Static(id="ex-solution")
             with Collapsible(title="", collapsed=True, id="ex-output"):
                 yield Static(id="ex-output-text")
         yield KeyBar()
@@ -99,11 +108,11 @@ class ExerciseScreen(TutorScreen):
         if self.file is None:
             self._start(ex)
         self._predictions(lesson, ex)
-        task = self.query_one("#ex-task", Markdown)
-        task.update(pick(ex.task, lang))
+        task = self.query_one("#ex-task", Static)
+        task.update(self._prose(pick(ex.task, lang)))
         task.display = self.unlocked
         self.query_one("#ex-file", Static).update(
-            Text(f"{self.t('ex.file')}: {self.file}\n{self.t('ex.keys')}") if self.file else ""
+            ProseText(f"{self.t('ex.file')}: {self.file}\n{self.t('ex.keys')}") if self.file else ""
         )
         self.query_one("#ex-file").display = self.unlocked
         self._show_hints()
@@ -152,19 +161,34 @@ class ExerciseScreen(TutorScreen):
         if predictions_unlocked(self.tutor.store, pair[1]):
             self.unlocked = True
             self.refresh_content()
+            box = self.query_one("#ex-box", VerticalScroll)
+            box.focus()  # the answer box is gone: the keys scroll the page
+            box.scroll_home(animate=False)
+
+    def _prose(self, markdown: str) -> Prose:
+        return Prose(markdown, code_theme="monokai" if self.app.current_theme.dark else "default")
 
     def _status(self, text: str, colour: str = "") -> None:
-        self.query_one("#ex-status", Static).update(Text(text, style=f"bold {colour}".strip()))
+        self.query_one("#ex-status", Static).update(ProseText(text, style=f"bold {colour}".strip()))
 
-    def _show_hints(self) -> None:
+    def _show_hints(self) -> Static | None:
+        """The general hints revealed so far, one Static each; returns the newest one's."""
         pair = self.pair
         if pair is None:
-            return
+            return None
         hints = pair[1].hints[: self.hints_shown]
-        text = "\n\n".join(f"💡 **{i}.** {pick(h, self.lang)}" for i, h in enumerate(hints, 1))
-        widget = self.query_one("#ex-hints", Markdown)
-        widget.update(f"**{self.t('ex.hints')}**\n\n{text}" if text else "")
-        widget.display = bool(text)
+        box = self.query_one("#ex-hints", Vertical)
+        box.display = bool(hints)
+        box.query_children(".ex-hints-title").first(Static).update(Text(self.t("ex.hints"), style="bold"))
+        shown = list(box.query_children(".ex-hint").results(Static))
+        for i, hint in enumerate(hints):
+            text = self._prose(f"💡 **{i + 1}.** {pick(hint, self.lang)}")
+            if i < len(shown):
+                shown[i].update(text)
+            else:
+                shown.append(Static(text, classes="ex-hint"))
+                box.mount(shown[-1])
+        return shown[len(hints) - 1] if hints else None
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -200,6 +224,7 @@ class ExerciseScreen(TutorScreen):
         if self._locked() or self.file is None:
             return
         self._status(self.t("ex.grading"), "yellow")
+        self.query_one("#ex-status").scroll_visible(animate=False)
         self._grade()
 
     def action_hint(self) -> None:
@@ -217,8 +242,11 @@ class ExerciseScreen(TutorScreen):
         except Exception as err:  # the hint still shows; only the record is lost
             self.notify(str(err), severity="warning")
         self.hints_shown += 1
-        self._show_hints()
-        self.query_one("#ex-hints").scroll_visible()
+        newest = self._show_hints()
+        if newest is not None:
+            newest.scroll_visible(animate=False)  # after the next refresh, when it is laid out
+        if self.result is not None:  # the grade's own line about hints follows the count
+            self._show_result(self.result)
 
     def action_solution(self) -> None:
         """The reference solution, once the learner has passed (the grading service enforces it)."""
@@ -233,10 +261,11 @@ class ExerciseScreen(TutorScreen):
         except (TutorError, OSError) as err:
             self.notify(str(err))
             return
-        fence = "python" if pair[1].kind == "code" else ""
-        self.query_one("#ex-solution", Markdown).update(f"```{fence}\n{code}\n```" if fence else code)
-        self.query_one("#ex-solution").display = True
-        self.query_one("#ex-solution").scroll_visible()
+        text = f"```python\n{code}\n```" if pair[1].kind == "code" else code  # else Markdown already
+        solution = self.query_one("#ex-solution", Static)
+        solution.update(self._prose(text))  # code wrapped, never cut at the edge
+        solution.display = True
+        solution.scroll_visible(top=True, animate=False)
 
     def action_back(self) -> None:
         pair = self.pair
@@ -272,6 +301,8 @@ class ExerciseScreen(TutorScreen):
         if event.state == WorkerState.SUCCESS:
             self.result = event.worker.result
             self._show_result(self.result)
+            self.refresh(layout=True)  # laid out before the callback below, not after it
+            self.call_after_refresh(self._reveal_result)
         elif event.state == WorkerState.ERROR:
             from tutor.ui.workspace import GradeTimedOut
 
@@ -294,26 +325,30 @@ class ExerciseScreen(TutorScreen):
             self._status(self.t("ex.pass", score=score, max=top), "green")
         else:
             self._status(
-                self.t("ex.fail", score=score, max=top, status=self.t(f"grade.verdict.{result.status}")), "red"
+                self.t("ex.fail", score=score, max=top, status=self.t(f"grade.verdict.{result.status}")),
+                "red",
             )
         table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
         table.add_column(width=1)
         table.add_column(ratio=1)
         first = result.first_failure
+        step = hint_step(result, pair[1], self.hints_shown) if pair else None
         for check in result.checks:
             colour = _COLOUR.get(check.status, "")
             title = titles.get(check.name, check.name)
-            head = Text(f"{title}", style=f"bold {colour}" if check is first else colour)
-            body = Text()
-            if check.status != "pass":
-                message = self.t("grade.not_run") if check.status == "skipped" else check.message
-                if message:
-                    body.append(message + "\n")
-                if check.hint:
-                    body.append(f"💡 {check.hint}", style="italic")
+            head = ProseText(f"{title}", style=f"bold {colour}" if check is first else colour)
+            lines = []
+            if check.status != "pass":  # what is wrong; how to fix it only as the hint rule says
+                lines.append(self.t("grade.not_run") if check.status == "skipped" else check.message)
+                if step is not None and check is step.own:
+                    lines.append(f"💡 {check.hint}")
             table.add_row(Text(_ICON.get(check.status, "?"), style=colour), head)
-            if body.plain.strip():
-                table.add_row("", body)
+            if any(lines):
+                table.add_row("", ProseText("\n".join(line for line in lines if line)))
+        if step is not None and step.next is not None:
+            table.add_row(
+                "", ProseText(self.t("ex.more_hints", n=step.next, total=step.total), style="yellow")
+            )
         level = result.isolation.get("level", "none")
         if level != "none":
             table.add_row("", Text(self.t("ex.isolation", level=self.t(f"grade.level.{level}")), style="dim"))
@@ -321,3 +356,9 @@ class ExerciseScreen(TutorScreen):
         output = result.output.strip()
         self.query_one("#ex-output").display = bool(output)
         self.query_one("#ex-output-text", Static).update(escape(output))
+
+    def _reveal_result(self) -> None:
+        """Bring a new grade into view: the whole of it if it fits, else from its status line."""
+        box = self.query_one("#ex-box", VerticalScroll)
+        box.scroll_to_widget(self.query_one("#ex-checks"), animate=False, immediate=True)
+        box.scroll_to_widget(self.query_one("#ex-status"), animate=False, immediate=True)
