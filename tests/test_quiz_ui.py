@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import PYTHON, ROOT, run_tutor_env
 from fsrs import Rating
 from quiz_fixtures import ANSWERS, write_lesson
-from textual.widgets import Input, Markdown, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 
 from tests.ui_helpers import make_app, plain, settle
 from tutor.progress.summary import summarise
@@ -26,7 +26,7 @@ RIGHT = {qid: right for qid, right, _ in ANSWERS}
 
 
 def _text(widget) -> str:
-    return widget.source if isinstance(widget, Markdown) else plain(widget.content)
+    return plain(widget.content)
 
 
 def shown(quiz: QuizPanel, part: str) -> str:

@@ -128,3 +128,31 @@ async def test_on_a_wide_terminal_the_lesson_lines_stop_at_a_readable_width(home
         lines = [line.rstrip() for line in _screen_lines(app, prose.region)]
         assert max(cell_len(line) for line in lines) <= MAX_WIDTH
         assert max(cell_len(line) for line in lines) >= MAX_WIDTH - 15  # and use that width
+
+
+async def test_the_chinese_quiz_breaks_its_prompts_between_characters(home):
+    from tests.ui_helpers import make_app, right_answer
+    from tutor.ui.widgets.quiz_panel import QuizPanel
+
+    app = make_app(home, "zh")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_quiz("positions")
+        await pilot.pause()
+        quiz = app.screen.query_one(QuizPanel)
+        checked = 0
+        while quiz.state != "done" and checked < 6:
+            prompt = quiz.query_one(".q-prompt")
+            lines = [
+                line.rstrip() for line in plain(prompt.content, prompt.content_region.width).splitlines()
+            ]
+            lines = [line for line in lines if line.strip()]
+            assert all(cell_len(line) <= prompt.content_region.width for line in lines)
+            assert not [line for line in lines if line.strip()[0] in NO_LINE_START]
+            checked += len(lines) > 1
+            quiz.submit(right_answer(quiz.session.current.question))
+            if quiz.state == "rating":
+                quiz.submit("3")
+            quiz.submit("")
+            await pilot.pause()
+        assert checked >= 2  # prompts long enough to wrap were looked at

@@ -86,7 +86,7 @@ def test_lesson_prose_snapshot(snap_compare, lang):
     assert snap_compare(make_app(_home(f"prose-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
 def test_quiz_question_snapshot(snap_compare, lang):
     async def run_before(pilot):
         app = pilot.app

@@ -10,8 +10,8 @@ trailing space in characters rather than cells (Text.rstrip_end), so a line hold
 
 `Prose` is Rich's Markdown with ProseText in paragraphs, headings and table cells, lines at most
 `MAX_WIDTH` columns (wider lines are hard to read), code blocks wrapped rather than cut (Rich's
-Syntax with word_wrap), and emphasis on Chinese text shown bold: many terminals draw no italics for
-Chinese characters.
+Syntax with word_wrap), numbered items numbered as written ("1."), and emphasis on Chinese text shown
+bold: many terminals draw no italics for Chinese characters.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
-from rich.markdown import Heading, Markdown, Paragraph, TableDataElement
+from rich.markdown import Heading, ListItem, Markdown, Paragraph, TableDataElement
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Lines, Text
 
@@ -122,6 +123,22 @@ class _Cell(TableDataElement):
             self.content.append_text(text)
 
 
+class _ListItem(ListItem):
+    def render_number(
+        self, console: Console, options: ConsoleOptions, number: int, last_number: int
+    ) -> RenderResult:
+        """ "1. " as written, where Rich draws "1 " (quiz choices are typed by these numbers)."""
+        width = len(str(last_number)) + 3
+        lines = console.render_lines(
+            self.elements, options.update(width=options.max_width - width), style=self.style
+        )
+        style = console.get_style("markdown.item.number", default="none")
+        for i, line in enumerate(lines):
+            yield Segment(f"{number}. ".rjust(width) if i == 0 else " " * width, style)
+            yield from line
+            yield Segment("\n")
+
+
 class Prose(Markdown):
     """Rich Markdown whose lines break at tutor.wrap's places, at most `width` columns wide."""
 
@@ -129,6 +146,7 @@ class Prose(Markdown):
         **Markdown.elements,
         "paragraph_open": _Paragraph,
         "heading_open": _Heading,
+        "list_item_open": _ListItem,
         "td_open": _Cell,
         "th_open": _Cell,
     }

@@ -3,7 +3,8 @@
 Used by the quiz screen (lesson and review sittings) and the exercise screen (predictions).
 Choice questions take the choice numbers as shown ("2" or "1, 3"); open questions take the
 learner's own answer, then show it beside the model answer and ask for a self-rating (1–4).
-What is said about an answer comes from tutor.quiz.feedback, as in the plain-terminal quiz.
+What is said about an answer comes from tutor.quiz.feedback, as in the plain-terminal quiz. Prompt
+and feedback are tutor.ui.prose text: Chinese breaks between characters, as in the lesson.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Input, Markdown, Static
+from textual.widgets import Input, Static
 
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
 from tutor.texts import say
 from tutor.ui.bindings import localise
+from tutor.ui.prose import Prose
 from tutor.wrap import reflow
 
 if TYPE_CHECKING:
@@ -56,12 +58,12 @@ class QuizPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="q-counter")
-        yield Markdown(classes="q-prompt")
+        yield Static(classes="q-prompt")
         yield Static(classes="q-help")
         yield Input(classes="q-answer")
         yield Static(classes="q-error")
         yield Static(classes="q-hint")
-        yield Markdown(classes="q-feedback")
+        yield Static(classes="q-feedback")
 
     def on_mount(self) -> None:
         localise(self, self.lang)  # the app relabels screens; this widget's own key is ours to do
@@ -71,7 +73,7 @@ class QuizPanel(Vertical):
 
     def _next(self) -> None:
         self.used_hint, self.note = False, None
-        self.query_one(".q-feedback", Markdown).update("")
+        self.query_one(".q-feedback", Static).update("")
         self._error("")
         self.item = self.session.next_question()
         if self.item is None:
@@ -99,10 +101,12 @@ class QuizPanel(Vertical):
         unit = getattr(q, "unit", None)
         if unit:
             text += f"\n\n*({pick(unit, lang)})*"
-        self.query_one(".q-prompt", Markdown).update(text)
+        self.query_one(".q-prompt", Static).update(Prose(text))
         self.query_one(".q-help", Static).update(self._help_text())
         if self.state == "rating" and isinstance(q, OpenQuestion):
-            self.query_one(".q-feedback", Markdown).update(as_markdown(open_answer_lines(q, self.note, lang)))
+            self.query_one(".q-feedback", Static).update(
+                Prose(as_markdown(open_answer_lines(q, self.note, lang)))
+            )
 
     def _help_text(self) -> str:
         q = self.item.question
@@ -190,7 +194,7 @@ class QuizPanel(Vertical):
         lines = feedback_lines(self.last_feedback, lang, self.session.now())
         if isinstance(question, OpenQuestion):  # the learner's own answer stays beside the model answer
             lines = [*open_answer_lines(question, self.note, lang), *lines]
-        self.query_one(".q-feedback", Markdown).update(as_markdown(lines))
+        self.query_one(".q-feedback", Static).update(Prose(as_markdown(lines)))
         self.query_one(".q-help", Static).update(say("quiz.next", lang))
 
     def _done(self) -> None:
@@ -207,7 +211,7 @@ class QuizPanel(Vertical):
             text = say("quiz.empty", self.lang)
         else:
             text = say("quiz.done", self.lang, correct=score.correct, total=score.total)
-        self.query_one(".q-prompt", Markdown).update(f"**{text}**")
+        self.query_one(".q-prompt", Static).update(Prose(f"**{text}**"))
         self.query_one(".q-help", Static).update("")
         self.query_one(".q-answer", Input).disabled = True
 
