@@ -66,7 +66,10 @@ def test_heads_shows_every_heads_attention_on_the_trained_model(shipped):
 
 def test_heads_says_which_part_is_a_fresh_layer_and_which_the_trained_model(shipped):
     cfg = shipped.model.cfg
-    for lang, fresh, trained in [("en", "Fresh random layer", "trained course model"), ("zh", "随机", "训练好的")]:
+    for lang, fresh, trained in [
+        ("en", "Fresh random layer", "trained course model"),
+        ("zh", "随机", "训练好的"),
+    ]:
         eight = run_quick("heads", {"n_head": 8}).shown(lang)
         tables = [p.title for p in eight.panels if isinstance(p, TablePanel)]
         assert tables[0].startswith(fresh) and tables[1].startswith(fresh)

@@ -33,4 +33,3 @@ class RunContext:
     def emit(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:
             self.on_event(event)
-
