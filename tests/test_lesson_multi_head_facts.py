@@ -166,3 +166,31 @@ def test_the_experiments_are_embedded_with_the_lesson_parameters(lang: str):
         ("dk-scaling", {}),
         ("train-compare", {"vary": "heads", "heads": [1, 4, 8], "steps": 1000}),
     ]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_prose_names_the_torch_layer_the_params_table_counts(lang: str):
+    """The prose cites the nn.MultiheadAttention the params experiment prints, with its head count."""
+    from tutor.experiments.result import TablePanel
+    from tutor.experiments.runner import run_quick
+
+    fence = re.search(r"^```experiment params\n(.*?)^```", _prose(lang), re.M | re.S)
+    result = run_quick("params", tomllib.loads(fence.group(1)))
+    table = next(p for p in result.panels if isinstance(p, TablePanel))
+    label = next(str(row[0]) for row in table.rows if str(row[0]).startswith("nn.MultiheadAttention("))
+    assert label == "nn.MultiheadAttention(512, 16)" and f"`{label}`" in _prose(lang)
+    assert "MultiheadAttention(512, 8)" not in _prose(lang)
+    assert result.metrics["torch_mha_params"] == 1050624
+
+
+def test_linear_weights_are_stored_out_by_in_so_a_heads_query_weights_are_rows():
+    """The lesson: nn.Linear keeps (out_features, in_features) and computes x·Wᵀ + b, so W_Q is the
+    first C rows of qkv.weight and head i owns rows i·d_k to (i+1)·d_k − 1."""
+    attn = _attention()  # C = 32, 4 heads, d_k = 8
+    assert attn.qkv.weight.shape == (3 * 32, 32)
+    x = torch.randn(1, 5, 32)
+    with torch.no_grad():
+        q = attn.qkv(x)[..., :32]
+        assert torch.allclose(q, x @ attn.qkv.weight[:32].T + attn.qkv.bias[:32], atol=1e-6)
+        head1 = x @ attn.qkv.weight[8:16].T + attn.qkv.bias[8:16]
+        assert torch.allclose(q.view(1, 5, 4, 8)[:, :, 1], head1, atol=1e-6)

@@ -7,6 +7,7 @@ lesson never teaches a value the model does not have.
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from fractions import Fraction
 from pathlib import Path
@@ -138,3 +139,45 @@ def test_score_depends_only_on_offset_and_norms_are_kept():
         assert (scores.max() - scores.min()).item() < 1e-10
     assert torch.allclose(Q.norm(dim=-1), q.norm().expand(T), rtol=1e-12)
     assert torch.allclose(Q[0], q)  # position 0 is the identity
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_compare_table_gives_the_learned_tables_size_in_the_runs_it_follows(lang: str):
+    """The table under train-compare counts the learned table of those runs: context × n_embd of the
+    experiment's defaults (64 × 128 = 8,192), not the course model's 128 × 128."""
+    from tutor.experiments.params import TrainCompareParams
+
+    p = TrainCompareParams()
+    fence = re.search(r"```experiment train-compare\n(.*?)```", _prose(lang), re.S)
+    assert fence and not {"context", "n_embd"} & set(tomllib.loads(fence.group(1)))  # the defaults apply
+    cfg = {"block_size": p.context, "n_embd": p.n_embd, "n_layer": p.n_layer, "n_head": p.n_head}
+    extra = GPT(GPTConfig(pos="learned", **cfg)).num_params() - GPT(GPTConfig(pos="none", **cfg)).num_params()
+    assert extra == p.context * p.n_embd == 8192
+    row = next(line for line in _prose(lang).splitlines() if "64 × 128" in line and line.startswith("|"))
+    assert f"{extra:,}".replace(",", "." if lang == "de" else ",") in row
+    assert "16,384" not in row and "16.384" not in row
+
+
+def _layer_scores(block, x: torch.Tensor) -> torch.Tensor:
+    """A block's attention scores before the mask and softmax: (B, heads, T, T)."""
+    attn = block.attn
+    B, T, C = x.shape
+    q, k, _ = attn.qkv(block.ln1(x)).split(C, dim=2)
+    q, k = (t.view(B, T, attn.n_head, C // attn.n_head).transpose(1, 2) for t in (q, k))
+    cos, sin = rope_cos_sin(torch.arange(T), attn.inv_freq, attn.rope_factor, dtype=q.dtype)
+    q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+    return q @ k.transpose(-2, -1) / k.size(-1) ** 0.5
+
+
+def test_the_same_two_characters_at_one_distance_score_alike_in_layer_one_but_not_once_context_enters():
+    """The lesson's claim, exactly: the same q and k at the same distance score the same; characters
+    do only in the first layer, where q and k come from the character alone."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=50, pos="rope")).double().eval()
+    ids = torch.tensor([[3, 10, 11, 4, 5, 6, 10, 11]])  # 明 = 10, 月 = 11 at (1, 2) and at (6, 7)
+    with torch.no_grad():
+        x = model.tok_emb(ids)
+        first = _layer_scores(model.blocks[0], x)
+        second = _layer_scores(model.blocks[1], model.blocks[0](x))
+    assert (first[0, :, 2, 1] - first[0, :, 7, 6]).abs().max() < 1e-12
+    assert (second[0, :, 2, 1] - second[0, :, 7, 6]).abs().max() > 1e-3
