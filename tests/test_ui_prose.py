@@ -156,3 +156,18 @@ async def test_the_chinese_quiz_breaks_its_prompts_between_characters(home):
             quiz.submit("")
             await pilot.pause()
         assert checked >= 2  # prompts long enough to wrap were looked at
+
+
+def test_an_experiments_note_breaks_like_prose_and_keeps_its_styles():
+    from tutor.experiments import render
+    from tutor.experiments.result import Result, TextPanel
+    from tutor.ui.widgets.result_view import panel_widgets
+
+    panel = TextPanel(title="读表", text=ZH)
+    (note,) = panel_widgets(Result(experiment="x", params={}, metrics={}, panels=[panel]), "zh")
+    original = render.note(panel, "zh")
+    assert isinstance(note.content, ProseText) and note.content.plain == original.plain
+    assert (note.content.style, note.content.spans) == (original.style, original.spans)
+    for width in (30, 41, 58):
+        lines = [line for line in _lines(note.content, width) if line]
+        assert not [line for line in lines if line[0] in NO_LINE_START], width

@@ -159,6 +159,6 @@ class Prose(Markdown):
         yield from super().__rich_console__(console, options.update_width(min(options.max_width, self.width)))
 
 
-def prose_text(text: str, style: str | Style = "") -> ProseText:
-    """Plain text (no Markdown) that breaks like prose."""
-    return ProseText(text, style=style)
+def as_prose(text: Text) -> ProseText:
+    """A Rich Text (e.g. an experiment's note from tutor.experiments.render) that breaks like prose."""
+    return ProseText(text.plain, style=text.style, justify=text.justify, end=text.end, spans=list(text.spans))

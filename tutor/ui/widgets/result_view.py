@@ -17,6 +17,7 @@ from textual_plotext import PlotextPlot
 
 from tutor.experiments import render
 from tutor.experiments.result import HeatmapPanel, Result, SeriesPanel, TablePanel, TextPanel, words
+from tutor.ui.prose import as_prose
 
 
 class SeriesPlot(PlotextPlot):
@@ -70,6 +71,8 @@ def panel_widgets(result: Result, lang: str) -> list[Widget]:
         elif isinstance(panel, SeriesPanel):
             out.append(SeriesPlot(panel, lang, classes="plot"))
         elif isinstance(panel, TextPanel):
-            out.append(Static(render.note(panel, lang), classes="note"))
+            out.append(
+                Static(as_prose(render.note(panel, lang)), classes="note")
+            )  # Chinese wraps by character
     flush()
     return out
