@@ -71,8 +71,6 @@ def panel_widgets(result: Result, lang: str) -> list[Widget]:
         elif isinstance(panel, SeriesPanel):
             out.append(SeriesPlot(panel, lang, classes="plot"))
         elif isinstance(panel, TextPanel):
-            out.append(
-                Static(as_prose(render.note(panel, lang)), classes="note")
-            )  # Chinese wraps by character
+            out.append(Static(as_prose(render.note(panel, lang)), classes="note"))  # Chinese breaks as prose
     flush()
     return out
