@@ -11,6 +11,7 @@ from textual.widgets import Input, Static
 
 from tests.ui_helpers import child_pids, make_app, plain, right_answer, settle
 from tutor.settings import shipped_lessons_dir
+from tutor.ui.commands import course_entries
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.help import HelpScreen
 from tutor.ui.screens.home import HomeScreen
@@ -59,7 +60,7 @@ async def test_language_switch_relabels_the_screen_and_the_footer_keys(home):
         await pilot.pause()
         assert app.lang == "zh"
         assert app.screen.active_bindings["c"].binding.description == "继续"
-        titles = [c.title for c in app.get_system_commands(app.screen)]
+        titles = [c.title for c in course_entries(app)]
         assert f"课程: {app.tutor.lessons[0].title['zh']}" in titles
         await app.open_lesson("positions")
         await pilot.pause()
@@ -76,7 +77,7 @@ async def test_palette_has_every_lesson_experiment_exercise_and_review_due(home)
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        commands = {c.title: c for c in [*course_entries(app), *app.get_system_commands(app.screen)]}
         text = "\n".join(commands)
         for lesson in app.tutor.lessons:
             assert f"Lesson: {lesson.title['en']}" in commands
@@ -367,7 +368,9 @@ async def test_a_narrow_key_bar_shows_whole_entries_only(home):
         await pilot.pause(0.3)
         bar = app.screen.query_one("KeyBar")
         shown = str(bar.content).rstrip()
-        assert shown.endswith("? Help") and "f5" not in shown  # was "… ? Help  f5", cut mid-entry
-        await pilot.resize_terminal(120, 24)
+        # was "… ? Help  f5", cut mid-entry; e and t are there at 80 columns
+        assert shown.endswith("x Exercise") and "?" not in shown
+        assert "e Next experiment" in shown and "t Contents" in shown
+        await pilot.resize_terminal(130, 24)
         await pilot.pause(0.3)
         assert str(bar.content).rstrip().endswith("f5 Language  ^p Commands")

@@ -16,6 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input
 
 from tests.ui_helpers import make_app, right_answer, settle
+from tutor.ui.widgets.experiment_panel import ExperimentPanel
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
 SIZE = (80, 24)
@@ -47,7 +48,7 @@ async def _steady(pilot) -> None:
     await pilot.pause()
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
 def test_home_snapshot(snap_compare, lang):
     async def run_before(pilot):
         await pilot.app.course_ready.wait()
@@ -56,7 +57,7 @@ def test_home_snapshot(snap_compare, lang):
     assert snap_compare(make_app(_home(f"home-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
 def test_lesson_heatmap_snapshot(snap_compare, lang):
     async def run_before(pilot):
         app = pilot.app
@@ -84,6 +85,28 @@ def test_lesson_prose_snapshot(snap_compare, lang):
         await _steady(pilot)
 
     assert snap_compare(make_app(_home(f"prose-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
+def test_experiment_parameters_snapshot(snap_compare, lang):
+    """The parameter form open under its panel, run with Enter: compact, the results below it."""
+
+    async def run_before(pilot):
+        app = pilot.app
+        await app.course_ready.wait()
+        await app.open_lesson("rope-alibi", experiment="alibi")
+        await pilot.pause(0.5)
+        panel = next(p for p in app.screen.query(ExperimentPanel) if p.ref.name == "alibi")
+        await panel.show_params()
+        box = panel.query_one("#p-n_head", Input)
+        box.focus()
+        box.value = "4"
+        await pilot.press("enter")
+        await settle(app, 2.0)  # the lesson stops re-aiming at the panel after ~2 s
+        app.screen.query_one("#prose", VerticalScroll).scroll_to_widget(panel, top=True, animate=False)
+        await _steady(pilot)
+
+    assert snap_compare(make_app(_home(f"params-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
 
 
 @pytest.mark.parametrize("lang", ["en", "de", "zh"])

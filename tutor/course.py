@@ -7,12 +7,15 @@ close a cycle); this module, above both, hands the registry's specs to the loade
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
+from tutor.content.index import INDEX_FILE, fingerprint, index_of, save_index
 from tutor.content.loader import Course, load_course
 from tutor.content.problems import Problem, error
 
 REGISTRY_MODULE = "tutor.experiments.registry"
+COURSE_FILE = "course.pickle"  # in the app's cache folder, beside the cards (INDEX_FILE)
 
 
 def open_course(lessons_dir: Path) -> Course:
@@ -34,3 +37,28 @@ def _registry(where: Path) -> tuple[dict | None, Problem | None]:
         return None, error(
             where, f"{REGISTRY_MODULE} failed to load ({type(err).__name__}: {err}): experiments not checked"
         )
+
+
+def open_course_cached(lessons_dir: Path, cache_dir: Path) -> Course:
+    """`open_course`, reusing the course parsed last time while no lesson file and none of the
+    parser's code has changed (tutor.content.index.fingerprint); a fresh parse is saved for next
+    time, with the cards the home screen lists before the course is loaded. The cache is the
+    tutor's own (the app's home folder): a copy it cannot read or write is parsed again."""
+    key = fingerprint(lessons_dir)
+    saved = Path(cache_dir) / COURSE_FILE
+    try:
+        with saved.open("rb") as fh:
+            stored_key, course = pickle.load(fh)
+        if stored_key == key and isinstance(course, Course):
+            return course
+    except Exception:  # missing, truncated, or pickled by other code: parse again
+        pass
+    course = open_course(lessons_dir)
+    try:
+        from tutor.fileio import atomic_write
+
+        atomic_write(saved, lambda fh: pickle.dump((key, course), fh, protocol=pickle.HIGHEST_PROTOCOL))
+        save_index(Path(cache_dir) / INDEX_FILE, key, index_of(course))
+    except Exception:  # a read-only home only costs the next start its speed
+        pass
+    return course

@@ -1,8 +1,8 @@
 """Running experiments: in this thread (quick ones, against cached models) or in a child process
 (long ones: training), with cancellation, progress events and a result cache.
 
-    result = run_quick("alibi", {"n_head": 6}, should_stop=event.is_set)        # app worker thread, CLI
-    result = await run_in_child("train-compare", {"steps": 50}, on_event=print)  # asyncio (the app)
+    result = run_quick("alibi", {"n_head": 6}, should_stop=event.is_set)        # the CLI; run_async's thread
+    result = await run_async("train-compare", {"steps": 50}, on_event=print)  # asyncio (the app): either kind
     result = run_child_sync("train-compare", {"steps": 50}, on_event=print, cancel=event)  # blocking (tests)
 
 The child is `python -m tutor experiment NAME --set K=V ... --jsonl`, which prints one JSON object
@@ -88,7 +88,7 @@ def run_quick(
     should_stop: Callable[[], bool] | None = None,
     use_cache: bool = True,
 ) -> Result:
-    """A quick experiment in this thread: the app calls it from a worker thread, the CLI directly."""
+    """A quick experiment in this thread: the CLI calls it directly, run_async (the app) in a thread."""
     spec, params = prepare(name, raw)
     if spec.long:
         raise ExperimentError(f"{name!r} trains models; run it with run_in_child / run_child_sync")
@@ -230,12 +230,17 @@ async def run_async(
     *,
     home: Path | None = None,
     use_cache: bool = True,
+    grace_s: float = CHILD_GRACE_S,
+    niceness: int = 0,
 ) -> Result:
-    """For asyncio callers: a quick experiment in a thread, a long one in a child process; cancel the
-    task to stop either (the thread stops at its next check, the child is terminated)."""
+    """For asyncio callers (the app's experiment panels): a quick experiment in a thread, a long one
+    in a child process (`on_event`, `grace_s` and `niceness` apply to it); cancel the task to stop
+    either (the thread stops at its next check, the child is terminated)."""
     spec, params = prepare(name, raw)
     if spec.long:
-        return await run_in_child(name, params, on_event, home=home, use_cache=use_cache)
+        return await run_in_child(
+            name, params, on_event, home=home, use_cache=use_cache, grace_s=grace_s, niceness=niceness
+        )
     stop = threading.Event()
     try:
         return await asyncio.to_thread(run_quick, name, params, should_stop=stop.is_set, use_cache=use_cache)

@@ -234,6 +234,13 @@ class Database:
                     raise self._busy() from None
                 raise
 
+    def version(self) -> tuple[int, int]:
+        """Changes so far: rows this connection wrote, and SQLite's data_version, which moves when
+        another connection (another tutor, a training child keeping its runs) commits. The same
+        pair twice means nothing was written in between."""
+        with self._lock:
+            return self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0]
+
     def close(self) -> None:
         with self._lock:
             self.conn.close()

@@ -25,10 +25,20 @@ from textual.screen import Screen
 from tutor.i18n import LANG_NAMES
 from tutor.settings import LOAD_DELAY_S, QUIT_GRACE_S
 from tutor.ui.bindings import localise
-from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz, SetLanguage
+from tutor.ui.commands import CourseCommands
+from tutor.ui.messages import (
+    ContinueLast,
+    OpenExercise,
+    OpenLesson,
+    OpenQuiz,
+    SetLanguage,
+    Training,
+    TrainingProgress,
+)
 from tutor.ui.screens.home import HomeScreen
-from tutor.ui.state import Tutor, load
+from tutor.ui.state import Tutor, load, saved_index
 from tutor.ui.strings import t
+from tutor.ui.widgets.key_bar import training_line
 
 DARK, LIGHT = "textual-dark", "textual-light"
 
@@ -37,6 +47,7 @@ class TutorApp(App[int]):
     CSS_PATH = Path(__file__).with_name("tutor.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "Attention Tutor"
     DEFAULT_MODE = "home"  # the first screen is home itself, not a blank default screen first
+    COMMANDS = App.COMMANDS | {CourseCommands}
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="help"),
         Binding("f1", "go('home')", "Home", id="home", show=False),
@@ -45,15 +56,18 @@ class TutorApp(App[int]):
         Binding("f4", "go('lab')", "Exercise", id="lab", show=False),
         Binding("f5", "cycle_lang", "Language", id="lang"),
         Binding("f6", "toggle_theme", "Light/dark", id="theme", show=False),
+        Binding("f7", "stop_training", "Stop training", id="stop_training"),  # shown while one runs
         Binding("ctrl+q", "quit", "Quit", id="quit", show=False, priority=True),
     ]
 
     lang: var[str] = var("en")  # the learner's language; screens redraw when it changes
     course_loaded: var[bool] = var(False)  # set once the course and the store are open
+    training: var[Training | None] = var(None)  # the one training run, wherever it was started
 
     def __init__(self, lang: str, lessons_dir: Path, home: Path):
         super().__init__()
         self.tutor = Tutor(lessons_dir=Path(lessons_dir), home=Path(home), lang=lang)
+        self.tutor.index = saved_index(self.tutor.lessons_dir, self.tutor.home)  # home lists these at once
         self.set_reactive(TutorApp.lang, lang)  # the starting language: nothing to redraw yet
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None
@@ -78,11 +92,18 @@ class TutorApp(App[int]):
     async def load_course(self) -> None:
         loaded = await asyncio.to_thread(load, self.tutor.lessons_dir, self.tutor.home)
         self.tutor.course, self.tutor.store, self.tutor.error = loaded.course, loaded.store, loaded.error
+        if loaded.course is not None:
+            from tutor.content.index import index_of
+
+            self.tutor.index = index_of(loaded.course)
+        else:
+            self.tutor.index = None
         if self.tutor.lessons:
             self.current_lesson = self.tutor.lessons[0].id
             last = self._last_location()
             if last.get("lesson") and self.tutor.lesson(last["lesson"]):
                 self.current_lesson = last["lesson"]
+                self.tutor.where = dict(last)
         for notice in loaded.notices:
             self.notify(notice, severity="warning", timeout=10)
         self.course_ready.set()
@@ -154,19 +175,26 @@ class TutorApp(App[int]):
     # --- navigation (used by screens, the palette and tests) -----------------------------
 
     async def open_lesson(
-        self, lesson_id: str, section: str | None = None, experiment: str | None = None
+        self, lesson_id: str, section: str | None = None, experiment: str | None = None, offset: int = 0
     ) -> None:
+        """Show a lesson: at a section (`offset` lines into it) or an experiment if given, else
+        where the learner left it."""
+        await self.course_ready.wait()  # home lists the lessons before they are loaded
         if self.tutor.lesson(lesson_id) is None:
             self.notify(f"no lesson {lesson_id!r}", severity="error")
             return
         self.current_lesson = lesson_id
         await self._show_in_mode("lesson", self._lesson_screen_name(lesson_id))
-        self.screen.go_to(section=section, experiment=experiment)
+        screen = self.screen
+        # where the learner is now (the screen says more precisely once it has laid out)
+        self.tutor.remember(screen="lesson", lesson=lesson_id, section=section or screen.current_section)
+        screen.go_to(section=section, experiment=experiment, offset=offset)
 
     async def open_quiz(self, lesson_id: str | None) -> None:
         """The lesson's quiz, or (lesson_id None) the review of everything due."""
         from tutor.ui.screens.quiz import QuizScreen
 
+        await self.course_ready.wait()
         if lesson_id is None:
             screen = QuizScreen.for_review(self.tutor)
         else:
@@ -181,11 +209,12 @@ class TutorApp(App[int]):
         await self._show_in_mode("quiz", screen)
 
     async def open_exercise(self, exercise_id: str) -> None:
+        await self.course_ready.wait()
         if self.tutor.exercise(exercise_id) is None:
             self.notify(f"no exercise {exercise_id!r}", severity="error")
             return
         self.current_exercise = exercise_id
-        self.tutor.remember(screen="lab", exercise=exercise_id)
+        self.tutor.remember(screen="lab", lesson=self.tutor.exercise(exercise_id)[0].id, exercise=exercise_id)
         await self._show_in_mode("lab", self._exercise_screen_name(exercise_id))
 
     def navigate(self, opener, *args) -> None:
@@ -209,14 +238,28 @@ class TutorApp(App[int]):
     def on_set_language(self, message: SetLanguage) -> None:
         self.lang = message.lang
 
+    def on_training_progress(self, message: TrainingProgress) -> None:
+        self.training = message.training
+
+    def watch_training(self, old: Training | None, new: Training | None) -> None:
+        if (old is None) != (new is None):
+            self.refresh_bindings()  # the stop key shows only while a run is going
+
     async def continue_last(self) -> None:
+        await self.course_ready.wait()
         last = self._last_location()
         if last.get("screen") == "lab" and last.get("exercise") and self.tutor.exercise(last["exercise"]):
             await self.open_exercise(last["exercise"])
         elif last.get("screen") == "quiz":
             await self.open_quiz(last.get("lesson"))
         elif last.get("lesson") and self.tutor.lesson(last["lesson"]):
-            await self.open_lesson(last["lesson"], last.get("section"))
+            if self.is_screen_installed(f"lesson:{last['lesson']}"):
+                await self.open_lesson(last["lesson"])  # open this session: it is where it was left
+            else:
+                offset = str(last.get("offset", ""))
+                await self.open_lesson(
+                    last["lesson"], last.get("section"), offset=int(offset) if offset.isdigit() else 0
+                )
         elif self.tutor.lessons:
             self.notify(t("home.continue_none", self.lang))
             await self.open_lesson(self.tutor.lessons[0].id)
@@ -224,7 +267,22 @@ class TutorApp(App[int]):
     # --- actions -------------------------------------------------------------------------
 
     async def action_go(self, mode: str) -> None:
+        if mode == "lab" and (exercise_id := self._exercise_here()) is not None:
+            await self.open_exercise(exercise_id)
+            return
         self.switch_mode(mode)
+
+    def _exercise_here(self) -> str | None:
+        """The exercise of the lesson the learner is in (or was in last): the one open in the lab if it
+        belongs to that lesson, else the one for the current section, else the lesson's first."""
+        lesson = self.tutor.lesson(str(self.tutor.where.get("lesson") or self.current_lesson or ""))
+        if lesson is None or not lesson.exercises:
+            return None
+        ids = [ex.id for ex in lesson.exercises]
+        if self.current_exercise in ids:
+            return self.current_exercise
+        section = self.tutor.where.get("section")
+        return next((ex.id for ex in lesson.exercises if section and ex.section == section), ids[0])
 
     def action_help(self) -> None:
         from tutor.ui.screens.help import HelpScreen
@@ -245,6 +303,18 @@ class TutorApp(App[int]):
         self.refresh_bindings()
         self.notify(t("lang.switched", lang), timeout=2)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop_training":
+            return self.training is not None
+        return True
+
+    def action_stop_training(self) -> None:
+        """Stop the training run, from any screen (the panel that started it says it was cancelled)."""
+        from tutor.ui.widgets.experiment_panel import training_workers
+
+        for worker in training_workers(self.workers):
+            worker.cancel()
+
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK  # screens redraw (code colours follow it)
 
@@ -264,38 +334,13 @@ class TutorApp(App[int]):
     # --- command palette -----------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        from tutor.content.schema import pick
-
+        """The app's own commands; the course's (lessons, quizzes, experiments, exercises) come from
+        tutor.ui.commands.CourseCommands, which ranks an exact id first."""
         lang = self.lang
-        specs = _registry()
-        for lesson in self.tutor.lessons:
-            title = pick(lesson.title, lang)
+        if self.training is not None:
             yield SystemCommand(
-                f"{t('cmd.lesson', lang)}: {title}",
-                pick(lesson.summary, lang) or lesson.id,
-                partial(self.navigate, self.open_lesson, lesson.id),
+                t("cmd.stop_training", lang), training_line(self.training, lang), self.action_stop_training
             )
-            if lesson.quiz:
-                yield SystemCommand(
-                    f"{t('cmd.quiz', lang)}: {title}",
-                    f"{len(lesson.quiz)} ?",
-                    partial(self.navigate, self.open_quiz, lesson.id),
-                )
-            for section in lesson.sections:
-                for ref in section.experiments:
-                    spec = specs.get(ref.name)
-                    name = pick(spec.title, lang) if spec else ref.name
-                    yield SystemCommand(
-                        f"{t('cmd.experiment', lang)}: {name} ({ref.name})",
-                        f"{title} › {pick(section.title, lang)}",
-                        partial(self.navigate, self.open_lesson, lesson.id, section.id, ref.name),
-                    )
-            for ex in lesson.exercises:
-                yield SystemCommand(
-                    f"{t('cmd.exercise', lang)}: {pick(ex.title, lang)} ({ex.id})",
-                    title,
-                    partial(self.navigate, self.open_exercise, ex.id),
-                )
         yield SystemCommand(
             t("cmd.review", lang),
             t("cmd.review_help", lang),
@@ -307,12 +352,3 @@ class TutorApp(App[int]):
                     t("cmd.lang", lang, name=name), code, partial(self.post_message, SetLanguage(code))
                 )
         yield from super().get_system_commands(screen)
-
-
-def _registry() -> dict:
-    try:
-        from tutor.experiments.registry import get_registry
-
-        return get_registry()
-    except Exception:  # the palette still lists lessons without experiment titles
-        return {}

@@ -2,10 +2,14 @@
 which handles them (tutor/ui/app.py). Screens never call the app's methods.
 
 The other way round, the app's state travels as reactives that screens watch: `lang`,
-`course_loaded` and Textual's own `theme` (tutor/ui/screens/base.py).
+`course_loaded` and Textual's own `theme` (tutor/ui/screens/base.py), and `training` (the one
+training run, which every screen's key bar shows).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 from textual.message import Message
 
@@ -40,3 +44,24 @@ class SetLanguage(Message):
     def __init__(self, lang: str) -> None:
         super().__init__()
         self.lang = lang
+
+
+@dataclass(frozen=True)
+class Training:
+    """Where the one training run stands: shown on every screen (the key bar), stoppable from any."""
+
+    experiment: str
+    run: int = 1
+    runs: int = 1
+    label: Any = None  # the run's label as the experiment gives it (words() puts it in a language)
+    step: int = 0
+    steps: int = 0
+    eta_s: float | None = None
+
+
+class TrainingProgress(Message):
+    """A panel's training run started, moved on (`training`), or ended (None)."""
+
+    def __init__(self, training: Training | None) -> None:
+        super().__init__()
+        self.training = training

@@ -11,9 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tutor.content.index import Index
     from tutor.content.loader import Course
     from tutor.content.schema import Exercise, Lesson
     from tutor.progress.store import Store
+
+
+CACHE_DIR = "cache"  # in the learner's home: the parsed course, and the cards home lists
 
 
 @dataclass
@@ -24,13 +28,25 @@ class Loaded:
     notices: list[str] = field(default_factory=list)
 
 
+def saved_index(lessons_dir: Path, home: Path) -> Index | None:
+    """The cards saved by the last start, if no lesson file has changed since (a few ms: the
+    first frame lists the lessons with them)."""
+    from tutor.content.index import INDEX_FILE, fingerprint, read_index
+
+    try:
+        return read_index(home / CACHE_DIR / INDEX_FILE, fingerprint(lessons_dir))
+    except OSError:  # e.g. the lessons folder does not exist: the load says so
+        return None
+
+
 def load(lessons_dir: Path, home: Path) -> Loaded:
-    """Course + store; every failure becomes a message, never an exception (the app must start)."""
-    from tutor.course import open_course
+    """Course + store; every failure becomes a message, never an exception (the app must start).
+    The course parsed last time is reused while its files are unchanged (tutor.course)."""
+    from tutor.course import open_course_cached
     from tutor.errors import TutorError
 
     try:
-        course = open_course(lessons_dir)
+        course = open_course_cached(lessons_dir, home / CACHE_DIR)
     except TutorError as err:  # e.g. the folder does not exist
         return Loaded(None, None, error=str(err))
     except Exception as err:  # a loader bug: shown in the app, which keeps running
@@ -55,6 +71,8 @@ class Tutor:
     course: Course | None = None
     store: Store | None = None
     error: str | None = None
+    where: dict[str, str] = field(default_factory=dict)  # the last remember(): where the learner is
+    index: Index | None = None  # what home lists: saved cards at first, the loaded course's after
 
     @property
     def lessons(self) -> list[Lesson]:
@@ -70,10 +88,15 @@ class Tutor:
         return next(((x, ex) for x, ex in self.exercises() if ex.id == exercise_id), None)
 
     def remember(self, **location: str | None) -> None:
-        """Where the learner is, for "continue where I left off"; a store error never stops the app."""
+        """Where the learner is, for "continue where I left off" (kept here, and in the store for
+        the next start); a store error never stops the app."""
+        where = {k: v for k, v in location.items() if v is not None}
+        if where == self.where:
+            return  # nothing new to write (screen switches ask often)
+        self.where = where
         if self.store is None:
             return
         try:
-            self.store.set_last_location({k: v for k, v in location.items() if v is not None})
+            self.store.set_last_location(self.where)
         except Exception:  # a busy or read-only store must not break navigation
             pass

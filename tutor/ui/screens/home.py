@@ -1,31 +1,73 @@
-"""Home: the lessons in order with progress, what is due, and "continue where I left off"."""
+"""Home: the lessons in order with progress, what is due, and "continue where I left off".
+
+The rows come from the course's cards (tutor.content.index): saved from the last start, they list
+the lessons in the very first frame, before the course and the progress store are open; the
+progress columns and the review line follow once they are (read in a worker thread, also each
+time the learner comes back here, so the screen switch never waits for SQLite).
+"""
 
 from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len, set_cell_size
 from rich.markup import escape
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
 
 from tutor.texts import say
 from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
 
-WIDTHS = (3, 0, 6, 7, 10, 7)  # columns: #, lesson (fills), read, quiz, exercises, due
+if TYPE_CHECKING:
+    from tutor.content.index import Card
+
+COLUMNS = ("read", "quiz", "ex", "due")  # after "#" and the lesson title
+GAP = 2  # blank cells after each column
+SIDES = 4  # the list's margin and padding, left and right
+MAX_ERRORS = 6  # problems listed on home; `python -m tutor check` lists them all
 
 
-def row_text(cells: list[str], title_width: int, style: str = "") -> Text:
+def pick(text: dict[str, str], lang: str) -> str:
+    """tutor.content.schema.pick for a card's plain dict (no pydantic before the first frame)."""
+    return text.get(lang) or text.get("en", "")
+
+
+def column_widths(head: list[str], rows: list[list[str]], width: int) -> list[int]:
+    """Cell widths: each column as wide as its header or widest cell, then a gap of two cells (one
+    where the titles would not fit otherwise; none after the last); the title takes what is left
+    of `width` (a title that still does not fit is cut with …). Widths count terminal cells."""
+    widest = [max(cell_len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for gap in (GAP, 1):
+        widths = [w + gap for w in widest[:-1]] + [widest[-1]]
+        room = width - SIDES - (sum(widths) - widths[1])
+        if width <= 0 or widths[1] <= room:
+            break
+    if width > 0:
+        widths[1] = max(min(widths[1], room), cell_len(head[1]) + 1)
+    return widths
+
+
+def row_text(cells: list[str], widths: list[int], style: str = "") -> Text:
     """One aligned row; widths count terminal cells, so Chinese titles line up too."""
-    widths = [title_width if w == 0 else w for w in WIDTHS]
-    return Text("".join(set_cell_size(c, w) for c, w in zip(cells, widths, strict=True)), style=style)
+    out = []
+    for i, (cell, w) in enumerate(zip(cells, widths, strict=True)):
+        room = w if i == len(widths) - 1 else w - 1  # at least one blank cell between columns
+        if cell_len(cell) > room:
+            cell = set_cell_size(cell, room - 1) + "…"
+        out.append(set_cell_size(cell, w))
+    return Text("".join(out), style=style)
 
 
 class HomeScreen(TutorScreen):
-    _shown: tuple | None = None  # (language, rows) in the table now
+    _shown: tuple | None = None  # (language, width, rows) in the table now
     BINDINGS = [
         Binding("c", "continue", "Continue", id="continue"),
         Binding("enter", "open", "Open", id="open", show=False),
@@ -33,6 +75,12 @@ class HomeScreen(TutorScreen):
         Binding("x", "exercise", "Exercise", id="lab"),
         Binding("r", "review", "Review due", id="review"),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._progress: dict[str, list[str]] = {}  # lesson id -> its progress cells
+        self._due_line: str | None = None
+        self._progress_for: tuple | None = None  # what they were read for (see _read_progress)
 
     def compose(self) -> ComposeResult:
         # flat, and with the real text: the first frame is the finished home screen
@@ -46,71 +94,106 @@ class HomeScreen(TutorScreen):
         yield Static(self.t("home.hint"), id="home-hint", classes="hint")
         yield KeyBar()
 
+    @property
+    def cards(self) -> list[Card]:
+        index = self.tutor.index
+        return index.cards if index is not None else []
+
+    def card(self, lesson_id: str | None) -> Card | None:
+        return next((c for c in self.cards if c.id == lesson_id), None)
+
     def refresh_content(self) -> None:
         self.query_one("#home-title", Static).update(self.t("app.title"))
         self.query_one("#home-hint", Static).update(self.t("home.hint"))
-        if self.tutor.course is None and self.tutor.error is None:
-            # still loading: draw without importing the content models (pydantic) on this thread
+        if self.tutor.index is None and self.tutor.error is None:
             self.query_one("#lesson-summary", Static).update(self.t("home.loading"))
             self.query_one("#home-errors", Static).display = False
             return
-        from tutor.content.schema import pick
-
-        summary = self._summary()
-        rows = []
-        for i, lesson in enumerate(self.tutor.lessons, 1):
-            p = summary.get(lesson.id)
-            cells = ["", "", "", ""]
-            if p is not None:
-                pct = 100 * p.sections_read // max(p.sections_total, 1)
-                cells = [
-                    f"{pct}%",
-                    f"{p.quiz.correct}/{p.quiz.questions}",
-                    f"{p.exercises.passed}/{p.exercises.total}",
-                    str(p.quiz.due) if p.quiz.due else "·",
-                ]
-            rows.append((lesson.id, [str(i), pick(lesson.title, self.lang), *cells]))
-        if (self.lang, rows) != self._shown:  # rebuilding the table is the costly part of coming back
-            self._shown = (self.lang, rows)
-            self._fill_table(rows)
+        self._draw_rows()
         self._show_summary()
-        self.query_one("#home-due", Static).update(
-            self._review_line() if summary else self.t("home.nothing_due")
-        )
+        self.query_one("#home-due", Static).update(self._due_line or "")
         self._show_errors()
         self.query_one("#lessons", OptionList).focus()
+        self._read_progress()
 
-    def _fill_table(self, rows: list[tuple[str, list[str]]]) -> None:
-        table = self.query_one("#lessons", OptionList)
-        head = ["#", self.t("home.col.lesson")] + [
-            self.t(f"home.col.{k}") for k in ("read", "quiz", "ex", "due")
+    def _draw_rows(self) -> None:
+        rows = [
+            (card.id, [str(i), pick(card.title, self.lang), *self._progress.get(card.id, ["", "", "", ""])])
+            for i, card in enumerate(self.cards, 1)
         ]
-        title_width = max([cell_len(head[1])] + [cell_len(cells[1]) for _, cells in rows]) + 2
-        self.query_one("#lessons-head", Static).update(row_text(head, title_width, "bold"))
+        width = self.size.width or self.app.size.width
+        if (self.lang, width, rows) == self._shown:  # rebuilding is the costly part of coming back
+            return
+        self._shown = (self.lang, width, rows)
+        table = self.query_one("#lessons", OptionList)
+        head = ["#", self.t("home.col.lesson"), *(self.t(f"home.col.{k}") for k in COLUMNS)]
+        widths = column_widths(head, [cells for _, cells in rows], width)
+        self.query_one("#lessons-head", Static).update(row_text(head, widths, "bold"))
         highlighted = table.highlighted
         table.clear_options()
-        table.add_options(Option(row_text(cells, title_width), id=lesson_id) for lesson_id, cells in rows)
+        table.add_options(Option(row_text(cells, widths), id=lesson_id) for lesson_id, cells in rows)
         if rows:
             table.highlighted = min(max(highlighted or 0, 0), len(rows) - 1)
+            self._highlight_current()
 
-    def _summary(self) -> dict:
-        if self.tutor.store is None or not self.tutor.lessons:
-            return {}
-        from tutor.progress.summary import summarise
+    def _highlight_current(self) -> None:
+        """The lesson the learner was in last is the one Enter opens."""
+        table = self.query_one("#lessons", OptionList)
+        ids = [c.id for c in self.cards]
+        current = self.tutor.where.get("lesson")
+        if current in ids and table.option_count == len(ids):
+            table.highlighted = ids.index(current)
 
+    def on_resize(self) -> None:
+        if self.tutor.index is not None:
+            self._draw_rows()
+
+    def _read_progress(self) -> None:
+        """Read the progress again if anything could have changed it: the store (written here or
+        by another process), the language, or the minute (reviews fall due as time passes)."""
+        store = self.tutor.store
+        if store is None or self.tutor.course is None:
+            return
         try:
-            return {p.id: p for p in summarise(self.tutor.store, self.tutor.lessons, self.lang).lessons}
-        except Exception as err:  # progress is extra; the lessons still open
-            self.notify(f"progress could not be read: {err}", severity="error")
-            return {}
+            state = (self.lang, store.version(), int(time.time() // 60))
+        except Exception:  # a store that cannot answer: read it, the worker reports the error
+            state = None
+        if state is None or state != self._progress_for:
+            self._progress_for = state
+            self._progress_worker()
 
-    def _review_line(self) -> str:
-        """What `r` would ask (tutor.quiz.status.review_plan): the due count, and new questions apart."""
+    @work(thread=True, exclusive=True, group="progress", exit_on_error=False)
+    def _progress_worker(self) -> tuple[dict[str, list[str]], str]:
+        """Progress cells and the review line, from the store (off the UI thread)."""
+        from tutor.progress.summary import summarise
         from tutor.quiz.status import review_plan
 
-        plan = review_plan(self.tutor.store, self.tutor.lessons, self.tutor.store.now())
+        store, lessons = self.tutor.store, self.tutor.lessons
+        cells = {}
+        for p in summarise(store, lessons, self.lang).lessons:
+            pct = 100 * p.sections_read // max(p.sections_total, 1)
+            cells[p.id] = [
+                f"{pct}%",
+                f"{p.quiz.correct}/{p.quiz.questions}",
+                f"{p.exercises.passed}/{p.exercises.total}",
+                str(p.quiz.due) if p.quiz.due else "·",
+            ]
+        plan = review_plan(store, lessons, store.now())
         line = self.t("home.due", n=len(plan.due)) if plan.due else self.t("home.nothing_due")
-        return f"{line} · {say('quiz.new_waiting', self.lang, n=len(plan.new))}" if plan.new else line
+        if plan.new:
+            line = f"{line} · {say('quiz.new_waiting', self.lang, n=len(plan.new))}"
+        return cells, line
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "progress" or event.worker.node is not self:
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._progress, self._due_line = event.worker.result
+            self._draw_rows()
+            self.query_one("#home-due", Static).update(self._due_line)
+        elif event.state == WorkerState.ERROR:  # progress is extra; the lessons still open
+            self._progress_for = None
+            self.notify(f"progress could not be read: {event.worker.error}", severity="error")
 
     def _show_errors(self) -> None:
         panel = self.query_one("#home-errors", Static)
@@ -118,14 +201,14 @@ class HomeScreen(TutorScreen):
         lines: list[str] = []
         if tutor.error:
             lines.append(escape(tutor.error))
-        elif tutor.course is not None and not tutor.lessons:
+        elif tutor.index is not None and not tutor.index.cards:
             lines.append(escape(self.t("home.no_lessons", dir=tutor.lessons_dir)))
-        if tutor.course is not None and tutor.course.skipped:
+        if tutor.index is not None and tutor.index.skipped:
+            problems = tutor.index.problems
             lines.append(self.t("home.load_errors"))
-            for problem in tutor.course.errors[:6]:
-                lines.append(f"  • {escape(str(problem))}")
-            if len(tutor.course.errors) > 6:
-                lines.append(f"  … {len(tutor.course.errors) - 6} more: python -m tutor check")
+            lines.extend(f"  • {escape(problem)}" for problem in problems[:MAX_ERRORS])
+            if len(problems) > MAX_ERRORS:
+                lines.append("  " + escape(self.t("home.more_problems", n=len(problems) - MAX_ERRORS)))
         panel.update("\n".join(lines))
         panel.display = bool(lines)
 
@@ -136,13 +219,10 @@ class HomeScreen(TutorScreen):
         return table.get_option_at_index(table.highlighted).id
 
     def _show_summary(self) -> None:
-        if self.tutor.course is None:
-            return
-        from tutor.content.schema import pick
-
-        lesson = self.tutor.lesson(self._selected() or "")
-        text = Text(pick(lesson.summary, self.lang) if lesson else "")
-        self.query_one("#lesson-summary", Static).update(text)
+        card = self.card(self._selected())
+        if card is not None or self.tutor.index is not None:
+            text = Text(pick(card.summary, self.lang) if card else "")
+            self.query_one("#lesson-summary", Static).update(text)
 
     def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:
         self._show_summary()
@@ -166,14 +246,15 @@ class HomeScreen(TutorScreen):
         self.post_message(OpenQuiz(None))
 
     def action_exercise(self) -> None:
-        lesson = self.tutor.lesson(self._selected() or "")
-        if lesson is None:
+        card = self.card(self._selected())
+        if card is None:
             return
-        if not lesson.exercises:
+        if not card.exercises:
             self.notify(self.t("lesson.no_exercise"))
             return
-        self.post_message(OpenExercise(lesson.exercises[0].id))
+        self.post_message(OpenExercise(card.exercises[0]))
 
-    def on_screen_resume(self) -> None:
-        if self.tutor.course is not None:
-            self.refresh_content()  # progress changed while the learner was elsewhere
+    def on_screen_resume(self) -> None:  # after TutorScreen's (Textual calls both)
+        if self.tutor.index is not None:
+            self._highlight_current()
+            self._read_progress()  # progress may have changed while the learner was elsewhere

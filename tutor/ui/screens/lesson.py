@@ -7,10 +7,17 @@ restyles them all) take a quarter of a second.
 
 Each section is a container of [prose, panel, prose, panel, …, prose] so that switching language
 only updates the prose widgets and never drops an experiment that is running. A section counts as
-read once its end has been on screen.
+read once it has been on screen for a few seconds (tutor/ui/reading.py).
+
+Moving: `n`/`p`, the contents and `e` aim at a section or panel (one aim at a time, kept while the
+text above it lays out, dropped as soon as the learner scrolls). `r` runs the panel `e` last moved
+to while it is in view, else the panel most in view. The lesson stays where the learner left it
+when they go elsewhere and come back.
 """
 
 from __future__ import annotations
+
+import time
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,8 +29,9 @@ from tutor.content.markdown import split_body
 from tutor.content.schema import Lesson, pick
 from tutor.ui.messages import OpenExercise, OpenQuiz
 from tutor.ui.prose import Prose
+from tutor.ui.reading import ReadingClock, on_screen
 from tutor.ui.screens.base import TutorScreen
-from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tutor.ui.widgets.experiment_panel import RUN_GROUPS, ExperimentPanel
 from tutor.ui.widgets.key_bar import KeyBar
 
 
@@ -44,24 +52,40 @@ def prose_between_experiments(body: str, count: int) -> list[str]:
 class LessonScreen(TutorScreen):
     AUTO_FOCUS = "#prose"  # arrows and page keys scroll the text; Tab reaches the contents
     BINDINGS = [
+        # in the order of the key bar, which shows as many whole entries as fit
         Binding("n", "section(1)", "Next §", id="next"),
         Binding("p", "section(-1)", "Prev §", id="prev"),
+        Binding("e", "next_experiment", "Next experiment", id="next_exp"),
         Binding("r", "run", "Run", id="run"),
-        Binding("c", "cancel", "Cancel run", id="cancel"),
-        Binding("e", "next_experiment", "Next experiment", id="next_exp", show=False),
+        Binding("c", "cancel", "Cancel run", id="cancel"),  # shown while a run of this lesson goes
+        Binding("t", "toggle_toc", "Contents", id="toc"),
         Binding("q", "quiz", "Quiz", id="quiz"),
         Binding("x", "exercise", "Exercise", id="lab"),
-        Binding("t", "toggle_toc", "Contents", id="toc", show=False),
         Binding("escape", "home", "Home", id="home", show=False),
     ]
+    AIM_S = 1.8  # how long an aim is kept while the text above the target lays out
 
     def __init__(self, lesson_id: str | None) -> None:
         super().__init__()
         self.lesson_id = lesson_id
-        self.read: set[str] = set()
+        self.clock = ReadingClock()
         self.current_section: str | None = None
+        self.chosen: ExperimentPanel | None = None  # the panel `e` (or an opening at it) moved to
+        self._panels: list[ExperimentPanel] = []  # in lesson order, kept from _build (no DOM walks)
         self._built = False
-        self._pending: tuple[str | None, str | None] | None = None
+        self._pending: tuple[str | None, str | None, int] | None = None
+        self._aim_at: tuple[int, object, int, float] | None = None  # (generation, target, offset, until)
+        self._aim_generation = 0
+        self._aimed_y: float | None = None
+
+    @property
+    def read(self) -> set[str]:
+        return self.clock.read
+
+    @property
+    def showing(self) -> bool:
+        """The top screen (Textual's is_current also counts the screen right under it)."""
+        return self.app.screen is self
 
     @property
     def lesson(self) -> Lesson | None:
@@ -87,20 +111,27 @@ class LessonScreen(TutorScreen):
             self._relabel(lesson)
         self._fill_toc(lesson)
         if self._pending is not None:
-            section, experiment = self._pending
+            section, experiment, offset = self._pending
             self._pending = None
-            self.call_after_refresh(self.go_to, section, experiment)
+            self.call_after_refresh(self.go_to, section, experiment, offset)
 
     def on_mount(self) -> None:
         self._show_toc(self.app.size.width >= 100)
         if self.tutor.store is not None and self.lesson_id:
             try:
-                self.read = {r.section for r in self.tutor.store.sections_read(self.lesson_id)}
+                self.clock.read.update(r.section for r in self.tutor.store.sections_read(self.lesson_id))
             except Exception:  # unknown read state only means no ✓ marks
-                self.read = set()
+                pass
         prose = self.query_one("#prose", VerticalScroll)
         self.watch(prose, "scroll_y", self._scrolled, init=False)
-        self.set_interval(0.5, self._scrolled)  # layout settles after mounting: re-check regions
+        self.set_interval(0.5, self._tick)  # reading time; layout settles after mounting: re-check
+
+    def on_screen_suspend(self) -> None:
+        self.clock.pause()
+        self._aim_at = None
+        where = self.tutor.where
+        if where.get("screen") == "lesson" and where.get("lesson") == self.lesson_id:
+            self._remember(leaving=True)  # the line reached (unless the learner went on elsewhere)
 
     # --- building --------------------------------------------------------------------------
 
@@ -115,7 +146,9 @@ class LessonScreen(TutorScreen):
                 Static(self._prose(chunks[0]), classes="prose"),
             ]
             for i, ref in enumerate(section.experiments):
-                widgets.append(ExperimentPanel(ref, self.lang, self.tutor.home, id=f"exp-{section.id}-{i}"))
+                panel = ExperimentPanel(ref, self.lang, self.tutor.home, id=f"exp-{section.id}-{i}")
+                self._panels.append(panel)
+                widgets.append(panel)
                 widgets.append(Static(self._prose(chunks[i + 1]), classes="prose"))
             box.mount_all(widgets)
         self._built = True
@@ -146,55 +179,122 @@ class LessonScreen(TutorScreen):
 
     # --- moving and reading ----------------------------------------------------------------
 
-    def go_to(self, section: str | None = None, experiment: str | None = None) -> None:
-        """Scroll to a section or to the first panel of an experiment (after the screen is built)."""
+    def go_to(self, section: str | None = None, experiment: str | None = None, offset: int = 0) -> None:
+        """Scroll to a section (`offset` lines into it) or to the first panel of an experiment
+        (after the screen is built); with neither, stay where the learner was."""
         if not self._built:
-            self._pending = (section, experiment)
+            self._pending = (section, experiment, offset)
             return
         target = None
         if experiment is not None:
-            target = next((p for p in self.query(ExperimentPanel) if p.ref.name == experiment), None)
+            target = next((p for p in self._panels if p.ref.name == experiment), None)
+            self.chosen = target
         if target is None and section is not None:
             target = next(iter(self.query(f"#sec-{section}")), None)
+            if target is not None:
+                self.chosen = None
+                self._set_section(section)
         if target is not None:
-            self._aim(target, tries=12)
+            self.aim(target, offset if target is not self.chosen else 0)
 
-    def _aim(self, target, tries: int, last: tuple[int, float] | None = None) -> None:
-        """Scroll the target to the top, and again every 0.15 s for a while: the prose above it
-        is laid out after mounting and pushes it down. Stops as soon as the learner scrolls."""
+    def aim(self, target, offset: int = 0) -> None:
+        """Scroll the target to the top now, and keep it there for AIM_S while the prose above it
+        is laid out and pushes it down. A new aim replaces this one; the learner scrolling ends it."""
+        self._aim_generation += 1
+        self._aim_at = (self._aim_generation, target, offset, time.monotonic() + self.AIM_S)
+        self._aimed_y = None
+        box = target if target.has_class("section") else target.parent
+        if box is not None and box.id and box.id.startswith("sec-"):
+            self._set_section(box.id.removeprefix("sec-"))  # while aiming, the aim says where we are
+        self._aim_step(self._aim_generation)
+
+    def _aim_step(self, generation: int) -> None:
+        if self._aim_at is None or self._aim_at[0] != generation or not self.is_attached:
+            return
+        _, target, offset, until = self._aim_at
         prose = self.query_one("#prose", VerticalScroll)
-        if last is not None and prose.scroll_y != last[1]:
-            return  # the learner moved: leave them where they are
-        y = self._content_y(target)
-        prose.scroll_to(y=y, animate=False, immediate=True)
-        if tries > 0:
-            self.set_timer(0.15, lambda: self._aim(target, tries - 1, (y, prose.scroll_y)))
+        if self._aimed_y is not None and prose.scroll_y != self._aimed_y:
+            self._aim_at = None  # the learner moved: leave them where they are
+            self._scrolled()
+            return
+        prose.scroll_to(y=self._content_y(target) + offset, animate=False, immediate=True)
+        self._aimed_y = prose.scroll_y
+        if time.monotonic() >= until:
+            self._aim_at = None
+            self._scrolled()
+            return
+        self.set_timer(0.15, lambda: self._aim_step(generation))
 
     def _sections(self) -> list[Vertical]:
         return list(self.query(".section").results(Vertical))
 
-    def _scrolled(self, _value: float | None = None) -> None:
-        lesson = self.lesson
+    def _view(self) -> tuple[float, float] | None:
+        """The lines of the prose in view, or None before it is laid out (or while not showing)."""
         prose = self.query_one("#prose", VerticalScroll)
-        if lesson is None or not self._built or not self.is_current or prose.virtual_size.height == 0:
-            return
-        top, bottom = prose.scroll_y, prose.scroll_y + prose.scrollable_content_region.height
-        current = None
-        newly_read = []
+        if self.lesson is None or not self._built or not self.showing or prose.virtual_size.height == 0:
+            return None
+        return prose.scroll_y, prose.scroll_y + prose.scrollable_content_region.height
+
+    def _section_spans(self) -> list[tuple[str, int, int]] | None:
+        """(section id, first line, end line) of every section, or None while not laid out."""
+        spans = []
         for box in self._sections():
             region = box.virtual_region
             if region.height == 0:
-                return  # not laid out yet
-            section_id = box.id.removeprefix("sec-") if box.id else ""
-            if region.y <= top + 2:
-                current = section_id
-            # read once its end has been on screen (jumping past a section does not count)
-            if top <= region.bottom <= bottom + 1 and section_id not in self.read:
-                newly_read.append(section_id)
-        if current is None and lesson.sections:
-            current = lesson.sections[0].id
+                return None
+            spans.append((box.id.removeprefix("sec-") if box.id else "", region.y, region.bottom))
+        return spans
+
+    def _scrolled(self, _value: float | None = None) -> None:
+        """The section at the top of the view is the current one ("continue" comes back to it)."""
+        view, spans = self._view(), self._section_spans()
+        if view is None or not spans or self._aim_at is not None:
+            return  # (while aiming, the aim says which section the learner is in)
+        top = view[0]
+        current = next((sid for sid, y, _ in reversed(spans) if y <= top + 2), spans[0][0])
+        ids = [sid for sid, _, _ in spans]
+        prose = self.query_one("#prose", VerticalScroll)
+        if (
+            prose.scroll_y >= prose.max_scroll_y - 1
+            and self.current_section in ids
+            and ids.index(self.current_section) > ids.index(current)
+        ):
+            return  # at the end: the last sections cannot reach the top, `n` moved to one of them
+        if current != self.current_section:
+            self._set_section(current)
+
+    def _set_section(self, section: str) -> None:
+        self.current_section = section
+        self._remember()
+        lesson = self.lesson
+        ids = [s.id for s in lesson.sections] if lesson else []
+        if section in ids:
+            self.query_one("#toc", OptionList).highlighted = ids.index(section)
+
+    def _remember(self, leaving: bool = False) -> None:
+        """Where the learner is, down to the line inside the section, for "continue" (by the
+        screen showing, or by this one as the learner leaves it)."""
+        if self.lesson_id is None or self.current_section is None or not (self.showing or leaving):
+            return
+        offset = 0
+        box = next(iter(self.query(f"#sec-{self.current_section}")), None)
+        if box is not None and box.virtual_region.height:
+            prose = self.query_one("#prose", VerticalScroll)
+            offset = max(0, int(prose.scroll_y) - self._content_y(box))
+        self.tutor.remember(
+            screen="lesson", lesson=self.lesson_id, section=self.current_section, offset=str(offset)
+        )
+
+    def _tick(self) -> None:
+        """Twice a second: count the time the sections in view have been on screen."""
+        view, spans = self._view(), self._section_spans()
+        if view is None or spans is None:
+            self.clock.pause()
+            return
+        showing = [sid for sid, y, end in spans if on_screen(view[0], view[1], y, end)]
+        newly_read = self.clock.tick(time.monotonic(), showing)
+        lesson = self.lesson
         for section_id in newly_read:
-            self.read.add(section_id)
             if self.tutor.store is not None:
                 try:
                     self.tutor.store.mark_read(lesson.id, section_id)
@@ -202,12 +302,7 @@ class LessonScreen(TutorScreen):
                     self.notify(f"could not save progress: {err}", severity="warning")
         if newly_read:
             self._fill_toc(lesson)
-        if current != self.current_section:
-            self.current_section = current
-            self.tutor.remember(screen="lesson", lesson=lesson.id, section=current)
-            ids = [s.id for s in lesson.sections]
-            if current in ids:
-                self.query_one("#toc", OptionList).highlighted = ids.index(current)
+        self._scrolled()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id:
@@ -224,19 +319,24 @@ class LessonScreen(TutorScreen):
     # --- experiments -----------------------------------------------------------------------
 
     def panel_in_view(self) -> ExperimentPanel | None:
-        """The panel holding the focus, else the first one on screen, else the next one below."""
-        focused = self.focused
-        while focused is not None and not isinstance(focused, ExperimentPanel):
-            focused = focused.parent if focused.parent is not self else None
-        if isinstance(focused, ExperimentPanel):
-            return focused
+        """The panel `e` last moved to while at least half of it is in view (or it fills half the
+        view), else the panel with the most lines in view, else the next one below. (Where the
+        focus is does not count: it stays on a panel's parameters while the learner moves on.)"""
         prose = self.query_one("#prose", VerticalScroll)
         top, bottom = prose.scroll_y, prose.scroll_y + prose.scrollable_content_region.height
-        panels = list(self.query(ExperimentPanel))
-        for panel in panels:
+
+        def shown(panel: ExperimentPanel) -> float:
             y = self._content_y(panel)
-            if y + panel.outer_size.height > top and y < bottom:
-                return panel
+            return min(bottom, y + panel.outer_size.height) - max(top, y)
+
+        chosen = self.chosen
+        if chosen is not None and chosen.is_attached:
+            if shown(chosen) * 2 >= min(chosen.outer_size.height, bottom - top):
+                return chosen
+        panels = self._panels
+        in_view = [(shown(p), -i, p) for i, p in enumerate(panels) if shown(p) > 0]
+        if in_view:
+            return max(in_view, key=lambda x: x[:2])[2]
         return next((p for p in panels if self._content_y(p) >= top), None)
 
     def _content_y(self, widget) -> int:
@@ -256,20 +356,38 @@ class LessonScreen(TutorScreen):
         panel.scroll_visible(animate=False)
         panel.run()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":  # the key shows only while one of this lesson's experiments runs
+            return any(
+                w.group in RUN_GROUPS and not w.is_finished and w.node in self._panels
+                for w in self.app.workers
+            )
+        return True
+
     def action_cancel(self) -> None:
-        running = [p for p in self.query(ExperimentPanel) if p.running]
+        running = [p for p in self._panels if p.running]
         for panel in running:
             panel.cancel()
 
     def action_next_experiment(self) -> None:
-        panels = list(self.query(ExperimentPanel))
+        """The next panel below the top of the view (after the last one, the first again)."""
+        panels = self._panels
         if not panels:
             return
         prose = self.query_one("#prose", VerticalScroll)
-        at_end = prose.scroll_y >= prose.max_scroll_y - 1  # the last panels cannot reach the top
-        after = [p for p in panels if self._content_y(p) > prose.scroll_y + 1]
-        target = after[0] if after and not at_end else panels[0]
-        prose.scroll_to_widget(target, top=True, animate=False)
+        top = prose.scroll_y
+        at_end = top >= prose.max_scroll_y - 1  # the last panels cannot reach the top
+        if self.chosen in panels and self._aim_at is not None:
+            # still aiming at the last one (its text above may not be laid out): count from it
+            after = panels[panels.index(self.chosen) + 1 :]
+        else:
+            after = [p for p in panels if self._content_y(p) > top + 1]
+            if at_end and self.chosen in panels:
+                after = panels[panels.index(self.chosen) + 1 :]
+        target = after[0] if after else panels[0]
+        self.chosen = target
+        prose.focus()  # out of any panel's parameters: the keys are the lesson's again
+        self.aim(target)
 
     def action_quiz(self) -> None:
         if self.lesson_id:

@@ -1,8 +1,10 @@
 """One experiment embedded in the lesson: parameters, Run, progress, results.
 
-Quick experiments run in a thread worker that passes `is_cancelled` as the experiment's stop
-check; long ones (training) run in a child process from an async worker and stream progress
-events, which arrive on the event loop and move the progress bar and the live loss curve.
+Every run takes one path, tutor.experiments.runner.run_async in an async worker: a quick
+experiment runs in a thread, a long one (training) in a child process whose progress events
+arrive on the event loop and move the progress bar and the live loss curve. Quick runs go side by
+side with each other and with training; one training run at a time in the whole app, announced
+to it (TrainingProgress) so that every screen shows its step and ETA and any screen can stop it.
 Results and errors reach the widgets only through `on_worker_state_changed`, on the UI thread.
 """
 
@@ -10,34 +12,35 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Collapsible, Input, ProgressBar, Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
 from tutor.content.schema import ExperimentRef
 from tutor.experiments.registry import get_registry
 from tutor.experiments.result import Msg, Series, SeriesPanel, words
 from tutor.settings import PLOT_EVERY_S, TRAINING_GRACE_S, TRAINING_NICENESS
 from tutor.texts import say
+from tutor.ui.messages import Training, TrainingProgress
+from tutor.ui.widgets.key_bar import duration, stop_key
 from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.result_view import SeriesPlot, panel_widgets
 
 if TYPE_CHECKING:
     from tutor.experiments.result import Result
 
+QUICK, TRAINING = "run", "training"  # worker groups: quick runs, and the one training run
+RUN_GROUPS = (QUICK, TRAINING)
 
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    return (
-        f"{seconds // 60}:{seconds % 60:02d}"
-        if seconds < 3600
-        else f"{seconds // 3600}h{seconds % 3600 // 60:02d}"
-    )
+
+def training_workers(workers: Iterable[Worker]) -> list[Worker]:
+    """The training run going on in the app, if any (a list of at most one)."""
+    return [w for w in workers if w.group == TRAINING and not w.is_finished]
 
 
 class ExperimentPanel(Vertical):
@@ -47,6 +50,7 @@ class ExperimentPanel(Vertical):
         self.lang = lang
         self.home = home
         self.spec = get_registry().get(ref.name)
+        self.form = ParamsForm(self.spec, ref.params, lang) if self.spec is not None else None
         self.result: Result | None = None
         self._shown_in: str | None = None  # the language the result's panels are drawn in
         self.last_error: str | None = None
@@ -58,32 +62,35 @@ class ExperimentPanel(Vertical):
 
     @property
     def running(self) -> bool:
-        return any(w.group == "run" and not w.is_finished for w in self.workers)
+        """This panel's own run (other panels' runs do not count)."""
+        return any(w.node is self and w.group in RUN_GROUPS and not w.is_finished for w in self.workers)
 
     def compose(self) -> ComposeResult:
+        # Few widgets until they are needed: every widget of a lesson is restyled each time the
+        # learner comes back to it. The form is mounted when first opened, the progress bar and
+        # the live curve when training first starts.
         yield Static(classes="exp-summary")
         if self.spec is not None:
-            with Collapsible(title=say("run.params", self.lang), collapsed=True, classes="exp-params"):
-                yield ParamsForm(self.spec, self.ref.params)
+            yield Collapsible(title=say("run.params", self.lang), collapsed=True, classes="exp-params")
         yield Static(classes="exp-status")
-        if self.spec is not None and self.spec.long:  # only training reports progress
-            yield ProgressBar(show_eta=False, classes="exp-progress")
-            yield SeriesPlot(classes="plot live")
         yield Vertical(classes="exp-results")
 
     def on_mount(self) -> None:
-        for widget in self.query(".exp-progress, .live"):
-            widget.display = False
         self.refresh_content(self.lang)
+
+    async def _open_form(self) -> None:
+        if not self.form.is_attached:
+            await self.query_one(Collapsible).query_one(Collapsible.Contents).mount(self.form)
+        await self.form.open()
 
     async def show_params(self) -> None:
         """Expand the parameter form (its inputs are created the first time)."""
-        await self.query_one(ParamsForm).open()
+        await self._open_form()
         self.query_one(Collapsible).collapsed = False
 
     async def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
         event.stop()
-        await self.query_one(ParamsForm).open()
+        await self._open_form()
 
     def refresh_content(self, lang: str) -> None:
         self.lang = lang
@@ -94,14 +101,17 @@ class ExperimentPanel(Vertical):
         self.border_title = f"⚗ {say(f'exp.{self.spec.name}.title', lang)}"
         self.border_subtitle = self.ref.name
         self.query_one(".exp-summary", Static).update(Text(say(f"exp.{self.spec.name}.summary", lang)))
-        form = self.query_one(ParamsForm)
-        changed = form.summary()
-        self.query_one(Collapsible).title = say("run.params", lang) + (f": {changed}" if changed else "")
+        self._title_params()
         if not self.running:  # a running one says its progress in the new words at the next event
             key, error, detail, values = self._said
             self._say(key, error, detail, **values)
             if self.result is not None and self._shown_in != lang:
                 self._show_panels()
+
+    def _title_params(self) -> None:
+        changed = self.form.summary()
+        self.query_one(Collapsible).title = say("run.params", self.lang) + (f": {changed}" if changed else "")
+        self.form.set_lang(self.lang)
 
     def _status(self, text: str, error: bool = False) -> None:
         status = self.query_one(".exp-status", Static)
@@ -123,49 +133,56 @@ class ExperimentPanel(Vertical):
         if self.running:
             self.notify(say("run.busy", self.lang))
             return False
-        params = self.query_one(ParamsForm).values()
+        if self.spec.long and training_workers(self.workers):
+            training = getattr(self.app, "training", None)
+            title = say(f"exp.{training.experiment}.title", self.lang) if training else ""
+            key = stop_key(self.app)[1]
+            self.notify(say("run.training_busy", self.lang, title=title, key=key), severity="warning")
+            return False
+        params = self.form.values()
         if params is None:
             self.query_one(Collapsible).collapsed = False  # the form is open: only it can be wrong
             self._say("run.bad_params", error=True)
             return False
         self.last_error = None
-        self.query_one(".exp-results").remove_children()
+        self._title_params()
+        # the last result stays in view, marked as old, until the new one replaces it
+        self.query_one(".exp-results").add_class("-stale")
         if self.spec.long:
-            self._start_long(params)
+            self._curves.clear()
+            bars = self.query(".exp-progress").results(ProgressBar)
+            if bar := next(bars, None):
+                bar.update(total=None, progress=0)
+                bar.display = True
+                self.query_one(".live", SeriesPlot).display = True
+            else:  # the first run: only training reports progress
+                results = self.query_one(".exp-results")
+                self.mount(ProgressBar(show_eta=False, classes="exp-progress"), before=results)
+                self.mount(SeriesPlot(classes="plot live"), before=results)
+            self._say("run.running")
+            self.post_message(TrainingProgress(Training(self.ref.name)))
         else:
-            first_torch = "torch" not in sys.modules
-            self._say("run.loading_torch" if first_torch else "run.running")
-            self._run_quick(params)
+            self._say("run.loading_torch" if "torch" not in sys.modules else "run.running")
+        self.run_worker(
+            self._run(params),
+            name=self.ref.name,
+            group=TRAINING if self.spec.long else QUICK,
+            exclusive=True,
+            exit_on_error=False,
+        )
+        self.screen.refresh_bindings()  # the lesson's cancel key shows while something runs
         return True
 
     def cancel(self) -> bool:
-        return bool(self.workers.cancel_group(self, "run"))
+        return bool(self.workers.cancel_node(self))
 
-    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
-    def _run_quick(self, params) -> Result:
-        from tutor.experiments.runner import run_quick
+    async def _run(self, params) -> Result:
+        from tutor.experiments.runner import run_async
 
-        worker = get_current_worker()
-        return run_quick(self.ref.name, params, should_stop=lambda: worker.is_cancelled)
-
-    def _start_long(self, params) -> None:
-        self._curves.clear()
-        bar = self.query_one(".exp-progress", ProgressBar)
-        bar.update(total=None, progress=0)
-        bar.display = True
-        live = self.query_one(".live", SeriesPlot)
-        live.display = True
-        self._say("run.running")
-        self._run_long(params)
-
-    @work(exclusive=True, group="run", exit_on_error=False)
-    async def _run_long(self, params) -> Result:
-        from tutor.experiments.runner import run_in_child
-
-        return await run_in_child(
+        return await run_async(
             self.ref.name,
             params,
-            on_event=self._on_event,
+            self._on_event,
             home=self.home,
             grace_s=TRAINING_GRACE_S,
             niceness=TRAINING_NICENESS,
@@ -177,8 +194,12 @@ class ExperimentPanel(Vertical):
             return
         runs, steps = int(event.get("runs", 1)), int(event.get("steps", 1))
         run, step = int(event.get("run", 1)), int(event.get("step", 0))
-        bar = self.query_one(".exp-progress", ProgressBar)
-        bar.update(total=runs * steps, progress=(run - 1) * steps + step)
+        eta_s = float(event.get("eta_s") or 0)
+        self.post_message(
+            TrainingProgress(Training(self.ref.name, run, runs, event.get("label"), step, steps, eta_s))
+        )
+        for bar in self.query(".exp-progress").results(ProgressBar):
+            bar.update(total=runs * steps, progress=(run - 1) * steps + step)
         loss = event.get("loss")
         self._status(
             say(
@@ -190,7 +211,7 @@ class ExperimentPanel(Vertical):
                 step=step,
                 steps=steps,
                 loss=f"{loss:.3f}" if isinstance(loss, float) else "—",
-                eta=_duration(float(event.get("eta_s") or 0)),
+                eta=duration(eta_s),
             )
         )
         if isinstance(loss, float):
@@ -219,9 +240,13 @@ class ExperimentPanel(Vertical):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
-        if worker.group != "run" or worker.node is not self:
+        if worker.group not in RUN_GROUPS or worker.node is not self:
             return
         event.stop()
+        if event.state in (WorkerState.SUCCESS, WorkerState.CANCELLED, WorkerState.ERROR):
+            if worker.group == TRAINING:
+                self.post_message(TrainingProgress(None))
+            self.screen.refresh_bindings()
         if event.state == WorkerState.SUCCESS:
             self._show(worker.result)
         elif event.state == WorkerState.CANCELLED:
@@ -251,6 +276,7 @@ class ExperimentPanel(Vertical):
         """The result's panels in the current language (again after a language switch)."""
         self._shown_in = self.lang
         box = self.query_one(".exp-results")
+        box.remove_class("-stale")
         box.remove_children()
         box.mount_all(panel_widgets(self.result, self.lang))
 

@@ -1,4 +1,5 @@
-"""The bottom bar: the keys that make sense on this screen now, in the learner's language.
+"""The bottom bar: the keys that make sense on this screen now, in the learner's language, and while
+a training run is going, a line above them with its step and ETA and the key that stops it.
 
 One Static redrawn from the screen's active bindings. Textual's Footer rebuilds a widget per key
 several times on every screen switch, which made going home and back take ~30 ms longer.
@@ -6,16 +7,57 @@ several times on every screen switch, which made going home and back take ~30 ms
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
 from tutor.texts import say
 
+if TYPE_CHECKING:
+    from textual.binding import Binding
+
+    from tutor.ui.messages import Training
+
+STOP = "stop_training"  # the app's action (and binding id) that stops the training run
+
+
+def duration(seconds: float) -> str:
+    """m:ss, or XhMM from an hour on."""
+    seconds = max(0, int(seconds))
+    return (
+        f"{seconds // 60}:{seconds % 60:02d}"
+        if seconds < 3600
+        else f"{seconds // 3600}h{seconds % 3600 // 60:02d}"
+    )
+
+
+def training_line(training: Training, lang: str) -> str:
+    """Where the training run stands, in the learner's language."""
+    from tutor.experiments.result import words  # only once a run is going: experiments are loaded
+
+    title = say(f"exp.{training.experiment}.title", lang)
+    if not training.steps:
+        return say("run.training_start", lang, title=title)
+    values = {"step": training.step, "steps": training.steps, "eta": duration(training.eta_s or 0)}
+    if training.runs > 1:  # the step and ETA first: a narrow bar cuts the run's label, never them
+        label = words(training.label, lang) if training.label is not None else ""
+        return say("run.training_runs", lang, run=training.run, runs=training.runs, label=label, **values)
+    return say("run.training_step", lang, title=title, **values)
+
+
+def stop_key(app) -> tuple[Binding | None, str]:
+    """The app's binding that stops the training run, and its key as the learner types it."""
+    binding = next((b for bs in app._bindings.key_to_bindings.values() for b in bs if b.id == STOP), None)
+    return binding, app.get_key_display(binding) if binding is not None else ""
+
 
 class KeyBar(Static):
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._changed)
+        if hasattr(self.app, "training"):
+            self.watch(self.app, "training", self._training_changed, init=False)
         self.redraw()
 
     def on_unmount(self) -> None:
@@ -25,30 +67,58 @@ class KeyBar(Static):
         if self.is_attached and screen is self.screen:
             self.redraw()
 
+    def _training_changed(self) -> None:
+        if self.is_attached:
+            self.redraw()
+
     def on_resize(self) -> None:
         self.redraw()
 
     def redraw(self) -> None:
         app = self.app
         accent = app.current_theme.accent or "yellow"
+        lang = getattr(app, "lang", "en")
+        width = self.size.width
         text = Text(no_wrap=True, overflow="ellipsis")
+        training = getattr(app, "training", None)
+        stop = None
+        if training is not None:
+            stop, _ = stop_key(app)
+            line = self._training(training, lang, accent, stop, width)
+            text.append_text(line)
+            text.append("\n")
+        start = len(text)
         ends: list[int] = []  # where each key's entry ends: a narrow bar shows whole entries only
         seen: set[str] = set()
         for active in self.screen.active_bindings.values():
             binding = active.binding
             if not binding.show or not binding.description or binding.action in seen:
                 continue
+            if binding.action == STOP and stop is not None:
+                continue  # it is in the training line already
             seen.add(binding.action)
             style = f"bold {accent}" if active.enabled else "dim"
             text.append(f" {app.get_key_display(binding)} ", style=style)
             text.append(f"{binding.description} ", style="" if active.enabled else "dim")
             ends.append(len(text))
-        lang = getattr(app, "lang", "en")
         text.append(" ^p ", style=f"bold {accent}")
         text.append(say("key.palette", lang))
         ends.append(len(text))
-        width = self.size.width
-        if width and text.cell_len > width:
-            fits = [end for end in ends if cell_len(text.plain[:end].rstrip()) <= width]
-            text = text[: fits[-1]] if fits else text
+        keys = text[start:]
+        if width and keys.cell_len > width:
+            fits = [end - start for end in ends if cell_len(keys.plain[: end - start].rstrip()) <= width]
+            text = text[: start + fits[-1]] if fits else text
+        self.styles.height = 2 if training is not None else 1
         self.update(text)
+
+    def _training(self, training: Training, lang: str, accent: str, stop, width: int) -> Text:
+        """The training line: status (cut to fit) then the stop key, which always shows."""
+        key = Text()
+        if stop is not None:
+            key.append(f" {self.app.get_key_display(stop)} ", style=f"bold {accent}")
+            key.append(stop.description)
+        status = Text(f" {training_line(training, lang)}", style=f"bold {accent}")
+        if width and status.cell_len + key.cell_len > width:
+            status.truncate(max(width - key.cell_len - 1, 1), overflow="ellipsis")
+            status.append(" ")
+        return status + key

@@ -1,7 +1,10 @@
 """An experiment's parameters as inputs, validated by the experiment's own pydantic model.
 
-Lists are typed comma-separated (`1, 2, 3`), optional values may be left empty; the model's
-message (range, allowed values, divisibility) is shown under the form and the bad inputs are marked.
+Compact: one line per row of parameters, as many `name [value]` cells side by side as the width
+allows, so the form never pushes the results out of sight. Lists are typed comma-separated
+(`1, 2, 3`), optional values may be left empty; the model's message (range, allowed values,
+divisibility) is shown under the form and the bad inputs are marked. Enter in any field runs the
+experiment (the panel handles Input.Submitted).
 """
 
 from __future__ import annotations
@@ -11,10 +14,15 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import HorizontalGroup, VerticalGroup
+from textual.events import Resize
+from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
 from tutor.experiments.registry import ExperimentSpec, format_validation_error
+from tutor.texts import say
+
+CELL_WIDTH = 30  # columns per `name [value]` cell: two side by side in an 80-column terminal
 
 
 def _is_list(annotation: Any) -> bool:
@@ -33,31 +41,45 @@ def show_value(value: Any) -> str:
     return str(value)
 
 
-class ParamsForm(Vertical):
-    """One row per parameter; `values()` returns the validated model or None (with the error shown).
+class ParamsForm(VerticalGroup):
+    """The parameter cells in a grid; `values()` returns the validated model or None (error shown).
 
-    The inputs are mounted on first `open()` (when the learner expands the form): a lesson has a
-    few dozen parameters, and every widget costs time each time the screen is shown again.
+    The form is mounted, and its inputs created, on first `open()` (when the learner expands it):
+    a lesson has a few dozen parameters, and every widget costs time each time the screen is shown
+    again. Until then it answers with the lesson's values.
     """
 
-    def __init__(self, spec: ExperimentSpec, start: dict[str, Any], **kw) -> None:
+    def __init__(self, spec: ExperimentSpec, start: dict[str, Any], lang: str, **kw) -> None:
         super().__init__(**kw)
         self.spec = spec
         self.start = {**spec.defaults(), **start}
+        self.lang = lang
         self.opened = False
 
     def compose(self) -> ComposeResult:
+        yield Widget(classes="param-grid")
+        yield Static(say("run.params_hint", self.lang), classes="param-hint")
         yield Static("", classes="param-error")
+
+    def set_lang(self, lang: str) -> None:
+        self.lang = lang
+        if self.is_attached:
+            for hint in self.query(".param-hint").results(Static):
+                hint.update(say("run.params_hint", lang))
 
     async def open(self) -> None:
         if self.opened:
             return
         self.opened = True
-        rows = []
-        for name, field in self.spec.params_model.model_fields.items():
-            rows.append(
-                Horizontal(
-                    Label(name, classes="param-name"),
+        fields = self.spec.params_model.model_fields
+        name_width = max(len(name) for name in fields) + 1
+        cells = []
+        for name, field in fields.items():
+            label = Label(name, classes="param-name")
+            label.styles.width = name_width
+            cells.append(
+                HorizontalGroup(
+                    label,
                     Input(
                         show_value(self.start.get(name)),
                         id=f"p-{name}",
@@ -65,10 +87,19 @@ class ParamsForm(Vertical):
                         tooltip=field.description or None,
                         compact=True,
                     ),
-                    classes="param-row",
+                    classes="param-cell",
                 )
             )
-        await self.mount_all(rows, before=0)
+        await self.query_one(".param-grid").mount_all(cells)
+        self._fit(self.size.width)
+
+    def on_resize(self, event: Resize) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        grid = self.query_one(".param-grid")
+        count = len(self.spec.params_model.model_fields)
+        grid.styles.grid_size_columns = max(1, min(count, width // CELL_WIDTH)) if width else 1
 
     def raw(self) -> dict[str, Any]:
         if not self.opened:
@@ -85,6 +116,11 @@ class ParamsForm(Vertical):
         return out
 
     def values(self) -> BaseModel | None:
+        if not self.opened:
+            try:
+                return self.spec.params_model(**self.start)
+            except ValidationError:  # the lesson's own values (checked by `check`): not the learner's
+                return None
         for box in self.query(Input):
             box.remove_class("-invalid")
         error = self.query_one(".param-error", Static)
@@ -105,5 +141,11 @@ class ParamsForm(Vertical):
     def summary(self) -> str:
         """Short 'name=value' list of what differs from the defaults, for the collapsed title."""
         defaults = self.spec.defaults()
-        raw = {k: v for k, v in self.start.items() if defaults.get(k) != v}
-        return " ".join(f"{k}={show_value(v)}" for k, v in raw.items())
+        current = self.start
+        if self.opened:
+            try:
+                current = self.spec.params_model(**self.raw()).model_dump(mode="json")
+            except ValidationError:
+                current = self.start
+        changed = {k: v for k, v in current.items() if defaults.get(k) != v}
+        return " ".join(f"{k}={show_value(v)}" for k, v in changed.items())

@@ -1,0 +1,179 @@
+"""Experiment panels as a learner uses them (issue 12 items 1-3): the parameter form is compact and
+keeps the results in view, Enter in a field runs, `r` runs the panel the learner is looking at,
+quick experiments run while a training run goes, and the one training run shows on every screen
+and stops from any."""
+
+from __future__ import annotations
+
+import time
+
+from textual.containers import VerticalScroll
+from textual.widgets import Collapsible, Input, Static
+
+from tests.ui_helpers import child_pids, make_app, settle
+from tutor.ui.screens.home import HomeScreen
+from tutor.ui.screens.lesson import LessonScreen
+from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tutor.ui.widgets.key_bar import KeyBar
+from tutor.ui.widgets.params_form import ParamsForm
+
+SMALL_TRAINING = {"steps": "20000", "batch": "4", "n_layer": "1", "n_embd": "32", "pos": "none"}
+
+
+def _panel(app, name: str) -> ExperimentPanel:
+    return next(p for p in app.screen.query(ExperimentPanel) if p.ref.name == name)
+
+
+def _status(panel: ExperimentPanel) -> str:
+    return str(panel.query_one(".exp-status", Static).content)
+
+
+def _in_view(screen: LessonScreen, widget) -> bool:
+    """Whether any line of `widget` is inside the lesson's visible part."""
+    prose = screen.query_one("#prose", VerticalScroll)
+    return prose.region.overlaps(widget.region)
+
+
+async def _start_small_training(app, pilot, lesson: str = "multi-head") -> ExperimentPanel:
+    await app.open_lesson(lesson, experiment="train-compare")
+    await pilot.pause(0.5)
+    panel = _panel(app, "train-compare")
+    await panel.show_params()
+    for key, value in SMALL_TRAINING.items():
+        panel.query_one(f"#p-{key}", Input).value = value
+    assert panel.run()
+    for _ in range(600):  # until the child reports training steps
+        await pilot.pause(0.1)
+        if app.training is not None and app.training.steps:
+            return panel
+    raise AssertionError(f"no training step reported; status: {_status(panel)}")
+
+
+async def test_the_parameter_form_is_compact_and_enter_runs_with_the_results_in_view(home):
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head", experiment="train-compare")
+        await pilot.pause(0.5)
+        panel = _panel(app, "train-compare")
+        assert not panel.query(ParamsForm)  # mounted only when the learner opens it
+        await panel.show_params()
+        await pilot.pause(0.2)
+        form = panel.query_one(ParamsForm)
+        fields = len(form.spec.params_model.model_fields)
+        # two cells a line at 80 columns, plus the line saying Enter runs: no tall empty box
+        assert form.outer_size.height <= (fields + 1) // 2 + 1 < fields
+
+        await app.open_lesson("rope-alibi", experiment="alibi")
+        await pilot.pause(0.5)
+        panel = _panel(app, "alibi")
+        await panel.show_params()
+        box = panel.query_one("#p-n_head", Input)
+        box.focus()
+        box.value = "4"
+        await pilot.press("enter")
+        await settle(app, 0.3)
+        assert panel.result is not None and panel.result.params["n_head"] == 4
+        assert "n_head=4" in str(panel.query_one(Collapsible).title)
+        # the form stays open, and the status line and the first result lines are on screen with it
+        assert not panel.query_one(Collapsible).collapsed
+        assert _in_view(app.screen, panel.query_one(".exp-status"))
+        assert _in_view(app.screen, panel.query_one(".exp-results").children[0])
+
+
+async def test_r_runs_the_panel_e_moved_to_not_the_one_whose_parameters_had_the_focus(home):
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head")
+        await pilot.pause(1.0)
+        screen = app.screen
+        first = _panel(app, "heads")
+        first.query_one("CollapsibleTitle").focus()  # the learner looked at its parameters
+        await pilot.pause()
+        for _ in range(4):
+            await pilot.press("e")
+            await pilot.pause(0.2)
+            if screen.chosen is not None and screen.chosen.ref.name == "dk-scaling":
+                break
+        assert screen.chosen.ref.name == "dk-scaling"
+        await pilot.press("r")
+        await settle(app)
+        assert _panel(app, "dk-scaling").result is not None
+        assert first.result is None
+
+
+async def test_r_runs_the_panel_most_in_view_after_the_learner_scrolls(home):
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("rope-alibi", experiment="rope-relative")
+        await pilot.pause(2.0)  # the opening's aim at the panel is over
+        screen = app.screen
+        target = _panel(app, "rope-frequencies")
+        prose = screen.query_one("#prose", VerticalScroll)
+        # the learner scrolls on by hand from rope-relative (where the opening aimed) to the next one
+        first = _panel(app, "rope-relative")
+        assert screen.chosen is first and screen.panel_in_view() is first
+        prose.scroll_to(y=screen._content_y(target) - 3, animate=False, immediate=True)
+        await pilot.pause(0.2)
+        assert not _in_view(screen, first)
+        assert screen.panel_in_view() is target
+        await pilot.press("r")
+        await settle(app)
+        assert target.result is not None
+        assert _panel(app, "rope-relative").result is None
+
+
+async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_from_anywhere(home):
+    before = child_pids()
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        training = await _start_small_training(app, pilot)
+
+        # a quick experiment in another lesson runs at once (no "already running")
+        await app.open_lesson("positions", experiment="shuffle")
+        await pilot.pause(0.5)
+        await pilot.press("r")
+        shuffle = _panel(app, "shuffle")
+        for _ in range(300):
+            await pilot.pause(0.1)
+            if shuffle.result is not None:
+                break
+        assert shuffle.result is not None and app.training is not None
+
+        # a second training run is refused while the first goes
+        await app.open_lesson("rope-alibi", experiment="train-compare")
+        await pilot.pause(0.5)
+        assert _panel(app, "train-compare").run() is False
+        assert not _panel(app, "train-compare").running
+
+        # home says where training stands, with the key that stops it
+        await pilot.press("f1")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, HomeScreen)
+        bar = str(app.screen.query_one(KeyBar).content)
+        assert "step" in bar and "ETA" in bar and "f7 Stop training" in bar
+        assert any(c.title == "Stop the training run" for c in app.get_system_commands(app.screen))
+
+        await pilot.press("f7")
+        await settle(app, 0.3)
+        assert app.training is None and "cancelled" in _status(training)
+        assert "Stop training" not in str(app.screen.query_one(KeyBar).content)
+        assert not any(c.title == "Stop the training run" for c in app.get_system_commands(app.screen))
+    assert child_pids() - before == set()
+
+
+async def test_the_training_line_is_in_the_learners_language(home):
+    app = make_app(home, lang="de")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await _start_small_training(app, pilot, lesson="rope-alibi")
+        await pilot.pause(0.3)
+        bar = str(app.screen.query_one(KeyBar).content)
+        assert "Schritt" in bar and "noch" in bar and "Training stoppen" in bar
+        started = time.monotonic()
+        app.action_stop_training()
+        await settle(app, 0.2)
+        assert app.training is None and time.monotonic() - started < 5

@@ -1,0 +1,173 @@
+"""Keys that move the learner (issue 12 item 8): `e` right after `n`, Esc to home and back, continue
+across a restart, F4 to the lesson's own exercise, `t` and `e` in the key bar, the palette's
+ranking for an experiment's name, a broken lessons folder on home, and home's header in German."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+from textual.command import CommandList
+from textual.containers import VerticalScroll
+from textual.widgets import OptionList, Static
+
+from tests.ui_helpers import make_app, settle
+from tutor.settings import shipped_lessons_dir
+from tutor.ui.screens.exercise import ExerciseScreen
+from tutor.ui.screens.home import HomeScreen
+from tutor.ui.screens.lesson import LessonScreen
+from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tutor.ui.widgets.key_bar import KeyBar
+
+
+def _prose(app) -> VerticalScroll:
+    return app.screen.query_one("#prose", VerticalScroll)
+
+
+async def test_e_right_after_n_moves_to_the_next_panel_every_time(home):
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head")
+        await pilot.pause(0.5)
+        screen = app.screen
+        panels = list(screen.query(ExperimentPanel))
+        for _ in range(3):
+            await pilot.press("n")
+            section_top = screen._content_y(screen.query_one(f"#sec-{screen.current_section}"))
+            await pilot.press("e")  # no pause: the section's aim is still going
+            await pilot.pause(0.4)
+            chosen = screen.chosen
+            assert chosen is not None
+            assert chosen is next(p for p in panels if screen._content_y(p) >= section_top - 1)
+            prose = _prose(app)
+            assert prose.scroll_y == min(screen._content_y(chosen), prose.max_scroll_y)
+
+
+async def test_esc_to_home_and_back_lands_where_the_learner_was(home):
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("positions")
+        await pilot.pause(0.3)
+        for _ in range(2):
+            await pilot.press("n")
+            await pilot.pause(0.2)
+        await pilot.press("down", "down", "down")  # the learner reads on, mid-aim
+        await pilot.pause(2.2)  # longer than any aim
+        where = _prose(app).scroll_y
+        for back in ("enter", "f2", "c"):
+            await pilot.press("escape")
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, HomeScreen)
+            table = app.screen.query_one("#lessons", OptionList)
+            assert table.get_option_at_index(table.highlighted).id == "positions"  # Enter opens it
+            await pilot.press(back)
+            await settle(app, 0.5)
+            assert isinstance(app.screen, LessonScreen) and app.screen.lesson_id == "positions", back
+            assert _prose(app).scroll_y == where, back
+
+
+async def test_continue_after_a_restart_returns_to_the_line_in_the_section(home):
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        lesson = app.tutor.lesson("rope-alibi")
+        await app.open_lesson("rope-alibi", section=lesson.sections[2].id)
+        await pilot.pause(2.0)
+        for _ in range(5):
+            await pilot.press("down")
+        await pilot.pause(0.2)
+        where = (app.screen.current_section, _prose(app).scroll_y)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+    assert app.tutor.store is not None
+    again = make_app(home)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await again.course_ready.wait()
+        await pilot.press("c")
+        await settle(again, 2.0)
+        assert isinstance(again.screen, LessonScreen) and again.screen.lesson_id == "rope-alibi"
+        assert (again.screen.current_section, _prose(again).scroll_y) == where
+
+
+async def test_f4_opens_the_exercise_of_the_lesson_the_learner_is_in(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("positions")
+        await pilot.pause(0.3)
+        await pilot.press("f4")
+        await settle(app)
+        assert isinstance(app.screen, ExerciseScreen) and app.screen.exercise_id == "three-layers"
+
+        lesson = app.tutor.lesson("rope-alibi")
+        alibi = next(ex for ex in lesson.exercises if ex.id == "alibi")
+        await app.open_lesson("rope-alibi", section=alibi.section)
+        await pilot.pause(0.5)
+        await pilot.press("f4")
+        await settle(app)
+        assert app.screen.exercise_id == "alibi"  # the section's own exercise
+
+        await pilot.press("f1")
+        await pilot.pause(0.2)
+        await pilot.press("f4")  # from home: still the lesson the learner was in
+        await settle(app)
+        assert app.screen.exercise_id == "alibi"
+
+
+async def test_t_and_e_are_in_the_key_bar_at_80_columns_in_every_language(home):
+    for lang in ("en", "de", "zh"):
+        app = make_app(home, lang)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await app.course_ready.wait()
+            await app.open_lesson("multi-head")
+            await pilot.pause(0.3)
+            shown = str(app.screen.query_one(KeyBar).content)
+            assert re.search(r"\be \S", shown) and re.search(r"\bt \S", shown), (lang, shown)
+            assert " c " not in shown  # cancel shows only while something runs
+
+
+async def test_the_palette_lists_the_experiment_and_exercise_named_alibi_first(home):
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.course_ready.wait()
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+        await pilot.press(*"alibi")
+        await pilot.pause(1.0)  # the palette gathers hits in batches
+        found = app.screen.query_one(CommandList)
+        prompts = [str(found.get_option_at_index(i).prompt) for i in range(found.option_count)]
+        shown = [p.splitlines()[0] for p in prompts]
+        assert shown[0].endswith("(alibi)") and shown[1].endswith("(alibi)"), shown
+        assert {s.split(":")[0] for s in shown[:2]} == {"Experiment", "Exercise"}
+        text = "\n".join(prompts)
+        assert "18 questions" in text and "18 ?" not in text
+
+
+async def test_a_broken_lessons_folder_shows_problems_as_file_line_field_message(home, tmp_path):
+    lessons = tmp_path / "lessons"
+    shutil.copytree(shipped_lessons_dir(), lessons, ignore=shutil.ignore_patterns("__pycache__"))
+    broken = lessons / "02-positions" / "quiz.toml"
+    broken.write_text(broken.read_text(encoding="utf-8").replace("id = ", "idd = ", 1), encoding="utf-8")
+    app = make_app(home, lessons=lessons)
+    async with app.run_test(size=(100, 30)):
+        await app.course_ready.wait()
+        await settle(app)
+        errors = str(app.screen.query_one("#home-errors", Static).content)
+        assert "Problem(" not in errors and "PosixPath" not in errors
+        line = next(x for x in errors.splitlines() if "quiz.toml" in x)
+        assert re.search(r"02-positions/quiz\.toml:\d+: question\[?\S*: \S", line), line
+
+
+async def test_the_german_home_header_keeps_its_columns_apart_at_80_columns(home):
+    app = make_app(home, "de")
+    async with app.run_test(size=(80, 24)):
+        await app.course_ready.wait()
+        await settle(app)
+        head = str(app.screen.query_one("#lessons-head", Static).content)
+        assert re.search(r"Gelesen +Quiz +Übungen +Fällig", head), head
+        table = app.screen.query_one("#lessons", OptionList)
+        rows = [str(table.get_option_at_index(i).prompt) for i in range(table.option_count)]
+        for lesson, row in zip(app.tutor.lessons, rows, strict=True):
+            assert lesson.title["de"] in row  # whole, not cut

@@ -1,0 +1,99 @@
+"""The command palette's course entries (ctrl+p): every lesson, quiz, experiment and exercise.
+
+Their own provider rather than App.get_system_commands, for the ranking: Textual's fuzzy score is
+the same wherever a query sits in a title, so "alibi" tied the lesson, its quiz, the alibi
+experiment and the alibi exercise, in the order they were listed (the exercise last). Here an
+entry whose id is the query comes first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from tutor.texts import has, say
+from tutor.ui.messages import OpenExercise, OpenLesson, OpenQuiz
+
+if TYPE_CHECKING:
+    from tutor.ui.app import TutorApp
+
+EXACT_ID_BOOST = 2.0  # an experiment or exercise named exactly what was typed outranks any title
+
+
+@dataclass(frozen=True)
+class Entry:
+    title: str
+    help: str
+    callback: Callable[[], object]
+    ident: str | None = None  # the experiment's or exercise's id (shown in the title too)
+
+
+def course_entries(app: TutorApp) -> list[Entry]:
+    """The course's entries in the learner's language, lesson by lesson."""
+    from tutor.content.schema import pick
+
+    lang, out = app.lang, []
+    post = app.post_message
+    for lesson in app.tutor.lessons:
+        title = pick(lesson.title, lang)
+        out.append(
+            Entry(
+                f"{say('cmd.lesson', lang)}: {title}",
+                pick(lesson.summary, lang) or lesson.id,
+                partial(post, OpenLesson(lesson.id)),
+            )
+        )
+        if lesson.quiz:
+            out.append(
+                Entry(
+                    f"{say('cmd.quiz', lang)}: {title}",
+                    say("cmd.quiz_help", lang, n=len(lesson.quiz)),
+                    partial(post, OpenQuiz(lesson.id)),
+                )
+            )
+        for section in lesson.sections:
+            for ref in section.experiments:
+                key = f"exp.{ref.name}.title"
+                name = say(key, lang) if has(key) else ref.name
+                out.append(
+                    Entry(
+                        f"{say('cmd.experiment', lang)}: {name} ({ref.name})",
+                        f"{title} › {pick(section.title, lang)}",
+                        partial(post, OpenLesson(lesson.id, section.id, ref.name)),
+                        ref.name,
+                    )
+                )
+        for ex in lesson.exercises:
+            out.append(
+                Entry(
+                    f"{say('cmd.exercise', lang)}: {pick(ex.title, lang)} ({ex.id})",
+                    title,
+                    partial(post, OpenExercise(ex.id)),
+                    ex.id,
+                )
+            )
+    return out
+
+
+class CourseCommands(Provider):
+    @property
+    def _entries(self) -> list[Entry]:
+        return course_entries(self.app)  # type: ignore[arg-type]
+
+    async def discover(self) -> Hits:
+        for entry in self._entries:
+            yield DiscoveryHit(entry.title, entry.callback, help=entry.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        wanted = query.strip().lower()
+        for entry in self._entries:
+            score = matcher.match(entry.title)
+            if score > 0:
+                if entry.ident is not None and entry.ident.lower() == wanted:
+                    score *= EXACT_ID_BOOST
+                yield Hit(score, matcher.highlight(entry.title), entry.callback, help=entry.help)
