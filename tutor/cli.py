@@ -87,8 +87,21 @@ def resolve_context(args: argparse.Namespace) -> Context:
     )
 
 
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line. With only the global options (the app: what a learner types most), the
+    subcommand modules are not imported at all; anything else (a subcommand, --help, a mistake)
+    goes to the full parser."""
+    argv = sys.argv[1:] if argv is None else argv
+    quick = _Parser(prog="python -m tutor", add_help=False, parents=[_common_options(False)])
+    options, rest = quick.parse_known_args(argv)
+    if not rest:
+        options.command = None
+        return options
+    return build_parser().parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     ctx = resolve_context(args)
     try:
         if args.command is None:

@@ -10,7 +10,7 @@ import it.
 from __future__ import annotations
 
 import os
-from importlib.resources import files
+from importlib import import_module
 from pathlib import Path
 
 # --- environment variables ---------------------------------------------------------------------
@@ -46,13 +46,19 @@ LEARNED_CHECKPOINT = "gpt-learned.pt"  # the course GPT: default config, learned
 ROPE_SHORT_CHECKPOINT = "gpt-rope-short.pt"  # RoPE at block_size 32, for context scaling
 
 
+def _package_dir(name: str) -> Path:
+    # the package's own folder (importlib.resources.files gives the same for these plain packages,
+    # at the cost of importing zipfile and friends before the app's first frame)
+    return Path(import_module(name).__file__).resolve().parent
+
+
 def shipped_lessons_dir() -> Path:
     """The `lessons/` folder shipped with the package (works from a checkout and from a wheel)."""
-    return Path(str(files("lessons")))
+    return _package_dir("lessons")
 
 
 def models_dir() -> Path:
-    return Path(str(files("models")))
+    return _package_dir("models")
 
 
 def checkpoints_dir() -> Path:

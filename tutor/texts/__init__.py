@@ -14,8 +14,8 @@ items joined the language's way (`a, b` or `a、b`).
 
 from __future__ import annotations
 
+import json
 import string
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -28,9 +28,33 @@ _MARKS = {"de": str.maketrans({",": ".", ".": ","})}  # digit grouping and decim
 
 @cache
 def catalogue(lang: str) -> dict[str, str]:
-    """`lang`'s texts by dotted key (the TOML tables flattened)."""
-    with (HERE / f"{lang}.toml").open("rb") as f:
-        return dict(_flatten(tomllib.load(f)))
+    """`lang`'s texts by dotted key (the TOML tables flattened).
+
+    Parsing the TOML takes longer than the app's first frame can spare, so the flattened table is
+    also kept as JSON in __pycache__ beside this module, the way Python keeps bytecode: used while
+    the TOML file's size and modification time are the ones it was made from, and rewritten (when
+    the folder is writable) otherwise."""
+    source = HERE / f"{lang}.toml"
+    st = source.stat()
+    stamp = [st.st_size, st.st_mtime_ns]
+    saved = HERE / "__pycache__" / f"{lang}.toml.json"
+    try:
+        data = json.loads(saved.read_text(encoding="utf-8"))
+        if data["stamp"] == stamp:
+            return data["texts"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    import tomllib
+
+    with source.open("rb") as f:
+        texts = dict(_flatten(tomllib.load(f)))
+    try:
+        from tutor.fileio import atomic_write_text
+
+        atomic_write_text(saved, json.dumps({"stamp": stamp, "texts": texts}, ensure_ascii=False))
+    except OSError:  # a read-only install parses the TOML each time
+        pass
+    return texts
 
 
 def _flatten(table: dict[str, Any], prefix: str = ""):

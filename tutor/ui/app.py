@@ -46,7 +46,11 @@ DARK, LIGHT = "textual-dark", "textual-light"
 class TutorApp(App[int]):
     CSS_PATH = Path(__file__).with_name("tutor.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "Attention Tutor"
-    DEFAULT_MODE = "home"  # the first screen is home itself, not a blank default screen first
+    # The first screen is home itself, not a blank default screen first: the "home" mode starts as
+    # the default screen (get_default_screen), which spares the first frame the stylesheet's second
+    # parse that starting a mode added with add_mode costs; on_mount then adds the mode, so that
+    # switch_mode("home") works (its stack exists already and is kept).
+    DEFAULT_MODE = "home"
     COMMANDS = App.COMMANDS | {CourseCommands}
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="help"),
@@ -72,14 +76,17 @@ class TutorApp(App[int]):
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None
         self.course_ready = asyncio.Event()
-        self.add_mode("home", HomeScreen)
         self.add_mode("lesson", self._lesson_base)
         self.add_mode("quiz", self._quiz_base)
         self.add_mode("lab", self._lab_base)
 
     # --- start-up ------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen:
+        return HomeScreen()
+
     def on_mount(self) -> None:
+        self.add_mode("home", HomeScreen)  # its stack exists already: see DEFAULT_MODE
         self.theme = DARK
         localise(self, self.lang)
 
