@@ -1,0 +1,100 @@
+"""What makes the first screen quick (issue 12 item 9; the time itself: benchmarks/bench_startup.py):
+the app's command line imports no subcommand, the catalogue and the parsed course are reused while
+their files are unchanged, and home lists the lessons from the saved cards before the course loads."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+
+from textual.widgets import OptionList
+
+from tests.conftest import PYTHON, ROOT, run_tutor_env
+from tests.ui_helpers import make_app
+from tutor import course as course_module
+from tutor import texts
+from tutor.content.index import INDEX_FILE, fingerprint, read_index
+from tutor.settings import shipped_lessons_dir
+
+
+def test_the_apps_command_line_imports_no_subcommand_and_bad_options_still_fail():
+    probe = (
+        "import sys\n"
+        "from tutor.cli import parse\n"
+        "args = parse(['--lang', 'de', '--home', 'h'])\n"
+        "assert args.command is None and args.lang == 'de', args\n"
+        "loaded = [m for m in sys.modules if m.startswith('tutor.commands.')]\n"
+        "assert not loaded, loaded\n"
+        "assert parse(['lessons']).command == 'lessons'\n"
+    )
+    subprocess.run([PYTHON, "-c", probe], check=True, cwd=ROOT, env=run_tutor_env())
+    bad = subprocess.run(
+        [PYTHON, "-m", "tutor", "--lang", "xx"], capture_output=True, text=True, cwd=ROOT, env=run_tutor_env()
+    )
+    assert bad.returncode == 2 and "python -m tutor: error: argument --lang" in bad.stderr
+
+
+def test_the_catalogue_is_kept_as_json_and_read_again_when_its_toml_changes(tmp_path, monkeypatch):
+    shutil.copy(texts.HERE / "en.toml", tmp_path / "en.toml")
+    monkeypatch.setattr(texts, "HERE", tmp_path)
+    texts.catalogue.cache_clear()
+    try:
+        assert texts.catalogue("en")["app.title"] == "Attention Tutor"
+        assert (tmp_path / "__pycache__" / "en.toml.json").is_file()
+        texts.catalogue.cache_clear()
+        assert texts.catalogue("en")["app.title"] == "Attention Tutor"  # from the JSON
+        source = tmp_path / "en.toml"
+        source.write_text(
+            source.read_text(encoding="utf-8").replace('title = "Attention Tutor"', 'title = "Tutor!"'),
+            encoding="utf-8",
+        )
+        texts.catalogue.cache_clear()
+        assert texts.catalogue("en")["app.title"] == "Tutor!"
+    finally:
+        texts.catalogue.cache_clear()
+
+
+def test_the_parsed_course_is_reused_until_a_lesson_file_changes(tmp_path, monkeypatch):
+    lessons = tmp_path / "lessons"
+    shutil.copytree(shipped_lessons_dir(), lessons, ignore=shutil.ignore_patterns("__pycache__"))
+    cache = tmp_path / "cache"
+    parses = []
+    real = course_module.open_course
+    monkeypatch.setattr(course_module, "open_course", lambda d: parses.append(d) or real(d))
+
+    first = course_module.open_course_cached(lessons, cache)
+    again = course_module.open_course_cached(lessons, cache)
+    assert len(parses) == 1
+    assert [x.id for x in again.lessons] == [x.id for x in first.lessons]
+    assert again.lessons[0].sections[0].body == first.lessons[0].sections[0].body
+    cards = read_index(cache / INDEX_FILE, fingerprint(lessons))
+    assert [c.id for c in cards.cards] == [x.id for x in first.lessons]
+    assert cards.cards[1].quiz == len(first.lessons[1].quiz)
+
+    toml = lessons / "02-positions" / "lesson.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert read_index(cache / INDEX_FILE, fingerprint(lessons)) is None  # stale: not shown
+    course_module.open_course_cached(lessons, cache)
+    assert len(parses) == 2
+
+
+async def test_home_lists_the_lessons_from_the_saved_cards_before_the_course_loads(home, monkeypatch):
+    app = make_app(home)  # the first start parses the course and saves the cards
+    async with app.run_test(size=(80, 24)):
+        await app.course_ready.wait()
+    lessons = [x.id for x in app.tutor.lessons]
+
+    release = threading.Event()
+    import tutor.ui.app as app_module
+
+    real_load = app_module.load
+    monkeypatch.setattr(app_module, "load", lambda *a: release.wait(30) and real_load(*a))
+    again = make_app(home)
+    async with again.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        assert again.tutor.course is None  # still loading
+        table = again.screen.query_one("#lessons", OptionList)
+        assert [table.get_option_at_index(i).id for i in range(table.option_count)] == lessons
+        release.set()
+        await again.course_ready.wait()
