@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from textual.containers import VerticalScroll
-from textual.widgets import Collapsible, Input, Static
+from textual.widgets import Input, Static
 
 from tests.ui_helpers import child_pids, make_app, settle
 from tutor.ui.screens.home import HomeScreen
@@ -16,6 +16,7 @@ from tutor.ui.screens.lesson import LessonScreen
 from tutor.ui.widgets.experiment_panel import ExperimentPanel
 from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.params_form import ParamsForm
+from tutor.ui.widgets.params_toggle import ParamsToggle
 
 SMALL_TRAINING = {"steps": "20000", "batch": "4", "n_layer": "1", "n_embd": "32", "pos": "none"}
 
@@ -74,9 +75,9 @@ async def test_the_parameter_form_is_compact_and_enter_runs_with_the_results_in_
         await pilot.press("enter")
         await settle(app, 0.3)
         assert panel.result is not None and panel.result.params["n_head"] == 4
-        assert "n_head=4" in str(panel.query_one(Collapsible).title)
+        assert "▼ Parameters: n_head=4" in str(panel.query_one(ParamsToggle).content)
         # the form stays open, and the status line and the first result lines are on screen with it
-        assert not panel.query_one(Collapsible).collapsed
+        assert panel.query_one(ParamsToggle).expanded and panel.form.display
         assert _in_view(app.screen, panel.query_one(".exp-status"))
         assert _in_view(app.screen, panel.query_one(".exp-results").children[0])
 
@@ -89,7 +90,7 @@ async def test_r_runs_the_panel_e_moved_to_not_the_one_whose_parameters_had_the_
         await pilot.pause(1.0)
         screen = app.screen
         first = _panel(app, "heads")
-        first.query_one("CollapsibleTitle").focus()  # the learner looked at its parameters
+        first.query_one(ParamsToggle).focus()  # the learner looked at its parameters
         await pilot.pause()
         for _ in range(4):
             await pilot.press("e")

@@ -98,7 +98,7 @@ def tutor_child_env() -> dict[str, str]:
 LOAD_DELAY_S = 0.05  # the course loads this long after the first frame is out
 QUIT_GRACE_S = 3.0  # quitting: children get SIGTERM, then SIGKILL after this; quitting never hangs longer
 FILE_POLL_S = 1.0  # the exercise screen looks for a save of the learner's file this often
-PLOT_EVERY_S = 0.25  # the live loss curve is redrawn at most this often
+PLOT_EVERY_S = 1.0  # the live loss curve is redrawn at most this often (a redraw costs ~30 ms)
 READ_AFTER_S = 4.0  # a lesson section counts as read once it has been on screen this long in all
 TRAINING_GRACE_S = 1.0  # a training child started by the app: SIGTERM, then SIGKILL after this
 TRAINING_NICENESS = 10  # training takes both cores; at a lower priority it leaves the UI responsive

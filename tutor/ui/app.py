@@ -115,15 +115,22 @@ class TutorApp(App[int]):
             self.notify(notice, severity="warning", timeout=10)
         self.course_ready.set()
         self.course_loaded = True
+        # Textual re-parses the stylesheet the first time a screen that has not seen it is shown
+        # again; the home screen (started as the default screen) has not: do it now, not at the
+        # learner's first return home.
+        self.refresh_css(animate=False)
         # The course, pydantic and Textual make a large, long-lived heap: freezing it keeps the
         # garbage collector's full passes (tens of ms, at random key presses) short from here on.
         gc.freeze()
 
     def on_unmount(self) -> None:
-        if self.tutor.store is not None:
-            self.tutor.store.close()
+        self.tutor.close()
 
     def _last_location(self) -> dict:
+        """Where the learner was: this session's last place (its write may still be queued), else
+        the store's from an earlier one."""
+        if self.tutor.where:
+            return dict(self.tutor.where)
         try:
             return (self.tutor.store.last_location() if self.tutor.store else None) or {}
         except Exception:  # an unreadable store only loses "continue"

@@ -6,6 +6,7 @@ the app does it in a worker after the first screen is up; `load()` is that work.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,6 +74,7 @@ class Tutor:
     error: str | None = None
     where: dict[str, str] = field(default_factory=dict)  # the last remember(): where the learner is
     index: Index | None = None  # what home lists: saved cards at first, the loaded course's after
+    _writer: ThreadPoolExecutor | None = field(default=None, repr=False)
 
     @property
     def lessons(self) -> list[Lesson]:
@@ -96,7 +98,21 @@ class Tutor:
         self.where = where
         if self.store is None:
             return
+        # a write takes a few ms (up to tens on a busy disk): off the UI thread, one at a time, in order
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tutor-remember")
+        self._writer.submit(self._save_location, where)
+
+    def _save_location(self, where: dict[str, str]) -> None:
         try:
-            self.store.set_last_location(self.where)
+            self.store.set_last_location(where)
         except Exception:  # a busy or read-only store must not break navigation
             pass
+
+    def close(self) -> None:
+        """Finish the writes still queued, then close the store."""
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
+        if self.store is not None:
+            self.store.close()

@@ -72,6 +72,7 @@ class LessonScreen(TutorScreen):
         self.current_section: str | None = None
         self.chosen: ExperimentPanel | None = None  # the panel `e` (or an opening at it) moved to
         self._panels: list[ExperimentPanel] = []  # in lesson order, kept from _build (no DOM walks)
+        self._boxes: dict[str, Vertical] = {}  # section id -> its container, in lesson order
         self._built = False
         self._pending: tuple[str | None, str | None, int] | None = None
         self._aim_at: tuple[int, object, int, float] | None = None  # (generation, target, offset, until)
@@ -139,6 +140,7 @@ class LessonScreen(TutorScreen):
         prose = self.query_one("#prose", VerticalScroll)
         for section in lesson.sections:
             box = Vertical(classes="section", id=f"sec-{section.id}")
+            self._boxes[section.id] = box
             prose.mount(box)
             chunks = prose_between_experiments(pick(section.body, self.lang), len(section.experiments))
             widgets = [
@@ -190,7 +192,7 @@ class LessonScreen(TutorScreen):
             target = next((p for p in self._panels if p.ref.name == experiment), None)
             self.chosen = target
         if target is None and section is not None:
-            target = next(iter(self.query(f"#sec-{section}")), None)
+            target = self._boxes.get(section)
             if target is not None:
                 self.chosen = None
                 self._set_section(section)
@@ -226,7 +228,7 @@ class LessonScreen(TutorScreen):
         self.set_timer(0.15, lambda: self._aim_step(generation))
 
     def _sections(self) -> list[Vertical]:
-        return list(self.query(".section").results(Vertical))
+        return list(self._boxes.values())
 
     def _view(self) -> tuple[float, float] | None:
         """The lines of the prose in view, or None before it is laid out (or while not showing)."""
@@ -277,7 +279,7 @@ class LessonScreen(TutorScreen):
         if self.lesson_id is None or self.current_section is None or not (self.showing or leaving):
             return
         offset = 0
-        box = next(iter(self.query(f"#sec-{self.current_section}")), None)
+        box = self._boxes.get(self.current_section)
         if box is not None and box.virtual_region.height:
             prose = self.query_one("#prose", VerticalScroll)
             offset = max(0, int(prose.scroll_y) - self._content_y(box))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Collapsible, Input, ProgressBar, Static
+from textual.widgets import Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from tutor.content.schema import ExperimentRef
@@ -29,6 +29,7 @@ from tutor.texts import say
 from tutor.ui.messages import Training, TrainingProgress
 from tutor.ui.widgets.key_bar import duration, stop_key
 from tutor.ui.widgets.params_form import ParamsForm
+from tutor.ui.widgets.params_toggle import ParamsToggle
 from tutor.ui.widgets.result_view import SeriesPlot, panel_widgets
 
 if TYPE_CHECKING:
@@ -67,30 +68,33 @@ class ExperimentPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         # Few widgets until they are needed: every widget of a lesson is restyled each time the
-        # learner comes back to it. The form is mounted when first opened, the progress bar and
-        # the live curve when training first starts.
+        # learner comes back to it. The form is mounted when first opened, the results box with
+        # the first result, the progress bar and the live curve when training first starts.
         yield Static(classes="exp-summary")
         if self.spec is not None:
-            yield Collapsible(title=say("run.params", self.lang), collapsed=True, classes="exp-params")
+            yield ParamsToggle(say("run.params", self.lang), classes="exp-params")
         yield Static(classes="exp-status")
-        yield Vertical(classes="exp-results")
 
     def on_mount(self) -> None:
         self.refresh_content(self.lang)
 
     async def _open_form(self) -> None:
         if not self.form.is_attached:
-            await self.query_one(Collapsible).query_one(Collapsible.Contents).mount(self.form)
+            await self.mount(self.form, after=self.query_one(ParamsToggle))
         await self.form.open()
+        self.form.display = True
+        self.query_one(ParamsToggle).expanded = True
 
     async def show_params(self) -> None:
         """Expand the parameter form (its inputs are created the first time)."""
         await self._open_form()
-        self.query_one(Collapsible).collapsed = False
 
-    async def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
+    async def on_params_toggle_toggled(self, event: ParamsToggle.Toggled) -> None:
         event.stop()
-        await self._open_form()
+        if event.toggle.expanded:
+            await self._open_form()
+        elif self.form.is_attached:
+            self.form.display = False
 
     def refresh_content(self, lang: str) -> None:
         self.lang = lang
@@ -110,7 +114,9 @@ class ExperimentPanel(Vertical):
 
     def _title_params(self) -> None:
         changed = self.form.summary()
-        self.query_one(Collapsible).title = say("run.params", self.lang) + (f": {changed}" if changed else "")
+        self.query_one(ParamsToggle).set_title(
+            say("run.params", self.lang) + (f": {changed}" if changed else "")
+        )
         self.form.set_lang(self.lang)
 
     def _status(self, text: str, error: bool = False) -> None:
@@ -141,13 +147,14 @@ class ExperimentPanel(Vertical):
             return False
         params = self.form.values()
         if params is None:
-            self.query_one(Collapsible).collapsed = False  # the form is open: only it can be wrong
+            self.query_one(ParamsToggle).expanded = True  # the form is open: only it can be wrong
             self._say("run.bad_params", error=True)
             return False
         self.last_error = None
         self._title_params()
         # the last result stays in view, marked as old, until the new one replaces it
-        self.query_one(".exp-results").add_class("-stale")
+        for box in self.query_children(".exp-results"):
+            box.add_class("-stale")
         if self.spec.long:
             self._curves.clear()
             bars = self.query(".exp-progress").results(ProgressBar)
@@ -156,9 +163,10 @@ class ExperimentPanel(Vertical):
                 bar.display = True
                 self.query_one(".live", SeriesPlot).display = True
             else:  # the first run: only training reports progress
-                results = self.query_one(".exp-results")
-                self.mount(ProgressBar(show_eta=False, classes="exp-progress"), before=results)
-                self.mount(SeriesPlot(classes="plot live"), before=results)
+                self.mount(
+                    ProgressBar(show_eta=False, classes="exp-progress"), after=self.query_one(".exp-status")
+                )
+                self.mount(SeriesPlot(classes="plot live"), after=self.query_one(".exp-progress"))
             self._say("run.running")
             self.post_message(TrainingProgress(Training(self.ref.name)))
         else:
@@ -219,8 +227,8 @@ class ExperimentPanel(Vertical):
             xs.append(step)
             ys.append(loss)
             now = time.monotonic()
-            if not self.screen.is_current:
-                return  # plotext is costly: redraw only what the learner can see
+            if self.app.screen is not self.screen:
+                return  # plotext is costly (~30 ms a frame): redraw only what the learner can see
             if now - self._plotted_at >= PLOT_EVERY_S or step >= steps:
                 self._plotted_at = now
                 self._plot_live()
@@ -275,10 +283,14 @@ class ExperimentPanel(Vertical):
     def _show_panels(self) -> None:
         """The result's panels in the current language (again after a language switch)."""
         self._shown_in = self.lang
-        box = self.query_one(".exp-results")
+        widgets = panel_widgets(self.result, self.lang)
+        box = next(iter(self.query_children(".exp-results")), None)
+        if box is None:  # the first result: the box comes with it
+            self.mount(Vertical(*widgets, classes="exp-results"))
+            return
         box.remove_class("-stale")
         box.remove_children()
-        box.mount_all(panel_widgets(self.result, self.lang))
+        box.mount_all(widgets)
 
     def _show_error(self, error: BaseException | None) -> None:
         from tutor.experiments.errors import Cancelled, ExperimentError

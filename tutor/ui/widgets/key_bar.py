@@ -54,6 +54,8 @@ def stop_key(app) -> tuple[Binding | None, str]:
 
 
 class KeyBar(Static):
+    _keys: Text | None = None  # the keys line, rebuilt when the bindings, size or language change
+
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._changed)
         if hasattr(self.app, "training"):
@@ -64,38 +66,49 @@ class KeyBar(Static):
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def _changed(self, screen) -> None:
+        # also sent when this screen is shown again: the training line catches up then
         if self.is_attached and screen is self.screen:
             self.redraw()
 
     def _training_changed(self) -> None:
-        if self.is_attached:
-            self.redraw()
+        # several times a second while training: only the top screen's bar, and only its first line
+        if self.is_attached and self.screen is self.app.screen:
+            self._draw()
 
     def on_resize(self) -> None:
         self.redraw()
 
     def redraw(self) -> None:
+        self._keys = None
+        self._draw()
+
+    def _draw(self) -> None:
         app = self.app
         accent = app.current_theme.accent or "yellow"
         lang = getattr(app, "lang", "en")
         width = self.size.width
-        text = Text(no_wrap=True, overflow="ellipsis")
         training = getattr(app, "training", None)
-        stop = None
+        if self._keys is None:
+            self._keys = self._keys_line(accent, lang, width)
+        text = Text(no_wrap=True, overflow="ellipsis")
         if training is not None:
-            stop, _ = stop_key(app)
-            line = self._training(training, lang, accent, stop, width)
-            text.append_text(line)
+            text.append_text(self._training(training, lang, accent, stop_key(app)[0], width))
             text.append("\n")
-        start = len(text)
+        text.append_text(self._keys)
+        self.styles.height = 2 if training is not None else 1
+        self.update(text)
+
+    def _keys_line(self, accent: str, lang: str, width: int) -> Text:
+        app = self.app
+        text = Text(no_wrap=True, overflow="ellipsis")
         ends: list[int] = []  # where each key's entry ends: a narrow bar shows whole entries only
         seen: set[str] = set()
         for active in self.screen.active_bindings.values():
             binding = active.binding
             if not binding.show or not binding.description or binding.action in seen:
                 continue
-            if binding.action == STOP and stop is not None:
-                continue  # it is in the training line already
+            if binding.action == STOP:
+                continue  # shown in the training line, while there is one
             seen.add(binding.action)
             style = f"bold {accent}" if active.enabled else "dim"
             text.append(f" {app.get_key_display(binding)} ", style=style)
@@ -104,12 +117,10 @@ class KeyBar(Static):
         text.append(" ^p ", style=f"bold {accent}")
         text.append(say("key.palette", lang))
         ends.append(len(text))
-        keys = text[start:]
-        if width and keys.cell_len > width:
-            fits = [end - start for end in ends if cell_len(keys.plain[: end - start].rstrip()) <= width]
-            text = text[: start + fits[-1]] if fits else text
-        self.styles.height = 2 if training is not None else 1
-        self.update(text)
+        if width and text.cell_len > width:
+            fits = [end for end in ends if cell_len(text.plain[:end].rstrip()) <= width]
+            text = text[: fits[-1]] if fits else text
+        return text
 
     def _training(self, training: Training, lang: str, accent: str, stop, width: int) -> Text:
         """The training line: status (cut to fit) then the stop key, which always shows."""
