@@ -78,7 +78,7 @@ def run(args, ctx) -> int:
             print(say("ex.cli.hints", lang, n=len(ex.hints), id=ex.id))
         return 0
     with _store(ctx) as store:  # solution
-        print(service.solution_text(store, ex), end="")
+        print(service.solution_text(store, ex, ctx.lang), end="")
     return 0
 
 

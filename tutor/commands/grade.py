@@ -51,20 +51,18 @@ def run(args, ctx) -> int:
     limits = None
     if args.timeout is not None:
         if not 0 < args.timeout <= 600:
-            raise TutorError(f"--timeout must be between 0 and 600 seconds, got {args.timeout:g}")
+            raise TutorError(say("grade.usage.timeout", ctx.lang, got=f"{args.timeout:g}"))
         limits = Limits(timeout_s=args.timeout)
     if args.batch is not None:
         if args.file or args.watch or args.hint is not None:
-            raise TutorError("--batch grades a folder: give no FILE, --watch or --hint with it")
+            raise TutorError(say("grade.usage.batch_alone", ctx.lang))
         return _batch(ex, args, ctx, limits)
     from tutor.grading import service
     from tutor.progress.store import Store
 
     path = args.file or service.workspace_file(ctx.home, ex)
     if args.file is None and not path.exists():
-        raise TutorError(
-            f"no file to grade: {path} does not exist; start with: python -m tutor exercise start {ex.id}"
-        )
+        raise TutorError(say("grade.usage.no_file", ctx.lang, path=str(path), id=ex.id))
     with Store(ctx.home) as store:
         if args.hint is not None:
             number, text = service.reveal_hint(store, ex, args.hint or None, ctx.lang)
@@ -136,18 +134,15 @@ def _print(result, ex, lang: str, as_json: bool, hints_seen: int | None = None) 
 def _batch(ex, args, ctx, limits) -> int:
     from tutor.grading import batch
 
+    def show(row) -> None:
+        print(f"  {row.file}: {say(f'grade.verdict.{row.result.status}', ctx.lang)}", file=sys.stderr)
+
     live = args.format == "table" and sys.stderr.isatty()
-    rows = batch.grade_folder(
-        ex,
-        args.batch,
-        lang=ctx.lang,
-        limits=limits,
-        on_row=(lambda r: print(f"  {r.file}: {r.result.status}", file=sys.stderr)) if live else None,
-    )
+    rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, on_row=show if live else None)
     if args.format == "json":
         print(batch.to_json(ex, rows))
     elif args.format == "csv":
         print(batch.to_csv(rows), end="")
     else:
-        print(batch.to_table(ex, rows))
+        print(batch.to_table(ex, rows, ctx.lang))
     return 0

@@ -11,13 +11,15 @@ Folder layout (see lessons/README.md for the author's guide):
                                        a fenced block ```experiment NAME``` (TOML body = params)
                                        embeds a runnable experiment
     lessons/NN-slug/quiz.toml        [[question]] tables
-    lessons/NN-slug/exercises/ID/exercise.toml   one exercise; starter.py, solution.py,
+    lessons/NN-slug/exercises/ID/exercise.toml   one exercise (with what its checks say, under
+                                                 [messages]); starter.py, solution.py,
                                                  checks.py and broken/*.py beside it
     lessons/course.toml              the course in order: lessons and, in each, its exercises
 """
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -156,6 +158,35 @@ class CheckDecl(Strict):
     hint: LocalText
 
 
+def _placeholders(text: str) -> list[str]:
+    """The `{name}` fields of a message, in order; ValueError when it is not a str.format template."""
+    fields = []
+    for _, name, spec, conversion in string.Formatter().parse(text):
+        if name is not None:
+            if not name.isidentifier():
+                raise ValueError(
+                    f"placeholder {{{name}}} must be a plain name (write a literal brace as {{{{ or }}}})"
+                )
+            fields.append(f"{name}!{conversion}:{spec}" if conversion or spec else name)
+    return fields
+
+
+def _same_placeholders(texts: dict[str, str]) -> dict[str, str]:
+    """Every translation of a message fills the same placeholders as its English text."""
+    want = sorted(_placeholders(texts["en"]))
+    for lang, text in texts.items():
+        got = sorted(_placeholders(text))
+        if got != want:
+            raise ValueError(
+                f"the {lang} text fills {{{'}, {'.join(got)}}} but the English text {{{'}, {'.join(want)}}}"
+            )
+    return texts
+
+
+MessageKey = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
+Message = Annotated[LocalText, AfterValidator(_same_placeholders)]
+
+
 class Exercise(Strict):
     id: Slug
     title: LocalText
@@ -167,6 +198,8 @@ class Exercise(Strict):
     hints: list[LocalText] = []  # general hints, revealed one at a time
     checks: list[CheckDecl] = Field(min_length=1)
     predict: list[Question] = []  # answer these before the coding task opens
+    # what checks.py says to the learner (tutor.grading.kit.msg), {key: {lang: str.format template}}
+    messages: dict[MessageKey, Message] = {}
     folder: Path | None = None  # set by the loader: where starter.py, solution.py, checks.py live
 
 

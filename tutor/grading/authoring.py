@@ -1,4 +1,5 @@
-"""For course authors: every exercise's starter must fail and its reference must pass.
+"""For course authors: every exercise's starter must fail and its reference must pass, and every
+message its checks.py says (`msg("key")`) is in its exercise.toml's [messages], and used.
 
 `check_exercises(course)` returns content problems (tutor.content.problems.Problem); it is one of
 the checkers `python -m tutor check` runs. Code exercises are graded for real in one child process
@@ -8,10 +9,11 @@ the checkers `python -m tutor check` runs. Code exercises are graded for real in
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 from pathlib import Path
 
-from tutor.content.problems import Problem, error
+from tutor.content.problems import Problem, error, warning
 from tutor.content.schema import Exercise
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import grade_trusted
@@ -32,15 +34,51 @@ def _static_problems(ex: Exercise) -> list[Problem]:
         except SyntaxError as err:
             return [*problems, error(checks, f"syntax error: {err.msg}", line=err.lineno)]
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-        for decl in ex.checks:
-            if f"check_{decl.id}" not in defined:
-                problems.append(
-                    error(
-                        checks,
-                        f"no function check_{decl.id} for the declared check {decl.id!r}",
-                        field="checks",
-                    )
-                )
+        missing = [decl.id for decl in ex.checks if f"check_{decl.id}" not in defined]
+        for cid in missing:
+            problems.append(
+                error(checks, f"no function check_{cid} for the declared check {cid!r}", field="checks")
+            )
+        # a message nothing uses is worth a warning only once every declared check is written
+        problems += [p for p in _message_problems(ex, checks, tree) if p.severity == "error" or not missing]
+    return problems
+
+
+def _message_keys(tree: ast.Module) -> list[tuple[str, int]]:
+    """Every `msg(KEY, ...)` in checks.py: the key (both of `"a" if … else "b"`), or a glob for an
+    f-string key (`pairing_*`), and its line."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if name != "msg":
+            continue
+        first = node.args[0]
+        for option in [first.body, first.orelse] if isinstance(first, ast.IfExp) else [first]:
+            if isinstance(option, ast.Constant) and isinstance(option.value, str):
+                found.append((option.value, node.lineno))
+            elif isinstance(option, ast.JoinedStr):
+                parts = [str(v.value) if isinstance(v, ast.Constant) else "*" for v in option.values]
+                found.append(("".join(parts), node.lineno))
+    return found
+
+
+def _message_problems(ex: Exercise, checks: Path, tree: ast.Module) -> list[Problem]:
+    """A message checks.py asks for that exercise.toml lacks is an error (the grader would fail on
+    it); a message nothing asks for is a warning."""
+    toml = Path(ex.folder or ".") / "exercise.toml"
+    keys = _message_keys(tree)
+    problems = [
+        error(checks, f"msg({key!r}): exercise.toml has no [messages] entry for it", "messages", line)
+        for key, line in keys
+        if not fnmatch.filter(ex.messages, key)
+    ]
+    problems += [
+        warning(toml, f"message {name!r} is not used by checks.py", f"messages.{name}")
+        for name in ex.messages
+        if not any(fnmatch.fnmatchcase(name, key) for key, _ in keys)
+    ]
     return problems
 
 
@@ -81,7 +119,7 @@ def check_exercises(course) -> list[Problem]:
             continue  # a content-only fixture (no code at all): nothing to grade, nothing half-written
         static = _static_problems(ex)
         problems += static
-        if static:
+        if any(p.severity == "error" for p in static):
             continue
         if ex.kind == "runs":
             problems += _runs_problems(ex)

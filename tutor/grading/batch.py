@@ -15,11 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.cells import cell_len
+
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import Limits, clean, error_result, grade_many
 from tutor.grading.service import read_submission
+from tutor.texts import say
 
 CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256")
 
@@ -54,24 +57,22 @@ def grade_folder(
 ) -> list[BatchRow]:
     """Every *.py in `folder`, each with its own judge, sandboxed worker and scratch folder."""
     if ex.kind != "code":
-        raise TutorError(f"{ex.id!r} is graded from a learner's stored runs; --batch grades code exercises")
+        raise TutorError(say("grade.batch.runs_only", lang, id=ex.id))
     folder = Path(folder)
     if not folder.is_dir():
-        raise TutorError(f"--batch: {folder} is not a folder")
+        raise TutorError(say("grade.batch.not_folder", lang, folder=str(folder)))
     rows: list[BatchRow] = []
     todo: list[tuple[BatchRow, str]] = []  # rows still to grade, with their text
     for path in sorted(folder.glob("*.py")):
         name, source, result = clean(path.name), b"", None
         try:
-            source = read_submission(path)
+            source = read_submission(path, lang=lang)
             text = source.decode("utf-8").removeprefix("\ufeff")
         except TutorError as err:
             result = error_result(ex, str(err), lang)
         except UnicodeDecodeError as err:
-            result = error_result(ex, f"{name} is not UTF-8 (byte {err.start}); save it as UTF-8", lang)
-        row = BatchRow(
-            name, hashlib.sha256(source).hexdigest(), result or error_result(ex, "not graded", lang)
-        )
+            result = error_result(ex, say("grade.file.not_utf8", lang, name=name, byte=str(err.start)), lang)
+        row = BatchRow(name, hashlib.sha256(source).hexdigest(), result or error_result(ex, "", lang))
         rows.append(row)
         if result is None:
             todo.append((row, text))
@@ -102,22 +103,24 @@ def to_csv(rows: list[BatchRow]) -> str:
     return out.getvalue()
 
 
-def to_table(ex: Exercise, rows: list[BatchRow]) -> str:
+def to_table(ex: Exercise, rows: list[BatchRow], lang: str = "en") -> str:
     if not rows:
-        return f"{ex.id}: no *.py files to grade"
+        return say("grade.batch.empty", lang, id=ex.id)
     flat = [r.flat() for r in rows]
     cells = [
-        [f["file"], f["status"], f"{f['score']:g}/{f['max_score']:g}", f["first_failure"] or "-",
-         f"{f['duration_s']:.1f}", (f["message"] or "")[:60]]
+        [f["file"], say(f"grade.verdict.{f['status']}", lang), f"{f['score']:g}/{f['max_score']:g}",
+         f["first_failure"] or "-", f"{f['duration_s']:.1f}", (f["message"] or "")[:60]]
         for f in flat
     ]  # fmt: skip
-    head = ["file", "status", "score", "first failure", "s", "message"]
-    widths = [max(len(str(c[i])) for c in [head, *cells]) for i in range(len(head))]
+    head = [
+        say(f"grade.batch.col.{c}", lang) for c in ("file", "status", "score", "first", "seconds", "message")
+    ]
+    widths = [max(cell_len(str(c[i])) for c in [head, *cells]) for i in range(len(head))]
     lines = [
-        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        "  ".join(str(c) + " " * (w - cell_len(str(c))) for c, w in zip(row, widths, strict=True)).rstrip()
         for row in [head, *cells]
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     passed = sum(f["status"] == "pass" for f in flat)
-    lines.append(f"{passed} of {len(flat)} passed")
+    lines.append(say("grade.batch.passed", lang, passed=passed, n=len(flat)))
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """The judge: runs an exercise's checks (trusted code) against submissions it never imports.
 
 Started by runner.py as `python -I judge.py` with a JSON job on stdin; writes JSON-line events to
-stdout. For each file it forks a sandboxed worker (worker.py) in a fresh scratch folder, sends it
+stdout. Every message it writes is in the job's language (`lang`); the checks write theirs from the
+exercise's `messages` in that language (tutor.grading.kit.msg). For each file it forks a sandboxed worker (worker.py) in a fresh scratch folder, sends it
 the file's text, and runs the checks in order: every check asks the worker for values through probes
 (tutor/grading/remote.py) and computes the verdict here, with this process's own torch, on inputs
 drawn per run from a fresh seed. The worker is killed after its file; with `reuse` (the course's own
@@ -30,13 +31,16 @@ from typing import Any
 
 REPLY_LIMIT = 64 * 2**20  # bytes of one answer: far above any probe's (the largest is a few MB)
 _PR_SET_PDEATHSIG = 1
+# the signals a crash is explained by (grade.signal.NAME in the catalogue)
 _SIGNALS = {
-    signal.SIGSEGV: "segmentation fault (your code read or wrote memory it does not own)",
-    signal.SIGXFSZ: "file size limit exceeded",
-    signal.SIGABRT: "aborted",
-    signal.SIGBUS: "bus error",
-    signal.SIGFPE: "floating-point exception",
-    signal.SIGSYS: "a system call the grader does not allow",
+    signal.SIGSEGV,
+    signal.SIGXFSZ,
+    signal.SIGABRT,
+    signal.SIGBUS,
+    signal.SIGFPE,
+    signal.SIGSYS,
+    signal.SIGKILL,
+    signal.SIGXCPU,
 }
 
 
@@ -95,6 +99,7 @@ class Channel:
 
         self.wire = wire
         self.limits = job["limits"]
+        self.lang = job.get("lang", "en")
         self.scratch = Path(tempfile.mkdtemp(prefix="tutor-grade-"))
         probe_r, self.probe_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
@@ -119,6 +124,12 @@ class Channel:
         self.timeout_s = job["timeout_s"]
         self.isolation: dict | None = None
 
+    def say(self, key: str, **values: Any) -> str:
+        """A text of the catalogue in the job's language, values used as given (numbers as code)."""
+        from tutor.texts import say
+
+        return say(key, self.lang, **{k: str(v) for k, v in values.items()})
+
     # --- the select loop ------------------------------------------------------------------------
     def _pump(self) -> None:
         """Move bytes once: the pending probe out, answers and output in. Raises Stopped."""
@@ -127,7 +138,7 @@ class Channel:
         left = self.deadline - time.monotonic()
         if left <= 0:
             self.kill()
-            raise Stopped("timeout", f"timed out after {self.timeout_s:g} s")
+            raise Stopped("timeout", self.say("grade.stop.timeout", s=f"{self.timeout_s:g}"))
         reads = [fd for fd in (self.reply_r, self.out_r) if fd >= 0]
         writes = [self.probe_w] if self.pending else []
         ready_r, ready_w, _ = select.select(reads, writes, [], min(left, 0.5))
@@ -147,7 +158,7 @@ class Channel:
             self.buffer += chunk
             if len(self.buffer) > REPLY_LIMIT:
                 self.kill()
-                raise Stopped("error", f"an answer larger than {REPLY_LIMIT // 2**20} MB")
+                raise Stopped("error", self.say("grade.stop.answer_too_large", mb=REPLY_LIMIT // 2**20))
 
     def _take_output(self) -> None:
         from tutor.grading.remote import Stopped
@@ -164,27 +175,25 @@ class Channel:
         if self.output_total > self.limits["total_bytes"]:
             self.kill()
             mb = self.limits["total_bytes"] // 2**20
-            raise Stopped(
-                "error", f"wrote more output than the grader allows ({mb} MB, output and files together)"
-            )
+            raise Stopped("error", self.say("grade.stop.output_flood", mb=mb))
 
     def _death_reason(self) -> str:
         code = self.wait(timeout=2)
         if code is None:
             self.kill()
-            return "your code closed the grader's answer channel"
+            return self.say("grade.stop.channel_closed")
         if code < 0:
             try:
                 name = signal.Signals(-code).name
             except ValueError:
-                name = f"signal {-code}"
-            what = _SIGNALS.get(-code, "")
-            if -code == signal.SIGKILL:
-                what = f"killed (perhaps out of memory; the grader allows {self.limits['mem_bytes'] // 2**20} MB)"
-            if -code == signal.SIGXCPU:
-                what = f"CPU time limit of {self.limits['cpu_s']} s exceeded"
-            return f"the grading process crashed: {name}" + (f", {what}" if what else "")
-        return f"the process ended with exit code {code} before grading finished (did your code call os._exit()?)"
+                name = self.say("grade.stop.signal", n=-code)
+            if -code not in _SIGNALS:
+                return self.say("grade.stop.crashed", signal=name)
+            what = self.say(
+                f"grade.signal.{name}", mb=self.limits["mem_bytes"] // 2**20, s=self.limits["cpu_s"]
+            )
+            return self.say("grade.stop.crashed_because", signal=name, what=what)
+        return self.say("grade.stop.exit_code", code=code)
 
     def _answer(self) -> dict:
         from tutor.grading.remote import Stopped
@@ -198,9 +207,7 @@ class Channel:
             reply = None
         if not isinstance(reply, dict) or reply.get("id") != self.next_id:
             self.kill()
-            raise Stopped(
-                "error", "the submission's process broke the grading protocol (an answer out of turn)"
-            )
+            raise Stopped("error", self.say("grade.stop.out_of_turn"))
         self.next_id += 1
         return reply
 
@@ -214,9 +221,7 @@ class Channel:
                 if err.status == "timeout":
                     raise
                 last = (self.output.decode("utf-8", "replace").strip().splitlines() or [err.reason])[-1]
-                raise Stopped(
-                    "error", f"the grader failed before loading your file (not your fault): {last}"
-                ) from None
+                raise Stopped("error", self.say("grade.stop.failed_early", error=last)) from None
             self.isolation = (
                 reply.get("ready") if isinstance(reply.get("ready"), dict) else {"level": "unknown"}
             )
@@ -231,14 +236,11 @@ class Channel:
         self.pending += (json.dumps(message, allow_nan=False) + "\n").encode()
         reply = self._answer()
         if "error" in reply:
-            err = reply["error"] if isinstance(reply["error"], dict) else {}
-            raise LearnerError(str(err.get("type", "Exception"))[:80], str(err.get("text", ""))[:2000])
+            raise LearnerError.from_reply(reply["error"], self.lang)
         try:
             return self.wire.decode(reply.get("ok"))
         except self.wire.WireError as err:
-            raise Stopped(
-                "error", f"the submission's process sent an answer that is not plain data: {err}"
-            ) from None
+            raise Stopped("error", self.say("grade.stop.not_plain_data", error=err)) from None
 
     def take_output(self) -> tuple[str, int]:
         text = self.output.decode("utf-8", errors="replace")
@@ -294,23 +296,23 @@ def load_checks(path: str) -> types.ModuleType:
 
 def run_check(function, sub) -> tuple[str, str]:
     """(status, message): pass, fail (a wrong answer) or error (the learner's code raised).
-    Stopped (the worker is gone) passes through: the remaining checks cannot run."""
-    from tutor.grading.kit import CheckFailed
+    Stopped (the worker is gone) passes through: the remaining checks cannot run; so does a message
+    the exercise lacks (MessageMissing): the grader failed, not the learner. Messages are in the
+    language of the enclosing `kit.speaking`."""
+    from tutor.grading.kit import CheckFailed, MessageMissing, lang
     from tutor.grading.remote import LearnerError, Stopped
+    from tutor.texts import say
 
     try:
         return "pass", str(function(sub) or "")
     except (CheckFailed, AssertionError) as err:
-        return "fail", str(err) or "a check assertion failed"
+        return "fail", str(err) or say("grade.code.assertion", lang())
     except LearnerError as err:
         return "error", err.text
-    except Stopped:
+    except (Stopped, MessageMissing):
         raise
     except Exception as err:  # what came back could not even be compared
-        return (
-            "fail",
-            f"your result could not be compared with the expected one ({type(err).__name__}: {err})"[:1500],
-        )
+        return "fail", say("grade.code.no_compare", lang(), error=f"{type(err).__name__}: {err}")[:1500]
 
 
 class Judge:
@@ -337,9 +339,7 @@ class Judge:
             names = channel.probe("submit", source=item["source"], display=item["display"])
             if not isinstance(names, dict) or not isinstance(names.get("names"), dict):
                 channel.kill()
-                raise Stopped(
-                    "error", "the submission's process broke the grading protocol (a malformed answer)"
-                )
+                raise Stopped("error", channel.say("grade.stop.malformed"))
             sub = Submission(channel, names["names"], item["source"], item["display"])
             for cid, function in functions.items():
                 self.emit({"event": "start", "check": cid})
@@ -375,13 +375,16 @@ def main() -> None:
         results.write(json.dumps(record) + "\n")  # ASCII: a lone surrogate from the worker stays an escape
         results.flush()
 
+    from tutor.grading.kit import speaking
+
     judge = Judge(job, emit)
     judge._channel()  # forked now: torch is imported, checks.py is not yet loaded
     checks = load_checks(job["checks_file"])
     functions = {cid: getattr(checks, f"check_{cid}") for cid in job["checks"]}
     try:
-        for index, item in enumerate(job["files"]):
-            judge.grade(index, item, functions)
+        with speaking(job.get("lang", "en"), job.get("messages", {})):
+            for index, item in enumerate(job["files"]):
+                judge.grade(index, item, functions)
     finally:
         if judge.channel is not None:
             judge.channel.close()

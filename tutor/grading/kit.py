@@ -7,6 +7,12 @@ the learner's function with the given inputs and send back plain values. A check
 message on success, or raises `CheckFailed` saying what was expected and what came back; an exception
 the learner's code raised arrives as `LearnerError` and counts as an error of that check.
 
+Messages are in the learner's language. A check writes its words as `msg(key, **values)`: the text
+of `key` in the `[messages]` table of the exercise's exercise.toml, in the language the grade is for,
+with the values filled in by `str.format` (numbers, shapes and code as the check formats them: they
+are not translated). The judge sets that language and table once per job (`speaking`); the helpers
+here say their own words ("expected … got …", "type mismatch") from the tutor's catalogue.
+
 `course_tokenizer` is the one helper meant for learners' files (three-layers' order_gap uses it).
 Torch is imported only inside functions.
 """
@@ -15,20 +21,60 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tutor.errors import CheckFailure
+from tutor.errors import CheckFailure, TutorError
 from tutor.grading.remote import LearnerError, Submission
+from tutor.texts import say
 
-__all__ = ["CheckFailed", "LearnerError", "need", "fail", "shape", "as_tensor", "expect_tensor", "finite",
-           "max_diff", "fresh", "delegation", "course_tokenizer"]  # fmt: skip
+__all__ = ["CheckFailed", "LearnerError", "msg", "need", "fail", "shape", "as_tensor", "expect_tensor",
+           "finite", "max_diff", "fresh", "delegation", "course_tokenizer"]  # fmt: skip
+
+# (language, the exercise's messages in it): set by the judge for its job, by runs.py for its grade
+_VOICE: ContextVar[tuple[str, dict[str, str]]] = ContextVar("tutor_grading_voice", default=("en", {}))
 
 
 class CheckFailed(CheckFailure, AssertionError):
     """The learner's code ran but gave a wrong answer; the message says expected vs got."""
+
+
+class MessageMissing(TutorError, LookupError):
+    """A check asked for a message its exercise.toml does not have: the exercise's fault, not the
+    learner's (`python -m tutor check` finds these before a learner does)."""
+
+
+@contextmanager
+def speaking(lang: str, messages: dict[str, str]) -> Iterator[None]:
+    """Checks run inside this write their messages in `lang`; `messages` is the exercise's
+    `[messages]` table in that language ({key: text}, English where a translation is missing)."""
+    token = _VOICE.set((lang, dict(messages)))
+    try:
+        yield
+    finally:
+        _VOICE.reset(token)
+
+
+def lang() -> str:
+    """The language the checks are writing in."""
+    return _VOICE.get()[0]
+
+
+def msg(key: str, /, **values: Any) -> str:
+    """The exercise's message `key` in the learner's language, with `values` filled in as given."""
+    messages = _VOICE.get()[1]
+    if key not in messages:
+        raise MessageMissing(f"the exercise's exercise.toml has no [messages] entry {key!r}")
+    return messages[key].format(**values)
+
+
+def _say(key: str, **values: Any) -> str:
+    """A text of the tutor's own catalogue in the learner's language; values are used as given."""
+    return say(key, lang(), **{k: v if isinstance(v, str) else str(v) for k, v in values.items()})
 
 
 def need(sub: Submission, name: str) -> Callable[..., Any]:
@@ -36,15 +82,23 @@ def need(sub: Submission, name: str) -> Callable[..., Any]:
     naming what is missing."""
     kind = sub.names.get(name)
     if kind is None:
-        raise CheckFailed(f"your file defines no `{name}` (expected a function or class of that name)")
+        raise CheckFailed(_say("grade.check.no_name", name=name))
     if kind == "value":
-        raise CheckFailed(f"`{name}` in your file is a value, not a function or class")
+        raise CheckFailed(_say("grade.check.a_value", name=name))
     return lambda *args, **kwargs: sub.call(name, *args, **kwargs)
 
 
 def fail(expected: str, got: str, why: str = "") -> CheckFailed:
-    text = f"expected {expected}, got {got}"
-    return CheckFailed(f"{why}: {text}" if why else text)
+    """The failure "expected …, got …", after `why` when given. `expected` and `got` are code, values
+    or a `msg(...)`; `why` is a `msg(...)` or code (the call that gave the wrong answer)."""
+    if why:
+        return CheckFailed(_say("grade.check.expected_why", why=why, expected=expected, got=got))
+    return CheckFailed(_say("grade.check.expected", expected=expected, got=got))
+
+
+def mismatch(call: str = "") -> str:
+    """The `why` of a result of the wrong type: "type mismatch", and the call when given."""
+    return _say("grade.check.type_mismatch_in", call=call) if call else _say("grade.check.type_mismatch")
 
 
 def describe(value: Any) -> str:
@@ -52,13 +106,14 @@ def describe(value: Any) -> str:
     import torch
 
     if isinstance(value, torch.Tensor):
-        return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {tuple(value.shape)}"
-    return f"{type(value).__name__} {value!r:.60}"
+        dtype = str(value.dtype).removeprefix("torch.")
+        return _say("grade.check.tensor", dtype=dtype, shape=tuple(value.shape))
+    return _say("grade.check.value", type=type(value).__name__, value=f"{value!r:.60}")
 
 
 def shape(t: Any) -> str:
     s = getattr(t, "shape", None)
-    return str(tuple(s)) if s is not None else f"a {type(t).__name__}"
+    return str(tuple(s)) if s is not None else _say("grade.check.a_type", type=type(t).__name__)
 
 
 def as_tensor(value: Any, what: str):
@@ -67,20 +122,20 @@ def as_tensor(value: Any, what: str):
 
     if isinstance(value, torch.Tensor):
         if not (value.is_floating_point() or value.dtype in (torch.int64, torch.int32)):
-            raise fail(f"{what} as float numbers", describe(value), "type mismatch")
+            raise fail(_say("grade.check.as_floats", what=what), describe(value), mismatch())
         return value.to(torch.float64)
     if isinstance(value, list | tuple) and all(
         isinstance(v, int | float) and not isinstance(v, bool) for v in value
     ):
         return torch.tensor(value, dtype=torch.float64)
-    raise fail(f"{what} as a tensor or a list of numbers", describe(value), "type mismatch")
+    raise fail(_say("grade.check.as_numbers", what=what), describe(value), mismatch())
 
 
 def expect_tensor(got: Any, what: str):
     import torch
 
     if not isinstance(got, torch.Tensor):
-        raise fail(f"{what} to return a torch.Tensor", describe(got), "type mismatch")
+        raise fail(_say("grade.check.returns_tensor", what=what), describe(got), mismatch())
     return got
 
 
@@ -93,7 +148,7 @@ def finite(t, what: str):
         where = tuple(int(i) for i in bad.nonzero()[0])
         value = float(t[where]) if where else float(t)
         kind = "NaN" if math.isnan(value) else "inf"
-        raise CheckFailed(f"{what} returned {kind} at index {where}: every value must be a finite number")
+        raise CheckFailed(_say("grade.check.not_finite", what=what, kind=kind, where=where))
     return t
 
 
@@ -109,13 +164,14 @@ def fresh():
 
 
 def delegation(sub: Submission, forbidden: dict[str, str]) -> None:
-    """Fail when the file imports one of `forbidden` ({"module.name": why}), statically or by name."""
+    """Fail when the file imports one of `forbidden` ({"module.name": why, a `msg(...)`}), statically
+    or by name."""
     imported = sub.imports()
     named = sub.strings()
     for target, why in forbidden.items():
         module = target.rsplit(".", 1)[0]
         if target in imported or module in imported and target.rsplit(".", 1)[1] in named or target in named:
-            raise CheckFailed(f"your file uses the course's own `{target}`: {why}")
+            raise CheckFailed(_say("grade.check.delegates", target=target, why=why))
 
 
 def course_tokenizer(path: Path | None = None):
@@ -136,6 +192,6 @@ def _tokenizer_from(path: Path):
     from models.tokenizer import CharTokenizer
 
     if not path.is_file():
-        raise FileNotFoundError(f"the course checkpoint is missing: {path} (train it: python -m tutor train)")
+        raise FileNotFoundError(_say("grade.check.no_checkpoint", path=path))
     payload = torch.load(path, map_location="cpu", weights_only=True)
     return CharTokenizer.from_dict(payload["tokenizer"])

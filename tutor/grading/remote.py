@@ -21,6 +21,38 @@ class LearnerError(CheckFailure):
         super().__init__(text)
         self.type_name, self.text = type_name, text
 
+    @classmethod
+    def from_reply(cls, error: Any, lang: str) -> LearnerError:
+        """The worker's description of an exception (tutor.grading.worker.describe), told in `lang`.
+        The worker is untrusted: every field is taken as plain text, of bounded length. The
+        exception's own text (the learner's words, or Python's) is kept as it is, and comes last."""
+        from tutor.texts import say
+
+        err = error if isinstance(error, dict) else {}
+
+        def field(name: str, limit: int = 1500) -> str:
+            return str(err.get(name, ""))[:limit]
+
+        type_name, kind = field("type", 80) or "Exception", field("kind", 20)
+        if kind == "exit":
+            return cls(type_name, say("grade.code.exit", lang, code=field("code", 200)))
+        if kind == "syntax":
+            return cls(type_name, say("grade.code.syntax", lang, line=field("line", 20), error=field("text")))
+        text = field("text")
+        if kind == "memory":
+            text = say("grade.code.memory", lang, mb=field("limit_mb", 20), error=text)
+        elif kind == "fsize":
+            text = say("grade.code.too_much_written", lang, error=text)
+        frames = err.get("at") if isinstance(err.get("at"), list) else []
+        where = [
+            say("grade.code.frame", lang, line=str(f[0])[:20], name=str(f[1])[:200], code=str(f[2])[:300])
+            for f in frames[-3:]
+            if isinstance(f, list) and len(f) == 3
+        ]
+        if where:
+            text = say("grade.code.at", lang, error=text, where=say("grade.code.frame_sep", lang).join(where))
+        return cls(type_name, text[:2000])
+
 
 class Stopped(Exception):
     """The worker can answer no more probes: time ran out, it died, or it broke the protocol."""
@@ -54,12 +86,14 @@ class RemoteModule:
 
     def load(self, state: dict) -> None:
         """Load the judge's weights; every one must land in a parameter of the same name."""
-        from tutor.grading.kit import CheckFailed
+        from tutor.grading.kit import CheckFailed, _say
 
         result = self._channel.probe("load", ref=self.ref, args=[state])
         unexpected = result.get("unexpected") if isinstance(result, dict) else ["?"]
         if unexpected:
-            raise CheckFailed(f"{self.class_name} did not take the weights {list(unexpected)[:4]} by name")
+            raise CheckFailed(
+                _say("grade.check.weights_by_name", cls=self.class_name, names=list(unexpected)[:4])
+            )
 
     def run(self, *args: Any, method: str = "__call__", **kwargs: Any) -> Any:
         return self._channel.probe("run", ref=self.ref, method=method, args=list(args), kwargs=kwargs)

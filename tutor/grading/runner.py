@@ -8,6 +8,8 @@ Three processes, each with one job:
   judge's probes with plain data.
 The worker has no channel to this process, and nothing it prints reaches a terminal unfiltered: every
 text is decoded with replacement and stripped of control and escape sequences (`clean`).
+Every message is in the learner's language: the judge gets it in its job (`lang`, with the exercise's
+`messages` in that language), and what this side adds comes from the same catalogue.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from tutor.settings import (
     GRADE_TOTAL_BYTES,
     ROOT,
 )
+from tutor.texts import say
 
 JUDGE = Path(__file__).with_name("judge.py")
 
@@ -89,9 +92,10 @@ def run_judge(
     *,
     reuse: bool = False,
     on_event: OnEvent | None = None,
+    lang: str = "en",
 ) -> tuple[list[list[Event]], str | None]:
     """Grade `files` ([(source text, display name)]); the judge's events per file, and why the judge
-    stopped early (None when it finished)."""
+    stopped early (None when it finished), every message in `lang`."""
     job = {
         "root": str(ROOT),
         "checks_file": str((Path(ex.folder or ".") / "checks.py").resolve()),
@@ -100,6 +104,8 @@ def run_judge(
         "limits": limits.to_job(),
         "timeout_s": limits.timeout_s,
         "reuse": reuse,
+        "lang": lang,
+        "messages": {key: pick(text, lang) for key, text in ex.messages.items()},
     }
     per_file: list[list[Event]] = [[] for _ in files]
     global _early
@@ -119,9 +125,10 @@ def run_judge(
                     on_event(event)
         if child.returncode != 0:
             tail = child.stderr_tail().strip().splitlines()
-            stopped = f"exit {child.returncode}: " + (tail[-1] if tail else "no output")
+            stopped = say("grade.stop.judge_exit", lang, code=str(child.returncode),
+                          error=tail[-1] if tail else say("grade.stop.no_output", lang))  # fmt: skip
     except ChildTimeout:
-        stopped = "the judge did not finish in time"
+        stopped = say("grade.stop.judge_late", lang)
     finally:
         child.close()  # the workers die with it (their parent-death signal)
     return per_file, stopped
@@ -161,14 +168,16 @@ def _state(events: list[Event]) -> dict:
     return state
 
 
-def _output(state: dict, limit: int) -> str:
+def _output(state: dict, limit: int, lang: str) -> str:
     text, total = state["output"], state["output_bytes"]
     if total > len(text.encode()) or len(text) > limit:
-        text = (
-            text[:limit]
-            + f"\n[output truncated: {total:,} bytes in total, the first {limit:,} characters shown]"
-        )
+        text = text[:limit] + "\n" + say("grade.code.output_truncated", lang, total=total, limit=limit)
     return text
+
+
+def _headline(reason: str) -> str:
+    """A stop reason's first part, before its details (": …", " (…)"), in any of the languages."""
+    return re.split(r"[:：]| \(|（", reason, maxsplit=1)[0]
 
 
 def build_result(
@@ -178,13 +187,14 @@ def build_result(
     state = _state(events)
     stop_reason, stop_status = None, "error"
     if state["import_error"] is not None:
-        stop_reason = f"could not load the file: {state['import_error']}"
+        stop_reason = say("grade.stop.load", lang, error=state["import_error"])
     elif state["stop"] is not None:
         stop_status, stop_reason = state["stop"]
         if not state["results"] and stop_status == "timeout":
-            stop_reason += " while loading your file"
+            stop_reason = say("grade.stop.while_loading", lang, reason=stop_reason)
     elif len(state["results"]) < len(ex.checks):
-        stop_reason = f"the grader failed (not your fault): {judge_stop or 'it stopped early'}"
+        why = judge_stop or say("grade.stop.stopped_early", lang)
+        stop_reason = say("grade.stop.grader_failed", lang, error=why)
     checks: list[CheckResult] = []
     skipped_note = None
     for decl in ex.checks:
@@ -193,9 +203,9 @@ def build_result(
             st, msg = rec["status"], clean(str(rec["message"]))
         elif skipped_note is None and stop_reason is not None:
             st, msg = stop_status, stop_reason
-            skipped_note = f"not run: {stop_reason.split(':')[0].split(' (')[0]}"
+            skipped_note = say("grade.stop.not_run_because", lang, reason=_headline(stop_reason))
         else:
-            st, msg = "skipped", skipped_note or "not run"
+            st, msg = "skipped", skipped_note or say("grade.not_run", lang)
         checks.append(CheckResult(name=decl.id, status=st, message=msg, hint=pick(decl.hint, lang),
                                   points=decl.points if st == "pass" else 0, max_points=decl.points,
                                   title=pick(decl.title, lang)))  # fmt: skip
@@ -210,7 +220,7 @@ def build_result(
         max_score=sum(decl.points for decl in ex.checks),
         checks=checks,
         duration_s=round(state["seconds"], 3),
-        output=_output(state, limits.output_chars),
+        output=_output(state, limits.output_chars, lang),
         isolation=state["isolation"] or {"level": "none", "layers": []},
     )
 
@@ -230,7 +240,7 @@ def grade_many(
     batches = [files] if reuse else [[f] for f in files]
     results = []
     for batch in batches:
-        per_file, stopped = run_judge(ex, batch, limits, reuse=reuse, on_event=on_event)
+        per_file, stopped = run_judge(ex, batch, limits, reuse=reuse, on_event=on_event, lang=lang)
         results += [build_result(ex, events, limits, lang, stopped) for events in per_file]
     return results
 

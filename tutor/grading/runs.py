@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor.content.schema import Exercise
+from tutor.content.schema import Exercise, pick
 from tutor.grading.result import GradeResult
+from tutor.texts import say
 
 
 @dataclass
@@ -48,18 +49,20 @@ def load_checks(ex: Exercise) -> types.ModuleType:
     return load(str(Path(ex.folder or ".") / "checks.py"))
 
 
-def parse_answer(source: bytes, display_name: str) -> tuple[dict[str, Any] | None, str | None]:
-    """(answer, None) or (None, what is wrong with the file and where)."""
+def parse_answer(
+    source: bytes, display_name: str, lang: str = "en"
+) -> tuple[dict[str, Any] | None, str | None]:
+    """(answer, None) or (None, what is wrong with the file and where, in `lang`)."""
     try:
         text = source.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:
-        return None, f"{display_name} is not UTF-8 (byte {err.start}); save it as UTF-8"
+        return None, say("grade.file.not_utf8", lang, name=display_name, byte=str(err.start))
     try:
         return tomllib.loads(text), None
     except tomllib.TOMLDecodeError as err:
-        return None, f"{display_name} is not valid TOML: {err}"
+        return None, say("grade.file.not_toml", lang, name=display_name, error=str(err))
     except RecursionError:
-        return None, f"{display_name} nests tables or arrays too deeply; the answer is three plain keys"
+        return None, say("grade.file.too_deep", lang, name=display_name)
 
 
 def grade_runs(
@@ -67,18 +70,20 @@ def grade_runs(
 ) -> GradeResult:
     """Grade an answer file against `runs` (from `stored_runs(store)`)."""
     from tutor.grading.judge import run_check
+    from tutor.grading.kit import speaking
     from tutor.grading.runner import Limits, build_result
 
     t0 = time.perf_counter()
-    answer, problem = parse_answer(source, display_name)
+    answer, problem = parse_answer(source, display_name, lang)
     if problem is not None:
         events = [{"event": "import_error", "message": problem}]
     else:
         module, ctx = load_checks(ex), RunsContext(runs=runs, answer=answer or {})
         events = []
-        for decl in ex.checks:
-            status, message = run_check(getattr(module, f"check_{decl.id}"), ctx)
-            events.append({"event": "check", "check": decl.id, "status": status, "message": message})
+        with speaking(lang, {key: pick(text, lang) for key, text in ex.messages.items()}):
+            for decl in ex.checks:
+                status, message = run_check(getattr(module, f"check_{decl.id}"), ctx)
+                events.append({"event": "check", "check": decl.id, "status": status, "message": message})
     events.append(
         {"event": "done", "seconds": round(time.perf_counter() - t0, 3), "output": "", "output_bytes": 0}
     )

@@ -21,6 +21,7 @@ from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import Limits, OnEvent, error_result, grade_code
 from tutor.settings import GRADE_MAX_SOURCE_BYTES, GRADE_SAVE_TRIES
+from tutor.texts import say
 
 
 def workspace_file(home: Path, ex: Exercise) -> Path:
@@ -66,39 +67,44 @@ def reset_exercise(home: Path, ex: Exercise) -> tuple[Path, Path | None]:
     return target, backup
 
 
-def read_submission(path: Path, limit: int = GRADE_MAX_SOURCE_BYTES) -> bytes:
+def read_submission(path: Path, limit: int = GRADE_MAX_SOURCE_BYTES, lang: str = "en") -> bytes:
     """The bytes of a regular file of at most `limit` bytes. The file is opened once, without
     blocking, and checked on the open descriptor: a FIFO, a device or a link to one is refused
-    before anything is read, and a file swapped after the check is not the one read."""
+    before anything is read, and a file swapped after the check is not the one read. What is wrong
+    is said in `lang`."""
+
+    def unreadable(err: OSError) -> TutorError:
+        return TutorError(say("grade.file.unreadable", lang, path=str(path), error=str(err.strerror or err)))
+
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise TutorError(f"{path}: no such file") from None
+        raise TutorError(say("grade.file.missing", lang, path=str(path))) from None
     except IsADirectoryError:
-        raise TutorError(f"{path} is a folder, not a file") from None
+        raise TutorError(say("grade.file.folder", lang, path=str(path))) from None
     except OSError as err:
-        raise TutorError(f"cannot read {path}: {err.strerror or err}") from None
+        raise unreadable(err) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise TutorError(f"{path} is a folder, not a file")
+            raise TutorError(say("grade.file.folder", lang, path=str(path)))
         if not stat.S_ISREG(mode):
             kind = (
-                "a FIFO"
+                "fifo"
                 if stat.S_ISFIFO(mode)
-                else "a device"
+                else "device"
                 if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                else "not a regular file"
+                else "not_regular"
             )
-            raise TutorError(f"{path} is {kind}; grade a regular .py file")
+            raise TutorError(say(f"grade.file.{kind}", lang, path=str(path)))
         with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read(limit + 1)
     except OSError as err:
-        raise TutorError(f"cannot read {path}: {err.strerror or err}") from None
+        raise unreadable(err) from None
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise TutorError(f"{path} is larger than {limit // 2**10} KB; an exercise file is a few KB")
+        raise TutorError(say("grade.file.too_large", lang, path=str(path), kb=str(limit // 2**10)))
     return data
 
 
@@ -120,7 +126,9 @@ def grade_source(
     try:
         text = source.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:
-        return error_result(ex, f"{display_name} is not UTF-8 (byte {err.start}); save it as UTF-8", lang)
+        return error_result(
+            ex, say("grade.file.not_utf8", lang, name=display_name, byte=str(err.start)), lang
+        )
     return grade_code(ex, text, display_name, lang=lang, on_event=on_event, limits=limits)
 
 
@@ -136,7 +144,7 @@ def grade(
 ) -> GradeResult:
     """Grade the file at `path`; with a store, record the submission (time, sha256, verdict, checks).
     A store that stays busy does not cost the verdict: `result.saved` is False and says why."""
-    source = read_submission(path)
+    source = read_submission(path, lang=lang)
     result = grade_source(ex, source, str(path), lang=lang, store=store, on_event=on_event, limits=limits)
     if store is not None and record:
         result.saved = _save(store, ex, source, result)
@@ -166,14 +174,12 @@ def _save(store, ex: Exercise, source: bytes, result: GradeResult) -> bool:
 def reveal_hint(store, ex: Exercise, number: int | None, lang: str) -> tuple[int, str]:
     """General hint `number` (1-based; None = the next one not yet revealed), recorded in the store."""
     if not ex.hints:
-        raise TutorError(
-            f"exercise {ex.id!r} has no general hints; each check's hint is shown with its result"
-        )
+        raise TutorError(say("grade.help.none", lang, id=ex.id))
     seen = {r.hint for r in store.hint_reveals(ex.id)} if store is not None else set()
     if number is None:
         number = next((i for i in range(1, len(ex.hints) + 1) if str(i - 1) not in seen), len(ex.hints))
     if not 1 <= number <= len(ex.hints):
-        raise TutorError(f"exercise {ex.id!r} has hints 1 to {len(ex.hints)}, not {number}")
+        raise TutorError(say("grade.help.range", lang, id=ex.id, n=str(len(ex.hints)), number=str(number)))
     if store is not None:
         store.record_hint(ex.id, str(number - 1))
     return number, pick(ex.hints[number - 1], lang)
@@ -183,10 +189,8 @@ def has_passed(store, ex: Exercise) -> bool:
     return store is not None and ex.id in store.passed_exercises()
 
 
-def solution_text(store, ex: Exercise) -> str:
+def solution_text(store, ex: Exercise, lang: str = "en") -> str:
     """The reference solution, only once the learner has a recorded pass."""
     if not has_passed(store, ex):
-        raise TutorError(
-            f"the reference solution of {ex.id!r} is shown after you pass it (python -m tutor grade {ex.id})"
-        )
+        raise TutorError(say("grade.help.solution_locked", lang, id=ex.id))
     return solution_file(ex).read_text(encoding="utf-8")

@@ -24,29 +24,27 @@ SUBMISSION = "submission"
 
 
 def describe(err: BaseException, filename: str, limit_mb: int) -> dict:
-    """The exception's type and one readable line (plus the learner's own frames)."""
+    """The exception as plain data, for the judge to tell in the learner's language
+    (tutor.grading.remote.LearnerError.from_reply): its type, one line of text, what kind of failure
+    it is, and the learner's own frames (line, function, source line; the last three)."""
     if isinstance(err, SystemExit):
-        return {
-            "type": "SystemExit",
-            "text": f"your code called sys.exit({err.code!r}); a graded file must not exit",
-        }
+        return {"type": "SystemExit", "kind": "exit", "code": repr(err.code)}
     name = type(err).__name__
+    if isinstance(err, SyntaxError) and err.filename == filename:
+        return {"type": name, "kind": "syntax", "line": err.lineno, "text": str(err.msg)[:1500]}
     text = f"{name}: {err}".strip()
+    kind = None
     if (
         isinstance(err, MemoryError)
         or "can't allocate memory" in str(err)
         or "DefaultCPUAllocator" in str(err)
     ):
-        text = f"ran out of memory (the grader allows {limit_mb} MB): {text}"
+        kind = "memory"
     if isinstance(err, OSError) and err.errno == 27:  # EFBIG: RLIMIT_FSIZE (Python ignores SIGXFSZ)
-        text = f"wrote more than the grader allows: {text}"
-    if isinstance(err, SyntaxError) and err.filename == filename:
-        return {"type": name, "text": f"syntax error in line {err.lineno}: {err.msg}"}
+        kind = "fsize"
     frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == filename]
-    if frames:
-        where = "; ".join(f"line {f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames[-3:])
-        text += f" (at {where})"
-    return {"type": name, "text": text[:1500]}
+    at = [[f.lineno, f.name, (f.line or "").strip()] for f in frames[-3:]]
+    return {"type": name, "kind": kind, "text": text[:1500], "limit_mb": limit_mb, "at": at}
 
 
 class Worker:

@@ -257,7 +257,7 @@ class ExerciseScreen(TutorScreen):
         from tutor.grading.service import solution_text
 
         try:
-            code = solution_text(self.tutor.store, pair[1])
+            code = solution_text(self.tutor.store, pair[1], self.lang)
         except (TutorError, OSError) as err:
             self.notify(str(err))
             return
