@@ -1,12 +1,12 @@
 """Checks for split-heads: shapes, the view/transpose layout, the round trip, and a clear refusal.
 
 Sizes and values are drawn fresh for every run; the learner's tensors come back as bytes and are
-compared here with what view + transpose gives.
+compared here with what view + transpose gives. What the checks say is in exercise.toml's [messages].
 """
 
 import torch
 
-from tutor.grading.kit import CheckFailed, LearnerError, expect_tensor, fail, fresh, need, shape
+from tutor.grading.kit import CheckFailed, LearnerError, expect_tensor, fail, fresh, msg, need, shape
 from tutor.grading.wire import Permuted
 
 
@@ -33,7 +33,7 @@ def check_shape(sub) -> str:
     )  # a view, as split makes
     if tuple(z.shape) != (B, T, h * d):
         raise fail(f"{(B, T, h * d)} = (B, T, C)", shape(z), f"merge_heads(x {(B, h, T, d)})")
-    return f"split {(B, T, h * d)} -> {(B, h, T, d)} and merged back to {(B, T, h * d)}"
+    return msg("shape_ok", x=(B, T, h * d), heads=(B, h, T, d), back=(B, T, h * d))
 
 
 def check_matches_view(sub) -> str:
@@ -44,15 +44,17 @@ def check_matches_view(sub) -> str:
     want = x.view(B, T, h, d).transpose(1, 2)
     got = expect_tensor(split(x, h), "split_heads")
     if got.shape != want.shape:
-        raise fail(f"shape {tuple(want.shape)}", shape(got), f"split_heads(x {(B, T, h * d)}, {h})")
+        raise fail(
+            msg("a_shape", shape=tuple(want.shape)), shape(got), f"split_heads(x {(B, T, h * d)}, {h})"
+        )
     if not torch.equal(got.to(want.dtype), want):
         b, head, t = (int(i) for i in (got.to(want.dtype) != want).any(-1).nonzero()[0])
         raise fail(
             f"x[{b}, {t}, {d * head}:{d * head + d}] = {[round(v, 3) for v in want[b, head, t].tolist()]}",
             str([round(float(v), 3) for v in got[b, head, t].tolist()]),
-            f"head {head}, character {t}",
+            msg("head_char", head=head, t=t),
         )
-    return "head i holds channels i·d … (i+1)·d − 1 of every token, as view + transpose(1, 2) does"
+    return msg("view_ok")
 
 
 def check_round_trip(sub) -> str:
@@ -65,8 +67,8 @@ def check_round_trip(sub) -> str:
         back = expect_tensor(sub.call("merge_heads", heads), "merge_heads")
         if back.shape != x.shape or not torch.equal(back.to(x.dtype), x):
             raise fail(
-                f"the input back, shape {tuple(x.shape)}",
-                f"shape {shape(back)}",
+                msg("input_back", shape=tuple(x.shape)),
+                msg("a_shape", shape=shape(back)),
                 f"merge_heads(split_heads(x, {h}))",
             )
     # attention output arrives from a matmul on the heads: (B, h, T, d), contiguous; its transpose is not
@@ -74,8 +76,8 @@ def check_round_trip(sub) -> str:
     y = torch.randn(B, h, T, d, generator=gen)
     merged = expect_tensor(sub.call("merge_heads", y), "merge_heads")
     if not torch.equal(merged.to(y.dtype), y.transpose(1, 2).reshape(B, T, h * d)):
-        raise CheckFailed("merge_heads gave the wrong values for the output of att @ v (B, n_head, T, d)")
-    return "merge_heads(split_heads(x, h)) == x for three random shapes, and att @ v merges right"
+        raise CheckFailed(msg("merge_att_v"))
+    return msg("round_trip_ok")
 
 
 def check_rejects_bad_split(sub) -> str:
@@ -85,7 +87,7 @@ def check_rejects_bad_split(sub) -> str:
     C = h * int(torch.randint(1, 5, (1,), generator=gen)) + int(torch.randint(1, h, (1,), generator=gen))
     # the textbook case first (its message is the same every run), then one drawn now
     for c, n in ((10, 3), (C, h)):
-        want = f"ValueError ({c} channels cannot be split into {n} heads)"
+        want = msg("want_value_error", c=c, n=n)
         try:
             split(torch.randn(1, 2, c, generator=gen), n)
         except LearnerError as err:
@@ -93,5 +95,5 @@ def check_rejects_bad_split(sub) -> str:
                 raise fail(want, err.text) from None
             message = err.text
         else:
-            raise fail(want, "no error")
+            raise fail(want, msg("no_error"))
     return message

@@ -2,6 +2,7 @@
 
 The learner's order_gap runs in the worker; the judge computes the same gap itself (`_real_gap`,
 the reference's computation with the judge's own models.gpt) and compares, with seeds drawn per run.
+What the checks say is in exercise.toml's [messages].
 """
 
 import math
@@ -10,7 +11,7 @@ from functools import lru_cache
 
 import torch
 
-from tutor.grading.kit import CheckFailed, course_tokenizer, describe, fail, need
+from tutor.grading.kit import CheckFailed, course_tokenizer, describe, fail, mismatch, msg, need
 
 NOISE = 1e-5  # float32 rounding of a permutation-invariant sum stays near 1e-7
 CLEAR = 1e-3  # a real difference: at least 100 times the rounding noise
@@ -28,19 +29,13 @@ def _gap(sub, n_layer: int, use_pos: bool, seed: int = 0) -> float:
     if isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() == 1:
         value = float(value.reshape(()))  # a one-number float tensor is a float too
     if not isinstance(value, float):
-        raise fail("a float (e.g. float((a - b).abs().max()))", describe(value), f"type mismatch: {call}")
+        raise fail(msg("a_float"), describe(value), mismatch(call))
     if math.isnan(value):
-        raise CheckFailed(
-            f"{call} returned NaN: the largest absolute difference of two rows of logits is a finite number"
-        )
+        raise CheckFailed(msg("nan", call=call))
     if math.isinf(value):
-        raise CheckFailed(f"{call} returned {value}: the logits of a freshly built model are finite numbers")
+        raise CheckFailed(msg("inf", call=call, value=value))
     if value < 0:
-        raise fail(
-            "a value ≥ 0 (an absolute difference is never negative: take .abs() before .max())",
-            f"{value:.6g}",
-            call,
-        )
+        raise fail(msg("non_negative"), f"{value:.6g}", call)
     return value
 
 
@@ -66,29 +61,21 @@ def _agrees(got: float, want: float) -> bool:
 def check_one_layer_no_pos(sub) -> str:
     gap = _gap(sub, 1, False)
     if gap > NOISE:
-        raise fail(
-            f"≈ 0 (below {NOISE:g}): one layer without positions sees the same set of characters",
-            f"{gap:.3g}",
-            "order_gap(1, use_pos=False)",
-        )
-    return f"order_gap(1, False) = {gap:.2e}: only rounding noise"
+        raise fail(msg("near_zero", noise=f"{NOISE:g}"), f"{gap:.3g}", "order_gap(1, use_pos=False)")
+    return msg("one_layer_ok", gap=f"{gap:.2e}")
 
 
 def check_three_layers_no_pos(sub) -> str:
     gap = _gap(sub, 3, False)
     if gap < CLEAR:
-        raise fail(f"clearly above 0 (at least {CLEAR:g})", f"{gap:.3g}", "order_gap(3, use_pos=False)")
-    return f"order_gap(3, False) = {gap:.3g}: the causal mask leaks the order from layer 2 on"
+        raise fail(msg("clearly_above", clear=f"{CLEAR:g}"), f"{gap:.3g}", "order_gap(3, use_pos=False)")
+    return msg("three_layers_ok", gap=f"{gap:.3g}")
 
 
 def check_with_positions(sub) -> str:
     gap = _gap(sub, 1, True)
     if gap < CLEAR:
-        raise fail(
-            f"clearly above 0 (at least {CLEAR:g}): with pos_emb even one layer sees the order",
-            f"{gap:.3g}",
-            "order_gap(1, use_pos=True)",
-        )
+        raise fail(msg("clearly_above_pos", clear=f"{CLEAR:g}"), f"{gap:.3g}", "order_gap(1, use_pos=True)")
     return f"order_gap(1, True) = {gap:.3g}"
 
 
@@ -100,22 +87,19 @@ def check_from_model(sub) -> str:
     again = _gap(sub, 3, False, 0)
     if again != values[0]:
         raise fail(
-            "the same value for the same seed (seed torch before building the model)",
-            f"{values[0]:.6g} then {again:.6g}",
-            "order_gap(3, False, seed=0) twice",
+            msg("same_seed"),
+            msg("then", first=f"{values[0]:.6g}", again=f"{again:.6g}"),
+            msg("twice", call="order_gap(3, False, seed=0)"),
         )
     listed = ", ".join(f"{s} → {v:.6g}" for s, v in zip(seeds, values, strict=True))
     if len(set(values)) < 3:
-        raise CheckFailed(
-            f"seeds {listed}: a value computed from a freshly initialised model changes with the seed; "
-            "a constant cannot"
-        )
+        raise CheckFailed(msg("constant", listed=listed))
     for seed, got in zip(seeds, values, strict=True):
         want = _real_gap(3, False, seed)
         if not _agrees(got, want):
             raise fail(
-                f"the real max gap {want:.6g} (the largest |a − b| over the last position's logits)",
+                msg("real_gap", want=f"{want:.6g}"),
                 f"{got:.6g}",
-                f"{_call(3, False, seed)} differs from the course GPT built with that seed",
+                msg("differs", call=_call(3, False, seed)),
             )
-    return f"seeds {listed}: the course GPT's own gaps"
+    return msg("from_model_ok", listed=listed)

@@ -2,7 +2,7 @@
 
 The learner's functions run in the worker; the judge compares what comes back with REFERENCE.md's
 slopes and with models.positions (trusted), on head counts and lengths drawn per run, and runs its own
-one-layer course GPT with the learner's bias tensor.
+one-layer course GPT with the learner's bias tensor. What the checks say is in exercise.toml's [messages].
 """
 
 import secrets
@@ -10,7 +10,18 @@ import secrets
 import torch
 
 from models.positions import alibi_slopes as course_slopes
-from tutor.grading.kit import CheckFailed, describe, expect_tensor, fail, finite, fresh, need, shape
+from tutor.grading.kit import (
+    CheckFailed,
+    describe,
+    expect_tensor,
+    fail,
+    finite,
+    fresh,
+    mismatch,
+    msg,
+    need,
+    shape,
+)
 
 # ../shared/REFERENCE.md (Press et al. 2022, reference code `get_slopes`)
 SLOPES = {
@@ -30,9 +41,7 @@ def _numbers(value, what: str) -> torch.Tensor:
     """A list of numbers or a float tensor of any precision, as float64; anything else is a type mismatch."""
     if isinstance(value, torch.Tensor):
         if not value.is_floating_point():
-            raise fail(
-                f"{what} as float numbers (a list or a float tensor)", describe(value), "type mismatch"
-            )
+            raise fail(msg("as_floats", what=what), describe(value), mismatch())
         return finite(value, what).reshape(-1).to(torch.float64)
     if isinstance(value, list | tuple):
         items = []
@@ -41,10 +50,10 @@ def _numbers(value, what: str) -> torch.Tensor:
             if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() == 1:
                 v = float(v.reshape(()))
             if not isinstance(v, int | float) or isinstance(v, bool):
-                raise fail(f"{what} as a list of numbers", f"a list holding {describe(v)}", "type mismatch")
+                raise fail(msg("as_list", what=what), msg("list_holding", what=describe(v)), mismatch())
             items.append(float(v))
         return finite(torch.tensor(items, dtype=torch.float64), what)
-    raise fail(f"{what} as a list of numbers or a float tensor", describe(value), "type mismatch")
+    raise fail(msg("as_list_or_tensor", what=what), describe(value), mismatch())
 
 
 def _compare(sub, n: int, want: list[float]) -> None:
@@ -52,14 +61,16 @@ def _compare(sub, n: int, want: list[float]) -> None:
     value = need(sub, "alibi_slopes")(n)
     got = _numbers(value, call)
     if got.numel() != n:
-        raise fail(f"{n} slopes (one per head)", f"{got.numel()}: " + _listed(got.tolist()), call)
+        raise fail(msg("n_slopes", n=n), f"{got.numel()}: " + _listed(got.tolist()), call)
     pairs = zip(got.tolist(), want, strict=True)
     bad = [k for k, (g, w) in enumerate(pairs) if not abs(g - w) <= REL * abs(w)]  # NaN-safe
     if bad:
         note = ""
         if isinstance(value, torch.Tensor) and value.dtype in (torch.float16, torch.bfloat16):
-            note = f" (a {str(value.dtype).removeprefix('torch.')} tensor keeps only 3 digits: use float32 or float64)"
-        raise fail(_listed(want), _listed(got.tolist()), f"{call}, first wrong at head {bad[0]}{note}")
+            note = msg("half_note", dtype=str(value.dtype).removeprefix("torch."))
+        raise fail(
+            _listed(want), _listed(got.tolist()), msg("first_wrong", call=call, head=bad[0], note=note)
+        )
 
 
 def _listed(values: list[float]) -> str:
@@ -71,7 +82,7 @@ def check_slopes_8(sub) -> str:
     _compare(sub, 4, SLOPES[4])
     n = (2, 16, 32)[secrets.randbelow(3)]
     _compare(sub, n, course_slopes(n))
-    return f"8 heads: 1/2, 1/4, …, 1/256; 4 heads: 1/4 … 1/256; {n} heads too"
+    return msg("slopes_8_ok", n=n)
 
 
 def check_slopes_other(sub) -> str:
@@ -79,7 +90,7 @@ def check_slopes_other(sub) -> str:
         _compare(sub, n, SLOPES[n])
     n = (5, 7, 10, 20, 24)[secrets.randbelow(5)]
     _compare(sub, n, course_slopes(n))
-    return f"6, 12, 3 and {n} heads follow the paper's rule for n not a power of two"
+    return msg("slopes_other_ok", n=n)
 
 
 def _draw() -> tuple[int, int]:
@@ -92,27 +103,19 @@ def _bias(sub, n: int, T: int) -> torch.Tensor:
     call = f"alibi_bias({n}, {T})"
     bias = expect_tensor(need(sub, "alibi_bias")(n, T), "alibi_bias")
     if tuple(bias.shape) != (n, T, T):
-        raise fail(f"shape ({n}, {T}, {T}) = (n_head, T, T)", shape(bias), call)
+        raise fail(msg("bias_shape", shape=(n, T, T)), shape(bias), call)
     if not bias.is_floating_point():
-        raise fail(
-            "a float tensor (it holds −inf above the diagonal)", describe(bias), f"type mismatch: {call}"
-        )
+        raise fail(msg("float_tensor"), describe(bias), mismatch(call))
     bias = bias.to(torch.float64)
     nan = bias.isnan()
     if bool(nan.any()):
         h, i, j = (int(v) for v in nan.nonzero()[0])
-        raise CheckFailed(
-            f"{call} returned NaN at [{h}, {i}, {j}]: every value must be a number (−inf above the diagonal)"
-        )
+        raise CheckFailed(msg("nan", call=call, at=[h, i, j]))
     past = torch.ones(T, T, dtype=torch.bool).tril()
     infinite = bias.isinf() & past
     if bool(infinite.any()):
         h, i, j = (int(v) for v in infinite.nonzero()[0])
-        raise fail(
-            f"a finite −slope·(i − j) for key {j} ≤ query {i}",
-            f"bias[{h}, {i}, {j}] = {float(bias[h, i, j])}",
-            call,
-        )
+        raise fail(msg("finite_past", j=j, i=i), f"bias[{h}, {i}, {j}] = {float(bias[h, i, j])}", call)
     return bias
 
 
@@ -130,9 +133,9 @@ def check_bias_values(sub) -> str:
         raise fail(
             f"bias[{h}, {qi}, {kj}] − bias[{h}, {qi}, {qi}] = −{slopes[h]:.6g}·{qi - kj} = {float(want[h, qi, kj]):.6g}",
             f"{float(got[h, qi, kj]):.6g}",
-            f"alibi_bias({n}, {T}), head {h}, query {qi}, key {kj}",
+            msg("bias_where", call=f"alibi_bias({n}, {T})", h=h, q=qi, k=kj),
         )
-    return f"alibi_bias({n}, {T}): −slope·(i − j) for every key at or before the query"
+    return msg("bias_ok", call=f"alibi_bias({n}, {T})")
 
 
 def check_future_masked(sub) -> str:
@@ -146,11 +149,11 @@ def check_future_masked(sub) -> str:
         h, k = divmod(int(leaks.argmax()), leaks.size(1))
         i, j = (int(v) for v in future.nonzero()[k])
         raise fail(
-            "−inf (weight 0 after softmax) for every key after the query",
-            f"bias[{h}, {i}, {j}] = {float(bias[h, i, j]):.4g}, weight up to {leak:.3g}",
+            msg("future_inf"),
+            msg("leak", at=f"bias[{h}, {i}, {j}]", value=f"{float(bias[h, i, j]):.4g}", leak=f"{leak:.3g}"),
             f"alibi_bias({n}, {T})",
         )
-    return f"alibi_bias({n}, {T}): future keys get −inf"
+    return msg("future_ok", call=f"alibi_bias({n}, {T})")
 
 
 def _pair(gen: torch.Generator, vocab: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -198,12 +201,12 @@ def check_breaks_symmetry(sub) -> str:
     plain.load_state_dict(alibi.state_dict())  # the same weights, no bias
     without = _gap(plain, a, b)
     if without > 1e-5:
-        raise CheckFailed(f"the plain one-layer model should not see the order, but differs by {without:.3g}")
+        raise CheckFailed(msg("plain_sees", gap=f"{without:.3g}"))
     with_alibi = with_bias(alibi, learner, a, b)
     if not with_alibi > CLEAR:
         raise fail(
-            "one ALiBi layer to tell the two orders apart (gap clearly > 0)",
-            f"a gap of {with_alibi:.3g} (plain layer: {without:.2e})",
-            f"tokens {a[0].tolist()} vs {b[0].tolist()}",
+            msg("tell_apart"),
+            msg("gap_of", gap=f"{with_alibi:.3g}", plain=f"{without:.2e}"),
+            msg("tokens", a=a[0].tolist(), b=b[0].tolist()),
         )
-    return f"one layer: plain gap {without:.1e}, with your ALiBi bias {with_alibi:.3g}"
+    return msg("symmetry_ok", plain=f"{without:.1e}", alibi=f"{with_alibi:.3g}")

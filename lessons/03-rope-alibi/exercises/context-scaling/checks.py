@@ -2,12 +2,13 @@
 
 The learner's function runs in the worker; the judge compares what comes back with REFERENCE.md's
 table and with models.positions.rope_inv_freq (trusted), on fixed cases and on cases drawn per run.
+What the checks say is in exercise.toml's [messages].
 """
 
 import torch
 
 from models.positions import rope_inv_freq
-from tutor.grading.kit import as_tensor, fail, finite, fresh, need
+from tutor.grading.kit import as_tensor, fail, finite, fresh, msg, need
 
 REL = 1e-5  # a float32 answer is exact to ~1e-7 relative; a wrong formula is off by far more
 
@@ -35,7 +36,7 @@ def _call(sub, d, base, scale, method, original_max=128) -> torch.Tensor:
     call = f"scaled_inv_freq({d}, {base:g}, {scale:g}, {method!r}, original_max={original_max})"
     got = finite(as_tensor(fn(d, base, scale, method, original_max=original_max), call), call).flatten()
     if got.numel() != d // 2:
-        raise fail(f"{d // 2} inverse frequencies (one per pair)", f"{got.numel()}", call)
+        raise fail(msg("count", n=d // 2), f"{got.numel()}", call)
     return got
 
 
@@ -47,8 +48,8 @@ def _against(sub, method: str, d: int, want, base=10000.0, scale=4.0, original_m
         i = int(rel.argmax())
         raise fail(
             "[" + ", ".join(f"{v:.8g}" for v in want.tolist()) + "]",
-            "[" + ", ".join(f"{v:.8g}" for v in got.tolist()) + f"] (first wrong at pair {i})",
-            f"{method}, d = {d}, base {base:g}, scale {scale:g}, original_max {original_max}",
+            msg("first_wrong", values="[" + ", ".join(f"{v:.8g}" for v in got.tolist()) + "]", i=i),
+            msg("case", method=method, d=d, base=f"{base:g}", scale=f"{scale:g}", original_max=original_max),
         )
 
 
@@ -70,31 +71,31 @@ def _fresh(method: str, sub, times: int = 2) -> str:
         scale = 2 + int(torch.randint(0, 601, (1,), generator=gen)) / 100  # 2.00 … 8.00
         want = _course(method, d, base, scale, original_max)
         _against(sub, method, d, want, base=base, scale=scale, original_max=original_max)
-        seen.append(f"d {d}, base {base:g}, scale {scale:g}, L0 {original_max}")
-    return "; ".join(seen)
+        seen.append(msg("fresh_case", d=d, base=f"{base:g}", scale=f"{scale:g}", l0=original_max))
+    return msg("case_sep").join(seen)
 
 
 def check_shape(sub) -> str:
     for d in (8, 16, 32):
         _call(sub, d, 10000.0, 2.0, "pi")
-    return "d/2 inverse frequencies for d = 8, 16, 32"
+    return msg("shape_ok")
 
 
 def check_pi(sub) -> str:
     _against(sub, "pi", 8, REFERENCE[("pi", 8)])
     _against(sub, "pi", 32, _course("pi", 32, 500.0, 8.0, 64), base=500.0, scale=8.0, original_max=64)
-    return f"PI divides every θᵢ by s (also for {_fresh('pi', sub)})"
+    return msg("pi_ok", cases=_fresh("pi", sub))
 
 
 def check_ntk(sub) -> str:
     _against(sub, "ntk", 8, REFERENCE[("ntk", 8)])
     _against(sub, "ntk", 16, REFERENCE[("ntk", 16)])
     _against(sub, "ntk", 32, _course("ntk", 32, 500.0, 8.0, 64), base=500.0, scale=8.0, original_max=64)
-    return f"NTK-aware: base' = base·s^(d/(d−2)); θ₀ unchanged, the slowest pair as PI (also for {_fresh('ntk', sub)})"
+    return msg("ntk_ok", cases=_fresh("ntk", sub))
 
 
 def check_yarn(sub) -> str:
     _against(sub, "yarn", 8, REFERENCE[("yarn", 8)])
     _against(sub, "yarn", 16, REFERENCE[("yarn", 16)])
     _against(sub, "yarn", 32, _course("yarn", 32, 10000.0, 8.0, 64), scale=8.0, original_max=64)
-    return f"YaRN: fast pairs kept, slow pairs interpolated, a linear ramp between (also for {_fresh('yarn', sub)})"
+    return msg("yarn_ok", cases=_fresh("yarn", sub))

@@ -5,6 +5,7 @@ must match a reference model's on random weights and inputs.
 
 Inputs, positions and weights are drawn fresh for every run. A file that hands the work to the
 course's own RoPE (models.positions, pos="rope") does not pass: the exercise asks for it to be written.
+What the checks say is in exercise.toml's [messages].
 """
 
 import ast
@@ -26,13 +27,14 @@ from tutor.grading.kit import (
     finite,
     fresh,
     max_diff,
+    mismatch,
+    msg,
     need,
     shape,
 )
 
 LAYOUTS = ("half", "interleaved")
 CFG = GPTConfig(vocab_size=64, block_size=16, n_layer=2, n_head=4, n_embd=32, pos="none")
-WRITE_IT = "this exercise asks you to write the rotation yourself"
 
 
 def _rope(sub, x, pos, base=10000.0) -> torch.Tensor:
@@ -98,8 +100,8 @@ def check_shape_kept(sub) -> str:
         x = torch.randn(*size, generator=gen)
         got = _rope(sub, x, torch.arange(size[-2]))
         if got.shape != x.shape:
-            raise fail(f"the input's shape {tuple(x.shape)}", shape(got), "apply_rope(x, pos)")
-    return f"apply_rope keeps {sizes[0]} and {sizes[1]}"
+            raise fail(msg("input_shape", shape=tuple(x.shape)), shape(got), "apply_rope(x, pos)")
+    return msg("shape_ok", a=sizes[0], b=sizes[1])
 
 
 def check_norms_kept(sub) -> str:
@@ -108,12 +110,12 @@ def check_norms_kept(sub) -> str:
     x = torch.randn(2, 3, T, 16, generator=gen)
     got = _rope(sub, x, torch.arange(T))
     if got.shape != x.shape:
-        raise fail(f"shape {tuple(x.shape)}", shape(got), "apply_rope(x, pos)")
+        raise fail(msg("a_shape", shape=tuple(x.shape)), shape(got), "apply_rope(x, pos)")
     norms = x.norm(dim=-1)
     rel = float(((got.double().norm(dim=-1) - norms).abs() / norms).max())
     if rel > 1e-4:
-        raise fail("every vector's length unchanged (a rotation)", f"a relative change of up to {rel:.3g}")
-    return f"lengths kept (largest relative change {rel:.1e})"
+        raise fail(msg("lengths_same"), msg("rel_change", rel=f"{rel:.3g}"))
+    return msg("norms_ok", rel=f"{rel:.1e}")
 
 
 def check_relative_only(sub) -> str:
@@ -124,7 +126,7 @@ def check_relative_only(sub) -> str:
     pos = torch.arange(T)
     rq, rk = _rope(sub, q, pos).double(), _rope(sub, k, pos).double()
     if rq.shape != q.shape or rk.shape != k.shape:
-        raise fail(f"shape {(T, d)}", shape(rq), "apply_rope(x, pos)")
+        raise fail(msg("a_shape", shape=(T, d)), shape(rq), "apply_rope(x, pos)")
     scores = rq @ rk.T  # scores[m, n] = <R_m q, R_n k>
     worst, at = 0.0, 0
     for offset in range(-(T - 1), T):
@@ -133,12 +135,8 @@ def check_relative_only(sub) -> str:
         if spread > worst:
             worst, at = spread, offset
     if worst > 1e-3:
-        raise fail(
-            "the same score for every pair of positions at the same distance",
-            f"scores at distance {at} spread by {worst:.3g}",
-            "q·k after rotation",
-        )
-    return f"q·k depends only on n − m (largest spread {worst:.1e})"
+        raise fail(msg("same_score"), msg("spread", at=at, worst=f"{worst:.3g}"), msg("qk_after"))
+    return msg("relative_ok", worst=f"{worst:.1e}")
 
 
 def _which_layout(
@@ -150,7 +148,10 @@ def _which_layout(
 
 
 def check_matches_reference(sub) -> str:
-    delegation(sub, {"models.positions.apply_rope": WRITE_IT, "models.positions.rope_cos_sin": WRITE_IT})
+    delegation(
+        sub,
+        {"models.positions.apply_rope": msg("write_it"), "models.positions.rope_cos_sin": msg("write_it")},
+    )
     gen = fresh()
     x = torch.randn(2, 4, 6, 16, generator=gen)
     start = int(torch.randint(1, 200, (1,), generator=gen))
@@ -159,15 +160,15 @@ def check_matches_reference(sub) -> str:
     for pos, b in ((torch.arange(6), 10000.0), (torch.arange(start, start + 6), base)):
         got = _rope(sub, x, pos, b)
         if got.shape != x.shape:
-            raise fail(f"shape {tuple(x.shape)}", shape(got), "apply_rope(x, pos, base)")
+            raise fail(msg("a_shape", shape=tuple(x.shape)), shape(got), "apply_rope(x, pos, base)")
         layout, err = _which_layout(got, x, pos, b)
         if layout is None:
             raise fail(
-                "RoPE with θᵢ = base^(−2i/d) (half-split or interleaved pairs)",
-                f"a result {err:.3g} away from both at positions {int(pos[0])}…{int(pos[-1])}, base {b:g}",
+                msg("rope_either"),
+                msg("away", err=f"{err:.3g}", first=int(pos[0]), last=int(pos[-1]), base=f"{b:g}"),
             )
         seen.append(layout)
-    return f"agrees with the reference ({seen[0]} pairing), also at positions {start}… with base {base:g}"
+    return msg("agrees", pairing=msg(f"pairing_{seen[0]}"), start=start, base=f"{base:g}")
 
 
 def _source_delegates(sub) -> str | None:
@@ -175,11 +176,11 @@ def _source_delegates(sub) -> str | None:
     for node in ast.walk(sub.tree) if sub.tree else ():
         if isinstance(node, ast.keyword) and node.arg == "pos" and isinstance(node.value, ast.Constant):
             if node.value.value == "rope":
-                return 'it sets pos="rope", which turns on the course\'s own RoPE'
+                return msg("sets_pos_rope")
         if isinstance(node, ast.ClassDef) and node.name == "RoPECausalSelfAttention":
             bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
             if "CausalSelfAttention" in bases:
-                return "its RoPECausalSelfAttention inherits the course's CausalSelfAttention, which rotates for it"
+                return msg("inherits")
     return None
 
 
@@ -187,18 +188,15 @@ def _attention(sub, gen: torch.Generator):
     """The learner's attention, built from CFG and loaded with weights drawn now; the weights too."""
     need(sub, "RoPECausalSelfAttention")
     if (why := _source_delegates(sub)) is not None:
-        raise CheckFailed(f"{why}: {WRITE_IT}")
+        raise CheckFailed(msg("why_write_it", why=why))
     module = sub.new("RoPECausalSelfAttention", asdict(CFG))
     C = CFG.n_embd
     expected = {"qkv.weight": (3 * C, C), "qkv.bias": (3 * C,), "proj.weight": (C, C), "proj.bias": (C,)}
     if not module.is_module or any(module.params.get(n) != s for n, s in expected.items()):
-        raise CheckFailed(
-            "RoPECausalSelfAttention needs `self.qkv = nn.Linear(n_embd, 3 * n_embd)` and "
-            f"`self.proj = nn.Linear(n_embd, n_embd)` as in models/gpt.py; it has parameters {sorted(module.params)}"
-        )
+        raise CheckFailed(msg("needs_linear", params=sorted(module.params)))
     extra = sorted(set(module.params) - set(expected))
     if extra:
-        raise CheckFailed(f"RoPECausalSelfAttention has parameters beyond qkv and proj: {extra}")
+        raise CheckFailed(msg("extra_params", extra=extra))
     state = _random_state(expected, gen)
     module.load(state)
     return module, state
@@ -214,17 +212,14 @@ def check_causal(sub) -> str:
         expect_tensor(module.run(x), "RoPECausalSelfAttention.forward"), "RoPECausalSelfAttention.forward"
     )
     if y.shape != x.shape:
-        raise fail(f"output shape {tuple(x.shape)}", shape(y), "attention(x)")
+        raise fail(msg("output_shape", shape=tuple(x.shape)), shape(y), "attention(x)")
     x2 = x.clone()
     x2[0, p] += 1.0
     y2 = expect_tensor(module.run(x2), "RoPECausalSelfAttention.forward")
     leak = float((y2[0, :p] - y[0, :p]).abs().max())
     if leak > 1e-6:
-        raise fail(
-            f"outputs at positions 0…{p - 1} unchanged when the character at {p} changes",
-            f"they moved by {leak:.3g}: a position sees the future (causal mask missing?)",
-        )
-    return f"changing position {p} leaves positions 0…{p - 1} untouched"
+        raise fail(msg("unchanged", last=p - 1, p=p), msg("moved", leak=f"{leak:.3g}"))
+    return msg("causal_ok", p=p, last=p - 1)
 
 
 def check_attention_output(sub) -> str:
@@ -238,7 +233,7 @@ def check_attention_output(sub) -> str:
             expect_tensor(module.run(x, start=at), "RoPECausalSelfAttention.forward"), "attention(x)"
         )
         if got.shape != x.shape:
-            raise fail(f"output shape {tuple(x.shape)}", shape(got), "attention(x)")
+            raise fail(msg("output_shape", shape=tuple(x.shape)), shape(got), "attention(x)")
         errors = {}
         for layout in LAYOUTS:
             ref = _ReferenceAttention(CFG, layout)
@@ -246,12 +241,9 @@ def check_attention_output(sub) -> str:
             with torch.no_grad():
                 errors[layout] = max_diff(got, ref(x, at))
         if min(errors.values()) > 1e-4:
-            raise fail(
-                "softmax(R q · R k / √d_k, causal) v through proj, with the module's own weights",
-                f"an output {min(errors.values()):.3g} away at start={at} (rotate q and k only, not v; scale by 1/√d_k)",
-            )
+            raise fail(msg("attention_formula"), msg("output_away", err=f"{min(errors.values()):.3g}", at=at))
     _positions_follow_start(module, x, start)
-    return f"same output as a reference attention with the same weights, at start 0 and {start}"
+    return msg("attention_ok", start=start)
 
 
 def _positions_follow_start(module, x: torch.Tensor, start: int) -> None:
@@ -267,18 +259,18 @@ def _positions_follow_start(module, x: torch.Tensor, start: int) -> None:
             continue
         if not torch.equal(pos.flatten().to(torch.int64), torch.arange(start, start + T)):
             raise fail(
-                f"q and k rotated by positions {start}…{start + T - 1} when called with start={start}",
-                f"apply_rope got positions {int(pos.flatten()[0])}…{int(pos.flatten()[-1])}: your forward ignores `start`",
+                msg("rotated_by", start=start, end=start + T - 1),
+                msg("ignores_start", first=int(pos.flatten()[0]), last=int(pos.flatten()[-1])),
             )
 
 
 def _model(sub, cfg: GPTConfig):
     need(sub, "build_model")
     if (why := _source_delegates(sub)) is not None:
-        raise CheckFailed(f"{why}: {WRITE_IT}")
+        raise CheckFailed(msg("why_write_it", why=why))
     model = sub.new("build_model", asdict(cfg))
     if not model.is_module:
-        raise fail("build_model to return an nn.Module (the GPT)", model.class_name, "type mismatch")
+        raise fail(msg("returns_module"), model.class_name, mismatch())
     return model
 
 
@@ -287,23 +279,23 @@ def check_no_pos_emb(sub) -> str:
     model = _model(sub, cfg)
     names = [n for n in model.params if "pos_emb" in n]
     if names:
-        raise fail("no pos_emb: RoPE replaces the position table", f"parameters {names}")
+        raise fail(msg("no_pos_emb"), msg("parameters", names=names))
     attns = [
         (n, cls, own) for n, cls, own in model.modules if n.startswith("blocks.") and n.endswith(".attn")
     ]
     if len(attns) != cfg.n_layer or not all(
         cls == "RoPECausalSelfAttention" and own for _, cls, own in attns
     ):
-        kinds = ", ".join(f"{n}: {cls}" for n, cls, _ in attns) or "no blocks.N.attn"
-        raise fail("every block's attn to be your RoPECausalSelfAttention", kinds)
+        kinds = ", ".join(f"{n}: {cls}" for n, cls, _ in attns) or msg("no_blocks")
+        raise fail(msg("every_block"), kinds)
     gen = fresh()
     T = cfg.block_size + int(torch.randint(2, 10, (1,), generator=gen))
     logits = model.run(torch.randint(0, cfg.vocab_size, (1, T), generator=gen))
     logits = logits[0] if isinstance(logits, list) else logits
-    logits = expect_tensor(logits, "the model")
+    logits = expect_tensor(logits, msg("the_model"))
     if tuple(logits.shape) != (1, T, cfg.vocab_size):
-        raise fail(f"logits {(1, T, cfg.vocab_size)}", shape(logits))
-    return "no pos_emb; every block uses your attention; runs past block_size"
+        raise fail(msg("logits_shape", shape=(1, T, cfg.vocab_size)), shape(logits))
+    return msg("no_pos_emb_ok")
 
 
 def check_trains(sub) -> str:
@@ -313,7 +305,7 @@ def check_trains(sub) -> str:
     wanted = {n: tuple(p.shape) for n, p in reference["half"].named_parameters()}
     if model.params != wanted:
         missing, extra = sorted(set(wanted) - set(model.params)), sorted(set(model.params) - set(wanted))
-        raise fail("the course GPT's parameters without pos_emb", f"missing {missing[:4]}, extra {extra[:4]}")
+        raise fail(msg("course_params"), msg("missing_extra", missing=missing[:4], extra=extra[:4]))
     state = _random_state(wanted, gen)
     model.load(state)
     T = CFG.block_size
@@ -323,7 +315,7 @@ def check_trains(sub) -> str:
     loss = got.get("loss") if isinstance(got, dict) else None
     grads = got.get("grads", {}) if isinstance(got, dict) else {}
     if not isinstance(loss, torch.Tensor) or not math.isfinite(float(loss)):
-        raise fail("a finite loss from model(idx, targets)", repr(loss)[:60])
+        raise fail(msg("finite_loss"), repr(loss)[:60])
     report = {}
     for layout, ref in reference.items():
         ref.load_state_dict(state, strict=False)
@@ -343,9 +335,9 @@ def check_trains(sub) -> str:
     if loss_gap > 1e-4 or grad_gap > 1e-3:
         no_grad = [n for n in wanted if not isinstance(grads.get(n), torch.Tensor)]
         if no_grad:
-            raise fail("a gradient for every parameter", f"none for {no_grad[:3]} (is something detached?)")
+            raise fail(msg("every_grad"), msg("no_grad", names=no_grad[:3]))
         raise fail(
-            f"the reference model's loss {ref_loss:.4f} and gradients for the same weights and batch",
-            f"loss {float(loss):.4f}, gradients off by up to {grad_gap:.2g} of their size",
+            msg("ref_loss", loss=f"{ref_loss:.4f}"),
+            msg("loss_off", loss=f"{float(loss):.4f}", gap=f"{grad_gap:.2g}"),
         )
-    return f"loss {float(loss):.3f} and every gradient match the reference on random weights: it trains as RoPE should"
+    return msg("trains_ok", loss=f"{float(loss):.3f}")
