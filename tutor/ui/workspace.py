@@ -15,6 +15,7 @@ from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.settings import GRADE_STARTUP_SLACK_S, tutor_child_env
+from tutor.texts import say
 
 
 class GradeFailed(TutorError):
@@ -66,6 +67,4 @@ async def grade(
         return GradeResult.model_validate(verdict)
     except ValueError:
         tail = "\n".join(child.stderr_tail().strip().splitlines()[-4:])
-        raise GradeFailed(
-            tail or f"the grader exited with code {child.returncode} and printed no result"
-        ) from None
+        raise GradeFailed(tail or say("grade.stop.no_result", lang, code=str(child.returncode))) from None
