@@ -11,10 +11,11 @@ from tutor.grading.wire import Permuted
 
 
 def _case(gen: torch.Generator) -> tuple[int, int, int, int]:
-    """(B, T, n_head, d) with at least two heads of at least two channels each."""
-    B, T, h, d = (
-        int(torch.randint(lo, hi, (1,), generator=gen)) for lo, hi in ((1, 4), (2, 8), (2, 6), (2, 7))
-    )
+    """(B, T, n_head, d) with at least two heads of at least two channels each, and T ≠ n_head ≠ d so
+    that a tensor with two of those axes swapped never has the right shape by chance."""
+    B, h = (int(torch.randint(lo, hi, (1,), generator=gen)) for lo, hi in ((1, 4), (2, 6)))
+    T = h + int(torch.randint(1, 4, (1,), generator=gen))
+    d = T + int(torch.randint(1, 3, (1,), generator=gen))
     return B, T, h, d
 
 
