@@ -13,7 +13,7 @@ from textual.widgets import Input, Static
 from tests.ui_helpers import child_pids, make_app, settle
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.screens.lesson import LessonScreen
-from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tutor.ui.widgets.experiment_panel import LIVE_POINTS, ExperimentPanel, thin
 from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.params_toggle import ParamsToggle
@@ -178,3 +178,12 @@ async def test_the_training_line_is_in_the_learners_language(home):
         app.action_stop_training()
         await settle(app, 0.2)
         assert app.training is None and time.monotonic() - started < 5
+
+
+def test_the_live_loss_curve_keeps_a_plots_worth_of_points_and_the_last_one():
+    steps = list(range(1, 1001))
+    losses = [8.0 - s / 200 for s in steps]
+    xs, ys = thin(steps, losses)
+    assert len(xs) <= LIVE_POINTS + 1 and xs[0] == 1 and xs[-1] == 1000 and ys[-1] == losses[-1]
+    assert xs == sorted(xs) and all(losses[x - 1] == y for x, y in zip(xs, ys, strict=True))
+    assert thin([1, 2], [3.0, 2.0]) == ([1, 2], [3.0, 2.0])

@@ -23,7 +23,7 @@ from textual.reactive import var
 from textual.screen import Screen
 
 from tutor.i18n import LANG_NAMES
-from tutor.settings import LOAD_DELAY_S, QUIT_GRACE_S
+from tutor.settings import LOAD_DELAY_S, MODE_SWITCH_HOLD_S, QUIT_GRACE_S
 from tutor.ui.bindings import localise
 from tutor.ui.commands import CourseCommands
 from tutor.ui.messages import (
@@ -84,6 +84,12 @@ class TutorApp(App[int]):
 
     def get_default_screen(self) -> Screen:
         return HomeScreen()
+
+    def delay_update(self, delay: float = 0.05) -> None:
+        """Textual's switch_mode holds every frame back for 50 ms to mask the transition, a floor
+        under every F1/F2 switch; our screens are built already and show in one frame, so hold for
+        MODE_SWITCH_HOLD_S only."""
+        super().delay_update(min(delay, MODE_SWITCH_HOLD_S))
 
     def on_mount(self) -> None:
         self.add_mode("home", HomeScreen)  # its stack exists already: see DEFAULT_MODE

@@ -80,7 +80,7 @@ class HomeScreen(TutorScreen):
         super().__init__()
         self._progress: dict[str, list[str]] = {}  # lesson id -> its progress cells
         self._due_line: str | None = None
-        self._progress_for: tuple | None = None  # what they were read for (see _read_progress)
+        self._progress_for: tuple | None = None  # what they were read for (see _progress_worker)
 
     def compose(self) -> ComposeResult:
         # flat, and with the real text: the first frame is the finished home screen
@@ -149,26 +149,22 @@ class HomeScreen(TutorScreen):
             self._draw_rows()
 
     def _read_progress(self) -> None:
-        """Read the progress again if anything could have changed it: the store (written here or
-        by another process), the language, or the minute (reviews fall due as time passes)."""
-        store = self.tutor.store
-        if store is None or self.tutor.course is None:
-            return
-        try:
-            state = (self.lang, store.version(), int(time.time() // 60))
-        except Exception:  # a store that cannot answer: read it, the worker reports the error
-            state = None
-        if state is None or state != self._progress_for:
-            self._progress_for = state
-            self._progress_worker()
+        """Read the progress again, in a worker thread, if anything could have changed it."""
+        if self.tutor.store is not None and self.tutor.course is not None:
+            self._progress_worker(self._progress_for)
 
     @work(thread=True, exclusive=True, group="progress", exit_on_error=False)
-    def _progress_worker(self) -> tuple[dict[str, list[str]], str]:
-        """Progress cells and the review line, from the store (off the UI thread)."""
+    def _progress_worker(self, last: tuple | None) -> tuple[tuple, dict[str, list[str]], str] | None:
+        """Progress cells and the review line, from the store (off the UI thread: the store may be
+        busy with a write), or None when nothing that shapes them changed since `last`: the store
+        (written here or by another process), the language, the minute (reviews fall due)."""
         from tutor.progress.summary import summarise
         from tutor.quiz.status import review_plan
 
         store, lessons = self.tutor.store, self.tutor.lessons
+        state = (self.lang, store.version(), int(time.time() // 60))
+        if state == last:
+            return None
         cells = {}
         for p in summarise(store, lessons, self.lang).lessons:
             pct = 100 * p.sections_read // max(p.sections_total, 1)
@@ -182,17 +178,16 @@ class HomeScreen(TutorScreen):
         line = self.t("home.due", n=len(plan.due)) if plan.due else self.t("home.nothing_due")
         if plan.new:
             line = f"{line} · {say('quiz.new_waiting', self.lang, n=len(plan.new))}"
-        return cells, line
+        return state, cells, line
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "progress" or event.worker.node is not self:
             return
-        if event.state == WorkerState.SUCCESS:
-            self._progress, self._due_line = event.worker.result
+        if event.state == WorkerState.SUCCESS and event.worker.result is not None:
+            self._progress_for, self._progress, self._due_line = event.worker.result
             self._draw_rows()
             self.query_one("#home-due", Static).update(self._due_line)
         elif event.state == WorkerState.ERROR:  # progress is extra; the lessons still open
-            self._progress_for = None
             self.notify(f"progress could not be read: {event.worker.error}", severity="error")
 
     def _show_errors(self) -> None:
