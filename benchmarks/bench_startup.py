@@ -2,9 +2,12 @@
 
 Both run as `python ...` child processes in a pseudo-terminal (the real Textual driver, 100×30);
 the time is from spawning the process to its text appearing in the terminal output: "Hello, world"
-for the bare app; for the tutor its title (first paint of the home screen, lessons still loading
-in a worker) and then the first lesson's title (course and progress store loaded). Rounds
-alternate between the apps so machine noise hits both alike. Goal: first screen ≤ 1.3×.
+for the bare app; for the tutor its title (first paint of the home screen), the first lesson's
+title (the lessons listed: from the cards saved by the last start, tutor.content.index, or once
+the course is parsed if there are none), and "Nothing due" (the course and the progress store
+loaded, the progress columns and the review line drawn). A warm-up start before the rounds parses
+the course and saves the cards, as a learner's first start does. Rounds alternate between the apps
+so machine noise hits both alike. Goal: lessons listed ≤ 1.3×.
 
     python benchmarks/bench_startup.py [--rounds 9]
 """
@@ -12,6 +15,7 @@ alternate between the apps so machine noise hits both alike. Goal: first screen 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -50,26 +54,28 @@ def main() -> int:
         hello.write_text(HELLO, encoding="utf-8")
         home = Path(tmp) / "home"
         tutor = [python(), "-m", "tutor", "--home", str(home), "--lang", "en"]
-        markers = ["Attention Tutor", "Multi-head attention"]
+        markers = ["Attention Tutor", "Multi-head attention", "Nothing due"]
         time_to(tutor, markers)  # warm the OS file cache and create the progress store
-        times: dict[str, list[float]] = {"bare": [], "paint": [], "lessons": []}
+        times: dict[str, list[float]] = {"bare": [], "paint": [], "lessons": [], "progress": []}
         for _ in range(args.rounds):
             times["bare"] += time_to([python(), str(hello)], ["Hello, world"])
-            paint, lessons = time_to(tutor, markers)
+            paint, lessons, progress = time_to(tutor, markers)
             times["paint"].append(paint)
             times["lessons"].append(lessons)
+            times["progress"].append(progress)
     bare = statistics.median(times["bare"])
     print(f"rounds: {args.rounds}; spawn to text on screen; median (min–max), ratio to the bare app")
     labels = {
         "bare": "bare Textual hello-world",
         "paint": "tutor, first screen",
         "lessons": "tutor, lessons listed",
+        "progress": "tutor, progress shown",
     }
     for key, label in labels.items():
         xs = times[key]
         m = statistics.median(xs)
         print(f"{label:25s} {m * 1000:6.0f} ms ({min(xs) * 1000:.0f}–{max(xs) * 1000:.0f})  {m / bare:5.2f}×")
-    print("goal: first screen ≤ 1.30×")
+    print(f"goal: lessons listed ≤ 1.30×; load average {os.getloadavg()[0]:.2f}")
     return 0
 
 
