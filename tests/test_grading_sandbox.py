@@ -127,6 +127,8 @@ PROBE_ATTACKS = {
     "writes_outside_scratch": ("open('/tmp/tutor-escape.txt', 'w').write('x')\n" + SOLUTION, "error", "PermissionError"),
     "kills_every_process": ("import os\nos.kill(-1, 9)\n" + SOLUTION, "error", "PermissionError"),
     "kills_the_graders_group": ("import os\nos.killpg(os.getpgid(os.getppid()), 9)\n" + SOLUTION, "error", "Error"),
+    "clears_its_parent_death_signal": (
+        "import ctypes\nassert ctypes.CDLL(None).prctl(1, 0, 0, 0, 0) == 0, 'kept'\n" + SOLUTION, "error", "kept"),
     "forks": ("import os\nos.fork()\n" + SOLUTION, "error", "PermissionError"),
     "starts_a_daemon": ("import subprocess\nsubprocess.Popen(['sleep', '60'], start_new_session=True)\n" + SOLUTION,
                         "error", "Error"),

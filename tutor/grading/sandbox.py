@@ -49,7 +49,7 @@ class _PathBeneath(ctypes.Structure):
 
 
 # --- seccomp (linux/seccomp.h, linux/filter.h) ---------------------------------------------------
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _PR_SET_PDEATHSIG = 22, 2, 1
 _RET_ALLOW, _RET_ERRNO, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 _LD_W_ABS, _JEQ_K, _JSET_K, _RET_K = 0x20, 0x15, 0x45, 0x06
 _EPERM, _ENOSYS = 1, 38
@@ -60,13 +60,13 @@ _SYSCALLS = {
         "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "clone3": 435,
         "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
         "pidfd_send_signal": 424, "pidfd_open": 434, "ptrace": 101, "process_vm_readv": 310,
-        "process_vm_writev": 311, "unshare": 272, "setns": 308, "mount": 165,
+        "process_vm_writev": 311, "unshare": 272, "setns": 308, "mount": 165, "prctl": 157,
     }),
     "aarch64": (0xC00000B7, 0, {
         "clone": 220, "execve": 221, "execveat": 281, "clone3": 435,
         "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
         "pidfd_send_signal": 424, "pidfd_open": 434, "ptrace": 117, "process_vm_readv": 270,
-        "process_vm_writev": 271, "unshare": 97, "setns": 268, "mount": 40,
+        "process_vm_writev": 271, "unshare": 97, "setns": 268, "mount": 40, "prctl": 167,
     }),
 }  # fmt: skip
 _DENIED = ("fork", "vfork", "execve", "execveat", "tkill", "pidfd_send_signal", "pidfd_open", "ptrace",
@@ -179,6 +179,8 @@ def _seccomp_program(arch: str, own_pid: int) -> list[tuple[int, int, int, int]]
             rule(name, deny)
     for name in _OWN_PID_ONLY:
         rule(name, [arg0, (_JEQ_K, 0, 1, own_pid), (_RET_K, 0, 0, _RET_ALLOW), *deny])
+    # the signal that ends the worker with the judge stays set: prctl(PR_SET_PDEATHSIG, ...) is refused
+    rule("prctl", [arg0, (_JEQ_K, 0, 1, _PR_SET_PDEATHSIG), *deny, (_RET_K, 0, 0, _RET_ALLOW)])
     prog.append((_RET_K, 0, 0, _RET_ALLOW))
     return prog
 
@@ -192,7 +194,7 @@ def _seccomp(libc) -> str | None:
     fprog = _SockFprog(len(prog), filters)
     if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
         return None
-    return "seccomp (no new processes or exec, signals only to itself)"
+    return "seccomp (no new processes or exec, signals only to itself, the parent-death signal kept)"
 
 
 def landlock_abi() -> int:
