@@ -72,7 +72,7 @@ def msg(key: str, /, **values: Any) -> str:
     return messages[key].format(**values)
 
 
-def _say(key: str, **values: Any) -> str:
+def tell(key: str, **values: Any) -> str:
     """A text of the tutor's own catalogue in the learner's language; values are used as given."""
     return say(key, lang(), **{k: v if isinstance(v, str) else str(v) for k, v in values.items()})
 
@@ -82,9 +82,9 @@ def need(sub: Submission, name: str) -> Callable[..., Any]:
     naming what is missing."""
     kind = sub.names.get(name)
     if kind is None:
-        raise CheckFailed(_say("grade.check.no_name", name=name))
+        raise CheckFailed(tell("grade.check.no_name", name=name))
     if kind == "value":
-        raise CheckFailed(_say("grade.check.a_value", name=name))
+        raise CheckFailed(tell("grade.check.a_value", name=name))
     return lambda *args, **kwargs: sub.call(name, *args, **kwargs)
 
 
@@ -92,13 +92,13 @@ def fail(expected: str, got: str, why: str = "") -> CheckFailed:
     """The failure "expected …, got …", after `why` when given. `expected` and `got` are code, values
     or a `msg(...)`; `why` is a `msg(...)` or code (the call that gave the wrong answer)."""
     if why:
-        return CheckFailed(_say("grade.check.expected_why", why=why, expected=expected, got=got))
-    return CheckFailed(_say("grade.check.expected", expected=expected, got=got))
+        return CheckFailed(tell("grade.check.expected_why", why=why, expected=expected, got=got))
+    return CheckFailed(tell("grade.check.expected", expected=expected, got=got))
 
 
 def mismatch(call: str = "") -> str:
     """The `why` of a result of the wrong type: "type mismatch", and the call when given."""
-    return _say("grade.check.type_mismatch_in", call=call) if call else _say("grade.check.type_mismatch")
+    return tell("grade.check.type_mismatch_in", call=call) if call else tell("grade.check.type_mismatch")
 
 
 def describe(value: Any) -> str:
@@ -107,13 +107,13 @@ def describe(value: Any) -> str:
 
     if isinstance(value, torch.Tensor):
         dtype = str(value.dtype).removeprefix("torch.")
-        return _say("grade.check.tensor", dtype=dtype, shape=tuple(value.shape))
-    return _say("grade.check.value", type=type(value).__name__, value=f"{value!r:.60}")
+        return tell("grade.check.tensor", dtype=dtype, shape=tuple(value.shape))
+    return tell("grade.check.value", type=type(value).__name__, value=f"{value!r:.60}")
 
 
 def shape(t: Any) -> str:
     s = getattr(t, "shape", None)
-    return str(tuple(s)) if s is not None else _say("grade.check.a_type", type=type(t).__name__)
+    return str(tuple(s)) if s is not None else tell("grade.check.a_type", type=type(t).__name__)
 
 
 def as_tensor(value: Any, what: str):
@@ -122,20 +122,20 @@ def as_tensor(value: Any, what: str):
 
     if isinstance(value, torch.Tensor):
         if not (value.is_floating_point() or value.dtype in (torch.int64, torch.int32)):
-            raise fail(_say("grade.check.as_floats", what=what), describe(value), mismatch())
+            raise fail(tell("grade.check.as_floats", what=what), describe(value), mismatch())
         return value.to(torch.float64)
     if isinstance(value, list | tuple) and all(
         isinstance(v, int | float) and not isinstance(v, bool) for v in value
     ):
         return torch.tensor(value, dtype=torch.float64)
-    raise fail(_say("grade.check.as_numbers", what=what), describe(value), mismatch())
+    raise fail(tell("grade.check.as_numbers", what=what), describe(value), mismatch())
 
 
 def expect_tensor(got: Any, what: str):
     import torch
 
     if not isinstance(got, torch.Tensor):
-        raise fail(_say("grade.check.returns_tensor", what=what), describe(got), mismatch())
+        raise fail(tell("grade.check.returns_tensor", what=what), describe(got), mismatch())
     return got
 
 
@@ -148,7 +148,7 @@ def finite(t, what: str):
         where = tuple(int(i) for i in bad.nonzero()[0])
         value = float(t[where]) if where else float(t)
         kind = "NaN" if math.isnan(value) else "inf"
-        raise CheckFailed(_say("grade.check.not_finite", what=what, kind=kind, where=where))
+        raise CheckFailed(tell("grade.check.not_finite", what=what, kind=kind, where=where))
     return t
 
 
@@ -171,7 +171,7 @@ def delegation(sub: Submission, forbidden: dict[str, str]) -> None:
     for target, why in forbidden.items():
         module = target.rsplit(".", 1)[0]
         if target in imported or module in imported and target.rsplit(".", 1)[1] in named or target in named:
-            raise CheckFailed(_say("grade.check.delegates", target=target, why=why))
+            raise CheckFailed(tell("grade.check.delegates", target=target, why=why))
 
 
 def course_tokenizer(path: Path | None = None):
@@ -192,6 +192,6 @@ def _tokenizer_from(path: Path):
     from models.tokenizer import CharTokenizer
 
     if not path.is_file():
-        raise FileNotFoundError(_say("grade.check.no_checkpoint", path=path))
+        raise FileNotFoundError(tell("grade.check.no_checkpoint", path=path))
     payload = torch.load(path, map_location="cpu", weights_only=True)
     return CharTokenizer.from_dict(payload["tokenizer"])

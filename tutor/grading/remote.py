@@ -86,13 +86,13 @@ class RemoteModule:
 
     def load(self, state: dict) -> None:
         """Load the judge's weights; every one must land in a parameter of the same name."""
-        from tutor.grading.kit import CheckFailed, _say
+        from tutor.grading.kit import CheckFailed, tell
 
         result = self._channel.probe("load", ref=self.ref, args=[state])
         unexpected = result.get("unexpected") if isinstance(result, dict) else ["?"]
         if unexpected:
             raise CheckFailed(
-                _say("grade.check.weights_by_name", cls=self.class_name, names=list(unexpected)[:4])
+                tell("grade.check.weights_by_name", cls=self.class_name, names=list(unexpected)[:4])
             )
 
     def run(self, *args: Any, method: str = "__call__", **kwargs: Any) -> Any:
