@@ -25,6 +25,7 @@ CODE = [ex for ex in COURSE.exercises() if ex.kind == "code"]
 BROKEN = [(ex, f) for ex in CODE for f in sorted((ex.folder / "broken").glob("*.py"))]
 ACCEPTED = [(ex, f) for ex in CODE for f in sorted((ex.folder / "accepted").glob("*.py"))]
 
+
 def _named_check(path: Path) -> str:
     m = re.match(r"# fails: ([a-z0-9_]+) — ", path.read_text(encoding="utf-8").splitlines()[0])
     assert m, f"{path} must start with '# fails: CHECK — why'"
