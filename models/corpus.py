@@ -8,9 +8,10 @@ Two corpora ship in models/data/, both in our own format::
                              "lines": ["白日依山尽，黄河入海流。", "欲穷千里目，更上一层楼。"]}, ...]}
 
 - `tang.json.gz` (`load_tang`): about 47,000 Tang poems in regular five- and seven-character verse, built from
-  the MIT-licensed chinese-poetry package by models/data/build_corpus.py. New training runs use it.
-- `poems.json` (`load_poems`): the 418 hand-typed poems the shipped checkpoints were trained on. Their
-  tokenizers hold its vocabulary, so it stays until those checkpoints are retrained.
+  the MIT-licensed chinese-poetry package by models/data/build_corpus.py. Training runs, the shipped
+  checkpoints and the experiments use it.
+- `poems.json` (`load_poems`): 418 hand-typed poems, the corpus of the checkpoints before the Tang corpus;
+  nothing trains on it now (the corpus tests read it as a small file in our format).
 
 The importer (`import_corpus`) reads learners' files and converts traditional characters to simplified with
 OpenCC unless asked to keep the script as given.
@@ -93,7 +94,7 @@ class Poem:
 
 
 def load_poems(path: Path | None = None) -> list[Poem]:
-    """Load poems in our format (default: the small corpus of the shipped checkpoints). Raises CorpusError."""
+    """Load poems in our format (default: the small hand-typed corpus, poems.json). Raises CorpusError."""
     if path is None:
         return _load_shipped(SMALL_CORPUS)
     path = Path(path)

@@ -225,6 +225,7 @@ def train(
     tokenizer: CharTokenizer | None = None,
     meta: dict | None = None,
     patience: int | None = None,
+    init: GPT | None = None,
 ) -> TrainResult:
     """Train a GPT on `train_text`, validating on `val_text`; write `out` atomically.
 
@@ -234,7 +235,8 @@ def train(
     when the validation loss reaches a new low, and training stops after `patience` evaluations without
     one. (An argument, not a TrainConfig field: stored train-compare runs are keyed by TrainConfig.)
     The count-based baselines (models.baselines) are scored on the same validation windows and
-    stored in the checkpoint's meta beside the model's loss.
+    stored in the checkpoint's meta beside the model's loss. With `init` (and its `tokenizer`), training
+    continues from that model's weights in place, with a fresh optimizer and schedule: a fine-tune.
     """
     device = check_device(cfg.device)
     if patience is not None and patience < 1:
@@ -262,6 +264,10 @@ def train(
         opt_state = ck.optimizer_state
         if "rng" in ck.meta:
             torch.set_rng_state(torch.tensor(ck.meta["rng"], dtype=torch.uint8))
+    elif init is not None:
+        if tokenizer is None:
+            raise ValueError("fine-tuning (init) needs the model's own tokenizer")
+        model = init
     else:
         tokenizer = tokenizer or CharTokenizer.from_text(train_text + val_text)
         model_cfg = GPTConfig(**{**model_cfg.to_dict(), "vocab_size": tokenizer.vocab_size})

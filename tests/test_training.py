@@ -12,21 +12,34 @@ import torch
 from conftest import PYTHON, ROOT, run_tutor_env
 
 from models.baselines import ngram_baselines
-from models.checkpoint import load_checkpoint, save_checkpoint
-from models.corpus import corpus_text, load_poems, split_poems
+from models.checkpoint import load_checkpoint, save_checkpoint, strip_training_state
+from models.corpus import corpus_text, load_tang, save_poems, split_poems
 from models.gpt import GPT, GPTConfig
 from models.tokenizer import UNK, CharTokenizer, UnknownCharacterError
 from models.train import TrainConfig, evaluate, line_starts, lr_at, make_batches, train
 from tutor.settings import default_checkpoint
 
 TINY = GPTConfig(vocab_size=1, n_embd=32, n_head=4, n_layer=1, block_size=32)
-SMALL_CORPUS = str(ROOT / "models" / "data" / "poems.json")
+SAMPLE_POEMS = 418  # a slice of the Tang corpus keeps the tiny training runs and the CLI runs quick
 
 
 @pytest.fixture(scope="module")
-def texts():
-    train_poems, val_poems = split_poems(load_poems())
+def tang():
+    return load_tang()
+
+
+@pytest.fixture(scope="module")
+def texts(tang):
+    train_poems, val_poems = split_poems(tang[:SAMPLE_POEMS])
     return corpus_text(train_poems), corpus_text(val_poems)
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tang, tmp_path_factory) -> str:
+    """The first poems of the Tang corpus as a corpus file of our format, for `train --corpus`."""
+    path = tmp_path_factory.mktemp("corpus") / "tang-sample.json"
+    save_poems(tang[:SAMPLE_POEMS], path)
+    return str(path)
 
 
 def test_tokenizer_round_trip_and_unknown_characters():
@@ -39,12 +52,14 @@ def test_tokenizer_round_trip_and_unknown_characters():
     assert CharTokenizer.from_dict(tok.to_dict()).chars == tok.chars
 
 
-def test_shipped_checkpoints_tokenizers_still_load_and_cover_their_corpus():
-    text = corpus_text(load_poems())
+def test_shipped_checkpoints_use_the_vocabulary_policy_on_the_tang_training_split(tang):
+    policy = CharTokenizer.for_training(corpus_text(split_poems(tang)[0]))
+    assert policy.vocab_size == 6010
     for name in ("gpt-learned.pt", "gpt-rope-short.pt"):
-        tok = load_checkpoint(ROOT / "models" / "checkpoints" / name).tokenizer
-        assert tok.chars[0] == UNK and tok.vocab_size == 1854
-        assert tok.decode(tok.encode(text)) == text  # the old vocabulary: every character of the old corpus
+        ck = load_checkpoint(ROOT / "models" / "checkpoints" / name)
+        assert ck.tokenizer.chars == policy.chars, name
+        assert ck.meta["corpus"] == "tang" and ck.meta["vocab_min_count"] == 3
+        assert ck.optimizer_state is None and "rng" not in ck.meta  # shipped as weights only
 
 
 def test_baselines_match_a_hand_computation():
@@ -85,6 +100,22 @@ def test_checkpoint_round_trip(tmp_path):
     assert torch.equal(model.eval()(x)[0], loaded.model(x)[0])
     assert loaded.meta["note"] == "x" and loaded.model.cfg == model.cfg
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_shipped_checkpoint_stores_the_tied_matrix_once_and_in_float16(tmp_path):
+    tok = CharTokenizer([chr(0x4E00 + i) for i in range(3000)])
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=tok.vocab_size, n_embd=32, n_head=4, n_layer=1)).eval()
+    table = tok.vocab_size * 32 * 4  # bytes of the embedding, which the output layer shares
+    save_checkpoint(tmp_path / "m.pt", model, tok)
+    full = (tmp_path / "m.pt").stat().st_size
+    assert full < 1.5 * table  # once, not twice
+    strip_training_state(tmp_path / "m.pt")
+    assert (tmp_path / "m.pt").stat().st_size < 0.6 * full
+    loaded = load_checkpoint(tmp_path / "m.pt").model
+    assert loaded.head.weight is loaded.tok_emb.weight and loaded.tok_emb.weight.dtype == torch.float32
+    x = torch.randint(tok.vocab_size, (2, 16))
+    assert (loaded(x)[0] - model(x)[0]).abs().max() < 1e-3
 
 
 def test_loading_a_foreign_file_says_so(tmp_path):
@@ -148,17 +179,52 @@ def test_windows_start_at_line_starts():
     assert {tok.decode(row)[0] for row in x} <= {"白", "黄", "欲"}
 
 
-def test_shipped_checkpoint_val_loss_matches_readme():
+def _readme_row(name: str) -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith(f"| `models/checkpoints/{name}`"))
+    return [cell.strip() for cell in row.strip("|").split("|")]
+
+
+def test_shipped_learned_model_beats_the_bigram_by_0_3_nats_on_its_validation_windows(tang):
+    """The goal of issue 11, from the shipped files alone: the checkpoint, the corpus and the trainer's split."""
     ck = load_checkpoint(default_checkpoint())
     assert ck.model.cfg.n_embd == 128 and ck.model.cfg.n_head == 4 and ck.model.cfg.pos == "learned"
-    train_text, val_text = (corpus_text(p) for p in split_poems(load_poems()))
+    train_text, val_text = (corpus_text(p) for p in split_poems(tang))
     cfg = TrainConfig(**ck.meta["train"])
     batches = make_batches(ck.tokenizer, train_text, val_text, cfg, ck.model.cfg.block_size)
-    val = evaluate(ck.model, batches.val_batches(cfg.eval_batches))
+    val_set = batches.val_batches(cfg.eval_batches)
+    val = evaluate(ck.model, val_set)
     assert val == pytest.approx(ck.meta["val_loss"], abs=1e-3)
+    x, y = torch.cat([x for x, _ in val_set]), torch.cat([y for _, y in val_set])
+    base = ngram_baselines(batches.train_ids, x, y, ck.tokenizer.vocab_size)
+    assert base.to_dict() == pytest.approx(ck.meta["baselines"], abs=1e-6)
+    assert val <= base.bigram - 0.3, (val, base.bigram)
+    # README's table states the same figures
+    _, _, stated_val, stated_bigram, *_ = _readme_row("gpt-learned.pt")
+    assert float(stated_val) == pytest.approx(val, abs=5e-4)
+    assert float(stated_bigram) == pytest.approx(base.bigram, abs=5e-4)
+
+
+def test_shipped_rope_model_beats_the_bigram_on_its_validation_windows(tang):
+    ck = load_checkpoint(ROOT / "models" / "checkpoints" / "gpt-rope-short.pt")
+    assert ck.model.cfg.pos == "rope" and ck.model.cfg.block_size == 32
+    assert ck.meta["val_loss"] < ck.meta["baselines"]["bigram"]
+    _, _, stated_val, stated_bigram, *_ = _readme_row("gpt-rope-short.pt")
+    assert float(stated_val) == pytest.approx(ck.meta["val_loss"], abs=5e-4)
+    assert float(stated_bigram) == pytest.approx(ck.meta["baselines"]["bigram"], abs=5e-4)
+
+
+@pytest.mark.slow
+def test_shipped_learned_model_beats_the_bigram_by_0_3_nats_on_the_whole_validation_split(tang):
+    from models.score import split_scores
+
+    ck = load_checkpoint(default_checkpoint())
+    train_text, val_text = (corpus_text(p) for p in split_poems(tang))
+    scores = split_scores(ck.model, ck.tokenizer, train_text, val_text)
+    assert scores["targets"] == len(val_text) - 1  # every character after the first, once
+    assert scores["model"] <= scores["bigram"] - 0.3, scores
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    stated = float(re.search(r"`models/checkpoints/gpt-learned.pt` \|[^|]*\| ([0-9.]+) \|", readme).group(1))
-    assert val <= stated + 0.05
+    assert f"model {scores['model']:.4f}  |  bigram {scores['bigram']:.4f}" in readme
 
 
 def test_shipped_checkpoint_writes_five_character_lines():
@@ -171,6 +237,15 @@ def test_shipped_checkpoint_writes_five_character_lines():
     five = sum(len(s) == 5 for s in segments) / len(segments)
     verse = sum(len(s) in (5, 7) for s in segments) / len(segments)
     assert five >= 0.5 and verse >= 0.6, (five, verse)
+
+
+def test_readme_samples_are_what_the_shipped_model_writes():
+    ck = load_checkpoint(default_checkpoint())
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for seed in range(3):
+        ids = ck.model.generate(ck.tokenizer.encode("白日"), 60, temperature=0.8, top_k=20, seed=seed)
+        first_line = ck.tokenizer.decode(ids).split("\n")[0]
+        assert first_line in readme, (seed, first_line)
 
 
 def test_train_cli_streams_json_lines_and_stops_on_sigterm(tmp_path):
@@ -225,22 +300,22 @@ def test_train_cli_refuses_a_folder_as_out_and_negative_threads_before_training(
     assert not list(tmp_path.iterdir())  # nothing written
 
 
-def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path):
+def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, small_corpus):
     base = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--steps", "2"]
-    base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", SMALL_CORPUS]
+    base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", small_corpus]
     for extra in ([], ["--seed", "2"], ["--lr", "0.001"]):
         proc = subprocess.run(base + extra, capture_output=True, text=True, env=run_tutor_env(tmp_path))
         assert proc.returncode == 0, proc.stderr
     assert len(list((tmp_path / "runs").glob("learned-h4-l1-e32-s2-*.pt"))) == 3
 
 
-def test_train_cli_reports_the_corpus_vocabulary_and_model_loss_beside_both_baselines(tmp_path):
+def test_train_cli_reports_the_corpus_vocabulary_and_model_loss_beside_both_baselines(tmp_path, small_corpus):
     cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4"]
-    cmd += ["--steps", "4", "--eval-interval", "2", "--corpus", SMALL_CORPUS, "--out", str(tmp_path / "m.pt")]
+    cmd += ["--steps", "4", "--eval-interval", "2", "--corpus", small_corpus, "--out", str(tmp_path / "m.pt")]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=run_tutor_env(tmp_path))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert re.search(r"corpus: .*poems\.json: read 418 poems, [\d,]+ characters, [\d,]+ distinct", out)
+    assert re.search(r"corpus: .*tang-sample\.json: read 418 poems, [\d,]+ characters, [\d,]+ distinct", out)
     assert re.search(r"vocabulary [\d,]+: characters seen 3\+ times in training", out)
     line = next(row for row in out.splitlines() if row.startswith("validation loss"))
     assert re.search(

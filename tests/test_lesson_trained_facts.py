@@ -1,0 +1,171 @@
+"""Every number a lesson quotes from a trained model, tied to the shipped checkpoint it came from.
+
+Lesson 1 describes what the heads of gpt-learned.pt look at, from the profile stored in its metadata
+(models/heads.py, shown by the heads experiment); lesson 3 quotes what gpt-rope-short.pt does past its
+trained length, from the context-scaling tables stored in its metadata (models/context.py). Each claim is
+checked against those figures, and each figure against the prose in all three languages (German writes
+0,26 for 0.26). The slow tests measure the stored figures again from the checkpoint and the corpus.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from models.checkpoint import load_checkpoint
+from models.corpus import corpus_text, load_tang, split_poems
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKPOINTS = ROOT / "models" / "checkpoints"
+LANGS = ("en", "de", "zh")
+
+
+def _prose(lesson: str, lang: str) -> str:
+    return (ROOT / "lessons" / lesson / f"{lang}.md").read_text(encoding="utf-8")
+
+
+def _written(x: float, lang: str, decimals: int = 2) -> str:
+    text = f"{x:.{decimals}f}"
+    return text.replace(".", ",") if lang == "de" else text
+
+
+def _section(text: str, anchor: str) -> str:
+    start = text.index(anchor)
+    end = text.find("\n## ", start)
+    return text[start : end if end >= 0 else len(text)]
+
+
+# --- lesson 1: what the heads of gpt-learned.pt look at ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def learned():
+    return load_checkpoint(CHECKPOINTS / "gpt-learned.pt")
+
+
+@pytest.fixture(scope="module")
+def heads(learned) -> dict[tuple[int, int], dict[str, float]]:
+    profile = learned.meta["head_profile"]
+    assert profile["windows"] == 256 and profile["length"] == 128
+    return {(li + 1, hi + 1): f for li, layer in enumerate(profile["heads"]) for hi, f in enumerate(layer)}
+
+
+def _others(heads, feature: str, named: set[tuple[int, int]]) -> tuple[float, float]:
+    values = [f[feature] for key, f in heads.items() if key not in named]
+    return min(values), max(values)
+
+
+def heads_claims(heads) -> list[float]:
+    """The figures lesson 1 quotes, each checked for what the prose says about it; returned in prose order."""
+    prev = heads[(1, 4)]["previous"]
+    prev_lo, prev_hi = _others(heads, "previous", {(1, 4)})
+    assert prev > 3 * prev_hi  # one previous-character head, far above the rest
+    punct = [heads[(1, 1)]["punctuation"], heads[(3, 1)]["punctuation"]]
+    punct_lo, punct_hi = _others(heads, "punctuation", {(1, 1), (3, 1)})
+    assert min(punct) > punct_hi
+    breaks = [heads[(2, 2)]["line_break"], heads[(1, 1)]["line_break"], heads[(4, 1)]["line_break"]]
+    breaks_lo, breaks_hi = _others(heads, "line_break", {(2, 2), (1, 1), (4, 1)})
+    assert breaks == sorted(breaks, reverse=True) and min(breaks) > breaks_hi
+    above = max(f["line_above"] for f in heads.values())
+    rhyme = max(f["rhyme"] for f in heads.values())
+    assert round(above, 2) == round(rhyme, 2) == 0.03  # no head looks one line up, nor at the rhyme
+    entropy = sorted(heads, key=lambda k: heads[k]["entropy"])
+    assert entropy[:2] == [(1, 1), (1, 4)]  # the two sharpest heads are the specialists
+    rest = [heads[k]["entropy"] for k in entropy[2:]]
+    even = sum(math.log(i + 1) for i in range(1, 128)) / 127  # evenly spread over the visible characters
+    return [
+        prev, prev_lo, prev_hi, *punct, punct_lo, punct_hi, *breaks, breaks_lo, breaks_hi, above,
+        even, heads[(1, 1)]["entropy"], heads[(1, 4)]["entropy"], min(rest), max(rest),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_lesson_1_quotes_the_head_profile_of_the_shipped_model(heads, lang):
+    text = _section(_prose("01-multi-head", lang), "{#what-heads-learn}")
+    figures = heads_claims(heads)
+    decimals = [2] * 13 + [1] + [2] * 4  # the ln-average 3.9 to one decimal
+    at = 0
+    for x, d in zip(figures, decimals, strict=True):
+        shown = _written(x, lang, d)
+        found = text.find(shown, at)
+        assert found >= 0, (lang, shown, figures)
+        at = found  # in the order the prose gives them
+
+
+@pytest.mark.slow
+def test_the_stored_head_profile_is_what_a_fresh_measurement_gives(learned, heads):
+    from models.heads import profile
+
+    val_text = corpus_text(split_poems(load_tang())[1])
+    fresh = profile(learned.model, learned.tokenizer, val_text, windows=256)
+    for li, layer in enumerate(fresh["heads"]):
+        for hi, figures in enumerate(layer):
+            for feature, value in figures.items():
+                assert value == pytest.approx(heads[(li + 1, hi + 1)][feature], abs=1e-6)
+
+
+# --- lesson 3: what gpt-rope-short.pt does past its trained length -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def scaling() -> dict:
+    from models.context import stored_table
+
+    ck = load_checkpoint(CHECKPOINTS / "gpt-rope-short.pt")
+    table = stored_table(ck.meta, 4.0, 2048)
+    assert table["trained_length"] == 32
+    return {m: {s["length"]: s for s in scores} for m, scores in table["methods"].items()}
+
+
+def scaling_claims(scaling) -> list[float]:
+    """The figures lesson 3 quotes at scale 4, each checked for what the prose says about it, in prose order."""
+    loss = {m: [scaling[m][n]["loss"] for n in (32, 64, 128)] for m in scaling}
+    ent = {m: [scaling[m][n]["entropy"] for n in (32, 64, 128)] for m in scaling}
+    uniform = [scaling["none"][n]["uniform"] for n in (32, 128)]
+    none, pi, ntk, yarn = loss["none"], loss["pi"], loss["ntk"], loss["yarn"]
+    assert none == sorted(none)  # plain RoPE gets worse with length
+    by_pos = scaling["none"][128]["loss_by_position"]
+    inside = sum(by_pos[16:32]) / 16
+    assert round(inside, 1) == 4.8 and min(sum(by_pos[i : i + 8]) / 8 for i in range(64, 128, 8)) > 6.4
+    assert min(pi) > max(none)  # PI untuned is worse everywhere
+    assert min(loss, key=lambda m: loss[m][2]) == "ntk" and ntk[2] > none[0]  # best at 4×, far from 1×
+    assert yarn[2] < none[2] and none[2] - yarn[2] < 0.05  # hardly better than plain RoPE
+    # the entropy grows with the keys but stays under half of evenly spread attention, without a jump at 32
+    assert ent["none"][2] > ent["none"][0] and ent["none"][2] < uniform[1] / 2
+    e = scaling["none"][128]["entropy_by_position"]
+    step = [sum(e[i : i + 8]) / 8 for i in range(0, 48, 8)]
+    assert step[4] - step[3] <= step[3] - step[2] + 0.02  # no jump past position 32 ...
+    assert sum(by_pos[48:56]) / 8 - inside > 1.0  # ... where the loss jumps
+    assert ent["yarn"][2] == min(e[2] for e in ent.values())  # the sharpest at 4×
+    assert round(ent["ntk"][2], 2) - round(ent["none"][2], 2) <= 0.01  # the same entropy, the lowest loss
+    return [
+        *none, inside, pi[0], pi[2], *ntk, none[0], yarn[0], yarn[2],
+        ent["none"][0], ent["none"][2], *uniform, ent["yarn"][2], ent["ntk"][2],
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_lesson_3_quotes_the_context_scaling_tables_of_the_shipped_rope_model(scaling, lang):
+    text = _section(_prose("03-rope-alibi", lang), "{#longer-contexts}")
+    figures = scaling_claims(scaling)
+    decimals = [2, 2, 2, 1] + [2] * 14
+    at = 0
+    for x, d in zip(figures, decimals, strict=True):
+        shown = _written(x, lang, d)
+        found = text.find(shown, at)
+        assert found >= 0, (lang, shown, figures)
+        at = found
+    assert _written(6.4, lang, 1) in text  # "above 6.4 from position 64 on"
+
+
+def test_the_context_scaling_experiment_shows_those_tables(scaling):
+    from tutor.experiments.runner import run_quick
+
+    m = run_quick("context-scaling").metrics
+    assert m["stored"] == 1
+    for method, lengths in scaling.items():
+        for k, n in ((1, 32), (2, 64), (4, 128)):
+            assert m[f"loss_{k}x_{method}"] == lengths[n]["loss"]
+            assert m[f"entropy_{k}x_{method}"] == lengths[n]["entropy"]
