@@ -78,14 +78,16 @@ def bench_quick(repeats: int) -> None:
 
 def bench_train(steps: int) -> None:
 
-    from models.corpus import corpus_text, load_poems, split_poems
     from models.gpt import GPTConfig
+    from models.tokenizer import CharTokenizer
     from models.train import TrainConfig, train
+    from tutor.experiments.corpus import course_texts
     from tutor.experiments.params import TrainCompareParams
     from tutor.experiments.training import run_config
 
     p = TrainCompareParams()
-    tr, va = split_poems(load_poems())
+    tr, va = course_texts()  # the Tang corpus, as train-compare reads it
+    tokenizer = CharTokenizer.for_training(tr)
     print()
     print(f"train-compare default ({p.threads} thread(s), load average {os.getloadavg()[0]:.2f})")
     print(f"  model: batch {p.batch}, context {p.context}, {p.n_layer} layers, n_embd {p.n_embd}")
@@ -93,7 +95,7 @@ def bench_train(steps: int) -> None:
         cfg = run_config(p, n_head, pos, "bench")
         tcfg = TrainConfig(**{**cfg["train"], "steps": steps, "eval_interval": steps, "threads": p.threads})
         t = time.perf_counter()
-        r = train(GPTConfig(**cfg["model"]), tcfg, corpus_text(tr), corpus_text(va))
+        r = train(GPTConfig(**cfg["model"]), tcfg, tr, va, tokenizer=tokenizer)
         total = time.perf_counter() - t
         per_step = r.seconds / steps
         print(

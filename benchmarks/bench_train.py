@@ -91,7 +91,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--context", type=int, default=128)
-    ap.add_argument("--vocab", type=int, default=0, help="vocabulary size (default: the shipped corpus's)")
+    ap.add_argument(
+        "--vocab", type=int, default=0, help="vocabulary size (default: the Tang corpus's, 6,010)"
+    )
     ap.add_argument("--steps", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
@@ -99,10 +101,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     vocab = args.vocab
     if not vocab:
-        from models.corpus import corpus_text, load_poems
+        from models.corpus import corpus_text, load_tang, split_poems
         from models.tokenizer import CharTokenizer
 
-        vocab = CharTokenizer.from_text(corpus_text(load_poems())).vocab_size  # what train() builds
+        # what `python -m tutor train` builds: the vocabulary policy on the Tang training split (6,010 ids)
+        vocab = CharTokenizer.for_training(corpus_text(split_poems(load_tang())[0])).vocab_size
     cfg = GPTConfig(vocab_size=vocab)
     torch.manual_seed(0)
     ours = GPT(cfg)

@@ -22,6 +22,7 @@ TINY = {
     "context": 8,
     "eval_interval": 6,
     "heads": [1, 2],
+    "seeds": 1,
     "threads": 1,  # tiny tensors: one thread avoids thread-pool hand-offs on a busy machine
 }
 
@@ -45,7 +46,7 @@ def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
         "val_loss_h1",
         "val_loss_h2",
         "params_h1",
-        "seconds_h2",
+        "seconds_h2_s1337",
         "min_val_loss_h1",
         "lowest_final_val_loss",
     }
@@ -68,6 +69,34 @@ def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
     assert again.metrics["val_loss_h1"] == result.metrics["val_loss_h1"]
     rows = again.shown("en").panels[0].rows
     assert rows[0][-1] == "stored" and rows[2][-1] == "trained"
+
+
+def test_train_compare_runs_every_setting_with_each_seed_and_measures_the_spread(home):
+    events: list[dict] = []
+    result = run_child_sync("train-compare", {**TINY, "seeds": 2}, events.append, home=home, use_cache=False)
+    m = result.metrics
+    for h in (1, 2):
+        finals = [m[f"val_loss_h{h}_s1337"], m[f"val_loss_h{h}_s1338"]]
+        assert m[f"val_loss_h{h}"] == pytest.approx(sum(finals) / 2)
+        assert m[f"seed_spread_h{h}"] == pytest.approx(max(finals) - min(finals))
+    assert m["seed_spread"] == max(m["seed_spread_h1"], m["seed_spread_h2"])
+    assert m["gap"] == pytest.approx(abs(m["val_loss_h1"] - m["val_loss_h2"]))
+    assert {e["run"] for e in events if e["event"] == "progress"} == {1, 2, 3, 4}
+    shown = result.shown("en")
+    runs, means = shown.panels[0], shown.panels[1]
+    assert [row[:2] for row in runs.rows] == [
+        ["1 head", "1337"],
+        ["1 head", "1338"],
+        ["2 heads", "1337"],
+        ["2 heads", "1338"],
+    ]
+    assert means.columns[1:4] == ["mean final val loss", "mean lowest val loss", "seed spread"]
+    note = shown.panels[-1].text
+    assert "another seed moved the final loss by up to" in note
+    assert ("cannot rank them" in note) == (m["gap"] <= m["seed_spread"])
+    with Store(home) as store:
+        seeds = sorted(r.config["train"]["seed"] for r in store.training_runs(status="done"))
+    assert seeds == [1337, 1337, 1338, 1338]  # each seed is a run of its own, kept under its own key
 
 
 def test_cancelling_a_training_child_leaves_no_process_and_no_half_written_file(home):

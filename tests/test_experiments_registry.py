@@ -25,6 +25,7 @@ NAMES = {
     "rope-frequencies",
     "alibi",
     "context-scaling",
+    "context-finetune",
 }
 
 
@@ -36,7 +37,7 @@ def test_registry_lists_every_experiment_with_titles_in_three_languages():
         assert set(spec.summary) == {"en", "de", "zh"} and all(spec.summary.values())
         for name, field in spec.params_model.model_fields.items():
             assert field.description, f"{spec.name}.{name} has no help text"
-    assert [s.name for s in reg.values() if s.long] == ["train-compare"]
+    assert [s.name for s in reg.values() if s.long] == ["train-compare", "context-finetune"]
 
 
 def test_importing_the_registry_and_validating_does_not_import_torch_or_textual():

@@ -119,12 +119,12 @@ HEAD_COUNT = COURSE.exercise("head-count")
 SAMPLE = load_checks(HEAD_COUNT).sample_runs
 
 
-def _store_runs(store: Store, losses: dict[int, float], steps: int = 1000) -> None:
-    for run in SAMPLE(losses):
+def _store_runs(store: Store, losses: dict[int, float], steps: int = 1000, spread: float = 0.01) -> None:
+    for run in SAMPLE(losses, spread=spread):
         run["config"]["train"]["steps"] = steps
         store.record_training_run(
             run["key"] + f"-{steps}", config=run["config"], status="done", final_val_loss=run["final_val_loss"],
-            params=run["params"], seconds=300.0, curve=[(steps, 2.0, run["final_val_loss"])],
+            params=run["params"], seconds=90.0, curve=[(steps, 5.0, run["final_val_loss"])],
         )  # fmt: skip
 
 
@@ -140,39 +140,79 @@ def _grade_runs(home: Path, path: Path):
 
 
 def test_head_count_passes_with_the_answer_the_stored_runs_support(home, tmp_path):
+    # seeds 1337 and 1338 per head count, the second 0.01 worse: means 5.417, 5.376, 5.403
     with Store(home) as store:
-        _store_runs(store, {1: 2.412, 4: 2.371, 8: 2.398})
-    result = _grade_runs(home, _answer(tmp_path, best_heads=4, loss_gap=0.041, same_params=True))
+        _store_runs(store, {1: 5.412, 4: 5.371, 8: 5.398})
+    answer = dict(best_heads=4, loss_gap=0.041, seed_spread=0.01, beyond_noise=True, same_params=True)
+    result = _grade_runs(home, _answer(tmp_path, **answer))
     assert result.status == "pass", [c.message for c in result.checks]
-    assert "1 head: 2.4120, 4 heads: 2.3710, 8 heads: 2.3980" in result.checks[0].message
+    first = result.checks[0].message
+    assert "seeds 1337, 1338" in first and "1 head: 5.4170, 4 heads: 5.3760, 8 heads: 5.4030" in first
     with Store(home) as store:
         (sub,) = store.submissions("head-count")
         assert sub.status == "pass" and len(sub.sha256) == 64
 
 
+def test_head_count_a_gap_within_the_seed_spread_is_noise(home, tmp_path):
+    # the head counts differ by 0.02 on average, another seed moves a run by 0.05
+    with Store(home) as store:
+        _store_runs(store, {1: 5.40, 4: 5.38, 8: 5.39}, spread=0.05)
+    claims_real = dict(best_heads=4, loss_gap=0.02, seed_spread=0.05, beyond_noise=True, same_params=True)
+    result = _grade_runs(home, _answer(tmp_path, **claims_real))
+    status = {c.name: c.status for c in result.checks}
+    assert status["beyond_noise"] == "fail" and status["best_heads"] == "pass"
+    noise = next(c for c in result.checks if c.name == "beyond_noise")
+    assert "beyond_noise = false" in noise.message and "0.0200 ≤ seed spread 0.0500" in noise.message
+    says_noise = {**claims_real, "beyond_noise": False}
+    assert _grade_runs(home, _answer(tmp_path, **says_noise)).status == "pass"
+
+
 def test_head_count_wrong_answers_fail_their_checks(home, tmp_path):
     with Store(home) as store:
-        _store_runs(store, {1: 2.30, 4: 2.35, 8: 2.40})
-    result = _grade_runs(home, _answer(tmp_path, best_heads=4, loss_gap=0.3, same_params=False))
+        _store_runs(store, {1: 5.30, 4: 5.35, 8: 5.40})
+    answer = dict(best_heads=4, loss_gap=0.3, seed_spread=0.2, beyond_noise=False, same_params=False)
+    result = _grade_runs(home, _answer(tmp_path, **answer))
     status = {c.name: c.status for c in result.checks}
-    assert status == {"runs_done": "pass", "best_heads": "fail", "loss_gap": "fail", "same_params": "fail"}
-    assert "best_heads = 1" in result.checks[1].message and "0.1000" in result.checks[2].message
+    assert status == {
+        "runs_done": "pass",
+        "same_params": "fail",
+        "best_heads": "fail",
+        "loss_gap": "fail",
+        "seed_spread": "fail",
+        "beyond_noise": "fail",
+    }
+    message = {c.name: c.message for c in result.checks}
+    assert "best_heads = 1" in message["best_heads"] and "0.1000" in message["loss_gap"]
+    assert "0.0100" in message["seed_spread"]
 
 
 def test_head_count_without_all_runs_says_which_are_missing(home, tmp_path):
     with Store(home) as store:
-        _store_runs(store, {1: 2.30, 4: 2.35})
-        _store_runs(store, {8: 2.40}, steps=300)  # too short to count
+        _store_runs(store, {1: 5.30, 4: 5.35})
+        _store_runs(store, {8: 5.40}, steps=300)  # too short to count
     result = _grade_runs(home, _answer(tmp_path, best_heads=1, loss_gap=0.05, same_params=True))
     assert result.status == "fail"
     first = result.checks[0]
-    assert first.status == "fail" and "runs with 1, 4 heads only; missing 8" in first.message
-    assert "train-compare" in first.message
+    assert first.status == "fail" and "8 heads: 0 seed(s)" in first.message
+    assert "train-compare" in first.message and "seeds=2" in first.message
+
+
+def test_head_count_one_seed_per_head_count_is_not_enough(home, tmp_path):
+    with Store(home) as store:
+        for run in SAMPLE({1: 5.30, 4: 5.35, 8: 5.40}):
+            if run["config"]["train"]["seed"] == 1337:
+                store.record_training_run(
+                    run["key"], config=run["config"], status="done", final_val_loss=run["final_val_loss"],
+                    params=run["params"], seconds=90.0, curve=[(1000, 5.0, run["final_val_loss"])],
+                )  # fmt: skip
+    result = _grade_runs(home, _answer(tmp_path, best_heads=1, loss_gap=0.1, same_params=True))
+    first = result.checks[0]
+    assert first.status == "fail" and "1 head: 1 seed(s)" in first.message
 
 
 def test_head_count_starter_fails_and_bad_toml_is_an_error(home, tmp_path):
     with Store(home) as store:
-        _store_runs(store, {1: 2.30, 4: 2.35, 8: 2.40})
+        _store_runs(store, {1: 5.30, 4: 5.35, 8: 5.40})
     assert _grade_runs(home, starter_file(HEAD_COUNT)).status == "fail"
     bad = tmp_path / "bad.toml"
     bad.write_text("best_heads = = 4\n", encoding="utf-8")

@@ -210,16 +210,31 @@ def _shown(result: Result, lang: str) -> str:
 
 
 def _train_compare(vary: str) -> Result:
-    """train-compare's Result from two finished runs, both overfitting (no training needed)."""
+    """train-compare's Result from two settings of two seeds each, all overfitting (no training needed)."""
     from tutor.experiments.training import compare_runs, run_label
 
-    p = TrainCompareParams(vary=vary, heads=[1, 4], pos=["learned", "none"], steps=100)
+    p = TrainCompareParams(vary=vary, heads=[1, 4], pos=["learned", "none"], steps=100, seeds=2)
     done = [
-        {"label": run_label(h, pos, vary).model_dump(), "slug": slug, "val_loss": loss, "params": 1000,
-         "seconds": 12.5, "curve": [[50, 3.0, loss - 0.1], [100, 2.9, loss]], "stored": h == 1}
+        {"label": run_label(h, pos, vary).model_dump(), "slug": slug, "seed": seed, "val_loss": loss + k / 50,
+         "params": 1000, "seconds": 12.5, "curve": [[50, 3.0, loss - 0.1], [100, 2.9, loss]], "stored": h == 1}
         for (slug, h, pos), loss in zip(p.runs(), (2.5, 2.4), strict=True)
+        for k, seed in enumerate((p.seed, p.seed + 1))
     ]  # fmt: skip
     return compare_runs(p, done)
+
+
+def _context_finetune() -> Result:
+    """context-finetune's Result from two finished fine-tunes (no training needed)."""
+    from tutor.experiments.finetune import finetune_result
+    from tutor.experiments.params import ContextFinetuneParams
+
+    p = ContextFinetuneParams(methods=["pi", "yarn"])
+    done = [
+        {"method": m, "before": {32: 5.4, 128: 6.9}, "after": {32: 5.5, 128: 5.3 - k / 10},
+         "entropy_before": 2.9, "entropy_after": 2.4, "steps": [1.0, 2.0], "losses": [5.6, 5.4], "seconds": 30.0}
+        for k, m in enumerate(p.methods)
+    ]  # fmt: skip
+    return finetune_result(p, 32, [32, 128], done, 70.0)
 
 
 EXPERIMENTS = [name for name, spec in get_registry().items() if not spec.long]
@@ -231,6 +246,7 @@ def results() -> dict[str, Result]:
     out["alibi-6"] = run_quick("alibi", {"n_head": 12, "T": 4})  # the other rule, and "more heads"
     out["train-compare"] = _train_compare("heads")
     out["train-compare-pos"] = _train_compare("pos")
+    out["context-finetune"] = _context_finetune()
     return out
 
 

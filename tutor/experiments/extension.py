@@ -1,47 +1,74 @@
 """Context extension: RoPE frequencies under none / PI / NTK-aware / YaRN, and what each does to a
 RoPE model trained at a short block size when it reads 1×, 2× and 4× that length.
 
-No fine-tuning happens here: the shipped short-context checkpoint is loaded with its frequency
-table swapped (config overrides), and its loss on the validation poems is measured as it is.
+No fine-tuning happens here (that is context-finetune, a long experiment): the shipped short-context
+checkpoint is loaded with its frequency table swapped (config overrides), and its loss and attention
+entropy on the validation poems are measured as they are (models/context.py).
+
+The measurement scores the whole validation split at three lengths with four tables, which takes minutes on
+a CPU, so it is precomputed: `python -m models.context models/checkpoints/gpt-rope-short.pt` stores the tables
+for scales 2, 4 and 8 at the default window count in the checkpoint's metadata, and the experiment reads
+them (a few milliseconds once the model is loaded). Other settings, or a checkpoint without tables, are
+measured when asked, on as many windows as the `windows` parameter says.
 """
 
 from __future__ import annotations
 
+import math
+
 from tutor.experiments import cache
 from tutor.experiments.base import RunContext
-from tutor.experiments.errors import ExperimentError
+from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import ContextScalingParams
 from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, reading, result
 
-METHODS = ("none", "pi", "ntk", "yarn")
+METHODS = ("none", "pi", "ntk", "yarn")  # models.context.METHODS, kept here so importing stays torch-free
 MULTIPLES = (1, 2, 4)
+
 TEXT = "exp.context-scaling."
 
 
 def val_text() -> str:
-    from models.corpus import corpus_text, load_poems, split_poems
+    from tutor.experiments.corpus import course_texts
 
-    return corpus_text(split_poems(load_poems())[1])
+    return course_texts()[1]
 
 
-def _windows(ids: list[int], length: int, most: int):
-    """Consecutive, non-overlapping windows of `length` inputs (+1 target) from the start of the
-    validation text: every character is scored once per length, up to `most` windows."""
-    import torch
+def measured(p: ContextScalingParams, ctx: RunContext, base) -> tuple[dict, bool]:
+    """The loss and entropy tables: stored in the checkpoint for these settings, else measured now.
+    Returns (table as models.context.scaling_table makes it, whether it was stored)."""
+    from models.context import measure, stored_table
 
-    count = min((len(ids) - 1) // length, most)
-    if count < 1:
-        raise ExperimentError(f"the validation text ({len(ids)} characters) is shorter than {length + 1}")
-    data = torch.tensor(ids)
-    starts = torch.arange(count) * length
-    w = data[starts[:, None] + torch.arange(length + 1)[None, :]]
-    return w[:, :-1], w[:, 1:]
+    stored = stored_table(base.meta, p.scale, p.windows)
+    if stored is not None:
+        return stored, True
+    L0 = base.model.cfg.block_size
+    ids = base.tokenizer.encode(val_text(), unknown="unk")
+    table = {"scale": p.scale, "windows": p.windows, "trained_length": L0, "methods": {}}
+    for method in METHODS:
+        ctx.check()
+        model = (
+            base.model
+            if method == "none"
+            else cache.checkpoint(
+                cache.ROPE_SHORT, rope_scaling=method, rope_scale=p.scale, rope_original_max=L0
+            ).model
+        )
+        try:
+            scores = measure(
+                model, ids, [k * L0 for k in MULTIPLES], p.windows, L0, should_stop=ctx.should_stop
+            )
+        except InterruptedError:
+            raise Cancelled() from None
+        table["methods"][method] = [s.to_dict() for s in scores]
+    return table, False
+
+
+def _buckets(values: list[float], size: int) -> list[float]:
+    return [sum(values[i : i + size]) / len(values[i : i + size]) for i in range(0, len(values), size)]
 
 
 def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
-    import torch
-    import torch.nn.functional as F
-
     from models.positions import rope_inv_freq
 
     base = cache.checkpoint(cache.ROPE_SHORT)
@@ -54,40 +81,34 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
     freq_rows = [[i, *(Num(float(tables[m][0][i])) for m in METHODS)] for i in range(d // 2)]
     freq_rows.append([Msg(f"{TEXT}factor"), *(Num(tables[m][1], 5) for m in METHODS)])
 
-    ids = base.tokenizer.encode(val_text(), unknown="unk")
+    table, stored = measured(p, ctx, base)
     metrics: dict[str, float] = {}
-    loss_rows = []
-    by_position: dict[str, list[float]] = {}
+    loss_rows, entropy_rows = [], []
+    loss_by_position: dict[str, list[float]] = {}
+    entropy_by_position: dict[str, list[float]] = {}
     for method in METHODS:
-        row: list = [Msg(f"term.method.{method}")]
         # every method stretches by the chosen scale at every length: the 1× column shows its cost
         # where the model needs no stretching at all
-        model = (
-            base.model
-            if method == "none"
-            else cache.checkpoint(
-                cache.ROPE_SHORT, rope_scaling=method, rope_scale=p.scale, rope_original_max=L0
-            ).model
-        )
-        for k in MULTIPLES:
-            ctx.check()
-            x, y = _windows(ids, k * L0, p.windows)
-            with torch.no_grad():
-                logits, _ = model(x)
-            token_loss = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")  # (windows, T)
-            loss = float(token_loss.mean())
-            metrics[f"loss_{k}x_{method}"] = loss
-            row.append(Num(loss))
-            if k == MULTIPLES[-1]:
-                per_pos = token_loss.mean(0)
-                by_position[method] = [float(c.mean()) for c in per_pos.split(p.bucket)]
-        loss_rows.append(row)
+        scores = table["methods"][method]
+        for k, score in zip(MULTIPLES, scores, strict=True):
+            metrics[f"loss_{k}x_{method}"] = score["loss"]
+            metrics[f"entropy_{k}x_{method}"] = score["entropy"]
+            metrics[f"uniform_{k}x"] = score["uniform"]
+        loss_rows.append([Msg(f"term.method.{method}"), *(Num(s["loss"]) for s in scores)])
+        entropy_rows.append([Msg(f"term.method.{method}"), *(Num(s["entropy"], 3) for s in scores)])
+        loss_by_position[method] = _buckets(scores[-1]["loss_by_position"], p.bucket)
+        entropy_by_position[method] = _buckets(scores[-1]["entropy_by_position"], p.bucket)
+    entropy_rows.append([Msg(f"{TEXT}uniform"), *(Num(s["uniform"], 3) for s in table["methods"]["none"])])
     metrics["loss_1x"] = metrics["loss_1x_none"]
     metrics["trained_length"] = L0
+    metrics["windows"] = table["methods"]["none"][-1]["windows"]
+    metrics["stored"] = int(stored)
 
     longest = MULTIPLES[-1] * L0
     xs = [float(s) for s in range(0, longest, p.bucket)]
+    evenly = _buckets([math.log(i + 1) for i in range(longest)], p.bucket)
     methods = [Msg(f"term.method.{m}") for m in METHODS]
+    lengths = [f"{k}× = {k * L0}" for k in MULTIPLES]
     panels = [
         TablePanel(
             title=Msg(f"{TEXT}freqs", d=d, scale=Num(p.scale), length=L0),
@@ -96,34 +117,57 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
         ),
         TablePanel(
             title=Msg(f"{TEXT}losses", length=L0),
-            columns=[Msg("exp.col.method"), *(f"{k}× = {k * L0}" for k in MULTIPLES)],
+            columns=[Msg("exp.col.method"), *lengths],
             rows=loss_rows,
+        ),
+        TablePanel(
+            title=Msg(f"{TEXT}entropies", length=L0),
+            columns=[Msg("exp.col.method"), *lengths],
+            rows=entropy_rows,
         ),
         SeriesPanel(
             title=Msg(f"{TEXT}plot", n=longest, bucket=p.bucket),
             x_label=Msg("exp.col.position"),
             y_label=Msg(f"{TEXT}loss"),
-            series=[Series(name=Msg(f"term.method.{m}"), x=xs, y=v) for m, v in by_position.items()],
+            series=[Series(name=Msg(f"term.method.{m}"), x=xs, y=v) for m, v in loss_by_position.items()],
         ),
-        reading(_note(metrics, L0), tables=True),
+        SeriesPanel(
+            title=Msg(f"{TEXT}entropy_plot", n=longest, bucket=p.bucket),
+            x_label=Msg("exp.col.position"),
+            y_label=Msg(f"{TEXT}entropy"),
+            series=[
+                *(Series(name=Msg(f"term.method.{m}"), x=xs, y=v) for m, v in entropy_by_position.items()),
+                Series(name=Msg(f"{TEXT}uniform"), x=xs, y=evenly),
+            ],
+        ),
+        reading(_note(metrics, L0, stored), tables=True),
     ]
     return result("context-scaling", p, metrics, panels)
 
 
-def _note(metrics: dict[str, float], L0: int) -> Msg:
-    """What the losses say: which stretched table, if any, beats plain RoPE at the longest length."""
-    plain = Num(metrics["loss_4x_none"])
-    fixes = {m: metrics[f"loss_4x_{m}"] for m in METHODS[1:]}
+def _note(metrics: dict[str, float], L0: int, stored: bool) -> Msg:
+    """What the tables say: how loss and entropy move past the trained length, and which stretched table,
+    if any, beats plain RoPE at the longest length."""
+    k = MULTIPLES[-1]
+    plain = Num(metrics[f"loss_{k}x_none"])
+    fixes = {m: metrics[f"loss_{k}x_{m}"] for m in METHODS[1:]}
     best = min(fixes, key=fixes.get)
-    helped = [Msg(f"term.method.{m}") for m, v in fixes.items() if v < metrics["loss_4x_none"]]
+    helped = [Msg(f"term.method.{m}") for m, v in fixes.items() if v < metrics[f"loss_{k}x_none"]]
     says = dict(best=Msg(f"term.method.{best}"), loss=Num(fixes[best]), plain=plain)
     verdict = Msg(f"{TEXT}helped", methods=helped, **says) if helped else Msg(f"{TEXT}none_helped", **says)
+    source = Msg(f"{TEXT}stored" if stored else f"{TEXT}measured", windows=int(metrics["windows"]))
     return Msg(
         f"{TEXT}note",
         length=L0,
-        k=MULTIPLES[-1],
+        k=k,
         plain=plain,
         plain_1x=Num(metrics["loss_1x"]),
+        entropy=Num(metrics[f"entropy_{k}x_none"], 3),
+        entropy_1x=Num(metrics["entropy_1x_none"], 3),
+        uniform=Num(metrics[f"uniform_{k}x"], 3),
+        uniform_1x=Num(metrics["uniform_1x"], 3),
         verdict=verdict,
+        source=source,
+        finetune=Msg("exp.context-finetune.title"),
         **{m: Num(metrics[f"loss_1x_{m}"]) for m in METHODS[1:]},
     )

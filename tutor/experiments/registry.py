@@ -79,6 +79,13 @@ _SPECS = [
         ["loss_1x", "loss_4x_none", "loss_4x_pi", "loss_4x_ntk", "loss_4x_yarn"],
     ),
     ("train-compare", P.TrainCompareParams, "training:run_train_compare", [], True),
+    (
+        "context-finetune",
+        P.ContextFinetuneParams,
+        "finetune:run_context_finetune",
+        ["trained_length", "length"],
+        True,
+    ),
 ]
 
 

@@ -97,7 +97,7 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
 
     with _maps_lock:  # attention_maps parks weights on the shared model's modules while it runs
         maps = ck.model.attention_maps(torch.tensor(ids))  # (n_layer, n_head, T, T), trained model
-    chars = list(p.text)
+    chars = ["↵" if c == "\n" else c for c in p.text]  # a line break shown as a mark, one cell wide
     layers = [p.layer - 1] if p.layer is not None else list(range(n_layer))
     trained = ck.model.cfg
     panels: list = [
@@ -124,7 +124,7 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
                 layers=trained.n_layer,
                 heads=trained.n_head,
                 width=trained.n_embd,
-                text=p.text,
+                text="".join(chars),
             ),
         ),
     ]
@@ -154,6 +154,9 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
             rows=looks,
         )
     )
+    profile = ck.meta.get("head_profile")
+    if profile is not None and profile.get("version") == 1:  # stored by python -m models.heads
+        panels.append(_profile_panel(profile, layers))
     metrics = {
         "qkv_params": qkv_params,
         "proj_params": proj_params,
@@ -161,6 +164,35 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
         "scores_per_head": T * T,
     }
     return result("heads", p, metrics, panels)
+
+
+PROFILE = ("previous", "punctuation", "line_break", "line_above", "rhyme")
+
+
+def _profile_panel(profile: dict, layers: list[int]) -> TablePanel:
+    """What each head looks at on average over the validation poems (models/heads.py), from the checkpoint."""
+    rows = [
+        [li + 1, hi + 1, *(Num(figures[f], decimals=2) for f in PROFILE), Num(figures["entropy"], decimals=2)]
+        for li, heads in enumerate(profile["heads"])
+        if li in layers
+        for hi, figures in enumerate(heads)
+    ]
+    return TablePanel(
+        title=Msg("exp.heads.profile", windows=profile["windows"], length=profile["length"]),
+        columns=[
+            *columns(COL, "layer", "head"),
+            *columns(
+                "exp.heads.profile_col.",
+                "previous",
+                "punctuation",
+                "line_break",
+                "line_above",
+                "rhyme",
+                "entropy",
+            ),
+        ],
+        rows=rows,
+    )
 
 
 def run_params(p: ParamCountParams, ctx: RunContext) -> Result:

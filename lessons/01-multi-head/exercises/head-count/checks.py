@@ -1,19 +1,26 @@
 """Checks for head-count: graded from the learner's stored train-compare runs and their answer file.
 
 Each check gets a RunsContext: `runs` (finished training runs from the progress store) and `answer`
-(the parsed head_count.toml). The three runs must be comparable: the same model and training settings
-except n_head, n_embd 128, at least 1000 steps.
+(the parsed head_count.toml). The runs must be comparable: the same model and training settings except
+n_head and the seed, n_embd 128, at least 1000 steps, and at least two seeds for each of 1, 4 and 8 heads.
+
+What the lesson teaches, and so what is graded: the head count does not change the parameter count, and a
+difference between head counts means something only when it is larger than the difference another seed
+makes. Every figure is computed the way the train-compare experiment shows it: the mean final validation
+loss of each head count over its seeds, the gap between the best and the worst mean, and the seed spread
+(the largest difference between two seeds of the same head count).
 """
 
 import json
 import math
 
-from tutor.grading.kit import CheckFailed, fail
+from tutor.grading.kit import CheckFailed, fail, msg
 
 HEADS = (1, 4, 8)
 N_EMBD = 128
 MIN_STEPS = 1000
-COMMAND = "python -m tutor experiment train-compare --set vary=heads --set steps=1000"
+MIN_SEEDS = 2
+COMMAND = "python -m tutor experiment train-compare --set vary=heads --set steps=1000 --set seeds=2"
 
 
 def _comparable(run: dict) -> bool:
@@ -28,113 +35,189 @@ def _comparable(run: dict) -> bool:
     )
 
 
-def comparison(runs: list[dict]) -> dict[int, dict] | None:
-    """The latest complete set {1: run, 4: run, 8: run} of runs that differ only in n_head, or None."""
-    groups: dict[str, dict[int, dict]] = {}
+def _groups(runs: list[dict]) -> list[dict[int, dict[int, dict]]]:
+    """Comparable runs grouped by everything but the head count and the seed: {n_head: {seed: latest run}}."""
+    groups: dict[str, dict[int, dict[int, dict]]] = {}
     for run in runs:
         if not _comparable(run):
             continue
         cfg = json.loads(json.dumps(run["config"]))
-        n_head = cfg["model"].pop("n_head")
-        group = groups.setdefault(json.dumps(cfg, sort_keys=True), {})
-        if n_head not in group or run["at"] > group[n_head]["at"]:
-            group[n_head] = run
-    complete = [g for g in groups.values() if set(g) == set(HEADS)]
+        n_head, seed = cfg["model"].pop("n_head"), cfg["train"].pop("seed")
+        seeds = groups.setdefault(json.dumps(cfg, sort_keys=True), {}).setdefault(n_head, {})
+        if seed not in seeds or run["at"] > seeds[seed]["at"]:
+            seeds[seed] = run
+    return list(groups.values())
+
+
+def comparison(runs: list[dict]) -> dict[int, dict[int, dict]] | None:
+    """The latest complete set {1: {seed: run}, 4: ..., 8: ...}: runs that differ only in n_head and seed, with
+    the same two or more seeds for every head count. None when there is no such set."""
+    complete = []
+    for group in _groups(runs):
+        if set(group) != set(HEADS):
+            continue
+        common = set.intersection(*(set(group[h]) for h in HEADS))
+        if len(common) >= MIN_SEEDS:
+            complete.append({h: {s: group[h][s] for s in sorted(common)} for h in HEADS})
     if not complete:
         return None
-    return max(complete, key=lambda g: max(r["at"] for r in g.values()))
+    return max(complete, key=lambda g: max(r["at"] for seeds in g.values() for r in seeds.values()))
 
 
-def _need_runs(ctx) -> dict[int, dict]:
+def figures(found: dict[int, dict[int, dict]]) -> dict:
+    """Mean final val loss per head count, the gap between the means, the seed spread, and the params."""
+    losses = {h: [float(r["final_val_loss"]) for r in found[h].values()] for h in HEADS}
+    means = {h: sum(v) / len(v) for h, v in losses.items()}
+    spreads = {h: max(v) - min(v) for h, v in losses.items()}
+    return {
+        "means": means,
+        "best": min(means, key=means.get),
+        "gap": max(means.values()) - min(means.values()),
+        "spread": max(spreads.values()),
+        "seeds": sorted(next(iter(found.values()))),
+        "params": {h: {r["params"] for r in found[h].values()} for h in HEADS},
+    }
+
+
+def _need(ctx) -> dict:
     found = comparison(ctx.runs)
     if found is None:
-        raise CheckFailed("no complete set of runs to compare with yet (see the first check)")
-    return found
+        raise CheckFailed(msg("no_set"))
+    return figures(found)
 
 
-def _losses(found: dict[int, dict]) -> dict[int, float]:
-    return {h: float(found[h]["final_val_loss"]) for h in HEADS}
+def _show(means: dict[int, float]) -> str:
+    return msg("list_sep").join(
+        msg("one_head" if h == 1 else "heads", h=h, v=f"{v:.4f}") for h, v in means.items()
+    )
 
 
-def _show(losses: dict[int, float]) -> str:
-    return ", ".join(f"{h} head{'s' * (h != 1)}: {v:.4f}" for h, v in losses.items())
+def _number(ctx, key: str, want: float, what: str) -> str:
+    got = ctx.answer.get(key)
+    if isinstance(got, bool) or not isinstance(got, int | float) or not math.isfinite(got):
+        raise fail(msg("finite_number", key=key, want=f"{want:.4f}"), repr(got)[:60])
+    if abs(got - want) > max(0.005, 0.05 * want):
+        raise fail(msg("about", key=key, want=f"{want:.4f}", what=what), f"{got}")
+    return f"{want:.4f}"
 
 
 def reference_answer(runs: list[dict]) -> dict:
     """The answer these runs support (used by the authoring check and the tests)."""
-    found = comparison(runs)
-    losses = _losses(found)
-    params = {found[h]["params"] for h in HEADS}
+    f = figures(comparison(runs))
     return {
-        "best_heads": min(losses, key=losses.get),
-        "loss_gap": round(max(losses.values()) - min(losses.values()), 4),
-        "same_params": len(params) == 1,
+        "best_heads": f["best"],
+        "loss_gap": round(f["gap"], 4),
+        "seed_spread": round(f["spread"], 4),
+        "beyond_noise": f["gap"] > f["spread"],
+        "same_params": len(set.union(*f["params"].values())) == 1,
     }
 
 
 def check_runs_done(ctx) -> str:
     found = comparison(ctx.runs)
     if found is None:
-        have = sorted({r["config"]["model"]["n_head"] for r in ctx.runs if _comparable(r)})
-        missing = [h for h in HEADS if h not in have]
+        have = {}
+        for group in _groups(ctx.runs):
+            for h, seeds in group.items():
+                have[h] = max(have.get(h, 0), len(seeds))
+        short = [
+            msg("one_head_seeds" if h == 1 else "heads_seeds", h=h, n=have.get(h, 0))
+            for h in HEADS
+            if have.get(h, 0) < MIN_SEEDS
+        ]
         raise fail(
-            f"finished runs with {', '.join(map(str, HEADS))} heads (n_embd {N_EMBD}, ≥ {MIN_STEPS} steps, "
-            "same settings otherwise)",
-            (f"runs with {', '.join(map(str, have))} heads only" if have else "no such runs")
-            + f"; missing {', '.join(map(str, missing))}. Train them: {COMMAND}",
+            msg(
+                "runs_needed",
+                heads=", ".join(map(str, HEADS)),
+                seeds=MIN_SEEDS,
+                n_embd=N_EMBD,
+                steps=MIN_STEPS,
+            ),
+            msg("train_them", short=msg("item_sep").join(short), command=COMMAND),
         )
-    return _show(_losses(found))
+    f = figures(found)
+    return msg("runs_ok", seeds=", ".join(map(str, f["seeds"])), means=_show(f["means"]))
 
 
 def check_best_heads(ctx) -> str:
-    losses = _losses(_need_runs(ctx))
-    best = min(losses, key=losses.get)
+    f = _need(ctx)
     got = ctx.answer.get("best_heads")
-    if got != best:
-        raise fail(
-            f"best_heads = {best}, the head count with the lowest final val loss in your runs",
-            f"best_heads = {got!r}",
-        )
-    return f"{best} heads did best in your runs ({_show(losses)})"
+    if got != f["best"]:
+        raise fail(msg("best_expected", best=f["best"]), f"best_heads = {got!r}")
+    return msg("best_ok", best=f["best"], means=_show(f["means"]))
 
 
 def check_loss_gap(ctx) -> str:
-    losses = _losses(_need_runs(ctx))
-    gap = max(losses.values()) - min(losses.values())
-    got = ctx.answer.get("loss_gap")
-    if isinstance(got, bool) or not isinstance(got, int | float) or not math.isfinite(got):
-        raise fail(f"loss_gap as a finite number (yours: {gap:.4f})", repr(got)[:60])
-    if abs(got - gap) > max(0.005, 0.05 * gap):
-        raise fail(f"loss_gap ≈ {gap:.4f} (worst minus best final val loss)", f"{got}")
-    return f"the spread is {gap:.4f}"
+    f = _need(ctx)
+    shown = _number(ctx, "loss_gap", f["gap"], msg("gap_what"))
+    return msg("gap_ok", gap=shown)
+
+
+def check_seed_spread(ctx) -> str:
+    f = _need(ctx)
+    shown = _number(ctx, "seed_spread", f["spread"], msg("spread_what"))
+    return msg("spread_ok", spread=shown)
+
+
+def check_beyond_noise(ctx) -> str:
+    f = _need(ctx)
+    real = f["gap"] > f["spread"]
+    got = ctx.answer.get("beyond_noise")
+    if got is not real:
+        raise fail(
+            msg(
+                "noise_expected",
+                real=str(real).lower(),
+                gap=f"{f['gap']:.4f}",
+                cmp=">" if real else "≤",
+                spread=f"{f['spread']:.4f}",
+            ),
+            repr(got),
+        )
+    return msg("noise_real" if real else "noise_within", gap=f"{f['gap']:.4f}", spread=f"{f['spread']:.4f}")
 
 
 def check_same_params(ctx) -> str:
-    found = _need_runs(ctx)
-    params = {h: found[h]["params"] for h in HEADS}
-    same = len(set(params.values())) == 1
+    f = _need(ctx)
+    params = f["params"]
+    same = len(set.union(*params.values())) == 1
     got = ctx.answer.get("same_params")
     if got is not same:
-        raise fail(
-            f"same_params = {str(same).lower()} (your runs: "
-            + ", ".join(f"{h} heads {p:,}" for h, p in params.items())
-            + ")",
-            repr(got),
+        shown = msg("list_sep").join(
+            msg(
+                "one_head_params" if h == 1 else "heads_params",
+                h=h,
+                params=", ".join(f"{p:,}" for p in sorted(params[h])),
+            )
+            for h in HEADS
         )
-    return "the parameter count does not depend on the head count" if same else "the counts differ"
+        raise fail(msg("same_expected", same=str(same).lower(), shown=shown), repr(got))
+    return msg("same_ok" if same else "counts_differ")
 
 
 def sample_runs(
-    losses: dict[int, float], params: int = 800_000, at: str = "2026-01-01T00:00:00+00:00"
+    losses: dict[int, float],
+    params: int = 800_000,
+    at: str = "2026-01-01T00:00:00+00:00",
+    spread: float = 0.01,
 ) -> list[dict]:
-    """Run records shaped exactly as train-compare stores them (for the authoring check and the tests)."""
+    """Run records shaped exactly as train-compare stores them (for the authoring check and the tests): two seeds
+    per head count, the second `spread` worse than the first."""
     from tutor.experiments.params import TrainCompareParams
     from tutor.experiments.training import run_config, run_key
 
+    p = TrainCompareParams()
     runs = []
     for h, loss in losses.items():
-        config = run_config(TrainCompareParams(), h, "learned", "sample-corpus")
-        runs.append(
-            {"key": run_key(config), "config": config, "final_val_loss": loss, "params": params, "at": at}
-        )
+        for k in range(MIN_SEEDS):
+            config = run_config(p, h, "learned", "sample-corpus", seed=p.seed + k)
+            runs.append(
+                {
+                    "key": run_key(config),
+                    "config": config,
+                    "final_val_loss": loss + k * spread,
+                    "params": params,
+                    "at": at,
+                }
+            )
     return runs

@@ -1,0 +1,21 @@
+"""The text the experiments train and score on: the shipped Tang corpus, split as `python -m tutor train`
+splits it, loaded once per process (about 1 s; see README, "The Tang corpus")."""
+
+from __future__ import annotations
+
+import threading
+
+_lock = threading.Lock()
+_texts: tuple[str, str] | None = None
+
+
+def course_texts() -> tuple[str, str]:
+    """(training text, validation text) of the Tang corpus."""
+    global _texts
+    with _lock:
+        if _texts is None:
+            from models.corpus import corpus_text, load_tang, split_poems
+
+            train, val = split_poems(load_tang())
+            _texts = corpus_text(train), corpus_text(val)
+        return _texts

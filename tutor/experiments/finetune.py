@@ -1,0 +1,180 @@
+"""context-finetune: what PI, NTK and YaRN do with the short fine-tune they were designed for.
+
+For each method the shipped short-context RoPE model is loaded with that frequency table, scored at its
+trained length L0 and at s·L0 on the validation text, fine-tuned for a few steps on training windows of
+s·L0 characters, and scored again. Runs in a child process (see runner.py) with progress events; nothing is
+stored, and the shipped checkpoint is never written.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tutor.experiments.base import RunContext
+from tutor.experiments.errors import Cancelled, ExperimentError
+from tutor.experiments.params import ContextFinetuneParams
+from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, reading, result
+from tutor.settings import ROPE_SHORT_CHECKPOINT, TRAINING_PROGRESS_EVERY_S, checkpoints_dir
+
+TEXT = "exp.context-finetune."
+
+
+def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
+    from models.checkpoint import load_checkpoint
+    from models.context import measure
+    from models.train import TrainConfig, train
+    from tutor.experiments.corpus import course_texts
+
+    path = checkpoints_dir() / ROPE_SHORT_CHECKPOINT
+    if not path.is_file():
+        raise ExperimentError(f"the checkpoint {path} is missing; it ships with the tutor")
+    base = load_checkpoint(path)
+    if base.model.cfg.pos != "rope":
+        raise ExperimentError(
+            f"{ROPE_SHORT_CHECKPOINT} must be a RoPE model, it uses {base.model.cfg.pos!r} positions"
+        )
+    L0 = base.model.cfg.block_size
+    long = round(p.scale * L0)
+    lengths = [L0, long] if long > L0 else [L0]
+    train_text, val_text = course_texts()
+    val_ids = base.tokenizer.encode(val_text, unknown="unk")
+
+    def scores(model) -> dict[int, object]:
+        try:
+            got = measure(model, val_ids, lengths, p.windows, L0, should_stop=ctx.should_stop)
+        except InterruptedError:
+            raise Cancelled() from None
+        return {s.length: s for s in got}
+
+    done: list[dict[str, Any]] = []
+    t_all = time.perf_counter()
+    per_step_s: float | None = None
+    for index, method in enumerate(p.methods):
+        ctx.check()
+        label = Msg(f"term.method.{method}").model_dump()
+        model = load_checkpoint(path, rope_scaling=method, rope_scale=p.scale, rope_original_max=L0).model
+        before = scores(model)
+        last_emit = 0.0
+        steps, losses = [], []
+
+        def on_progress(pr, index=index, label=label, steps=steps, losses=losses) -> None:
+            nonlocal last_emit, per_step_s
+            steps.append(float(pr.step))
+            losses.append(pr.loss)
+            per_step_s = pr.elapsed_s / max(pr.step, 1)
+            now = time.perf_counter()
+            if pr.val_loss is None and pr.step < pr.steps and now - last_emit < TRAINING_PROGRESS_EVERY_S:
+                return
+            last_emit = now
+            later = len(p.methods) - index - 1
+            ctx.emit(
+                {
+                    "event": "progress",
+                    "run": index + 1,
+                    "runs": len(p.methods),
+                    "label": label,
+                    "step": pr.step,
+                    "steps": pr.steps,
+                    "loss": pr.loss,
+                    "val_loss": pr.val_loss,
+                    "tokens_per_s": pr.tokens_per_s,
+                    "eta_s": pr.eta_s + later * p.steps * per_step_s,
+                }
+            )
+
+        cfg = TrainConfig(
+            steps=p.steps,
+            batch_size=p.batch,
+            context=long,
+            lr=p.lr,
+            eval_interval=p.steps,
+            seed=p.seed,
+            threads=p.threads,
+        )
+        tuned = train(
+            model.cfg,
+            cfg,
+            train_text,
+            val_text,
+            on_progress=on_progress,
+            should_stop=ctx.should_stop,
+            tokenizer=base.tokenizer,
+            init=model,
+        )
+        if tuned.cancelled:
+            raise Cancelled()
+        after = scores(model)
+        done.append(
+            {
+                "method": method,
+                "before": {n: before[n].loss for n in lengths},
+                "after": {n: after[n].loss for n in lengths},
+                "entropy_before": before[lengths[-1]].entropy,
+                "entropy_after": after[lengths[-1]].entropy,
+                "steps": steps,
+                "losses": losses,
+                "seconds": tuned.seconds,
+            }
+        )
+    return finetune_result(p, L0, lengths, done, time.perf_counter() - t_all)
+
+
+def finetune_result(
+    p: ContextFinetuneParams, L0: int, lengths: list[int], done: list[dict[str, Any]], seconds: float
+) -> Result:
+    """The Result of finished fine-tunes: per method its losses before and after at each length, the
+    attention entropy at the longest length before and after, the training-loss curve and its seconds."""
+    rows, metrics = [], {}
+    for d in done:
+        method = d["method"]
+        row: list = [Msg(f"term.method.{method}")]
+        for n in lengths:
+            k = "1x" if n == L0 else "long"
+            metrics[f"before_{k}_{method}"] = d["before"][n]
+            metrics[f"after_{k}_{method}"] = d["after"][n]
+            row += [Num(d["before"][n]), Num(d["after"][n])]
+        metrics[f"entropy_before_{method}"] = d["entropy_before"]
+        metrics[f"entropy_after_{method}"] = d["entropy_after"]
+        metrics[f"seconds_{method}"] = d["seconds"]
+        row += [Num(d["entropy_before"], 3), Num(d["entropy_after"], 3)]
+        rows.append(row)
+    metrics["trained_length"] = L0
+    metrics["length"] = lengths[-1]
+    metrics["seconds"] = seconds
+
+    cols = [Msg("exp.col.method")]
+    for n in lengths:
+        cols += [Msg(f"{TEXT}before", n=n), Msg(f"{TEXT}after", n=n)]
+    cols += [Msg(f"{TEXT}entropy_before", n=lengths[-1]), Msg(f"{TEXT}entropy_after", n=lengths[-1])]
+    after_long = {d["method"]: d["after"][lengths[-1]] for d in done}
+    best = min(after_long, key=after_long.get)
+    panels = [
+        TablePanel(
+            title=Msg(
+                f"{TEXT}table", steps=p.steps, batch=p.batch, n=lengths[-1], length=L0, windows=p.windows
+            ),
+            columns=cols,
+            rows=rows,
+        ),
+        SeriesPanel(
+            title=Msg(f"{TEXT}plot"),
+            x_label=Msg("exp.train-compare.step"),
+            y_label=Msg("exp.train-compare.loss"),
+            series=[
+                Series(name=Msg(f"term.method.{d['method']}"), x=d["steps"], y=d["losses"]) for d in done
+            ],
+        ),
+        reading(
+            Msg(
+                f"{TEXT}note",
+                n=lengths[-1],
+                length=L0,
+                steps=p.steps,
+                best=Msg(f"term.method.{best}"),
+                loss=Num(after_long[best]),
+                scaling=Msg("exp.context-scaling.title"),
+            )
+        ),
+    ]
+    return result("context-finetune", p, metrics, panels)
