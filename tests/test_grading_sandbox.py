@@ -167,8 +167,11 @@ TORCH_ATTACKS = {  # split-heads
 }  # fmt: skip
 
 
-def _tutor(home: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
+def _tutor(
+    home: Path, *args: str, timeout: float = 240, tmpdir: Path | None = None
+) -> subprocess.CompletedProcess:
+    env = run_tutor_env(home) | ({"TMPDIR": str(tmpdir)} if tmpdir is not None else {})
+    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=env,
                           timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
@@ -286,13 +289,15 @@ def test_long_output_is_truncated_and_says_so(lessons, home, tmp_path):
     assert "[output truncated: 200,001 bytes in total, the first 8,000 characters shown]" in grade["output"]
 
 
-def _grading_processes() -> set[int]:
-    """Processes working in a grading scratch folder (a worker, or anything it could have started)."""
+def _grading_processes(under: Path) -> set[int]:
+    """Processes working in a grading scratch folder made under `under` (a worker, or anything it could have
+    started); other tests' grading, in this run or another, works elsewhere."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if "tutor-grade-" in os.readlink(entry / "cwd"):
+                cwd = os.readlink(entry / "cwd")
+                if cwd.startswith(f"{under}/") and "tutor-grade-" in cwd:
                     found.add(int(entry.name))
             except OSError:
                 continue
@@ -307,14 +312,17 @@ def test_attacks_through_the_store_leave_it_unharmed_and_nothing_running(lessons
         "    subprocess.Popen(['sleep', '60'], start_new_session=True)\n" + IDENTITY_SPLIT
     )
     before_rows = sqlite3.connect(store_file).execute("SELECT * FROM submissions ORDER BY id").fetchall()
-    before = _grading_processes()
+    scratch = tmp_path / "tmp"  # the graders' TMPDIR: their scratch folders are made in it
+    scratch.mkdir()
     for source in (attack, IDENTITY_SPLIT):
         path = tmp_path / "split_heads.py"
         path.write_text(source, encoding="utf-8")
-        out = _tutor(home, "grade", "split-heads", str(path), "--json", "--lessons", str(lessons))
+        out = _tutor(
+            home, "grade", "split-heads", str(path), "--json", "--lessons", str(lessons), tmpdir=scratch
+        )
         assert json.loads(out.stdout)["status"] in ("fail", "error"), out.stdout
     time.sleep(1)
-    assert _grading_processes() - before == set()
+    assert _grading_processes(scratch) == set()
     rows = sqlite3.connect(store_file).execute("SELECT * FROM submissions ORDER BY id").fetchall()
     assert rows[: len(before_rows)] == before_rows  # what was there is untouched
     new = rows[len(before_rows) :]

@@ -322,3 +322,30 @@ def test_train_cli_reports_the_corpus_vocabulary_and_model_loss_beside_both_base
         r"model [\d.]+ last, [\d.]+ best \(step \d\) +\| +bigram [\d.]+ \(λ 0\.\d+\) +unigram", line
     )
     assert load_checkpoint(tmp_path / "m.pt").meta["vocab_min_count"] == 3
+
+
+def test_a_traditional_script_poetry_file_from_outside_imports_as_simplified_and_trains(tmp_path, tang):
+    """A chinese-poetry style file in traditional script (written here with OpenCC's s2t from 120 Tang poems,
+    with `paragraphs`, and one entry without text) trains through the CLI on simplified characters."""
+    from opencc import OpenCC
+
+    to_trad = OpenCC("s2t").convert
+    entries = [
+        {"title": to_trad(p.title), "author": to_trad(p.author), "paragraphs": [to_trad(x) for x in p.lines]}
+        for p in tang[:120]
+    ]
+    entries.append({"title": "無題", "author": "佚名", "paragraphs": []})
+    text = json.dumps(entries, ensure_ascii=False)
+    simplified = OpenCC("t2s").convert
+    assert sum(simplified(c) != c for c in set(text)) > 50  # it really is in traditional script
+    src = tmp_path / "poet.tang.99000.json"
+    src.write_text(text, encoding="utf-8")
+    cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4"]
+    cmd += ["--steps", "4", "--eval-interval", "2", "--corpus", str(src), "--out", str(tmp_path / "t.pt")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_tutor_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "read 120 poems" in proc.stdout and "(traditional converted to simplified)" in proc.stdout
+    assert re.search(r"skipped 1: .*", proc.stdout)
+    chars = set(load_checkpoint(tmp_path / "t.pt").tokenizer.chars[1:])
+    assert chars and all(simplified(c) == c for c in chars)  # no traditional form left in the vocabulary
+    assert {"风", "来"} & chars
