@@ -8,13 +8,13 @@ from textual.widgets import Static
 
 from tests.ui_helpers import make_app, settle
 from tutor.content.schema import pick
+from tutor.texts import say
 from tutor.ui.app import TutorApp
 from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz, SetLanguage
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.screens.lesson import LessonScreen
 from tutor.ui.screens.quiz import QuizScreen
-from tutor.ui.strings import t
 from tutor.ui.widgets.key_bar import KeyBar
 
 
@@ -37,8 +37,8 @@ async def test_a_language_message_relabels_this_screen_now_and_the_others_when_s
         app.screen.post_message(SetLanguage("de"))  # as the palette's language command does
         await pilot.pause()
         assert (app.lang, app.tutor.lang) == ("de", "de")
-        assert _text(app.screen, "#home-title") == t("app.title", "de")
-        assert t("key.continue", "de") in str(app.screen.query_one(KeyBar).content)
+        assert _text(app.screen, "#home-title") == say("app.title", "de")
+        assert say("key.continue", "de") in str(app.screen.query_one(KeyBar).content)
 
         app.switch_mode("lesson")  # the lesson screen kept its widgets and now speaks German
         await pilot.pause()
@@ -46,7 +46,7 @@ async def test_a_language_message_relabels_this_screen_now_and_the_others_when_s
         assert _text(app.screen, "#lesson-title") == pick(lesson.title, "de")
         titles = [str(w.content) for w in app.screen.query(".section-title").results(Static)]
         assert titles == [pick(s.title, "de") for s in lesson.sections]
-        assert t("key.quiz", "de") in str(app.screen.query_one(KeyBar).content)
+        assert say("key.quiz", "de") in str(app.screen.query_one(KeyBar).content)
 
 
 class RecordingApp(TutorApp):

@@ -24,6 +24,7 @@ from textual.screen import Screen
 
 from tutor.i18n import LANG_NAMES
 from tutor.settings import LOAD_DELAY_S, MODE_SWITCH_HOLD_S, QUIT_GRACE_S
+from tutor.texts import say
 from tutor.ui.bindings import localise
 from tutor.ui.commands import CourseCommands
 from tutor.ui.messages import (
@@ -37,7 +38,6 @@ from tutor.ui.messages import (
 )
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.state import Tutor, load, saved_index
-from tutor.ui.strings import t
 from tutor.ui.widgets.key_bar import training_line
 
 DARK, LIGHT = "textual-dark", "textual-light"
@@ -222,7 +222,7 @@ class TutorApp(App[int]):
             if lesson is None:
                 return
             if not lesson.quiz:
-                self.notify(t("lesson.no_quiz", self.lang))
+                self.notify(say("lesson.no_quiz", self.lang))
                 return
             screen = QuizScreen.for_lesson(self.tutor, lesson)
         self.tutor.remember(screen="quiz", lesson=lesson_id)
@@ -281,7 +281,7 @@ class TutorApp(App[int]):
                     last["lesson"], last.get("section"), offset=int(offset) if offset.isdigit() else 0
                 )
         elif self.tutor.lessons:
-            self.notify(t("home.continue_none", self.lang))
+            self.notify(say("home.continue_none", self.lang))
             await self.open_lesson(self.tutor.lessons[0].id)
 
     # --- actions -------------------------------------------------------------------------
@@ -321,7 +321,7 @@ class TutorApp(App[int]):
         self.tutor.lang = lang
         localise(self, lang)
         self.refresh_bindings()
-        self.notify(t("lang.switched", lang), timeout=2)
+        self.notify(say("lang.switched", lang), timeout=2)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop_training":
@@ -359,16 +359,16 @@ class TutorApp(App[int]):
         lang = self.lang
         if self.training is not None:
             yield SystemCommand(
-                t("cmd.stop_training", lang), training_line(self.training, lang), self.action_stop_training
+                say("cmd.stop_training", lang), training_line(self.training, lang), self.action_stop_training
             )
         yield SystemCommand(
-            t("cmd.review", lang),
-            t("cmd.review_help", lang),
+            say("cmd.review", lang),
+            say("cmd.review_help", lang),
             partial(self.navigate, self.open_quiz, None),
         )
         for code, name in LANG_NAMES.items():
             if code != lang:
                 yield SystemCommand(
-                    t("cmd.lang", lang, name=name), code, partial(self.post_message, SetLanguage(code))
+                    say("cmd.lang", lang, name=name), code, partial(self.post_message, SetLanguage(code))
                 )
         yield from super().get_system_commands(screen)
