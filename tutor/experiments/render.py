@@ -120,7 +120,10 @@ def metric_label(experiment: str, name: str) -> Words:
             args: dict = {}
             for part, value in match.groupdict().items():
                 term = f"term.{part}.{value}"
-                args[part] = int(value) if value.isdigit() else Msg(term) if has(term) else value
+                # a count is a number ("4 heads"); a seed is a name, shown as written (1337, not 1,337)
+                args[part] = (
+                    int(value) if value.isdigit() and part != "seed" else Msg(term) if has(term) else value
+                )
             return Msg(key, **args)
     return name
 
