@@ -15,7 +15,8 @@ from tutor.experiments.base import RunContext
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import ContextFinetuneParams
 from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, reading, result
-from tutor.settings import ROPE_SHORT_CHECKPOINT, TRAINING_PROGRESS_EVERY_S, checkpoints_dir
+from tutor.experiments.training import Progress
+from tutor.settings import ROPE_SHORT_CHECKPOINT, checkpoints_dir
 
 TEXT = "exp.context-finetune."
 
@@ -49,39 +50,17 @@ def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
 
     done: list[dict[str, Any]] = []
     t_all = time.perf_counter()
-    per_step_s: float | None = None
+    progress = Progress(ctx, len(p.methods), p.steps)
     for index, method in enumerate(p.methods):
         ctx.check()
         label = Msg(f"term.method.{method}").model_dump()
         model = load_checkpoint(path, rope_scaling=method, rope_scale=p.scale, rope_original_max=L0).model
         before = scores(model)
-        last_emit = 0.0
         steps, losses = [], []
 
-        def on_progress(pr, index=index, label=label, steps=steps, losses=losses) -> None:
-            nonlocal last_emit, per_step_s
+        def curve(pr, steps=steps, losses=losses) -> None:
             steps.append(float(pr.step))
             losses.append(pr.loss)
-            per_step_s = pr.elapsed_s / max(pr.step, 1)
-            now = time.perf_counter()
-            if pr.val_loss is None and pr.step < pr.steps and now - last_emit < TRAINING_PROGRESS_EVERY_S:
-                return
-            last_emit = now
-            later = len(p.methods) - index - 1
-            ctx.emit(
-                {
-                    "event": "progress",
-                    "run": index + 1,
-                    "runs": len(p.methods),
-                    "label": label,
-                    "step": pr.step,
-                    "steps": pr.steps,
-                    "loss": pr.loss,
-                    "val_loss": pr.val_loss,
-                    "tokens_per_s": pr.tokens_per_s,
-                    "eta_s": pr.eta_s + later * p.steps * per_step_s,
-                }
-            )
 
         cfg = TrainConfig(
             steps=p.steps,
@@ -97,7 +76,7 @@ def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
             cfg,
             train_text,
             val_text,
-            on_progress=on_progress,
+            on_progress=progress.of_run(index, label, also=curve),
             should_stop=ctx.should_stop,
             tokenizer=base.tokenizer,
             init=model,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -82,6 +83,47 @@ def run_label(n_head: int, pos: str, vary: str, seed: int | None = None) -> Msg:
     return label if seed is None else Msg(f"{TEXT}seeded", label=label, seed=str(seed))
 
 
+class Progress:
+    """The "progress" events of a series of training runs of `steps` steps each: at most one every
+    TRAINING_PROGRESS_EVERY_S seconds, plus each validation and the last step. The ETA adds the runs still to
+    come at the current run's pace."""
+
+    def __init__(self, ctx: RunContext, runs: int, steps: int) -> None:
+        self.ctx, self.runs, self.steps = ctx, runs, steps
+
+    def of_run(
+        self, index: int, label: dict[str, Any], also: Callable[[Any], None] | None = None
+    ) -> Callable[[Any], None]:
+        """The `on_progress` callback of run `index` (from 0), shown as `label`; `also` sees every step."""
+        last_emit = 0.0
+
+        def on_progress(pr) -> None:
+            nonlocal last_emit
+            if also is not None:
+                also(pr)
+            now = time.perf_counter()
+            if pr.val_loss is None and pr.step < pr.steps and now - last_emit < TRAINING_PROGRESS_EVERY_S:
+                return
+            last_emit = now
+            per_step_s = pr.elapsed_s / max(pr.step, 1)
+            self.ctx.emit(
+                {
+                    "event": "progress",
+                    "run": index + 1,
+                    "runs": self.runs,
+                    "label": label,
+                    "step": pr.step,
+                    "steps": pr.steps,
+                    "loss": pr.loss,
+                    "val_loss": pr.val_loss,
+                    "tokens_per_s": pr.tokens_per_s,
+                    "eta_s": pr.eta_s + (self.runs - index - 1) * self.steps * per_step_s,
+                }
+            )
+
+        return on_progress
+
+
 def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     from models.gpt import GPTConfig
     from models.tokenizer import CharTokenizer
@@ -94,7 +136,7 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     seeds = [p.seed + k for k in range(p.seeds)]
     runs = [(slug, n_head, pos, seed) for slug, n_head, pos in p.runs() for seed in seeds]
     done: list[dict[str, Any]] = []
-    per_step_s: float | None = None
+    progress = Progress(ctx, len(runs), p.steps)
     for index, (slug, n_head, pos, seed) in enumerate(runs):
         # events are JSON: the Msg as its fields
         label = run_label(n_head, pos, p.vary, seed if p.seeds > 1 else None).model_dump()
@@ -117,37 +159,12 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
                 }
             )
             continue
-        last_emit = 0.0
-
-        def on_progress(pr, index=index, label=label) -> None:
-            nonlocal last_emit, per_step_s
-            per_step_s = pr.elapsed_s / max(pr.step, 1)
-            now = time.perf_counter()
-            if pr.val_loss is None and pr.step < pr.steps and now - last_emit < TRAINING_PROGRESS_EVERY_S:
-                return
-            last_emit = now
-            later = len(runs) - index - 1
-            ctx.emit(
-                {
-                    "event": "progress",
-                    "run": index + 1,
-                    "runs": len(runs),
-                    "label": label,
-                    "step": pr.step,
-                    "steps": pr.steps,
-                    "loss": pr.loss,
-                    "val_loss": pr.val_loss,
-                    "tokens_per_s": pr.tokens_per_s,
-                    "eta_s": pr.eta_s + later * p.steps * per_step_s,
-                }
-            )
-
         trained = train(
             GPTConfig(**config["model"]),
             TrainConfig(**{**config["train"], "threads": p.threads}),
             train_text,
             val_text,
-            on_progress=on_progress,
+            on_progress=progress.of_run(index, label),
             should_stop=ctx.should_stop,
             tokenizer=tokenizer,
         )
