@@ -79,6 +79,8 @@ def test_train_compare_runs_every_setting_with_each_seed_and_measures_the_spread
         finals = [m[f"val_loss_h{h}_s1337"], m[f"val_loss_h{h}_s1338"]]
         assert m[f"val_loss_h{h}"] == pytest.approx(sum(finals) / 2)
         assert m[f"seed_spread_h{h}"] == pytest.approx(max(finals) - min(finals))
+        seconds = [m[f"seconds_h{h}_s1337"], m[f"seconds_h{h}_s1338"]]
+        assert m[f"seconds_h{h}"] == pytest.approx(sum(seconds) / 2)  # the names of one-seed runs stay
     assert m["seed_spread"] == max(m["seed_spread_h1"], m["seed_spread_h2"])
     assert m["gap"] == pytest.approx(abs(m["val_loss_h1"] - m["val_loss_h2"]))
     assert {e["run"] for e in events if e["event"] == "progress"} == {1, 2, 3, 4}

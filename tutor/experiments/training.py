@@ -215,8 +215,9 @@ def compare_runs(p: TrainCompareParams, done: list[dict[str, Any]]) -> Result:
         label = Msg.model_validate(r["label"])
         seed = r.get("seed", p.seed)
         setting = settings.setdefault(
-            r["slug"], {"label": label, "finals": [], "lows": [], "params": r["params"]}
+            r["slug"], {"label": label, "finals": [], "lows": [], "seconds": [], "params": r["params"]}
         )
+        setting["seconds"].append(r["seconds"])
         setting["finals"].append(r["val_loss"])
         setting["lows"].append(r["val_loss"] if low is None else low)
         metrics[f"val_loss_{r['slug']}_s{seed}"] = r["val_loss"]
@@ -238,6 +239,7 @@ def compare_runs(p: TrainCompareParams, done: list[dict[str, Any]]) -> Result:
         spread = max(s["finals"]) - min(s["finals"])
         metrics[f"val_loss_{slug}"] = means[slug]
         metrics[f"min_val_loss_{slug}"] = sum(s["lows"]) / len(s["lows"])
+        metrics[f"seconds_{slug}"] = sum(s["seconds"]) / len(s["seconds"])  # the name runs had before seeds
         several = len(s["finals"]) > 1
         if several:  # one seed measures no spread: no metric rather than a 0
             metrics[f"seed_spread_{slug}"] = spreads[slug] = spread
