@@ -35,3 +35,15 @@ def test_installed_package_runs_from_any_directory(tmp_path):
     )
     assert listed.returncode == 0, listed.stderr
     assert [lesson["id"] for lesson in json.loads(listed.stdout)] == ["multi-head", "positions", "rope-alibi"]
+
+
+def test_installed_package_ships_the_tang_corpus_and_the_rope_models_tables(tmp_path):
+    code = (
+        "import json; from models.corpus import load_tang; from tutor.experiments.runner import run_quick; "
+        "m = run_quick('context-scaling').metrics; print(json.dumps([len(load_tang()), m['stored']]))"
+    )
+    out = subprocess.run(
+        [PYTHON, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=installed_env()
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [47_497, 1]  # the corpus and the stored tables, not a measurement
