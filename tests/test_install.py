@@ -1,4 +1,4 @@
-"""The installed package (not the checkout) finds its lessons and checkpoints from any directory."""
+"""The installed package (not the checkout) finds its lessons, checkpoints and corpus from any directory."""
 
 import json
 import os
@@ -14,27 +14,23 @@ def installed_env() -> dict[str, str]:
     return env
 
 
+def _installed_json(cwd: Path, *args: str):
+    """What `python ARGS` prints as JSON when run outside the checkout, with the checkout off the path."""
+    out = subprocess.run([PYTHON, *args], cwd=cwd, capture_output=True, text=True, env=installed_env())
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
 def test_installed_package_runs_from_any_directory(tmp_path):
     code = (
         "import json, tutor.settings as p; "
         "print(json.dumps([str(p.shipped_lessons_dir()), str(p.default_checkpoint())]))"
     )
-    out = subprocess.run(
-        [PYTHON, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=installed_env()
-    )
-    assert out.returncode == 0, out.stderr
-    lessons, checkpoint = map(Path, json.loads(out.stdout))
+    lessons, checkpoint = map(Path, _installed_json(tmp_path, "-c", code))
     assert (lessons / "02-positions" / "lesson.toml").is_file()
     assert os.path.getsize(checkpoint) > 1_000_000
-    listed = subprocess.run(
-        [PYTHON, "-m", "tutor", "lessons", "--json", "--home", str(tmp_path / "home")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=installed_env(),
-    )
-    assert listed.returncode == 0, listed.stderr
-    assert [lesson["id"] for lesson in json.loads(listed.stdout)] == ["multi-head", "positions", "rope-alibi"]
+    listed = _installed_json(tmp_path, "-m", "tutor", "lessons", "--json", "--home", str(tmp_path / "home"))
+    assert [lesson["id"] for lesson in listed] == ["multi-head", "positions", "rope-alibi"]
 
 
 def test_installed_package_ships_the_tang_corpus_and_the_rope_models_tables(tmp_path):
@@ -42,8 +38,5 @@ def test_installed_package_ships_the_tang_corpus_and_the_rope_models_tables(tmp_
         "import json; from models.corpus import load_tang; from tutor.experiments.runner import run_quick; "
         "m = run_quick('context-scaling').metrics; print(json.dumps([len(load_tang()), m['stored']]))"
     )
-    out = subprocess.run(
-        [PYTHON, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=installed_env()
-    )
-    assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == [47_497, 1]  # the corpus and the stored tables, not a measurement
+    # the corpus and the stored tables, not a measurement
+    assert _installed_json(tmp_path, "-c", code) == [47_497, 1]
