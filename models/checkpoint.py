@@ -104,3 +104,10 @@ def strip_training_state(path: Path) -> None:
     ck = load_checkpoint(path)
     meta = {k: v for k, v in ck.meta.items() if k != "rng"}
     save_checkpoint(path, ck.model, ck.tokenizer, meta, dtype=torch.float16)
+
+
+def keep_in_meta(path: Path, ck: Checkpoint, key: str, value: Any) -> None:
+    """Rewrite the checkpoint `ck` loaded from `path` with `value` under meta[key] (measured figures that
+    experiments read back). A shipped file, without optimizer state, stays in float16 as it was written."""
+    dtype = torch.float16 if ck.optimizer_state is None else None
+    save_checkpoint(path, ck.model, ck.tokenizer, {**ck.meta, key: value}, ck.optimizer_state, dtype)

@@ -177,7 +177,7 @@ def stored_table(meta: dict, scale: float, windows: int) -> dict | None:
 
 def store(checkpoint: Path, scales: Sequence[float] = STORED_SCALES, windows: int = STORED_WINDOWS) -> dict:
     """Measure the tables on the Tang validation split and keep them in the checkpoint's metadata."""
-    from models.checkpoint import load_checkpoint, save_checkpoint
+    from models.checkpoint import keep_in_meta, load_checkpoint
     from models.corpus import corpus_text, load_tang, split_poems
 
     ck = load_checkpoint(checkpoint)
@@ -200,9 +200,7 @@ def store(checkpoint: Path, scales: Sequence[float] = STORED_SCALES, windows: in
         "seconds": time.perf_counter() - t0,
         "tables": tables,
     }
-    dtype = torch.float16 if ck.optimizer_state is None else None  # a shipped file stays as it was written
-    meta = {**ck.meta, "context_scaling": kept}
-    save_checkpoint(checkpoint, ck.model, ck.tokenizer, meta, ck.optimizer_state, dtype)
+    keep_in_meta(checkpoint, ck, "context_scaling", kept)
     return kept
 
 

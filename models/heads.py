@@ -108,15 +108,12 @@ def profile(model: GPT, tokenizer: CharTokenizer, text: str, windows: int = WIND
 
 def store(checkpoint: Path, windows: int = WINDOWS) -> dict:
     """Profile a checkpoint on the Tang validation split and keep it in its metadata."""
-    from models.checkpoint import load_checkpoint, save_checkpoint
+    from models.checkpoint import keep_in_meta, load_checkpoint
     from models.corpus import corpus_text, load_tang, split_poems
 
     ck = load_checkpoint(checkpoint)
     found = profile(ck.model, ck.tokenizer, corpus_text(split_poems(load_tang())[1]), windows)
-    dtype = torch.float16 if ck.optimizer_state is None else None  # a shipped file stays as it was written
-    save_checkpoint(
-        checkpoint, ck.model, ck.tokenizer, {**ck.meta, "head_profile": found}, ck.optimizer_state, dtype
-    )
+    keep_in_meta(checkpoint, ck, "head_profile", found)
     return found
 
 

@@ -12,7 +12,7 @@ import torch
 from conftest import PYTHON, ROOT, run_tutor_env
 
 from models.baselines import ngram_baselines
-from models.checkpoint import load_checkpoint, save_checkpoint, strip_training_state
+from models.checkpoint import keep_in_meta, load_checkpoint, save_checkpoint, strip_training_state
 from models.corpus import corpus_text, load_tang, save_poems, split_poems
 from models.gpt import GPT, GPTConfig
 from models.tokenizer import UNK, CharTokenizer, UnknownCharacterError
@@ -116,6 +116,11 @@ def test_a_shipped_checkpoint_stores_the_tied_matrix_once_and_in_float16(tmp_pat
     assert loaded.head.weight is loaded.tok_emb.weight and loaded.tok_emb.weight.dtype == torch.float32
     x = torch.randint(tok.vocab_size, (2, 16))
     assert (loaded(x)[0] - model(x)[0]).abs().max() < 1e-3
+    stripped = (tmp_path / "m.pt").stat().st_size
+    keep_in_meta(tmp_path / "m.pt", load_checkpoint(tmp_path / "m.pt"), "figures", {"a": 1.5})
+    again = load_checkpoint(tmp_path / "m.pt")  # measured figures added, the weights as they were
+    assert again.meta["figures"] == {"a": 1.5} and (tmp_path / "m.pt").stat().st_size < stripped + 1000
+    assert all(torch.equal(a, b) for a, b in zip(again.model.parameters(), loaded.parameters(), strict=True))
 
 
 def test_loading_a_foreign_file_says_so(tmp_path):
