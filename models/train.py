@@ -213,6 +213,46 @@ def make_optimizer(model: GPT, cfg: TrainConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95), fused=True)
 
 
+def _resumed(out: Path, model_cfg: GPTConfig) -> tuple[GPT, CharTokenizer, int, list, dict | None]:
+    """Model, tokenizer, step, curve and optimizer state of the run saved in `out`, with its RNG restored;
+    ValueError when it was trained with other settings than `model_cfg`."""
+    ck = load_checkpoint(out)
+    saved, asked = ck.model.cfg.to_dict(), model_cfg.to_dict()
+    differ = [
+        f"{k}={saved[k]!r} (asked {asked[k]!r})" for k in saved if k != "vocab_size" and saved[k] != asked[k]
+    ]
+    if differ:
+        raise ValueError(
+            f"cannot resume {out}: it was trained with {', '.join(differ)}; pass the same settings"
+        )
+    if "rng" in ck.meta:
+        torch.set_rng_state(torch.tensor(ck.meta["rng"], dtype=torch.uint8))
+    step = int(ck.meta.get("step", 0))
+    return ck.model, ck.tokenizer, step, list(ck.meta.get("curve", [])), ck.optimizer_state
+
+
+def _step(
+    model: GPT,
+    optimizer: torch.optim.Optimizer,
+    batches: Batches,
+    cfg: TrainConfig,
+    lr: float,
+    device: str,
+    bf16: bool,
+) -> torch.Tensor:
+    """One optimizer step at learning rate `lr` on the next training batch; returns its loss."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    x, y = batches.train_batch()
+    with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bf16):
+        _, loss = model(x.to(device), y.to(device))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    optimizer.step()
+    return loss
+
+
 def train(
     model_cfg: GPTConfig,
     cfg: TrainConfig,
@@ -245,33 +285,16 @@ def train(
         torch.set_num_threads(cfg.threads)
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
-    start_step, curve, opt_state = 0, [], None
     if resume and out is not None and Path(out).is_file():
-        ck = load_checkpoint(out)
-        model, tokenizer = ck.model, ck.tokenizer
-        saved, asked = ck.model.cfg.to_dict(), model_cfg.to_dict()
-        differ = [
-            f"{k}={saved[k]!r} (asked {asked[k]!r})"
-            for k in saved
-            if k != "vocab_size" and saved[k] != asked[k]
-        ]
-        if differ:
-            raise ValueError(
-                f"cannot resume {out}: it was trained with {', '.join(differ)}; pass the same settings"
-            )
-        start_step = int(ck.meta.get("step", 0))
-        curve = list(ck.meta.get("curve", []))
-        opt_state = ck.optimizer_state
-        if "rng" in ck.meta:
-            torch.set_rng_state(torch.tensor(ck.meta["rng"], dtype=torch.uint8))
+        model, tokenizer, start_step, curve, opt_state = _resumed(Path(out), model_cfg)
     elif init is not None:
         if tokenizer is None:
             raise ValueError("fine-tuning (init) needs the model's own tokenizer")
-        model = init
+        model, start_step, curve, opt_state = init, 0, [], None
     else:
         tokenizer = tokenizer or CharTokenizer.from_text(train_text + val_text)
-        model_cfg = GPTConfig(**{**model_cfg.to_dict(), "vocab_size": tokenizer.vocab_size})
-        model = GPT(model_cfg)
+        model = GPT(GPTConfig(**{**model_cfg.to_dict(), "vocab_size": tokenizer.vocab_size}))
+        start_step, curve, opt_state = 0, [], None
     model.to(device).train()
     batches = make_batches(
         tokenizer, train_text, val_text, cfg, cfg.context or model.cfg.block_size, start_step
@@ -313,15 +336,7 @@ def train(
             cancelled = True
             break
         lr = lr_at(step, cfg)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        x, y = batches.train_batch()
-        with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bf16):
-            _, loss = model(x.to(device), y.to(device))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step()
+        loss = _step(model, optimizer, batches, cfg, lr, device, bf16)
         step += 1
         evaluated = step % cfg.eval_interval == 0 or step == cfg.steps
         if evaluated:
