@@ -101,11 +101,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     vocab = args.vocab
     if not vocab:
-        from models.corpus import corpus_text, load_tang, split_poems
+        from models.corpus import tang_texts
         from models.tokenizer import CharTokenizer
 
         # what `python -m tutor train` builds: the vocabulary policy on the Tang training split (6,010 ids)
-        vocab = CharTokenizer.for_training(corpus_text(split_poems(load_tang())[0])).vocab_size
+        vocab = CharTokenizer.for_training(tang_texts()[0]).vocab_size
     cfg = GPTConfig(vocab_size=vocab)
     torch.manual_seed(0)
     ours = GPT(cfg)

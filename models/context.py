@@ -178,10 +178,10 @@ def stored_table(meta: dict, scale: float, windows: int) -> dict | None:
 def store(checkpoint: Path, scales: Sequence[float] = STORED_SCALES, windows: int = STORED_WINDOWS) -> dict:
     """Measure the tables on the Tang validation split and keep them in the checkpoint's metadata."""
     from models.checkpoint import keep_in_meta, load_checkpoint
-    from models.corpus import corpus_text, load_tang, split_poems
+    from models.corpus import tang_texts
 
     ck = load_checkpoint(checkpoint)
-    val_ids = ck.tokenizer.encode(corpus_text(split_poems(load_tang())[1]), unknown="unk")
+    val_ids = ck.tokenizer.encode(tang_texts()[1], unknown="unk")
     t0 = time.perf_counter()
     tables = []
     for scale in scales:

@@ -233,6 +233,12 @@ def corpus_text(poems: Iterable[Poem]) -> str:
     return "\n\n".join(p.text for p in poems)
 
 
+def tang_texts() -> tuple[str, str]:
+    """(training text, validation text) of the shipped Tang corpus, split as `python -m tutor train` splits it."""
+    train, val = split_poems(load_tang())
+    return corpus_text(train), corpus_text(val)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Importer for learners' corpora
 

@@ -109,10 +109,10 @@ def profile(model: GPT, tokenizer: CharTokenizer, text: str, windows: int = WIND
 def store(checkpoint: Path, windows: int = WINDOWS) -> dict:
     """Profile a checkpoint on the Tang validation split and keep it in its metadata."""
     from models.checkpoint import keep_in_meta, load_checkpoint
-    from models.corpus import corpus_text, load_tang, split_poems
+    from models.corpus import tang_texts
 
     ck = load_checkpoint(checkpoint)
-    found = profile(ck.model, ck.tokenizer, corpus_text(split_poems(load_tang())[1]), windows)
+    found = profile(ck.model, ck.tokenizer, tang_texts()[1], windows)
     keep_in_meta(checkpoint, ck, "head_profile", found)
     return found
 

@@ -70,7 +70,7 @@ def split_scores(
 
 def main(argv: list[str] | None = None) -> int:
     from models.checkpoint import load_checkpoint
-    from models.corpus import corpus_text, load_tang, split_poems
+    from models.corpus import tang_texts
 
     parser = argparse.ArgumentParser(
         prog="python -m models.score",
@@ -80,8 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     ck = load_checkpoint(args.checkpoint)
-    train_poems, val_poems = split_poems(load_tang())
-    s = split_scores(ck.model, ck.tokenizer, corpus_text(train_poems), corpus_text(val_poems))
+    s = split_scores(ck.model, ck.tokenizer, *tang_texts())
     print(
         f"{args.checkpoint}: {s['targets']:,} validation characters, nats per character: model {s['model']:.4f}  |  "
         f"bigram {s['bigram']:.4f} (λ {s['bigram_lambda']:.3f})  unigram {s['unigram']:.4f}  "

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from models.checkpoint import load_checkpoint
-from models.corpus import corpus_text, load_tang, split_poems
+from models.corpus import tang_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINTS = ROOT / "models" / "checkpoints"
@@ -106,7 +106,7 @@ def test_lesson_1_quotes_the_head_profile_of_the_shipped_model(heads, lang):
 def test_the_stored_head_profile_is_what_a_fresh_measurement_gives(learned, heads):
     from models.heads import profile
 
-    val_text = corpus_text(split_poems(load_tang())[1])
+    val_text = tang_texts()[1]
     fresh = profile(learned.model, learned.tokenizer, val_text, windows=256)
     for li, layer in enumerate(fresh["heads"]):
         for hi, figures in enumerate(layer):

@@ -14,8 +14,7 @@ def course_texts() -> tuple[str, str]:
     global _texts
     with _lock:
         if _texts is None:
-            from models.corpus import corpus_text, load_tang, split_poems
+            from models.corpus import tang_texts
 
-            train, val = split_poems(load_tang())
-            _texts = corpus_text(train), corpus_text(val)
+            _texts = tang_texts()
         return _texts
