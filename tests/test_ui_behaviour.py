@@ -9,23 +9,22 @@ import time
 import pytest
 from textual.widgets import Input, Static
 
-from tests.ui_helpers import child_pids, make_app, plain, right_answer, settle
+from tests.ui_helpers import (
+    child_pids,
+    make_app,
+    open_experiment,
+    plain,
+    right_answer,
+    settle,
+    status_of,
+)
 from tutor.settings import shipped_lessons_dir
 from tutor.ui.commands import course_entries
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.help import HelpScreen
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.screens.lesson import LessonScreen
-from tutor.ui.widgets.experiment_panel import ExperimentPanel
 from tutor.ui.widgets.quiz_panel import QuizPanel
-
-
-def _panel(app, name: str) -> ExperimentPanel:
-    return next(p for p in app.screen.query(ExperimentPanel) if p.ref.name == name)
-
-
-def _status(panel: ExperimentPanel) -> str:
-    return str(panel.query_one(".exp-status", Static).content)
 
 
 def _notes(app) -> list[str]:
@@ -114,13 +113,11 @@ async def test_bad_parameters_are_named_and_nothing_runs(home):
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        await app.open_lesson("rope-alibi", experiment="alibi")
-        await pilot.pause(0.5)
-        panel = _panel(app, "alibi")
+        panel = await open_experiment(app, pilot, "rope-alibi", "alibi")
         await panel.show_params()
         panel.query_one("#p-n_head", Input).value = "0"
         assert panel.run() is False
-        assert not panel.running and "Fix the parameters" in _status(panel)
+        assert not panel.running and "Fix the parameters" in status_of(panel)
         error = str(panel.query_one(".param-error", Static).content)
         assert "n_head" in error and "greater than or equal to 1" in error
         assert panel.query_one("#p-n_head", Input).has_class("-invalid")
@@ -130,19 +127,15 @@ async def test_an_experiment_that_raises_shows_its_message_and_the_next_run_work
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        await app.open_lesson("positions", experiment="permutation")
-        await pilot.pause(0.5)
-        panel = _panel(app, "permutation")
+        panel = await open_experiment(app, pilot, "positions", "permutation")
         await panel.show_params()
         panel.query_one("#p-text", Input).value = "ab☃"
         panel.query_one("#p-other", Input).value = "☃ba"
         assert panel.run()
         await settle(app)
         assert panel.result is None and panel.last_error  # unknown characters (or no checkpoint)
-        assert panel.last_error in _status(panel) and any(panel.last_error in n for n in _notes(app))
-        await app.open_lesson("rope-alibi", experiment="alibi")
-        await pilot.pause(0.5)
-        alibi = _panel(app, "alibi")
+        assert panel.last_error in status_of(panel) and any(panel.last_error in n for n in _notes(app))
+        alibi = await open_experiment(app, pilot, "rope-alibi", "alibi")
         await pilot.press("r")
         await settle(app)
         assert alibi.result is not None and alibi.result.metrics["slope_first"] == 0.5
@@ -218,9 +211,7 @@ async def _stop_while_training(home, wait_for_steps: bool, how: str = "quit") ->
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        await app.open_lesson("rope-alibi", experiment="train-compare")
-        await pilot.pause(0.5)
-        panel = _panel(app, "train-compare")
+        panel = await open_experiment(app, pilot, "rope-alibi", "train-compare")
         small = {"steps": "20000", "batch": "4", "n_layer": "1", "n_embd": "32", "pos": "none"}
         await panel.show_params()
         for key, value in small.items():
@@ -228,7 +219,7 @@ async def _stop_while_training(home, wait_for_steps: bool, how: str = "quit") ->
         assert panel.run()
         for _ in range(300):  # until the child exists (and, if asked, reports training steps)
             await pilot.pause(0.1)
-            if child_pids() - before and (not wait_for_steps or "step" in _status(panel)):
+            if child_pids() - before and (not wait_for_steps or "step" in status_of(panel)):
                 break
         assert child_pids() - before
         started = time.monotonic()
@@ -238,7 +229,7 @@ async def _stop_while_training(home, wait_for_steps: bool, how: str = "quit") ->
             app.screen.set_focus(None)  # out of the inputs: c is a key of the lesson screen
             await pilot.press("c")
             await settle(app)
-            assert "cancelled" in _status(panel) and panel.result is None
+            assert "cancelled" in status_of(panel) and panel.result is None
             assert app.is_running
         took = time.monotonic() - started
     assert child_pids() - before == set()
@@ -332,16 +323,14 @@ async def test_an_experiments_status_follows_a_language_switch(home):
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        await app.open_lesson("rope-alibi", experiment="alibi")
-        await pilot.pause(0.5)
-        panel = _panel(app, "alibi")
+        panel = await open_experiment(app, pilot, "rope-alibi", "alibi")
         assert panel.run()
         await settle(app)
-        assert panel.result is not None and _status(panel) == "done · r runs again"
+        assert panel.result is not None and status_of(panel) == "done · r runs again"
         assert "ALiBi slopes for 8 heads" in plain(panel.query_one(".result-table", Static).content)
         await pilot.press("f5")
         await pilot.pause()
-        assert _status(panel) == "fertig · r führt erneut aus"
+        assert status_of(panel) == "fertig · r führt erneut aus"
         # the results are drawn again in the new words, without running again
         assert "ALiBi-Steigungen für 8 Köpfe" in plain(panel.query_one(".result-table", Static).content)
         assert "Kennzahlen" in plain(panel.query_one(".metrics", Static).content)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 
 from textual.containers import VerticalScroll
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
-from tests.ui_helpers import child_pids, make_app, settle
+from tests.ui_helpers import child_pids, make_app, open_experiment, panel_named, settle, status_of
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.screens.lesson import LessonScreen
 from tutor.ui.widgets.experiment_panel import LIVE_POINTS, ExperimentPanel, thin
@@ -19,14 +19,6 @@ from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.params_toggle import ParamsToggle
 
 SMALL_TRAINING = {"steps": "20000", "batch": "4", "n_layer": "1", "n_embd": "32", "pos": "none"}
-
-
-def _panel(app, name: str) -> ExperimentPanel:
-    return next(p for p in app.screen.query(ExperimentPanel) if p.ref.name == name)
-
-
-def _status(panel: ExperimentPanel) -> str:
-    return str(panel.query_one(".exp-status", Static).content)
 
 
 def _in_view(screen: LessonScreen, widget) -> bool:
@@ -38,7 +30,7 @@ def _in_view(screen: LessonScreen, widget) -> bool:
 async def _start_small_training(app, pilot, lesson: str = "multi-head") -> ExperimentPanel:
     await app.open_lesson(lesson, experiment="train-compare")
     await pilot.pause(0.5)
-    panel = _panel(app, "train-compare")
+    panel = panel_named(app, "train-compare")
     await panel.show_params()
     for key, value in SMALL_TRAINING.items():
         panel.query_one(f"#p-{key}", Input).value = value
@@ -47,16 +39,14 @@ async def _start_small_training(app, pilot, lesson: str = "multi-head") -> Exper
         await pilot.pause(0.1)
         if app.training is not None and app.training.steps:
             return panel
-    raise AssertionError(f"no training step reported; status: {_status(panel)}")
+    raise AssertionError(f"no training step reported; status: {status_of(panel)}")
 
 
 async def test_the_parameter_form_is_compact_and_enter_runs_with_the_results_in_view(home):
     app = make_app(home)
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
-        await app.open_lesson("multi-head", experiment="train-compare")
-        await pilot.pause(0.5)
-        panel = _panel(app, "train-compare")
+        panel = await open_experiment(app, pilot, "multi-head", "train-compare")
         assert not panel.query(ParamsForm)  # mounted only when the learner opens it
         await panel.show_params()
         await pilot.pause(0.2)
@@ -65,9 +55,7 @@ async def test_the_parameter_form_is_compact_and_enter_runs_with_the_results_in_
         # two cells a line at 80 columns, plus the line saying Enter runs: no tall empty box
         assert form.outer_size.height <= (fields + 1) // 2 + 1 < fields
 
-        await app.open_lesson("rope-alibi", experiment="alibi")
-        await pilot.pause(0.5)
-        panel = _panel(app, "alibi")
+        panel = await open_experiment(app, pilot, "rope-alibi", "alibi")
         await panel.show_params()
         box = panel.query_one("#p-n_head", Input)
         box.focus()
@@ -89,7 +77,7 @@ async def test_r_runs_the_panel_e_moved_to_not_the_one_whose_parameters_had_the_
         await app.open_lesson("multi-head")
         await pilot.pause(1.0)
         screen = app.screen
-        first = _panel(app, "heads")
+        first = panel_named(app, "heads")
         first.query_one(ParamsToggle).focus()  # the learner looked at its parameters
         await pilot.pause()
         for _ in range(4):
@@ -100,7 +88,7 @@ async def test_r_runs_the_panel_e_moved_to_not_the_one_whose_parameters_had_the_
         assert screen.chosen.ref.name == "dk-scaling"
         await pilot.press("r")
         await settle(app)
-        assert _panel(app, "dk-scaling").result is not None
+        assert panel_named(app, "dk-scaling").result is not None
         assert first.result is None
 
 
@@ -111,10 +99,10 @@ async def test_r_runs_the_panel_most_in_view_after_the_learner_scrolls(home):
         await app.open_lesson("rope-alibi", experiment="rope-relative")
         await pilot.pause(2.0)  # the opening's aim at the panel is over
         screen = app.screen
-        target = _panel(app, "rope-frequencies")
+        target = panel_named(app, "rope-frequencies")
         prose = screen.query_one("#prose", VerticalScroll)
         # the learner scrolls on by hand from rope-relative (where the opening aimed) to the next one
-        first = _panel(app, "rope-relative")
+        first = panel_named(app, "rope-relative")
         assert screen.chosen is first and screen.panel_in_view() is first
         prose.scroll_to(y=screen._content_y(target) - 3, animate=False, immediate=True)
         await pilot.pause(0.2)
@@ -123,7 +111,7 @@ async def test_r_runs_the_panel_most_in_view_after_the_learner_scrolls(home):
         await pilot.press("r")
         await settle(app)
         assert target.result is not None
-        assert _panel(app, "rope-relative").result is None
+        assert panel_named(app, "rope-relative").result is None
 
 
 async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_from_anywhere(home):
@@ -137,7 +125,7 @@ async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_
         await app.open_lesson("positions", experiment="shuffle")
         await pilot.pause(0.5)
         await pilot.press("r")
-        shuffle = _panel(app, "shuffle")
+        shuffle = panel_named(app, "shuffle")
         for _ in range(300):
             await pilot.pause(0.1)
             if shuffle.result is not None:
@@ -147,8 +135,8 @@ async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_
         # a second training run is refused while the first goes
         await app.open_lesson("rope-alibi", experiment="train-compare")
         await pilot.pause(0.5)
-        assert _panel(app, "train-compare").run() is False
-        assert not _panel(app, "train-compare").running
+        assert panel_named(app, "train-compare").run() is False
+        assert not panel_named(app, "train-compare").running
 
         # home says where training stands, with the key that stops it
         await pilot.press("f1")
@@ -160,7 +148,7 @@ async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_
 
         await pilot.press("f7")
         await settle(app, 0.3)
-        assert app.training is None and "cancelled" in _status(training)
+        assert app.training is None and "cancelled" in status_of(training)
         assert "Stop training" not in str(app.screen.query_one(KeyBar).content)
         assert not any(c.title == "Stop the training run" for c in app.get_system_commands(app.screen))
     assert child_pids() - before == set()

@@ -15,8 +15,7 @@ import pytest
 from textual.containers import VerticalScroll
 from textual.widgets import Input
 
-from tests.ui_helpers import make_app, right_answer, settle
-from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tests.ui_helpers import make_app, open_experiment, right_answer, settle
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
 SIZE = (80, 24)
@@ -94,9 +93,7 @@ def test_experiment_parameters_snapshot(snap_compare, lang):
     async def run_before(pilot):
         app = pilot.app
         await app.course_ready.wait()
-        await app.open_lesson("rope-alibi", experiment="alibi")
-        await pilot.pause(0.5)
-        panel = next(p for p in app.screen.query(ExperimentPanel) if p.ref.name == "alibi")
+        panel = await open_experiment(app, pilot, "rope-alibi", "alibi")
         await panel.show_params()
         box = panel.query_one("#p-n_head", Input)
         box.focus()

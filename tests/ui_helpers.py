@@ -77,3 +77,24 @@ async def settle(app, pause: float = 0.1) -> None:
     while running := [w for w in app.workers if not w.is_finished]:
         await asyncio.gather(*(w.wait() for w in running), return_exceptions=True)
     await asyncio.sleep(pause)
+
+
+def panel_named(app, name: str):
+    """The experiment panel of experiment `name` on the current screen."""
+    from tutor.ui.widgets.experiment_panel import ExperimentPanel
+
+    return next(p for p in app.screen.query(ExperimentPanel) if p.ref.name == name)
+
+
+def status_of(panel) -> str:
+    """The status line of an experiment panel, as text."""
+    from textual.widgets import Static
+
+    return str(panel.query_one(".exp-status", Static).content)
+
+
+async def open_experiment(app, pilot, lesson: str, name: str):
+    """Open `lesson` at experiment `name`, let the opening settle, and return that experiment's panel."""
+    await app.open_lesson(lesson, experiment=name)
+    await pilot.pause(0.5)
+    return panel_named(app, name)
