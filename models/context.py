@@ -7,7 +7,7 @@ entropy at a length is the mean over layers, heads and the queries in the window
 positions (at 1× the whole window; at 4× positions 3·L0 … 4·L0−1), beside ln(keys) over the same queries,
 which is what evenly spread attention would give.
 
-`scaling_table` runs `measure` for every context-scaling method; `python -m models.context CHECKPOINT`
+`scaling_table` runs `measure` for every context-scaling method (the experiment uses it too, on cached models); `python -m models.context CHECKPOINT`
 stores those tables in the checkpoint's metadata (meta["context_scaling"]), so the context-scaling
 experiment can show the shipped model's figures without scoring the validation text again.
 """
@@ -129,7 +129,8 @@ def _forward(model: GPT, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def scaling_table(
-    checkpoint: Path,
+    model_for: Callable[[str], GPT],
+    trained_length: int,
     val_ids: Sequence[int],
     scale: float,
     windows: int,
@@ -137,30 +138,17 @@ def scaling_table(
     should_stop: Callable[[], bool] | None = None,
     on_method: Callable[[str], None] | None = None,
 ) -> dict:
-    """`measure` at 1×, 2×, 4× the trained length for each method's frequency table stretched by `scale`."""
-    from models.checkpoint import load_checkpoint
-
-    base = load_checkpoint(checkpoint)
-    L0 = base.model.cfg.block_size
-    if base.model.cfg.pos != "rope":
-        raise ValueError(
-            f"{checkpoint} uses {base.model.cfg.pos!r} positions; context scaling needs a RoPE model"
-        )
+    """`measure` at 1×, 2×, 4× `trained_length` for each method; `model_for(method)` is the RoPE model with
+    that method's frequency table stretched by `scale` (for "none", the model as trained). `on_method(method)`
+    is called before each method is measured."""
+    L0 = trained_length
     out = {"scale": scale, "windows": windows, "trained_length": L0, "methods": {}}
     for method in methods:
         if on_method is not None:
             on_method(method)
-        model = (
-            base.model
-            if method == "none"
-            else load_checkpoint(
-                checkpoint, rope_scaling=method, rope_scale=scale, rope_original_max=L0
-            ).model
-        )
         lengths = [k * L0 for k in MULTIPLES]
-        out["methods"][method] = [
-            s.to_dict() for s in measure(model, val_ids, lengths, windows, L0, should_stop=should_stop)
-        ]
+        scores = measure(model_for(method), val_ids, lengths, windows, L0, should_stop=should_stop)
+        out["methods"][method] = [s.to_dict() for s in scores]
     return out
 
 
@@ -181,13 +169,27 @@ def store(checkpoint: Path, scales: Sequence[float] = STORED_SCALES, windows: in
     from models.corpus import tang_texts
 
     ck = load_checkpoint(checkpoint)
+    if ck.model.cfg.pos != "rope":
+        raise ValueError(
+            f"{checkpoint} uses {ck.model.cfg.pos!r} positions; context scaling needs a RoPE model"
+        )
+    L0 = ck.model.cfg.block_size
     val_ids = ck.tokenizer.encode(tang_texts()[1], unknown="unk")
     t0 = time.perf_counter()
     tables = []
     for scale in scales:
+
+        def model_for(method: str, scale: float = scale) -> GPT:
+            if method == "none":
+                return ck.model
+            return load_checkpoint(
+                checkpoint, rope_scaling=method, rope_scale=scale, rope_original_max=L0
+            ).model
+
         tables.append(
             scaling_table(
-                checkpoint,
+                model_for,
+                L0,
                 val_ids,
                 scale,
                 windows,

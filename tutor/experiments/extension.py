@@ -37,30 +37,26 @@ def val_text() -> str:
 def measured(p: ContextScalingParams, ctx: RunContext, base) -> tuple[dict, bool]:
     """The loss and entropy tables: stored in the checkpoint for these settings, else measured now.
     Returns (table as models.context.scaling_table makes it, whether it was stored)."""
-    from models.context import measure, stored_table
+    from models.context import scaling_table, stored_table
 
     stored = stored_table(base.meta, p.scale, p.windows)
     if stored is not None:
         return stored, True
     L0 = base.model.cfg.block_size
+
+    def model_for(method: str):
+        if method == "none":
+            return base.model
+        stretched = dict(rope_scaling=method, rope_scale=p.scale, rope_original_max=L0)
+        return cache.checkpoint(cache.ROPE_SHORT, **stretched).model
+
     ids = base.tokenizer.encode(val_text(), unknown="unk")
-    table = {"scale": p.scale, "windows": p.windows, "trained_length": L0, "methods": {}}
-    for method in METHODS:
-        ctx.check()
-        model = (
-            base.model
-            if method == "none"
-            else cache.checkpoint(
-                cache.ROPE_SHORT, rope_scaling=method, rope_scale=p.scale, rope_original_max=L0
-            ).model
+    try:
+        table = scaling_table(
+            model_for, L0, ids, p.scale, p.windows, METHODS, ctx.should_stop, on_method=lambda _: ctx.check()
         )
-        try:
-            scores = measure(
-                model, ids, [k * L0 for k in MULTIPLES], p.windows, L0, should_stop=ctx.should_stop
-            )
-        except InterruptedError:
-            raise Cancelled() from None
-        table["methods"][method] = [s.to_dict() for s in scores]
+    except InterruptedError:
+        raise Cancelled() from None
     return table, False
 
 
