@@ -80,3 +80,25 @@ async def test_a_section_on_screen_long_enough_is_read_and_ticked_and_home_count
         await settle(app)
         row = str(app.screen.query_one("#lessons", OptionList).get_option_at_index(1).prompt)
         assert f" {100 * len(before) // len(lesson.sections)}% " in row
+
+
+async def test_the_reading_clock_ticks_safely_while_the_app_has_no_screen(tmp_path):
+    """At shutdown Textual empties the screen stack while a lesson's timer can still fire: the lesson is then
+    not showing, and its tick pauses the clock instead of raising ScreenStackError."""
+    from tutor.ui.screens import on_top
+
+    app = make_app(tmp_path / "home")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head")
+        await pilot.pause(0.5)
+        lesson = app.screen
+        assert lesson.showing and on_top(lesson)
+        stack = app._screen_stacks[app._current_mode]  # what Textual's shutdown leaves: no screen at all
+        saved = stack[:]
+        stack.clear()
+        try:
+            assert not lesson.showing and not on_top(lesson)
+            lesson._tick()  # raised ScreenStackError before
+        finally:
+            stack.extend(saved)

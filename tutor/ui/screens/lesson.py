@@ -30,6 +30,7 @@ from tutor.content.schema import Lesson, pick
 from tutor.ui.messages import OpenExercise, OpenQuiz
 from tutor.ui.prose import Prose
 from tutor.ui.reading import ReadingClock, on_screen
+from tutor.ui.screens import on_top
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.experiment_panel import RUN_GROUPS, ExperimentPanel
 from tutor.ui.widgets.key_bar import KeyBar
@@ -85,8 +86,8 @@ class LessonScreen(TutorScreen):
 
     @property
     def showing(self) -> bool:
-        """The top screen (Textual's is_current also counts the screen right under it)."""
-        return self.app.screen is self
+        """The top screen, the one the learner sees."""
+        return on_top(self)
 
     @property
     def lesson(self) -> Lesson | None:

@@ -27,6 +27,7 @@ from tutor.experiments.result import Msg, Series, SeriesPanel, words
 from tutor.settings import PLOT_EVERY_S, TRAINING_GRACE_S, TRAINING_NICENESS
 from tutor.texts import say
 from tutor.ui.messages import Training, TrainingProgress
+from tutor.ui.screens import on_top
 from tutor.ui.widgets.key_bar import duration, stop_key
 from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.params_toggle import ParamsToggle
@@ -237,7 +238,7 @@ class ExperimentPanel(Vertical):
             xs.append(step)
             ys.append(loss)
             now = time.monotonic()
-            if self.app.screen is not self.screen:
+            if not on_top(self.screen):
                 return  # plotext is costly (~30 ms a frame): redraw only what the learner can see
             if now - self._plotted_at >= PLOT_EVERY_S or step >= steps:
                 self._plotted_at = now

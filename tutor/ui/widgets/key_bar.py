@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tutor.texts import say
+from tutor.ui.screens import on_top
 
 if TYPE_CHECKING:
     from textual.binding import Binding
@@ -72,7 +73,7 @@ class KeyBar(Static):
 
     def _training_changed(self) -> None:
         # several times a second while training: only the top screen's bar, and only its first line
-        if self.is_attached and self.screen is self.app.screen:
+        if self.is_attached and on_top(self.screen):
             self._draw()
 
     def on_resize(self) -> None:
