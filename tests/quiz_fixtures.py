@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import platform
 import pty
 import re
 import select
@@ -168,6 +169,7 @@ def tiny_lesson(lesson_id: str = "tiny-heads", order: int = 1, predict: list[dic
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CHOICE = re.compile(r"^ +(\d+)\) (.*)$", re.MULTILINE)
 OWN_ANSWER = "the heads look at different things"  # typed for every open question
+_READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}  # read(2)'s number, as /proc/PID/syscall shows it
 
 
 class Learner:
@@ -224,8 +226,24 @@ class Learner:
         self._wait(lambda: "\n" in self.transcript[start:], 30)
         self.mark = self.transcript.index("\n", start) + 1
 
+    def _reading(self) -> bool:
+        """Whether the program sits in read() on its input, i.e. it waits for the learner's line.
+        True where /proc cannot tell (then the signal goes at once)."""
+        number = _READ_SYSCALL.get(platform.machine())
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/syscall").read_text().split()
+        except OSError:
+            return True
+        return number is None or fields[:2] == [number, "0x0"]
+
     def interrupt(self) -> None:
-        """Ctrl-C (sent as the signal: the terminal's own echo of "^C" is not the program's)."""
+        """Ctrl-C (sent as the signal: the terminal's own echo of "^C" is not the program's), once
+        the program waits in read() for its line. A SIGINT that lands after the prompt is printed
+        but before read() starts is only noticed at the next keystroke (a learner presses again);
+        sent in that gap, the test would wait out its whole deadline (seen in CI)."""
+        deadline = time.monotonic() + 30
+        while self.proc.poll() is None and not self._reading() and time.monotonic() < deadline:
+            time.sleep(0.005)
         self.proc.send_signal(signal.SIGINT)
 
     def end_input(self) -> None:
