@@ -3,13 +3,18 @@
 A file that is not a readable SQLite database of ours is never wiped: it is renamed to
 `progress.sqlite3.corrupt-<UTC timestamp>` (with its -wal/-shm companions) and a notice says so.
 A file written by a newer tutor (higher schema version) is left alone and opening fails clearly.
+Opening (recognise, move aside, switch to WAL, migrate) holds an exclusive lock on
+`progress.sqlite3.lock` beside the store, so two tutors starting at the same moment take turns.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -79,7 +84,32 @@ class Database:
             self.home.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise TutorError(f"cannot create the tutor home {self.home}: {err.strerror}") from None
-        self.conn = self._open()
+        with self._opening():
+            self.conn = self._open()
+
+    @contextmanager
+    def _opening(self) -> Iterator[None]:
+        """Open one process at a time. Unserialised, a tutor opening a fresh store read its
+        application id before another's migration committed and its tables after, took the file
+        for some other program's and moved it aside with the other's answers in it; or it met the
+        other's switch to WAL and gave up as busy at once."""
+        try:
+            fd = os.open(self.path.with_name(FILE_NAME + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as err:
+            raise TutorError(f"cannot open the progress store {self.path}: {err.strerror}") from None
+        try:
+            deadline = time.monotonic() + self.timeout_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise self._busy() from None
+                    time.sleep(0.01)
+            yield
+        finally:
+            os.close(fd)  # and with it the lock
 
     # --- opening -------------------------------------------------------------------------
 
@@ -141,9 +171,11 @@ class Database:
         check = conn.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
             return f"damaged database ({check})"
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+        app_id, version, tables = conn.execute(  # one statement: one snapshot of the file
+            "SELECT (SELECT application_id FROM pragma_application_id),"
+            " (SELECT user_version FROM pragma_user_version),"
+            " (SELECT count(*) FROM sqlite_master WHERE type = 'table')"
+        ).fetchone()
         if app_id == 0 and version == 0 and tables == 0:
             return None  # empty: a new store
         if app_id != APPLICATION_ID:
