@@ -1,10 +1,16 @@
 import os
+import signal
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Started in the background by a script (`nohup`, `cmd &`), the test run inherits SIGINT ignored, and
+# so would every `python -m tutor` it starts: Ctrl-C tests would wait for an exit that never comes.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a handler is reset to default on exec
 
 
 @pytest.fixture
