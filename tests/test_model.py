@@ -200,6 +200,6 @@ def test_position_modes_are_the_same_in_model_experiments_and_train_cli():
     from tutor.experiments.params import PosMode
 
     parser = argparse.ArgumentParser()
-    train_command.add_arguments(parser)
+    train_command.add_arguments(parser, lambda key: key)
     cli_choices = next(a.choices for a in parser._actions if a.dest == "pos")
     assert get_args(PosMode) == tuple(cli_choices) == POS_MODES

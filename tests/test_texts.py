@@ -11,8 +11,11 @@ from collections import Counter
 
 import pytest
 from conftest import ROOT
+from rich.cells import cell_len
 from rich.console import Console
 
+from tutor.cli import COMMANDS, build_parser
+from tutor.commands.exercise import ACTIONS
 from tutor.experiments import render
 from tutor.experiments.params import TrainCompareParams
 from tutor.experiments.registry import get_registry
@@ -355,3 +358,47 @@ def test_grade_output_labels_are_in_the_learners_language(lang):
             text = text.replace(title, "")
         assert not _english_left(text, lang, "rope"), text
     assert say("grade.not_run", lang) in text and say("grade.level.strong", lang) in text
+
+
+# --- the command line's help and its own errors ---
+
+# code in the help: options, choices, metavars, file names, and the commands and actions one types
+_NOT_PROSE = re.compile(
+    r"--?[\w-]+|\{[^}]*\}|\b[A-Z][A-Z_]+\b|\S+\.(?:pt|py)\b|python -m tutor|\b(?:"
+    + "|".join((*COMMANDS, *ACTIONS))
+    + r")\b"
+)
+HELP_TERMS = {"Ctrl", "Transformer", "dropout", "torch", "cuda", "learned", "chinese"}  # names and values
+
+
+@pytest.mark.parametrize("lang", ["de", "zh"])
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_the_command_lines_help_is_in_the_learners_language(command, lang, capsys, monkeypatch):
+    """`python -m tutor [COMMAND] --help`: headings, usage and every option's help in `lang`, each
+    line within 80 columns (a Chinese character takes two)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as done:
+        build_parser(lang).parse_args([*([command] if command else []), "--help"])
+    assert done.value.code == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(say("cli.usage", lang)) and say("cli.heading.options", lang) + ":" in shown
+    assert max(cell_len(line) for line in shown.splitlines()) <= 80, shown
+    prose = _NOT_PROSE.sub(" ", shown)
+    assert not set(_english_left(prose, lang, "")) - HELP_TERMS, shown
+
+
+def test_the_command_lines_errors_are_in_the_learners_language(tmp_path):
+    import subprocess
+
+    from conftest import PYTHON, run_tutor_env
+
+    def tutor(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([PYTHON, "-m", "tutor", *args], env=run_tutor_env(tmp_path), cwd=ROOT,
+                              capture_output=True, text=True, encoding="utf-8", timeout=60)  # fmt: skip
+
+    own = tutor("quiz", "--review", "--new", "-1", "--lang", "zh")  # the command's own check
+    assert (own.returncode, own.stderr) == (2, "错误：--new 必须是 0 或更大的数\n")
+    parsed = tutor("train", "--heads", "x", "--lang", "de")  # argparse's: its reason stays English
+    assert parsed.returncode == 2
+    assert parsed.stderr.startswith("Aufruf: python -m tutor train")
+    assert "python -m tutor train: Fehler: argument --heads: invalid int value: 'x'" in parsed.stderr

@@ -1,6 +1,6 @@
 """`python -m tutor [SUBCOMMAND]`: the app with no subcommand, headless tools otherwise.
 
-Every subcommand lives in `tutor/commands/<name>.py` and provides `HELP`, `add_arguments(parser)`
+Every subcommand lives in `tutor/commands/<name>.py` and provides `add_arguments(parser, t)`
 and `run(args, ctx) -> int`. Those modules import only lightweight things at import time, so
 parsing the command line never waits for torch or Textual.
 """
@@ -12,12 +12,14 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from models.errors import ModelError
 from tutor import __version__
 from tutor.errors import TutorError
-from tutor.i18n import LANGS, pick_lang
+from tutor.i18n import FALLBACK, LANGS, pick_lang
+from tutor.texts import say
 
 COMMANDS = ("lessons", "check", "experiment", "exercise", "grade", "quiz", "progress", "train")
 
@@ -33,44 +35,81 @@ class Context:
     home: Path
 
 
-def _common_options(for_subcommand: bool) -> argparse.ArgumentParser:
+def _common_options(for_subcommand: bool, lang: str) -> argparse.ArgumentParser:
     # The same options before or after the subcommand: on the subcommand, SUPPRESS keeps an
     # option given before it from being reset to None.
     default = argparse.SUPPRESS if for_subcommand else None
     common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--lang", choices=LANGS, default=default, help=say("cli.global.lang", lang))
     common.add_argument(
-        "--lang", choices=LANGS, default=default, help="language (default: TUTOR_LANG, locale, en)"
+        "--lessons", type=Path, default=default, metavar="DIR", help=say("cli.global.lessons", lang)
     )
     common.add_argument(
-        "--lessons", type=Path, default=default, metavar="DIR", help="lesson folder (default: shipped)"
-    )
-    common.add_argument(
-        "--home",
-        type=Path,
-        default=default,
-        metavar="DIR",
-        help="progress and workspace (default: TUTOR_HOME, user-data dir)",
+        "--home", type=Path, default=default, metavar="DIR", help=say("cli.global.home", lang)
     )
     return common
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, with its own words ("usage:") in `lang` and lines broken by
+    tutor.wrap, which counts a Chinese character as two columns and breaks between them."""
+
+    def __init__(self, prog: str, lang: str, **kwargs):
+        super().__init__(prog, **kwargs)
+        self.lang = lang
+
+    def _format_usage(self, usage, actions, groups, prefix):
+        from rich.cells import cell_len
+
+        prefix = say("cli.usage", self.lang) if prefix is None else prefix
+        stand_in = "u" * cell_len(prefix)  # argparse counts characters; "用法：" takes six columns
+        return prefix + super()._format_usage(usage, actions, groups, stand_in)[len(stand_in) :]
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        from tutor.wrap import wrap
+
+        return wrap(" ".join(text.split()), width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n".join(indent + line for line in self._split_lines(text, width))
+
+
 class _Parser(argparse.ArgumentParser):
+    """An argument parser that speaks `lang`: headings, -h, usage and errors from the catalogue
+    (argparse's own reasons after "error:", such as "invalid int value", stay in English)."""
+
+    def __init__(self, *, lang: str, add_help: bool = True, **kwargs):
+        super().__init__(add_help=False, formatter_class=partial(_Formatter, lang=lang), **kwargs)
+        self.lang = lang
+        self._positionals.title = say("cli.heading.positional", lang)
+        self._optionals.title = say("cli.heading.options", lang)
+        if add_help:
+            self.add_argument("-h", "--help", action="help", help=say("cli.opt.help", lang))
+
     def error(self, message: str):  # argparse's own errors: exit 2 with usage, as it does
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: {say('cli.error', self.lang, message=message)}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="python -m tutor", description=__doc__.splitlines()[0], parents=[_common_options(False)]
+def build_parser(lang: str = FALLBACK) -> argparse.ArgumentParser:
+    """The whole command line, its help in `lang`. Each command's add_arguments(parser, t) gets
+    `t(key)`, the catalogue's text for `key` in `lang`."""
+
+    def t(key: str) -> str:
+        return say(key, lang)
+
+    parser = _Parser(prog="python -m tutor", description=t("cli.description"), lang=lang,
+                     parents=[_common_options(False, lang)])  # fmt: skip
+    parser.add_argument(
+        "--version", action="version", version=f"attention-tutor {__version__}", help=t("cli.opt.version")
     )
-    parser.add_argument("--version", action="version", version=f"attention-tutor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub_common = _common_options(True)
+    sub_common = _common_options(True, lang)
     for name in COMMANDS:
         module = importlib.import_module(f"tutor.commands.{name}")
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP, parents=[sub_common])
-        module.add_arguments(p)
+        text = say(f"cli.command.{name}", lang)
+        p = sub.add_parser(name, help=text, description=text, parents=[sub_common], lang=lang)
+        module.add_arguments(p, t)
         p.set_defaults(_module=module)
     return parser
 
@@ -92,12 +131,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     subcommand modules are not imported at all; anything else (a subcommand, --help, a mistake)
     goes to the full parser."""
     argv = sys.argv[1:] if argv is None else argv
-    quick = _Parser(prog="python -m tutor", add_help=False, parents=[_common_options(False)])
+    lang = pick_lang()  # before --lang is read: for a mistake in the global options themselves
+    quick = _Parser(prog="python -m tutor", add_help=False, lang=lang, parents=[_common_options(False, lang)])
     options, rest = quick.parse_known_args(argv)
     if not rest:
         options.command = None
         return options
-    return build_parser().parse_args(argv)
+    return build_parser(pick_lang(options.lang)).parse_args(argv)  # its help and errors speak --lang
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,11 +150,9 @@ def main(argv: list[str] | None = None) -> int:
             return run_app(ctx)
         return args._module.run(args, ctx)
     except (TutorError, ModelError) as err:  # bad input, in the tutor or in a corpus/checkpoint
-        print(f"error: {err}", file=sys.stderr)
+        print(say("cli.error", ctx.lang, message=err), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        from tutor.texts import say
-
         print(say("cli.interrupted", ctx.lang), file=sys.stderr)
         return 130
     except BrokenPipeError:

@@ -12,8 +12,6 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-HELP = "validate lessons, quizzes and exercises; list every problem with file, line and field"
-
 Checker = Callable[["Course"], Iterable["Problem"]]  # noqa: F821 (names imported lazily below)
 
 
@@ -28,8 +26,8 @@ def _exercises_checker(course):
 EXTRA_CHECKERS: list[Checker] = [_exercises_checker]
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("--quiet", "-q", action="store_true", help="print errors and the summary only")
+def add_arguments(parser, t) -> None:
+    parser.add_argument("--quiet", "-q", action="store_true", help=t("cli.opt.check.quiet"))
 
 
 def collect_problems(lessons_dir: Path):

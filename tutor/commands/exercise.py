@@ -13,15 +13,14 @@ import sys
 
 from tutor.errors import TutorError
 
-HELP = "exercise files: list, start ID, reset ID, show ID, solution ID"
 ACTIONS = ("list", "start", "reset", "show", "solution")
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("action", choices=ACTIONS, help="what to do")
-    parser.add_argument("id", nargs="?", metavar="ID", help="exercise id (see: exercise list)")
-    parser.add_argument("--yes", "-y", action="store_true", help="reset without asking")
-    parser.add_argument("--json", action="store_true", help="list: machine-readable output")
+def add_arguments(parser, t) -> None:
+    parser.add_argument("action", choices=ACTIONS, help=t("cli.opt.exercise.action"))
+    parser.add_argument("id", nargs="?", metavar="ID", help=t("cli.opt.exercise.id"))
+    parser.add_argument("--yes", "-y", action="store_true", help=t("cli.opt.exercise.yes"))
+    parser.add_argument("--json", action="store_true", help=t("cli.opt.exercise.json"))
 
 
 def _store(ctx):
@@ -41,23 +40,25 @@ def run(args, ctx) -> int:
     if args.action == "list":
         return _list(course, ctx, args.json)
     if not args.id:
-        raise TutorError(f"exercise {args.action} needs an exercise id; see: python -m tutor exercise list")
+        raise TutorError(say("cli.exercise.needs_id", lang, action=args.action))
     ex = course.exercise(args.id)
     path = service.workspace_file(ctx.home, ex)
     if args.action == "start":
         try:
             path, created = service.start_exercise(ctx.home, ex)
         except OSError as err:  # an unwritable home, or a file where a folder should be
-            raise TutorError(f"cannot create {path}: {err.strerror or err}") from None
+            raise TutorError(
+                say("cli.exercise.cannot_create", lang, path=path, why=err.strerror or err)
+            ) from None
         print(say("ex.cli.created" if created else "ex.cli.already", lang, path=path))
         print(say("ex.cli.next", lang, id=ex.id))
         return 0
     if args.action == "reset":
         if not path.exists():
-            raise TutorError(f"{ex.id!r} has not been started; python -m tutor exercise start {ex.id}")
+            raise TutorError(say("cli.exercise.not_started", lang, id=ex.id))
         if not args.yes:
             if not sys.stdin.isatty():
-                raise TutorError("reset replaces your file with the starter; confirm with --yes")
+                raise TutorError(say("cli.exercise.confirm_with_yes", lang))
             reply = input(say("ex.cli.confirm_reset", lang, path=path))
             if reply.strip().lower() not in ("y", "yes", "j", "ja", "是"):
                 print(say("ex.cli.nothing_changed", lang))
@@ -65,7 +66,9 @@ def run(args, ctx) -> int:
         try:
             path, backup = service.reset_exercise(ctx.home, ex)
         except OSError as err:
-            raise TutorError(f"cannot restore the starter in {path}: {err.strerror or err}") from None
+            raise TutorError(
+                say("cli.exercise.cannot_restore", lang, path=path, why=err.strerror or err)
+            ) from None
         kept = say("ex.cli.backup", lang, path=backup) if backup else ""
         print(say("ex.cli.restored", lang, path=path) + kept)
         return 0

@@ -25,22 +25,20 @@ from typing import Any
 
 from tutor.errors import TutorError
 
-HELP = "run a live experiment on the course GPT (--list shows them)"
 
-
-def add_arguments(p) -> None:
-    p.add_argument("name", nargs="?", help="experiment name (see --list)")
-    p.add_argument("--list", action="store_true", help="list the experiments and their parameters")
+def add_arguments(p, t) -> None:
+    p.add_argument("name", nargs="?", metavar="NAME", help=t("cli.opt.experiment.name"))
+    p.add_argument("--list", action="store_true", help=t("cli.opt.experiment.list"))
     p.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="set a parameter (repeatable); lists as 1,2,4 or [1, 2, 4]",
+        help=t("cli.opt.experiment.set"),
     )
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print the result as JSON")
-    out.add_argument("--jsonl", action="store_true", help="stream progress and the result as JSON lines")
+    out.add_argument("--json", action="store_true", help=t("cli.opt.experiment.json"))
+    out.add_argument("--jsonl", action="store_true", help=t("cli.opt.experiment.jsonl"))
 
 
 def stop_on_signals() -> threading.Event:
@@ -143,7 +141,7 @@ def run(args, ctx) -> int:
     if args.list:
         return _list(args, ctx)
     if not args.name:
-        raise TutorError(f"name an experiment: one of {', '.join(get_registry())} (or --list)")
+        raise TutorError(say("cli.experiment.name_one", ctx.lang, names=list(get_registry())))
     spec = get_spec(args.name)
     params = validate_params(spec, parse_assignments(spec, args.set))
     if args.jsonl:

@@ -12,18 +12,12 @@ from pathlib import Path
 from tutor.errors import TutorError
 from tutor.texts import say
 
-HELP = "grade an exercise file (default: your workspace copy); --batch DIR grades a folder"
 
-
-def add_arguments(parser) -> None:
-    parser.add_argument("id", metavar="ID", help="exercise id (see: exercise list)")
-    parser.add_argument(
-        "file", nargs="?", type=Path, metavar="FILE", help="file to grade (default: workspace)"
-    )
-    parser.add_argument("--json", action="store_true", help="print the grade JSON only")
-    parser.add_argument(
-        "--watch", action="store_true", help="re-grade whenever the file is saved (Ctrl-C stops)"
-    )
+def add_arguments(parser, t) -> None:
+    parser.add_argument("id", metavar="ID", help=t("cli.opt.exercise.id"))
+    parser.add_argument("file", nargs="?", type=Path, metavar="FILE", help=t("cli.opt.grade.file"))
+    parser.add_argument("--json", action="store_true", help=t("cli.opt.grade.json"))
+    parser.add_argument("--watch", action="store_true", help=t("cli.opt.grade.watch"))
     parser.add_argument(
         "--hint",
         nargs="?",
@@ -31,13 +25,13 @@ def add_arguments(parser) -> None:
         const=0,
         default=None,
         metavar="N",
-        help="reveal general hint N (default: next)",
+        help=t("cli.opt.grade.hint"),
     )
-    parser.add_argument("--batch", type=Path, metavar="DIR", help="grade every *.py in DIR (instructor)")
-    parser.add_argument("--format", choices=("table", "json", "csv"), default="table", help="--batch output")
+    parser.add_argument("--batch", type=Path, metavar="DIR", help=t("cli.opt.grade.batch"))
     parser.add_argument(
-        "--timeout", type=float, metavar="S", help="wall-clock limit (default: the exercise's)"
+        "--format", choices=("table", "json", "csv"), default="table", help=t("cli.opt.grade.format")
     )
+    parser.add_argument("--timeout", type=float, metavar="S", help=t("cli.opt.grade.timeout"))
 
 
 def run(args, ctx) -> int:

@@ -15,13 +15,9 @@ from __future__ import annotations
 import json
 import sys
 
-HELP = "list the lessons with their sections, experiments, quiz and exercise counts"
 
-
-def add_arguments(parser) -> None:
-    parser.add_argument(
-        "--json", action="store_true", help="machine-readable output (a list of lesson objects)"
-    )
+def add_arguments(parser, t) -> None:
+    parser.add_argument("--json", action="store_true", help=t("cli.opt.lessons.json"))
 
 
 def lesson_summaries(course, lang: str) -> list[dict]:

@@ -24,23 +24,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tutor.progress.summary import ImportedProgress
 
-HELP = "show progress per lesson; export, import or reset it"
-
 # Progress that came from --import is marked with MARK in the table and listed under it.
 MARK = "*"
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+def add_arguments(parser, t) -> None:
+    parser.add_argument("--json", action="store_true", help=t("cli.opt.progress.json"))
     action = parser.add_mutually_exclusive_group()
-    action.add_argument("--export", type=Path, metavar="FILE", help="write all progress to FILE (JSON)")
+    action.add_argument("--export", type=Path, metavar="FILE", help=t("cli.opt.progress.export"))
     action.add_argument(
-        "--import", dest="import_file", type=Path, metavar="FILE", help="merge progress from FILE"
+        "--import", dest="import_file", type=Path, metavar="FILE", help=t("cli.opt.progress.import")
     )
-    action.add_argument(
-        "--reset", action="store_true", help="delete all progress (asks first; keeps a backup)"
-    )
-    parser.add_argument("--yes", action="store_true", help="with --reset: do not ask")
+    action.add_argument("--reset", action="store_true", help=t("cli.opt.progress.reset"))
+    parser.add_argument("--yes", action="store_true", help=t("cli.opt.progress.yes"))
 
 
 def _confirm(store_path: Path, lang: str) -> bool:
@@ -63,7 +59,7 @@ def run(args, ctx) -> int:
     from tutor.texts import say
 
     if args.yes and not args.reset:
-        raise TutorError("--yes only goes with --reset")
+        raise TutorError(say("cli.progress.yes_alone", ctx.lang))
     store = Store(ctx.home)
     try:
         for notice in store.notices:

@@ -15,21 +15,17 @@ End of input (Ctrl-D) or Ctrl-C stops cleanly: every answer given so far is alre
 
 from __future__ import annotations
 
-HELP = "take a lesson's quiz, today's reviews, or an exercise's predictions, in the terminal"
 
-
-def add_arguments(parser) -> None:
-    parser.add_argument("lesson", nargs="?", metavar="LESSON", help="lesson id, folder name or number")
+def add_arguments(parser, t) -> None:
+    parser.add_argument("lesson", nargs="?", metavar="LESSON", help=t("cli.opt.quiz.lesson"))
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--review", action="store_true", help="review what is due today across all lessons")
-    mode.add_argument(
-        "--predict", metavar="EXERCISE", help="answer an exercise's predict-before-you-code questions"
-    )
+    mode.add_argument("--review", action="store_true", help=t("cli.opt.quiz.review"))
+    mode.add_argument("--predict", metavar="EXERCISE", help=t("cli.opt.quiz.predict"))
     parser.add_argument(
         "--new",
         type=int,
         metavar="N",
-        help="new questions after the due ones in a review (default 10)",
+        help=t("cli.opt.quiz.new"),
     )
 
 
@@ -57,11 +53,11 @@ def run(args, ctx) -> int:
 
     new_limit = NEW_PER_REVIEW if args.new is None else args.new
     if new_limit < 0:
-        raise TutorError("--new must be 0 or more")
+        raise TutorError(say("cli.quiz.new_negative", ctx.lang))
     if not args.review and not args.predict and not args.lesson:
-        raise TutorError("name a lesson (python -m tutor quiz LESSON), or use --review or --predict EXERCISE")
+        raise TutorError(say("cli.quiz.what", ctx.lang))
     if (args.review or args.predict) and args.lesson:
-        raise TutorError("give either a LESSON or --review / --predict, not both")
+        raise TutorError(say("cli.quiz.both", ctx.lang))
     course = open_course(ctx.lessons_dir)
     for folder in course.skipped:
         print(say("cli.left_out", ctx.lang, name=folder.name), file=sys.stderr)
@@ -81,7 +77,7 @@ def run(args, ctx) -> int:
         else:
             lesson = find_lesson(course, args.lesson)
             if not lesson.quiz:
-                raise TutorError(f"lesson {lesson.id!r} has no quiz questions")
+                raise TutorError(say("cli.quiz.no_questions", ctx.lang, id=lesson.id))
             session = QuizSession.for_lesson(store, lesson, lang=ctx.lang)
             store.set_last_location({"screen": "quiz", "lesson": lesson.id})
             title = say("quiz.title", ctx.lang, title=pick(lesson.title, ctx.lang))

@@ -9,70 +9,67 @@ from pathlib import Path
 
 from tutor.commands.experiment import emit_json_line, stop_on_signals
 from tutor.errors import TutorError
+from tutor.texts import say
 
-HELP = "train the shared GPT (heads, layers, position mode, steps, corpus...)"
 
-
-def add_arguments(p) -> None:
-    p.add_argument("--heads", type=int, default=4, help="attention heads (default 4)")
-    p.add_argument("--layers", type=int, default=4, help="blocks (default 4)")
-    p.add_argument("--embd", type=int, default=128, help="n_embd (default 128)")
-    p.add_argument("--block", type=int, default=128, help="block_size: longest context (default 128)")
-    p.add_argument("--pos", choices=("learned", "none", "rope", "alibi"), default="learned")
-    p.add_argument("--dropout", type=float, default=0.1)
-    p.add_argument("--steps", type=int, default=2000)
-    p.add_argument("--batch", type=int, default=16, help="batch size (default 16)")
-    p.add_argument("--context", type=int, default=None, help="training window (default: block)")
-    p.add_argument("--lr", type=float, default=2e-3)
+def add_arguments(p, t) -> None:
+    p.add_argument("--heads", type=int, default=4, help=t("cli.opt.train.heads"))
+    p.add_argument("--layers", type=int, default=4, help=t("cli.opt.train.layers"))
+    p.add_argument("--embd", type=int, default=128, help=t("cli.opt.train.embd"))
+    p.add_argument("--block", type=int, default=128, help=t("cli.opt.train.block"))
+    p.add_argument(
+        "--pos", choices=("learned", "none", "rope", "alibi"), default="learned", help=t("cli.opt.train.pos")
+    )
+    p.add_argument("--dropout", type=float, default=0.1, help=t("cli.opt.train.dropout"))
+    p.add_argument("--steps", type=int, default=2000, help=t("cli.opt.train.steps"))
+    p.add_argument("--batch", type=int, default=16, help=t("cli.opt.train.batch"))
+    p.add_argument("--context", type=int, default=None, help=t("cli.opt.train.context"))
+    p.add_argument("--lr", type=float, default=2e-3, help=t("cli.opt.train.lr"))
     p.add_argument(
         "--windows",
         choices=("line", "any"),
         default="line",
-        help="training windows start at a line start (default) or anywhere",
+        help=t("cli.opt.train.windows"),
     )
-    p.add_argument("--eval-interval", type=int, default=100)
+    p.add_argument("--eval-interval", type=int, default=100, help=t("cli.opt.train.eval_interval"))
     p.add_argument(
         "--early-stop",
         type=int,
         default=None,
         metavar="N",
-        help="stop after N evaluations without a new lowest validation loss; keep the best checkpoint",
+        help=t("cli.opt.train.early_stop"),
     )
-    p.add_argument("--seed", type=int, default=1337)
-    p.add_argument("--device", default="cpu", help="cpu (default), cuda or mps when present")
-    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    p.add_argument("--seed", type=int, default=1337, help=t("cli.opt.train.seed"))
+    p.add_argument("--device", default="cpu", help=t("cli.opt.train.device"))
+    p.add_argument("--threads", type=int, default=None, help=t("cli.opt.train.threads"))
     p.add_argument(
         "--corpus",
         type=Path,
         nargs="+",
         default=None,
         metavar="FILE",
-        help="your own poems instead of the shipped Tang corpus: poetry JSON (chinese-poetry layout or ours) "
-        "or plain UTF-8 text with blank lines between poems; several files or a folder",
+        help=t("cli.opt.train.corpus"),
     )
     p.add_argument(
         "--min-count",
         type=int,
         default=None,
         metavar="N",
-        help="vocabulary: characters seen N times or more in training get an id, the rest share the unknown "
-        "id (default 3; 1 keeps every character, for small corpora)",
+        help=t("cli.opt.train.min_count"),
     )
     p.add_argument(
         "--keep-script",
         action="store_true",
-        help="keep your corpus's characters as given (default: convert traditional to simplified)",
+        help=t("cli.opt.train.keep_script"),
     )
-    p.add_argument(
-        "--out", type=Path, default=None, help="checkpoint to write (default: HOME/runs/<settings>.pt)"
-    )
-    p.add_argument("--resume", action="store_true", help="continue from --out if it exists")
+    p.add_argument("--out", type=Path, default=None, help=t("cli.opt.train.out"))
+    p.add_argument("--resume", action="store_true", help=t("cli.opt.train.resume"))
     p.add_argument(
         "--weights-only",
         action="store_true",
-        help="drop optimizer state at the end (3x smaller; not resumable)",
+        help=t("cli.opt.train.weights_only"),
     )
-    p.add_argument("--jsonl", action="store_true", help="stream progress as JSON lines (for programs)")
+    p.add_argument("--jsonl", action="store_true", help=t("cli.opt.train.jsonl"))
 
 
 def run(args, ctx) -> int:
@@ -85,7 +82,7 @@ def run(args, ctx) -> int:
     min_count = MIN_COUNT if args.min_count is None else args.min_count
     for option, value in (("--min-count", min_count), ("--early-stop", args.early_stop)):
         if value is not None and value < 1:
-            raise TutorError(f"{option} must be at least 1, got {value}")
+            raise TutorError(say("cli.train.at_least_1", ctx.lang, option=option, got=value))
     emit = emit_json_line if args.jsonl else _print_event
     try:
         poems, corpus = _read_corpus(args)
@@ -132,7 +129,7 @@ def run(args, ctx) -> int:
     except ValueError as err:
         raise TutorError(str(err)) from err
     except OSError as err:  # e.g. the disk filled up or the folder became read-only mid-run
-        raise TutorError(f"cannot write the checkpoint {out}: {err.strerror or err}") from err
+        raise TutorError(say("cli.train.cannot_write", ctx.lang, out=out, why=err.strerror or err)) from err
     done = {**result.__dict__, "baselines": result.baselines.to_dict()}
     kind = "cancelled" if result.cancelled else "done"
     emit({"event": kind, "out": str(out), "early_stop": args.early_stop, **done})
@@ -142,11 +139,11 @@ def run(args, ctx) -> int:
 def _checkpoint_path(args, ctx, model_cfg, cfg) -> Path:
     out = args.out or ctx.home / "runs" / _default_name(args, model_cfg, cfg)
     if out.is_dir():
-        raise TutorError(f"--out {out} is a folder; name the checkpoint file, e.g. {out / 'model.pt'}")
+        raise TutorError(say("cli.train.out_is_folder", ctx.lang, out=out, example=out / "model.pt"))
     try:  # an unwritable place fails now, not at the first save minutes into training
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise TutorError(f"cannot create the folder for the checkpoint {out}: {err.strerror or err}") from err
+        raise TutorError(say("cli.train.cannot_create", ctx.lang, out=out, why=err.strerror or err)) from err
     return out
 
 
