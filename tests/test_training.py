@@ -314,18 +314,34 @@ def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, 
     assert len(list((tmp_path / "runs").glob("learned-h4-l1-e32-s2-*.pt"))) == 3
 
 
-def test_train_cli_reports_the_corpus_vocabulary_and_model_loss_beside_both_baselines(tmp_path, small_corpus):
+@pytest.mark.parametrize(
+    ("lang", "expected"),
+    [
+        ("en", [r"^corpus: .*tang-sample\.json: read 418 poems, [\d,]+ characters, [\d,]+ distinct",
+                r"vocabulary [\d,]+: characters seen 3\+ times in training",
+                r"^validation loss \(nats/char\): model [\d.]+ last, [\d.]+ best \(step \d\) +\| +bigram [\d.]+ "
+                r"\(λ 0\.\d+\) +unigram [\d.]+ +uniform [\d.]+$",
+                r"^done: 4 steps in [\d.]+s$", r"^checkpoint: .*m\.pt \(the last evaluation\)$"]),
+        ("de", [r"^Korpus: .*: 418 Gedichte gelesen", r"^Training auf [\d.]+ Gedichten, Validierung auf",
+                r"Vokabular [\d.]+: Zeichen, die im Training mindestens 3-mal vorkommen",
+                r"^Validierungsverlust \(Nats/Zeichen\): Modell \d+,\d{4} zuletzt, \d+,\d{4} am besten",
+                r"^fertig: 4 Schritte in \d+,\d s$", r"^Checkpoint: .*m\.pt \(die letzte Messung\)$"]),
+        ("zh", [r"^语料：.*：读入 418 首诗", r"^用 [\d,]+ 首诗训练，用 [\d,]+ 首验证",
+                r"词表 [\d,]+ 个：训练中出现至少 3 次的字", r"^验证损失（奈特/字）：模型最后 \d+\.\d{4}，最好",
+                r"^完成：4 步，用时 \d+\.\d 秒$", r"^检查点：.*m\.pt（最后一次测量）$"]),
+    ],
+)  # fmt: skip
+def test_train_cli_reports_the_corpus_vocabulary_and_loss_beside_both_baselines_in_the_learners_language(
+    tmp_path, small_corpus, lang, expected
+):
     cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4"]
     cmd += ["--steps", "4", "--eval-interval", "2", "--corpus", small_corpus, "--out", str(tmp_path / "m.pt")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_tutor_env(tmp_path))
+    proc = subprocess.run(cmd + ["--lang", lang], capture_output=True, text=True, env=run_tutor_env(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
-    assert re.search(r"corpus: .*tang-sample\.json: read 418 poems, [\d,]+ characters, [\d,]+ distinct", out)
-    assert re.search(r"vocabulary [\d,]+: characters seen 3\+ times in training", out)
-    line = next(row for row in out.splitlines() if row.startswith("validation loss"))
-    assert re.search(
-        r"model [\d.]+ last, [\d.]+ best \(step \d\) +\| +bigram [\d.]+ \(λ 0\.\d+\) +unigram", line
-    )
+    for pattern in expected:
+        assert re.search(pattern, proc.stdout, re.M), (pattern, proc.stdout)
+    words = re.sub(r"/\S+", " ", proc.stdout)  # without the file paths
+    assert lang == "en" or not re.search(r"validation|training|corpus|steps in", words), proc.stdout
     assert load_checkpoint(tmp_path / "m.pt").meta["vocab_min_count"] == 3
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from tutor.commands.experiment import emit_json_line, stop_on_signals
@@ -83,7 +84,7 @@ def run(args, ctx) -> int:
     for option, value in (("--min-count", min_count), ("--early-stop", args.early_stop)):
         if value is not None and value < 1:
             raise TutorError(say("cli.train.at_least_1", ctx.lang, option=option, got=value))
-    emit = emit_json_line if args.jsonl else _print_event
+    emit = emit_json_line if args.jsonl else _printer(ctx.lang)
     try:
         poems, corpus = _read_corpus(args)
         train_poems, val_poems = split_poems(poems)
@@ -220,56 +221,58 @@ def _default_name(args, model_cfg, cfg) -> str:
     return f"{args.pos}-h{args.heads}-l{args.layers}-e{args.embd}-s{args.steps}-{digest}.pt"
 
 
-def _print_event(event: dict) -> None:
-    kind = event["event"]
-    if kind == "start":
-        _print_corpus(event["corpus"])
-        vocab = (
-            f"vocabulary {event['vocab_size']:,}: characters seen {event['vocab_min_count']}+ times in "
-            f"training; the unknown id stands for the rest, {event['unknown_share']:.2%} of the training text"
-            if "vocab_size" in event
-            else "resuming with the checkpoint's vocabulary"
+def _printer(lang: str) -> Callable[[dict], None]:
+    """Training events as lines for a person, in `lang`."""
+    from models.corpus import SKIP_DUPLICATE, SKIP_LOST_GLYPHS, SKIP_NO_TEXT
+
+    skip_keys = {SKIP_NO_TEXT: "no_text", SKIP_DUPLICATE: "duplicate", SKIP_LOST_GLYPHS: "lost_glyphs"}
+
+    def say_line(key: str, **values) -> None:
+        print(say(f"cli.train.{key}", lang, **values), flush=True)
+
+    def corpus(c: dict) -> None:
+        if "characters" not in c:
+            say_line("corpus_shipped", poems=c["poems"])
+            return
+        script = say("cli.train.converted" if c["converted"] else "cli.train.script_kept", lang)
+        say_line("corpus", source=c["source"], poems=c["poems"], characters=c["characters"],
+                 distinct=c["vocabulary"], script=script)  # fmt: skip
+        for reason, count in sorted(c["skipped"].items(), key=lambda kv: -kv[1]):
+            why = say(f"cli.train.skip.{skip_keys[reason]}", lang) if reason in skip_keys else reason
+            say_line("skipped", n=count, reason=why, first=c["first_skipped"][reason])
+
+    def end(e: dict) -> None:
+        stopped = say("cli.train.stopped_early", lang) if e["stopped_early"] else ""
+        say_line(e["event"], steps=e["steps_done"], s=e["seconds"], stopped=stopped)
+        if e["final_val_loss"] is None:
+            say_line("no_checkpoint")
+            return
+        base = e["baselines"]
+        say_line("losses", last=e["final_val_loss"], best=e["best_val_loss"], step=e["best_step"],
+                 bigram=base["bigram"], lam=base["bigram_lambda"], unigram=base["unigram"],
+                 uniform=base["uniform"])  # fmt: skip
+        kept = (
+            say("cli.train.kept_best", lang, step=e["best_step"])
+            if e["early_stop"]
+            else say("cli.train.kept_last", lang)
         )
-        print(
-            f"training on {event['poems_train']:,} poems, validating on {event['poems_val']:,}; {vocab} "
-            f"-> {event['out']}"
-        )
-    elif kind == "progress" and (event["val_loss"] is not None or event["step"] == 1):
-        val = f"  val {event['val_loss']:.3f}" if event["val_loss"] is not None else ""
-        print(
-            f"step {event['step']:>5}/{event['steps']}  loss {event['loss']:.3f}{val}  "
-            f"{event['tokens_per_s']:,.0f} tok/s  eta {event['eta_s']:.0f}s",
-            flush=True,
-        )
-    elif kind in ("done", "cancelled"):
-        _print_end(event)
+        say_line("checkpoint", out=e["out"], kept=kept)
 
+    def show(e: dict) -> None:
+        kind = e["event"]
+        if kind == "start":
+            corpus(e["corpus"])
+            if "vocab_size" in e:
+                vocab = say("cli.train.vocabulary", lang, n=e["vocab_size"], min_count=e["vocab_min_count"],
+                            share=e["unknown_share"])  # fmt: skip
+            else:
+                vocab = say("cli.train.vocabulary_resumed", lang)
+            say_line("start", train=e["poems_train"], val=e["poems_val"], vocab=vocab, out=e["out"])
+        elif kind == "progress" and (e["val_loss"] is not None or e["step"] == 1):
+            val = say("cli.train.val", lang, loss=e["val_loss"]) if e["val_loss"] is not None else ""
+            say_line("step", step=f"{e['step']:>5}", steps=e["steps"], loss=e["loss"], val=val,
+                     speed=e["tokens_per_s"], eta=e["eta_s"])  # fmt: skip
+        elif kind in ("done", "cancelled"):
+            end(e)
 
-def _print_corpus(corpus: dict) -> None:
-    if "characters" not in corpus:
-        print(f"corpus: {corpus['source']}, {corpus['poems']:,} poems")
-        return
-    script = "traditional converted to simplified" if corpus["converted"] else "script kept as given"
-    print(
-        f"corpus: {corpus['source']}: read {corpus['poems']:,} poems, {corpus['characters']:,} characters, "
-        f"{corpus['vocabulary']:,} distinct ({script})"
-    )
-    for reason, count in sorted(corpus["skipped"].items(), key=lambda kv: -kv[1]):
-        print(f"  skipped {count:,}: {reason} (first: {corpus['first_skipped'][reason]})")
-
-
-def _print_end(event: dict) -> None:
-    stopped = ", stopped early" if event["stopped_early"] else ""
-    print(f"{event['event']}: {event['steps_done']} steps in {event['seconds']:.1f}s{stopped}")
-    if event["final_val_loss"] is None:
-        print("no validation yet, so no checkpoint written")
-        return
-    base = event["baselines"]
-    print(
-        f"validation loss (nats/char): model {event['final_val_loss']:.4f} last, "
-        f"{event['best_val_loss']:.4f} best (step {event['best_step']})  |  "
-        f"bigram {base['bigram']:.4f} (λ {base['bigram_lambda']:.2f})  "
-        f"unigram {base['unigram']:.4f}  uniform {base['uniform']:.4f}"
-    )
-    kept = f"the best, step {event['best_step']}" if event["early_stop"] else "the last evaluation"
-    print(f"checkpoint: {event['out']} ({kept})")
+    return show
