@@ -227,28 +227,33 @@ def _printer(lang: str) -> Callable[[dict], None]:
 
     skip_keys = {SKIP_NO_TEXT: "no_text", SKIP_DUPLICATE: "duplicate", SKIP_LOST_GLYPHS: "lost_glyphs"}
 
-    def say_line(key: str, **values) -> None:
-        print(say(f"cli.train.{key}", lang, **values), flush=True)
+    def _say(key: str, **values) -> None:  # one line
+        print(say(key, lang, **values), flush=True)
 
     def corpus(c: dict) -> None:
         if "characters" not in c:
-            say_line("corpus_shipped", poems=c["poems"])
+            _say("cli.train.corpus_shipped", poems=c["poems"])
             return
         script = say("cli.train.converted" if c["converted"] else "cli.train.script_kept", lang)
-        say_line("corpus", source=c["source"], poems=c["poems"], characters=c["characters"],
+        _say("cli.train.corpus", source=c["source"], poems=c["poems"], characters=c["characters"],
                  distinct=c["vocabulary"], script=script)  # fmt: skip
         for reason, count in sorted(c["skipped"].items(), key=lambda kv: -kv[1]):
             why = say(f"cli.train.skip.{skip_keys[reason]}", lang) if reason in skip_keys else reason
-            say_line("skipped", n=count, reason=why, first=c["first_skipped"][reason])
+            _say("cli.train.skipped", n=count, reason=why, first=c["first_skipped"][reason])
 
     def end(e: dict) -> None:
         stopped = say("cli.train.stopped_early", lang) if e["stopped_early"] else ""
-        say_line(e["event"], steps=e["steps_done"], s=e["seconds"], stopped=stopped)
+        _say(
+            "cli.train.done" if e["event"] == "done" else "cli.train.cancelled",
+            steps=e["steps_done"],
+            s=e["seconds"],
+            stopped=stopped,
+        )
         if e["final_val_loss"] is None:
-            say_line("no_checkpoint")
+            _say("cli.train.no_checkpoint")
             return
         base = e["baselines"]
-        say_line("losses", last=e["final_val_loss"], best=e["best_val_loss"], step=e["best_step"],
+        _say("cli.train.losses", last=e["final_val_loss"], best=e["best_val_loss"], step=e["best_step"],
                  bigram=base["bigram"], lam=base["bigram_lambda"], unigram=base["unigram"],
                  uniform=base["uniform"])  # fmt: skip
         kept = (
@@ -256,7 +261,7 @@ def _printer(lang: str) -> Callable[[dict], None]:
             if e["early_stop"]
             else say("cli.train.kept_last", lang)
         )
-        say_line("checkpoint", out=e["out"], kept=kept)
+        _say("cli.train.checkpoint", out=e["out"], kept=kept)
 
     def show(e: dict) -> None:
         kind = e["event"]
@@ -267,10 +272,10 @@ def _printer(lang: str) -> Callable[[dict], None]:
                             share=e["unknown_share"])  # fmt: skip
             else:
                 vocab = say("cli.train.vocabulary_resumed", lang)
-            say_line("start", train=e["poems_train"], val=e["poems_val"], vocab=vocab, out=e["out"])
+            _say("cli.train.start", train=e["poems_train"], val=e["poems_val"], vocab=vocab, out=e["out"])
         elif kind == "progress" and (e["val_loss"] is not None or e["step"] == 1):
             val = say("cli.train.val", lang, loss=e["val_loss"]) if e["val_loss"] is not None else ""
-            say_line("step", step=f"{e['step']:>5}", steps=e["steps"], loss=e["loss"], val=val,
+            _say("cli.train.step", step=f"{e['step']:>5}", steps=e["steps"], loss=e["loss"], val=val,
                      speed=e["tokens_per_s"], eta=e["eta_s"])  # fmt: skip
         elif kind in ("done", "cancelled"):
             end(e)

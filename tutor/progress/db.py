@@ -87,6 +87,8 @@ class Database:
         with self._opening():
             self.conn = self._open()
 
+    # --- opening -------------------------------------------------------------------------
+
     @contextmanager
     def _opening(self) -> Iterator[None]:
         """Open one process at a time. Unserialised, a tutor opening a fresh store read its
@@ -110,8 +112,6 @@ class Database:
             yield
         finally:
             os.close(fd)  # and with it the lock
-
-    # --- opening -------------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so each write is exactly one
