@@ -1,6 +1,8 @@
 import os
 import signal
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,3 +48,13 @@ def add_experiment_run(store, name: str, params: dict, metrics: dict, note: str 
             "INSERT INTO experiment_runs (name, params, metrics, note, at) VALUES (?, ?, ?, ?, ?)",
             (name, json.dumps(params), json.dumps(metrics), note, to_text(store.now())),
         )
+
+
+def run_in_two_threads(target: Callable[[], None]) -> None:
+    """`target` in two threads at once (each typically opens its own Store: its own connection, as a
+    second process would have); returns when both have ended."""
+    pair = [threading.Thread(target=target) for _ in range(2)]
+    for t in pair:
+        t.start()
+    for t in pair:
+        t.join()

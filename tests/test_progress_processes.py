@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON, ROOT, run_tutor_env
+from conftest import PYTHON, ROOT, run_in_two_threads, run_tutor_env
 
 from tutor.errors import TutorError
 from tutor.progress.db import FILE_NAME, StoreBusy
@@ -108,11 +108,7 @@ def _open_together(home: Path) -> list[object]:
         except TutorError as err:
             said.append(err)
 
-    pair = [threading.Thread(target=open_store) for _ in range(2)]
-    for t in pair:
-        t.start()
-    for t in pair:
-        t.join()
+    run_in_two_threads(open_store)
     return said
 
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import run_in_two_threads
 from quiz_fixtures import ANSWERS, tiny_lesson
 
 from tutor.progress.store import Store
@@ -260,11 +261,7 @@ def test_two_stores_answering_the_same_item_at_once_count_it_once(home: Path, cl
         except BaseException as err:  # surfaced by the assert below
             errors.append(err)
 
-    threads = [threading.Thread(target=learner) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_two_threads(learner)
     assert errors == []
     with Store(home, now=clock) as store:
         answers = store.answers("tiny-heads", "same-params")
