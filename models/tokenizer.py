@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
 
 UNK = "\ufffd"
 MIN_COUNT = 3
@@ -88,3 +90,24 @@ class CharTokenizer:
         if data.get("kind") != "char":
             raise ValueError(f"not a character tokenizer: kind={data.get('kind')!r}")
         return cls(list(data["chars"]))
+
+
+COURSE_CHECKPOINT = Path(__file__).with_name("checkpoints") / "gpt-learned.pt"
+
+
+def course_tokenizer(path: Path | None = None) -> CharTokenizer:
+    """The tokenizer of the shipped course GPT (models/checkpoints/gpt-learned.pt), or of `path`.
+
+    Learners' files use it to turn poem lines into ids and to size a model's vocabulary like the course
+    model's (three-layers' order_gap). Read once per process."""
+    return _tokenizer_from(Path(path) if path else COURSE_CHECKPOINT)
+
+
+@lru_cache(maxsize=4)
+def _tokenizer_from(path: Path) -> CharTokenizer:
+    import torch
+
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}: the course tokenizer is stored in it")
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    return CharTokenizer.from_dict(payload["tokenizer"])

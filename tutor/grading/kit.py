@@ -13,7 +13,6 @@ with the values filled in by `str.format` (numbers, shapes and code as the check
 are not translated). The judge sets that language and table once per job (`speaking`); the helpers
 here say their own words ("expected … got …", "type mismatch") from the tutor's catalogue.
 
-`course_tokenizer` is the one helper meant for learners' files (three-layers' order_gap uses it).
 Torch is imported only inside functions.
 """
 
@@ -24,8 +23,6 @@ import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from tutor.errors import CheckFailure, TutorError
@@ -33,7 +30,7 @@ from tutor.grading.remote import LearnerError, Submission
 from tutor.texts import say
 
 __all__ = ["CheckFailed", "LearnerError", "msg", "need", "fail", "shape", "as_tensor", "expect_tensor",
-           "finite", "max_diff", "fresh", "delegation", "course_tokenizer"]  # fmt: skip
+           "finite", "max_diff", "fresh", "delegation"]  # fmt: skip
 
 # (language, the exercise's messages in it): set by the judge for its job, by runs.py for its grade
 _VOICE: ContextVar[tuple[str, dict[str, str]]] = ContextVar("tutor_grading_voice", default=("en", {}))
@@ -172,26 +169,3 @@ def delegation(sub: Submission, forbidden: dict[str, str]) -> None:
         module = target.rsplit(".", 1)[0]
         if target in imported or module in imported and target.rsplit(".", 1)[1] in named or target in named:
             raise CheckFailed(tell("grade.check.delegates", target=target, why=why))
-
-
-def course_tokenizer(path: Path | None = None):
-    """The character tokenizer of the shipped course checkpoint (`tutor.settings.default_checkpoint()`).
-
-    The learner's order_gap uses it to turn the two poem lines into ids and to size the model's
-    vocabulary, so their model has the same shape as the course model. Read once per process.
-    """
-    from tutor.settings import default_checkpoint
-
-    return _tokenizer_from(Path(path) if path else default_checkpoint())
-
-
-@lru_cache(maxsize=4)
-def _tokenizer_from(path: Path):
-    import torch
-
-    from models.tokenizer import CharTokenizer
-
-    if not path.is_file():
-        raise FileNotFoundError(tell("grade.check.no_checkpoint", path=path))
-    payload = torch.load(path, map_location="cpu", weights_only=True)
-    return CharTokenizer.from_dict(payload["tokenizer"])

@@ -11,7 +11,8 @@ from functools import lru_cache
 
 import torch
 
-from tutor.grading.kit import CheckFailed, course_tokenizer, describe, fail, mismatch, msg, need
+from models.tokenizer import course_tokenizer
+from tutor.grading.kit import CheckFailed, describe, fail, mismatch, msg, need
 
 NOISE = 1e-5  # float32 rounding of a permutation-invariant sum stays near 1e-7
 CLEAR = 1e-3  # a real difference: at least 100 times the rounding noise

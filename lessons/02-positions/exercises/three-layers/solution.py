@@ -3,7 +3,7 @@
 import torch
 
 from models.gpt import GPT, GPTConfig
-from tutor.grading.kit import course_tokenizer
+from models.tokenizer import course_tokenizer
 
 
 def order_gap(n_layer: int, use_pos: bool, seed: int = 0) -> float:

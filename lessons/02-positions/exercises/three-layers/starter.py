@@ -6,7 +6,7 @@ Grade with:  python -m tutor grade three-layers
 import torch  # noqa: F401
 
 from models.gpt import GPT, GPTConfig  # noqa: F401
-from tutor.grading.kit import course_tokenizer  # noqa: F401 - the shipped checkpoint's tokenizer
+from models.tokenizer import course_tokenizer  # noqa: F401 - the shipped checkpoint's tokenizer
 
 
 def order_gap(n_layer: int, use_pos: bool, seed: int = 0) -> float:

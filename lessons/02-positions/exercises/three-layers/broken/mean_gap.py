@@ -2,7 +2,7 @@
 import torch
 
 from models.gpt import GPT, GPTConfig
-from tutor.grading.kit import course_tokenizer
+from models.tokenizer import course_tokenizer
 
 
 def order_gap(n_layer, use_pos, seed=0):
