@@ -187,6 +187,39 @@ MessageKey = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
 Message = Annotated[LocalText, AfterValidator(_same_placeholders)]
 
 
+ModuleName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")]
+ModelsFile = Annotated[str, Field(pattern=r"^models/[A-Za-z0-9_./-]+$")]
+
+
+def _inside(path: str) -> str:
+    if ".." in path.split("/") or "//" in path or path.endswith("/"):
+        raise ValueError(f"{path!r}: name a file inside models/, without '..'")
+    return path
+
+
+class WorkerSpec(Strict):
+    """What the grading worker of a code exercise is handed besides the standard library (read-only,
+    in its private root): installed packages and course modules it may import, and course files it may
+    read. Everything else is out of its reach; the course's own implementation of what the learner is
+    asked to write must not be among them."""
+
+    imports: list[ModuleName] = []  # e.g. "torch", "numpy", "models.gpt" (a course module: just that file)
+    files: list[
+        Annotated[ModelsFile, AfterValidator(_inside)]
+    ] = []  # e.g. "models/checkpoints/gpt-learned.pt"
+
+    @model_validator(mode="after")
+    def _no_grader(self) -> WorkerSpec:
+        for name in self.imports:
+            if name.split(".")[0] == "tutor":
+                raise ValueError(f"{name!r}: the grader's own code (tutor) is never handed to a worker")
+            if name.split(".")[0] == "models" and name.count(".") == 0:
+                raise ValueError(
+                    "'models': hand course modules one by one (models.gpt), not the whole package"
+                )
+        return self
+
+
 class Exercise(Strict):
     id: Slug
     title: LocalText
@@ -200,6 +233,7 @@ class Exercise(Strict):
     predict: list[Question] = []  # answer these before the coding task opens
     # what checks.py says to the learner (tutor.grading.kit.msg), {key: {lang: str.format template}}
     messages: dict[MessageKey, Message] = {}
+    worker: WorkerSpec = WorkerSpec()  # what the grading worker is handed (code exercises)
     folder: Path | None = None  # set by the loader: where starter.py, solution.py, checks.py live
 
 

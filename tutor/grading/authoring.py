@@ -27,6 +27,7 @@ def _files(ex: Exercise) -> tuple[Path, Path, Path]:
 def _static_problems(ex: Exercise) -> list[Problem]:
     folder = Path(ex.folder or ".")
     problems = [error(f, "file is missing") for f in _files(ex) if not f.is_file()]
+    problems += _worker_problems(ex)
     checks = folder / "checks.py"
     if checks.is_file():
         try:
@@ -41,6 +42,30 @@ def _static_problems(ex: Exercise) -> list[Problem]:
             )
         # a message nothing uses is worth a warning only once every declared check is written
         problems += [p for p in _message_problems(ex, checks, tree) if p.severity == "error" or not missing]
+    return problems
+
+
+def _worker_problems(ex: Exercise) -> list[Problem]:
+    """What the exercise hands its worker must exist: an installed package, a course module (one file of
+    models/), a course file."""
+    import importlib.util
+
+    from tutor.grading.judge import COURSE_PACKAGES
+    from tutor.settings import ROOT
+
+    toml = Path(ex.folder or ".") / "exercise.toml"
+    problems = []
+    for name in ex.worker.imports:
+        top = name.split(".")[0]
+        if top in COURSE_PACKAGES:
+            module = ROOT.joinpath(*name.split("."))
+            if not (module.with_suffix(".py").is_file() or (module / "__init__.py").is_file()):
+                problems.append(error(toml, f"worker.imports: no course module {name!r}", "worker.imports"))
+        elif importlib.util.find_spec(top) is None:
+            problems.append(error(toml, f"worker.imports: {top!r} is not installed", "worker.imports"))
+    for file in ex.worker.files:
+        if not (ROOT / file).is_file():
+            problems.append(error(toml, f"worker.files: no file {file!r} in the course", "worker.files"))
     return problems
 
 

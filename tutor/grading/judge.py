@@ -1,17 +1,24 @@
 """The judge: runs an exercise's checks (trusted code) against submissions it never imports.
 
-Started by runner.py as `python -I judge.py` with a JSON job on stdin; writes JSON-line events to
-stdout. Every message it writes is in the job's language (`lang`); the checks write theirs from the
-exercise's `messages` in that language (tutor.grading.kit.msg). For each file it forks a sandboxed worker (worker.py) in a fresh scratch folder, sends it
-the file's text, and runs the checks in order: every check asks the worker for values through probes
-(tutor/grading/remote.py) and computes the verdict here, with this process's own torch, on inputs
-drawn per run from a fresh seed. The worker is killed after its file; with `reuse` (the course's own
-files, trusted) one worker answers for every file, so torch is imported once.
+Started by runner.py as `python -I judge.py` with a JSON job on stdin and an environment holding no
+more than the interpreter needs; writes JSON-line events to stdout. Every message it writes is in the
+job's language (`lang`); the checks write theirs from the exercise's `messages` in that language
+(tutor.grading.kit.msg).
 
-Events: {"event": "file", "index"}, {"event": "isolation", "level", "layers"},
+Before it reads any check, the judge imports torch, works out what the exercise's worker is handed
+(sandbox.handover) and forks the worker's parent, which enters new namespaces and forks the worker
+(worker.py) as process 1 of its PID namespace; the worker builds its box (sandbox.py) and answers
+probes. The judge sends it the file's text and runs the checks in order: every check asks the worker
+for values through probes (tutor/grading/remote.py) and computes the verdict here, with this
+process's own torch, on inputs drawn per run. A reply that is not well-formed plain data of bounded
+size voids the run with a reason; nothing the worker sends makes the judge raise. The worker is killed
+after its file; with `reuse` (the course's own files) one boxed worker answers for every file, so
+torch is imported once.
+
+Events: {"event": "file", "index"}, {"event": "isolation", "level", "layers", "missing"},
 {"event": "import_error", "message"}, {"event": "start", "check"}, {"event": "check", "check",
 "status", "message"}, {"event": "stopped", "status", "reason"}, {"event": "done", "seconds",
-"output", "output_bytes"}.
+"output", "output_bytes", "output_cut"}.
 """
 
 from __future__ import annotations
@@ -29,7 +36,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-REPLY_LIMIT = 64 * 2**20  # bytes of one answer: far above any probe's (the largest is a few MB)
+REPLY_LIMIT = 16 * 2**20  # bytes of one answer: far above any probe's (the largest is well under 1 MB)
+COURSE_PACKAGES = ("models",)  # the course's own packages an exercise may hand to its worker
 _PR_SET_PDEATHSIG = 1
 # the signals a crash is explained by (grade.signal.NAME in the catalogue)
 _SIGNALS = {
@@ -44,10 +52,55 @@ _SIGNALS = {
 }
 
 
-def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int, scratch: Path) -> int:
-    """The worker, forked from this process right after torch is imported and before checks.py is
-    loaded: it starts in milliseconds with torch ready, and holds nothing of the checks. It gets its
-    own session, the three pipes as fds 3, 4 and 1/2, and no other descriptor of ours."""
+def _die_with_parent() -> None:
+    if sys.platform == "linux":
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _end_as(status: int) -> None:
+    """End this process the way a wait status says: an exit code, or the same signal (the judge
+    explains a crash by it)."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
+
+
+def _into_namespaces() -> None:
+    """In the worker's parent, after `unshare`: fork process 1 of the new PID namespace, which forks
+    the worker and returns in it; the two others wait and end as it ended. Process 1 cannot end by a
+    signal it sends itself (the kernel ignores those), so it hands the worker's wait status to its
+    parent through a pipe. The worker is process 2: its own abort() or SIGXCPU must end it."""
+    status_r, status_w = os.pipe()
+    if os.fork():
+        for fd in (0, 1, 2, 3, 4, status_w):  # only the worker holds the pipes: its end is the channel's end
+            os.close(fd)
+        data = os.read(status_r, 4)
+        _, own = os.wait()
+        _end_as(int.from_bytes(data, "little") if len(data) == 4 else own)
+    _die_with_parent()
+    os.close(status_r)
+    worker = os.fork()
+    if worker:
+        for fd in range(5):
+            os.close(fd)
+        _, status = os.waitpid(worker, 0)
+        os.write(status_w, status.to_bytes(4, "little"))
+        os._exit(0)
+    os.close(status_w)
+    _die_with_parent()
+
+
+def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int) -> int:
+    """The worker's parent, forked from this process after torch is imported and before checks.py is
+    loaded. It gets its own session, the three pipes as fds 3, 4 and 1/2 and no other descriptor of
+    ours, enters new namespaces and forks the worker into them; it waits for it and ends as it ended.
+    Where namespaces are refused it is the worker itself. Returns its pid: its session is the group
+    the judge kills, the worker included."""
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -56,18 +109,17 @@ def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int, scratch: 
     code = 70
     try:
         os.setsid()
-        if sys.platform == "linux":  # die with the judge, whatever ends it
-            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _die_with_parent()  # whatever ends the judge ends the box
         null = os.open(os.devnull, os.O_RDONLY)
         for src, dst in ((null, 0), (out_w, 1), (out_w, 2), (probe_r, 3), (reply_w, 4)):
             os.dup2(src, dst)
         os.closerange(5, 65536)
-        os.chdir(scratch)
-        os.environ.clear()
-        os.environ.update(worker_env(scratch))
-        from tutor.grading import worker
+        from tutor.grading import sandbox, worker
 
-        worker.serve_forked(3, 4, header)
+        namespaces = sandbox.unshare()
+        if namespaces:
+            _into_namespaces()
+        worker.serve_forked(3, 4, header, namespaces)
         code = 0
     except BaseException:  # the judge sees the exit code and the output
         import traceback
@@ -77,24 +129,10 @@ def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int, scratch: 
         os._exit(code)
 
 
-def worker_env(scratch: Path) -> dict[str, str]:
-    """The worker's environment: none of the tutor's settings, HOME and temp files in its scratch."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("TUTOR_", "PYTHON", "XDG_")) and k not in ("HOME", "VIRTUAL_ENV", "TMPDIR")
-    }
-    env.update(
-        HOME=str(scratch), TMPDIR=str(scratch), XDG_DATA_HOME=str(scratch), XDG_CACHE_HOME=str(scratch)
-    )
-    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
-    return env
-
-
 class Channel:
-    """One worker process and the three pipes to it: probes in, answers out, output out."""
+    """One boxed worker and the three pipes to it: probes in, answers out, output out."""
 
-    def __init__(self, job: dict, isolate: bool):
+    def __init__(self, job: dict, box: dict):
         from tutor.grading import wire
 
         self.wire = wire
@@ -104,19 +142,15 @@ class Channel:
         probe_r, self.probe_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
         self.out_r, out_w = os.pipe()
-        header = {
-            "root": job["root"],
-            "scratch": str(self.scratch),
-            "limits": self.limits,
-            "isolate": isolate,
-        }
-        self.pid = _fork_worker(header, probe_r, reply_w, out_w, self.scratch)
+        header = {"scratch": str(self.scratch), "limits": self.limits, **box}
+        self.pid = _fork_worker(header, probe_r, reply_w, out_w)
         self.returncode: int | None = None
         for fd in (probe_r, reply_w, out_w):
             os.close(fd)
         os.set_blocking(self.probe_w, False)
         self.pending = b""
-        self.buffer = b""
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of the buffer known to hold no newline
         self.output = bytearray()
         self.output_total = 0
         self.next_id = 0
@@ -152,11 +186,11 @@ class Channel:
         if self.out_r in ready_r:
             self._take_output()
         if self.reply_r in ready_r:
-            chunk = os.read(self.reply_r, 1 << 20)
+            chunk = os.read(self.reply_r, min(1 << 20, REPLY_LIMIT + 1 - len(self.buffer)))
             if not chunk:
                 raise Stopped("error", self._death_reason())
             self.buffer += chunk
-            if len(self.buffer) > REPLY_LIMIT:
+            if len(self.buffer) > REPLY_LIMIT and b"\n" not in self.buffer[self.scanned :]:
                 self.kill()
                 raise Stopped("error", self.say("grade.stop.answer_too_large", mb=REPLY_LIMIT // 2**20))
 
@@ -195,12 +229,22 @@ class Channel:
             return self.say("grade.stop.crashed_because", signal=name, what=what)
         return self.say("grade.stop.exit_code", code=code)
 
+    def _line(self) -> bytes:
+        """The next answer line; linear in its length (each byte is searched once)."""
+        while True:
+            end = self.buffer.find(b"\n", self.scanned)
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                self.scanned = 0
+                return line
+            self.scanned = len(self.buffer)
+            self._pump()
+
     def _answer(self) -> dict:
         from tutor.grading.remote import Stopped
 
-        while b"\n" not in self.buffer:
-            self._pump()
-        line, self.buffer = self.buffer.split(b"\n", 1)
+        line = self._line()
         try:
             reply = json.loads(line)
         except (ValueError, RecursionError):
@@ -222,9 +266,8 @@ class Channel:
                     raise
                 last = (self.output.decode("utf-8", "replace").strip().splitlines() or [err.reason])[-1]
                 raise Stopped("error", self.say("grade.stop.failed_early", error=last)) from None
-            self.isolation = (
-                reply.get("ready") if isinstance(reply.get("ready"), dict) else {"level": "unknown"}
-            )
+            ready = reply.get("ready")
+            self.isolation = ready if isinstance(ready, dict) else {"level": "unknown"}
         return self.isolation
 
     def probe(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> Any:
@@ -239,14 +282,18 @@ class Channel:
             raise LearnerError.from_reply(reply["error"], self.lang)
         try:
             return self.wire.decode(reply.get("ok"))
-        except self.wire.WireError as err:
-            raise Stopped("error", self.say("grade.stop.not_plain_data", error=err)) from None
+        except Exception as err:  # noqa: BLE001 - whatever the worker sent, it is not an answer
+            self.kill()
+            why = str(err) if isinstance(err, self.wire.WireError) else f"{type(err).__name__}: {err}"
+            raise Stopped("error", self.say("grade.stop.not_plain_data", error=why[:300])) from None
 
-    def take_output(self) -> tuple[str, int]:
+    def take_output(self) -> tuple[str, int, bool]:
+        """What the worker printed (up to the kept bytes), how many bytes it printed, and whether
+        some were left out."""
         text = self.output.decode("utf-8", errors="replace")
-        total = self.output_total
+        total, cut = self.output_total, self.output_total > len(self.output)
         self.output, self.output_total = bytearray(), 0
-        return text, total
+        return text, total, cut
 
     def restart_clock(self) -> None:
         self.deadline = time.monotonic() + self.timeout_s
@@ -267,7 +314,7 @@ class Channel:
     def kill(self) -> None:
         if self.poll() is None:
             try:
-                os.killpg(self.pid, signal.SIGKILL)  # its own session: the group is the worker
+                os.killpg(self.pid, signal.SIGKILL)  # its own session: the box's parent and the worker
             except (ProcessLookupError, PermissionError):
                 os.kill(self.pid, signal.SIGKILL)
             _, status = os.waitpid(self.pid, 0)
@@ -316,15 +363,16 @@ def run_check(function, sub) -> tuple[str, str]:
 
 
 class Judge:
-    def __init__(self, job: dict, emit):
-        self.job, self.emit = job, emit
+    def __init__(self, job: dict, emit, box: dict):
+        self.job, self.emit, self.box = job, emit, box
         self.channel: Channel | None = None
 
-    def _channel(self) -> Channel:
+    def open_channel(self) -> Channel:
+        """The worker for the next file: a fresh one, unless the course's own files share one."""
         if self.channel is None or self.channel.poll() is not None:
             if self.channel is not None:
                 self.channel.close()
-            self.channel = Channel(self.job, isolate=not self.job["reuse"])
+            self.channel = Channel(self.job, self.box)
         return self.channel
 
     def grade(self, index: int, item: dict, functions: dict) -> None:
@@ -332,15 +380,11 @@ class Judge:
 
         self.emit({"event": "file", "index": index})
         t0 = time.monotonic()
-        channel = self._channel()
+        channel = self.open_channel()
         channel.restart_clock() if self.job["reuse"] else None
         try:
             self.emit({"event": "isolation", **channel.ready()})
-            names = channel.probe("submit", source=item["source"], display=item["display"])
-            if not isinstance(names, dict) or not isinstance(names.get("names"), dict):
-                channel.kill()
-                raise Stopped("error", channel.say("grade.stop.malformed"))
-            sub = Submission(channel, names["names"], item["source"], item["display"])
+            sub = Submission.load(channel, item["source"], item["display"])
             for cid, function in functions.items():
                 self.emit({"event": "start", "check": cid})
                 status, message = run_check(function, sub)
@@ -349,22 +393,50 @@ class Judge:
             self.emit({"event": "import_error", "message": err.text})
         except Stopped as err:
             self.emit({"event": "stopped", "status": err.status, "reason": err.reason})
+        except Exception as err:  # noqa: BLE001 - a fault of the grader's own: said, never a traceback
+            channel.kill()
+            reason = channel.say("grade.stop.grader_failed", error=f"{type(err).__name__}: {err}"[:300])
+            self.emit({"event": "stopped", "status": "error", "reason": reason})
         if not self.job["reuse"] or channel.poll() is not None:
             channel.close()
             self.channel = None
-        output, total = channel.take_output()
+        output, total, cut = channel.take_output()
         self.emit({"event": "done", "seconds": round(time.monotonic() - t0, 3), "output": output,
-                   "output_bytes": total})  # fmt: skip
+                   "output_bytes": total, "output_cut": cut})  # fmt: skip
+
+
+def _warm_up(torch) -> None:
+    """Run each kind of op once: torch loads kernels and reads CPU facts (/proc/cpuinfo) on first
+    use, which a boxed worker could no longer do; every worker forked after this has them."""
+    x = torch.randn(1, 2, 4, 8, requires_grad=True)
+    y = torch.nn.functional.scaled_dot_product_attention(x, x, x, is_causal=True)
+    torch.nn.functional.cross_entropy(
+        torch.nn.Linear(8, 8)(y).view(-1, 8), torch.zeros(8, dtype=torch.long)
+    ).backward()
+    torch.softmax(x.detach(), -1).sin().cos().triu().masked_fill(torch.ones(8, dtype=torch.bool), 0)
+
+
+def box_for(job: dict) -> dict:
+    """What the exercise's worker is handed, and the course modules it imports before its box closes."""
+    from tutor.grading import sandbox, seccomp
+
+    seccomp.load_library()  # opened here: the worker's root has no /usr/lib
+    imports = job["worker"]["imports"]
+    root = Path(job["root"])
+    handed = sandbox.handover(imports, job["worker"]["files"], root, COURSE_PACKAGES)
+    course = [name for name in imports if name.split(".")[0] in COURSE_PACKAGES]
+    return {"handed": handed, "course_modules": course}
 
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from tutor.childproc import die_with_parent
-
-    die_with_parent()
+    _die_with_parent()
+    if os.getppid() == 1:  # the tutor was already gone
+        os._exit(1)
     import torch  # then torch: the tutor may start this process before it knows the job
 
     torch.set_num_threads(1)
+    _warm_up(torch)
     job = json.loads(sys.stdin.read())
     sys.path.insert(0, job["root"])
     sys.dont_write_bytecode = True
@@ -375,10 +447,10 @@ def main() -> None:
         results.write(json.dumps(record) + "\n")  # ASCII: a lone surrogate from the worker stays an escape
         results.flush()
 
+    judge = Judge(job, emit, box_for(job))
+    judge.open_channel()  # forked now: torch is imported, checks.py is not yet loaded
     from tutor.grading.kit import speaking
 
-    judge = Judge(job, emit)
-    judge._channel()  # forked now: torch is imported, checks.py is not yet loaded
     checks = load_checks(job["checks_file"])
     functions = {cid: getattr(checks, f"check_{cid}") for cid in job["checks"]}
     try:

@@ -8,7 +8,6 @@ torch. A module is built in the worker from a config (`sub.new`), loaded with we
 
 from __future__ import annotations
 
-import ast
 from typing import Any, Protocol
 
 from tutor.errors import CheckFailure
@@ -66,30 +65,60 @@ class Prober(Protocol):
     def probe(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> Any: ...
 
 
+def _is_shape(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+
+
+def _is_strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def well_formed(channel: Prober, op: str, reply: Any, valid) -> Any:
+    """`reply` if `valid(reply)`; otherwise the run is void: the worker answered something that is not
+    an answer to `op` (its process is the learner's, so it can send anything)."""
+    if valid(reply):
+        return reply
+    kill = getattr(channel, "kill", None)
+    if kill is not None:
+        kill()
+    say = getattr(channel, "say", None)
+    reason = say("grade.stop.malformed_answer", op=op) if say else f"a malformed answer to {op}"
+    raise Stopped("error", reason)
+
+
+def _module_info(info: Any) -> bool:
+    return (
+        isinstance(info, dict)
+        and isinstance(info.get("class"), str)
+        and (info.get("params") is None or isinstance(info.get("params"), dict)
+             and all(isinstance(k, str) and _is_shape(v) for k, v in info["params"].items()))
+        and isinstance(info.get("modules"), list)
+        and all(isinstance(m, list) and len(m) == 3 and isinstance(m[0], str) and isinstance(m[1], str)
+                and isinstance(m[2], bool) for m in info["modules"])
+    )  # fmt: skip
+
+
 class RemoteModule:
     """A module the learner's code built in the worker; `params` maps parameter names to shapes."""
 
     def __init__(self, channel: Prober, ref: int, info: dict):
         self._channel, self.ref = channel, ref
-        self.class_name: str = str(info.get("class", "?"))
-        params = info.get("params")
-        self.is_module = isinstance(params, dict)
-        self.params: dict[str, tuple[int, ...]] = (
-            {str(k): tuple(v) for k, v in params.items()} if isinstance(params, dict) else {}
-        )
+        self.class_name: str = info["class"]
+        params = info["params"]
+        self.is_module = params is not None
+        self.params: dict[str, tuple[int, ...]] = {k: tuple(v) for k, v in (params or {}).items()}
         # (dotted name, class name, defined in the learner's file)
-        self.modules: list[tuple[str, str, bool]] = [
-            (str(m[0]), str(m[1]), m[2] is True)
-            for m in info.get("modules", [])
-            if isinstance(m, list) and len(m) == 3
-        ]
+        self.modules: list[tuple[str, str, bool]] = [(m[0], m[1], m[2]) for m in info["modules"]]
 
     def load(self, state: dict) -> None:
         """Load the judge's weights; every one must land in a parameter of the same name."""
         from tutor.grading.kit import CheckFailed, tell
 
-        result = self._channel.probe("load", ref=self.ref, args=[state])
-        unexpected = result.get("unexpected") if isinstance(result, dict) else ["?"]
+        result = well_formed(
+            self._channel, "load", self._channel.probe("load", ref=self.ref, args=[state]),
+            lambda r: isinstance(r, dict) and _is_strings(r.get("missing")) and _is_strings(r.get("unexpected")),
+        )  # fmt: skip
+        unexpected = result["unexpected"]
         if unexpected:
             raise CheckFailed(
                 tell("grade.check.weights_by_name", cls=self.class_name, names=list(unexpected)[:4])
@@ -98,26 +127,33 @@ class RemoteModule:
     def run(self, *args: Any, method: str = "__call__", **kwargs: Any) -> Any:
         return self._channel.probe("run", ref=self.ref, method=method, args=list(args), kwargs=kwargs)
 
-    def trace(self, function: str, *args: Any, **kwargs: Any) -> dict:
-        """{"output", "calls": [[args after the first, kwargs]]}: a run that records each call the
-        module makes to the file's function `function`."""
-        return self._channel.probe("trace", ref=self.ref, function=function, method="__call__", args=list(args),
-                                   kwargs=kwargs)  # fmt: skip
-
     def grads(self, *args: Any) -> dict:
-        return self._channel.probe("grads", ref=self.ref, args=list(args))
+        """{"loss", "grads": {parameter name: gradient}}: one training step's backward pass."""
+        reply = self._channel.probe("grads", ref=self.ref, args=list(args))
+        return well_formed(
+            self._channel, "grads", reply,
+            lambda r: isinstance(r, dict) and "loss" in r and isinstance(r.get("grads"), dict),
+        )  # fmt: skip
 
 
 class Submission:
-    """The learner's file as the checks see it: its names, its source, and probes into its code."""
+    """The learner's file as the checks see it: its names, and probes into its code."""
 
-    def __init__(self, channel: Prober, names: dict[str, str], source: str, display: str):
-        self._channel, self.names, self.source, self.display = channel, names, source, display
+    def __init__(self, channel: Prober, names: dict[str, str], display: str):
+        self._channel, self.names, self.display = channel, names, display
         self._refs = 0
-        try:
-            self.tree: ast.Module | None = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError):
-            self.tree = None
+
+    @classmethod
+    def load(cls, channel: Prober, source: str, display: str) -> Submission:
+        """Have the worker import the file from its text; what it defines, by kind."""
+        reply = channel.probe("submit", source=source, display=display)
+        kinds = ("class", "function", "value")
+        reply = well_formed(
+            channel, "submit", reply,
+            lambda r: isinstance(r, dict) and isinstance(r.get("names"), dict)
+            and all(isinstance(k, str) and v in kinds for k, v in r["names"].items()),
+        )  # fmt: skip
+        return cls(channel, reply["names"], display)
 
     def _ref(self) -> int:
         self._refs += 1
@@ -135,23 +171,6 @@ class Submission:
 
     def new(self, name: str, cfg: dict) -> RemoteModule:
         ref = self._ref()
-        info = self._channel.probe("new", name=name, cfg=cfg, keep=ref)
-        return RemoteModule(self._channel, ref, info if isinstance(info, dict) else {})
-
-    def imports(self) -> set[str]:
-        """Every `module` and `module.name` the file imports (statically, from its source)."""
-        found: set[str] = set()
-        for node in ast.walk(self.tree) if self.tree else ():
-            if isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                found.add(node.module)
-                found |= {f"{node.module}.{a.name}" for a in node.names}
-        return found
-
-    def strings(self) -> set[str]:
-        return (
-            {n.value for n in ast.walk(self.tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-            if self.tree
-            else set()
-        )
+        info = well_formed(self._channel, "new", self._channel.probe("new", name=name, cfg=cfg, keep=ref),
+                           _module_info)  # fmt: skip
+        return RemoteModule(self._channel, ref, info)

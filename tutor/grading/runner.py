@@ -46,14 +46,16 @@ _UNSAFE = re.compile(
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC sequences (window titles, hyperlinks, clipboard)
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
     r"|\x1b.?"  # any other escape
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # other control characters (newline and tab stay)
+    r"|(?P<control>[\x00-\x08\x0b-\x1f\x7f-\x9f])"  # other control characters (newline and tab stay)
+    r"|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"  # bidi controls (U+202E reverses what follows)
 )
 
 
 def clean(text: str) -> str:
-    """Text that is safe to show in a terminal: no escape or control sequences, no lone surrogates."""
+    """Text that is safe to show in a terminal: no escape or control sequences, no bidi controls that
+    would reorder it, no lone surrogates. A control character becomes �; the rest is removed."""
     text = text.encode("utf-8", "replace").decode("utf-8")
-    return _UNSAFE.sub(lambda m: "" if m.group().startswith("\x1b") else "�", text)
+    return _UNSAFE.sub(lambda m: "�" if m.group("control") else "", text)
 
 
 @dataclass
@@ -78,10 +80,15 @@ class Limits:
         }
 
 
+# what the judge's environment keeps of ours: where programs and libraries are, and the locale.
+# Nothing else: the worker is forked from the judge, so a secret in the judge's environment block
+# would be in the worker's memory too.
+_JUDGE_ENV = ("PATH", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT")
+
+
 def _judge_env() -> dict[str, str]:
-    """The judge sees none of the tutor's settings: it reads what the worker reads."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TUTOR_", "PYTHON"))}
-    env["PYTHONIOENCODING"] = "utf-8"
+    env = {k: v for k, v in os.environ.items() if k in _JUDGE_ENV}
+    env.update(PYTHONIOENCODING="utf-8", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     return env
 
 
@@ -104,6 +111,7 @@ def run_judge(
         "limits": limits.to_job(),
         "timeout_s": limits.timeout_s,
         "reuse": reuse,
+        "worker": ex.worker.model_dump(),
         "lang": lang,
         "messages": {key: pick(text, lang) for key, text in ex.messages.items()},
     }
@@ -151,11 +159,12 @@ def start_judge_early() -> None:
 
 def _state(events: list[Event]) -> dict:
     state: dict = {"results": {}, "import_error": None, "stop": None, "isolation": None, "seconds": 0.0,
-                   "output": "", "output_bytes": 0, "loaded": False}  # fmt: skip
+                   "output": "", "output_bytes": 0, "output_cut": False}  # fmt: skip
     for e in events:
         kind = e.get("event")
         if kind == "isolation":
-            state["isolation"] = {"level": e.get("level", "unknown"), "layers": e.get("layers", [])}
+            state["isolation"] = {key: e.get(key, default) for key, default in
+                                  (("level", "unknown"), ("layers", []), ("missing", []))}  # fmt: skip
         elif kind == "check":
             state["results"][e["check"]] = e
         elif kind == "import_error":
@@ -165,12 +174,13 @@ def _state(events: list[Event]) -> dict:
         elif kind == "done":
             state["seconds"] = e.get("seconds", 0.0)
             state["output"], state["output_bytes"] = clean(e.get("output", "")), e.get("output_bytes", 0)
+            state["output_cut"] = e.get("output_cut") is True
     return state
 
 
 def _output(state: dict, limit: int, lang: str) -> str:
     text, total = state["output"], state["output_bytes"]
-    if total > len(text.encode()) or len(text) > limit:
+    if state["output_cut"] or len(text) > limit:
         text = text[:limit] + "\n" + say("grade.code.output_truncated", lang, total=total, limit=limit)
     return text
 

@@ -1,98 +1,69 @@
-"""OS isolation for the grading worker, through ctypes: what the learner's process may still do.
+"""The grading box: the worker starts with nothing and is handed what its exercise needs.
 
-`confine(...)` runs inside the worker after torch is imported and before the learner's file is read.
-Each layer is used where the platform has it, and reported, so the grade can say what was in force:
+Built the way bubblewrap and nsjail build theirs, in the processes judge.py forks (ctypes only):
 
-- resource limits (everywhere): address space, CPU seconds, bytes per file, no core files;
-- namespaces (Linux, unprivileged user namespaces): no network at all, and the scratch folder becomes
-  a size-capped tmpfs, which caps the bytes written in total, not per file;
-- seccomp (Linux x86-64 and arm64): no new processes (threads only), no exec, no ptrace or reading
-  another process's memory, and signals only to itself: the process count is one, and it binds root too;
-- Landlock (Linux 5.13+): writes only inside the scratch folder; reads only Python, the installed
-  packages, the project's code and model files; from ABI 6 on no signals or abstract sockets beyond
-  its own domain, from ABI 4 on no TCP.
+1. **Namespaces.** The worker's parent enters new user, PID, mount, network, IPC, UTS and cgroup
+   namespaces in one `unshare` and forks process 1 of the new PID namespace, which forks the worker:
+   no pid outside exists for it, and nothing it could start outlives it. Its network namespace holds a
+   loopback device that is down, and nothing else.
+2. **A private root.** The worker mounts a fresh tmpfs as its root and binds into it, read-only and at
+   the same paths, exactly what it was handed (`handover`): the standard library, the installed
+   distributions its exercise imports (with what they require), the course modules and files the
+   exercise declares, /dev/null, /dev/zero and /dev/urandom, and a 16 MB tmpfs at /scratch for its
+   files and output. No /tmp, /run, /proc, /sys, home folders, progress store or lessons (solutions,
+   checks, broken variants) exist in there. Then it drops every capability.
+3. **Limits:** address space, CPU seconds, file size, open files, no core files (soft = hard).
+4. **Landlock** (landlock.py) with the same rule set: read only the handed paths, write only in the
+   scratch and /dev/null; no TCP; signals and abstract sockets scoped to itself.
+5. **The system-call allow-list** (seccomp.py), last.
 
-Where none of this exists (macOS, old kernels) the limits alone remain: "basic" isolation. Grading
-never refuses to run for lack of isolation.
+Where unprivileged user namespaces are refused (Ubuntu 24.04's default AppArmor rule, hardened
+kernels), steps 1 and 2 cannot happen: Landlock, the allow-list and the limits remain, the allow-list
+then refuses creating any file (nothing lands on the real disk), and the grade names what is missing.
+macOS has none of this: the limits alone. Grading never refuses to run for lack of isolation; the
+grade's `isolation` field says what was in force and the level follows from it (`Report.level`).
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
-import platform
 import resource
 import sys
+import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# --- Landlock (linux/landlock.h) -----------------------------------------------------------------
-_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446  # the same on every arch
-_CREATE_RULESET_VERSION = 1
-_RULE_PATH_BENEATH = 1
-_FS_EXECUTE, _FS_WRITE_FILE, _FS_READ_FILE, _FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
-_FS_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | 1 << 14 | 1 << 15  # + truncate, ioctl_dev
-_FS_BITS_BY_ABI = {1: 13, 2: 14, 3: 15, 4: 15, 5: 16}  # how many access bits each ABI knows
-_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
-_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
-_PR_SET_NO_NEW_PRIVS = 38
+from tutor.grading import landlock, seccomp
 
+SCRATCH = Path("/scratch")  # the worker's folder inside its private root
+DEVICES = (Path("/dev/null"), Path("/dev/zero"), Path("/dev/urandom"))
+# the layers, by the name the grade shows (grade.layer.NAME in the catalogue)
+ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS, NO_FILES = (
+    "private-root", "pid-namespace", "network-namespace", "landlock", "seccomp", "limits", "no-new-files",
+)  # fmt: skip
+STRONG = (ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS)
+LAYERS = (*STRONG, NO_FILES)
 
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]  # fmt: skip
-
-
-class _PathBeneath(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-# --- seccomp (linux/seccomp.h, linux/filter.h) ---------------------------------------------------
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _PR_SET_PDEATHSIG = 22, 2, 1
-_RET_ALLOW, _RET_ERRNO, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
-_LD_W_ABS, _JEQ_K, _JSET_K, _RET_K = 0x20, 0x15, 0x45, 0x06
-_EPERM, _ENOSYS = 1, 38
-_CLONE_THREAD = 0x00010000
-# syscall numbers: (audit arch, x32 bit, {name: number})
-_SYSCALLS = {
-    "x86_64": (0xC000003E, 0x40000000, {
-        "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "clone3": 435,
-        "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
-        "pidfd_send_signal": 424, "pidfd_open": 434, "ptrace": 101, "process_vm_readv": 310,
-        "process_vm_writev": 311, "unshare": 272, "setns": 308, "mount": 165, "prctl": 157,
-    }),
-    "aarch64": (0xC00000B7, 0, {
-        "clone": 220, "execve": 221, "execveat": 281, "clone3": 435,
-        "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
-        "pidfd_send_signal": 424, "pidfd_open": 434, "ptrace": 117, "process_vm_readv": 270,
-        "process_vm_writev": 271, "unshare": 97, "setns": 268, "mount": 40, "prctl": 167,
-    }),
-}  # fmt: skip
-_DENIED = ("fork", "vfork", "execve", "execveat", "tkill", "pidfd_send_signal", "pidfd_open", "ptrace",
-           "process_vm_readv", "process_vm_writev", "unshare", "setns", "mount")  # fmt: skip
-_OWN_PID_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")  # first argument: a pid
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                ("k", ctypes.c_uint32)]  # fmt: skip
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
-
-
-# --- namespaces (linux/sched.h, linux/mount.h) ---------------------------------------------------
-_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x10000000, 0x40000000, 0x08000000
-_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+# linux/sched.h, linux/mount.h, linux/capability.h
+_CLONE_NEWNS, _CLONE_NEWCGROUP, _CLONE_NEWUTS, _CLONE_NEWIPC = 0x20000, 0x02000000, 0x04000000, 0x08000000
+_CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (
+    1, 2, 4, 8, 32, 4096, 1 << 14, 1 << 18,
+)  # fmt: skip
+_MNT_DETACH = 2
+_PR_SET_NO_NEW_PRIVS, _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+_SYS_CAPSET = {"x86_64": 126, "aarch64": 91}
+_CAP_LAST = 63
 
 
 @dataclass
 class Limits:
     mem_bytes: int
     cpu_s: int
-    file_bytes: int  # per file (RLIMIT_FSIZE); the tmpfs caps the total where namespaces exist
+    file_bytes: int  # per file (RLIMIT_FSIZE); the scratch tmpfs caps the total
     total_bytes: int
     open_files: int = 256
 
@@ -105,17 +76,215 @@ class Report:
 
     @property
     def level(self) -> str:
-        have = " ".join(self.layers)
-        if "landlock" in have and "seccomp" in have:
+        if all(layer in self.layers for layer in STRONG):
             return "strong"
-        return "partial" if ("landlock" in have or "seccomp" in have) else "basic"
+        return (
+            "partial"
+            if SECCOMP in self.layers and (LANDLOCK in self.layers or ROOT in self.layers)
+            else "basic"
+        )
 
     def to_json(self) -> dict:
-        return {"level": self.level, "layers": self.layers}
+        return {"level": self.level, "layers": list(self.layers),
+                "missing": [layer for layer in STRONG if layer not in self.layers]}  # fmt: skip
 
 
 def _libc():
     return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+# --- what the worker is handed (computed in the judge, trusted) ----------------------------------
+
+
+def _stdlib() -> list[Path]:
+    """The standard library, entry by entry, without the interpreter's own site-packages (where
+    packages installed without a virtualenv live: the course's lessons could be among them)."""
+    paths = []
+    for key in ("stdlib", "platstdlib"):
+        folder = Path(sysconfig.get_paths()[key])
+        if folder.is_dir():
+            paths += [p for p in folder.iterdir() if p.name not in ("site-packages", "dist-packages")]
+    return paths
+
+
+def _requirement_names(dist) -> list[str]:
+    names = []
+    for line in dist.requires or []:
+        if "extra ==" in line.replace("extra==", "extra =="):
+            continue  # an optional extra: not needed to import the package
+        name = line.split(";")[0].strip()
+        for stop in " <>=!~[(":
+            name = name.split(stop)[0]
+        names.append(name)
+    return names
+
+
+def _distribution_paths(top: str) -> list[Path]:
+    """Every file a top-level import `top` needs from site-packages: the folders and files of its
+    distribution and of every distribution it requires (extras left out), their metadata included."""
+    from importlib import metadata
+
+    try:  # the distribution is mostly named as its package; the full map costs 0.2 s to build
+        todo = [metadata.distribution(top).name]
+    except metadata.PackageNotFoundError:
+        todo = list(metadata.packages_distributions().get(top, []))
+    seen: set[str] = set()
+    paths: set[Path] = set()
+    while todo:
+        name = todo.pop()
+        key = name.lower().replace("-", "_")
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        # the first part of every path in RECORD (read as text: dist.files is 20x slower for torch)
+        record = dist.read_text("RECORD") or ""
+        for entry in {line.split(",", 1)[0].split("/", 1)[0] for line in record.splitlines()}:
+            if entry in ("", "..", "__pycache__") or entry.endswith(".pth"):
+                continue  # scripts outside, the shared bytecode folder, start-up hooks
+            path = Path(str(dist.locate_file(entry)))
+            if path.exists():
+                paths.add(path)
+        todo += _requirement_names(dist)
+    return sorted(paths)
+
+
+def _course_module(root: Path, dotted: str) -> list[Path]:
+    """A module of the course (models.gpt): its file and every package's __init__.py above it."""
+    parts = dotted.split(".")
+    paths = [root.joinpath(*parts[:i], "__init__.py") for i in range(1, len(parts))]
+    module = root.joinpath(*parts)
+    paths.append(module / "__init__.py" if module.is_dir() else module.with_suffix(".py"))
+    return paths
+
+
+def handover(imports: list[str], files: list[str], root: Path, course_packages: tuple[str, ...]) -> list[str]:
+    """The paths an exercise's worker is handed, read-only: the standard library, the distributions
+    behind `imports` that are installed packages, the course modules among `imports` (module by module:
+    `models.gpt` hands models/__init__.py and models/gpt.py, never models/positions.py), and `files`
+    (relative to the course's root folder)."""
+    paths = set(_stdlib())
+    for name in imports:
+        top = name.split(".")[0]
+        if top in course_packages:
+            paths.update(_course_module(root, name))
+        else:
+            paths.update(_distribution_paths(top))
+    paths.update(root / f for f in files)
+    return sorted(str(p) for p in paths if p.exists())
+
+
+# --- namespaces (in the worker's parent) and the private root (in the worker) ----------------------
+
+
+def unshare() -> bool:
+    """Enter new user, PID, mount, network, IPC, UTS and cgroup namespaces, mapping only our own user
+    and group; False (nothing changed) where that is refused. The caller must have one thread."""
+    if sys.platform != "linux":
+        return False
+    uid, gid = os.getuid(), os.getgid()
+    flags = (_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS
+             | _CLONE_NEWCGROUP)  # fmt: skip
+    if _libc().unshare(flags) != 0:
+        return False
+    try:
+        Path("/proc/self/setgroups").write_text("deny")
+        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+    except OSError:
+        return False
+    return True
+
+
+def _mount(
+    libc, source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
+) -> None:
+    enc = [s.encode() if s is not None else None for s in (source, target, fstype, data)]
+    _check(libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]), f"mount {target}")
+
+
+def _mirror(staging: Path, path: Path) -> Path:
+    """Make `path` resolve inside the new root as it does here: every symlink on the way is copied
+    (a virtualenv's lib64 -> lib, a distribution's /lib -> /usr/lib); returns the real path."""
+    real = Path("/")
+    for part in path.parts[1:]:
+        here = real / part
+        if here.is_symlink():
+            link = os.readlink(here)
+            inside = staging / here.relative_to("/")
+            if not inside.is_symlink() and not inside.exists():
+                inside.parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(link, inside)
+            real = Path(os.path.realpath(here))
+        else:
+            real = here
+    return real
+
+
+def _bind(libc, staging: Path, source: Path, flags: int, bound: set[Path]) -> None:
+    real = _mirror(staging, source)
+    if any(p in bound for p in (real, *real.parents)):
+        return  # already there, as part of a folder handed before or through another link
+    bound.add(real)
+    target = staging / real.relative_to("/")
+    if real.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.touch()
+    _mount(libc, str(real), str(target), None, _MS_BIND | _MS_REC)
+    _mount(libc, None, str(target), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags)
+
+
+def build_root(staging: Path, handed: list[str], scratch_bytes: int) -> None:
+    """Pivot into a root of our own: a tmpfs holding read-only binds of `handed` at their paths, three
+    devices, and a tmpfs of `scratch_bytes` at /scratch; the old root is gone afterwards. Runs in the
+    worker, which holds every capability of its new user namespace until `drop_capabilities`."""
+    libc = _libc()
+    _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing we mount leaks to the host
+    _mount(libc, "tmpfs", str(staging), "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4m,mode=0755")
+    bound: set[Path] = set()
+    for path in sorted(handed, key=lambda p: (p.count("/"), p)):  # a folder before what is inside it
+        _bind(libc, staging, Path(path), _MS_NOSUID | _MS_NODEV, bound)
+    for device in DEVICES:
+        _bind(libc, staging, device, _MS_NOSUID | _MS_NOEXEC, bound)
+    scratch = staging / SCRATCH.relative_to("/")
+    scratch.mkdir()
+    size = f"size={max(scratch_bytes // 1024, 64)}k,mode=0700"
+    _mount(libc, "tmpfs", str(scratch), "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, size)
+    os.chdir(staging)
+    machine = os.uname().machine
+    libc.syscall.restype = ctypes.c_long
+    _check(libc.syscall(_SYS_PIVOT_ROOT[machine], b".", b"."), "pivot_root")  # the old root lies beneath
+    _check(libc.umount2(b".", _MNT_DETACH), "umount the old root")
+    _mount(libc, None, "/", None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+    os.chdir(SCRATCH)
+
+
+def drop_capabilities() -> None:
+    """Give up every capability of the user namespace (bounding, ambient, effective, permitted,
+    inheritable): nothing the namespace owns can be changed afterwards."""
+    libc = _libc()
+    for cap in range(_CAP_LAST + 1):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
+            break  # past the last capability this kernel knows
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: all zero, both words
+    libc.syscall.restype = ctypes.c_long
+    _check(libc.syscall(_SYS_CAPSET[os.uname().machine], header, data), "capset")
+
+
+# --- the last layers (in the worker, just before the learner's code runs) --------------------------
 
 
 def _set_limits(limits: Limits) -> None:
@@ -128,146 +297,25 @@ def _set_limits(limits: Limits) -> None:
         ("RLIMIT_NOFILE", limits.open_files),
     ):
         limit = getattr(resource, name)
-        soft, hard = resource.getrlimit(limit)
+        _, hard = resource.getrlimit(limit)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(limit, (value, value))
 
 
-def enter_namespaces(scratch: Path, total_bytes: int) -> str | None:
-    """A user namespace with its own (empty) network and a private mount of a size-capped tmpfs on
-    the scratch folder. None where unprivileged user namespaces are not allowed. Call it while the
-    process has one thread (before importing torch): unshare refuses a threaded process."""
+def confine(report: Report, limits: Limits, readable: list[str], scratch: Path) -> Report:
+    """Limits, then Landlock and the allow-list where the platform has them; every layer in force is
+    added to `report` (which holds the namespace layers already)."""
+    _set_limits(limits)
+    report.layers.append(LIMITS)
     if sys.platform != "linux":
-        return None
-    libc = _libc()
-    uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET | _CLONE_NEWNS | _CLONE_NEWIPC) != 0:
-        return None
-    try:
-        Path("/proc/self/setgroups").write_text("deny")
-        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
-    except OSError:
-        return "user+net namespaces"
-    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-        return "user+net namespaces"
-    options = f"size={max(total_bytes // 1024, 64)}k,mode=0700".encode()
-    if libc.mount(b"tmpfs", str(scratch).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
-        return "user+net namespaces"
-    os.chdir(scratch)  # the old cwd is the folder under the new mount
-    return f"user+net+mount namespaces (scratch: tmpfs of {total_bytes // 2**20} MB)"
-
-
-def _seccomp_program(arch: str, own_pid: int) -> list[tuple[int, int, int, int]]:
-    audit_arch, x32_bit, numbers = _SYSCALLS[arch]
-    prog = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, audit_arch), (_RET_K, 0, 0, _RET_KILL_PROCESS)]
-    prog.append((_LD_W_ABS, 0, 0, 0))  # the syscall number
-    if x32_bit:
-        prog += [(_JSET_K, 0, 1, x32_bit), (_RET_K, 0, 0, _RET_ERRNO | _ENOSYS)]
-
-    def rule(name: str, handler: list[tuple[int, int, int, int]]) -> None:
-        prog.append((_JEQ_K, 0, len(handler), numbers[name]))
-        prog.extend(handler)
-
-    deny = [(_RET_K, 0, 0, _RET_ERRNO | _EPERM)]
-    arg0 = (_LD_W_ABS, 0, 0, 16)  # low 32 bits of the first argument (little-endian)
-    # clone3 says ENOSYS so the C library falls back to clone, whose flags a filter can read
-    rule("clone3", [(_RET_K, 0, 0, _RET_ERRNO | _ENOSYS)])
-    rule("clone", [arg0, (_JSET_K, 0, 1, _CLONE_THREAD), (_RET_K, 0, 0, _RET_ALLOW), *deny])
-    for name in _DENIED:
-        if name in numbers:
-            rule(name, deny)
-    for name in _OWN_PID_ONLY:
-        rule(name, [arg0, (_JEQ_K, 0, 1, own_pid), (_RET_K, 0, 0, _RET_ALLOW), *deny])
-    # the signal that ends the worker with the judge stays set: prctl(PR_SET_PDEATHSIG, ...) is refused
-    rule("prctl", [arg0, (_JEQ_K, 0, 1, _PR_SET_PDEATHSIG), *deny, (_RET_K, 0, 0, _RET_ALLOW)])
-    prog.append((_RET_K, 0, 0, _RET_ALLOW))
-    return prog
-
-
-def _seccomp(libc) -> str | None:
-    arch = platform.machine()
-    if arch not in _SYSCALLS:
-        return None
-    prog = _seccomp_program(arch, os.getpid())
-    filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
-    fprog = _SockFprog(len(prog), filters)
-    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-        return None
-    return "seccomp (no new processes or exec, signals only to itself, the parent-death signal kept)"
-
-
-def landlock_abi() -> int:
-    if sys.platform != "linux":
-        return 0
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    abi = libc.syscall(
-        _SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION)
-    )
-    return max(int(abi), 0)
-
-
-def _landlock(libc, abi: int, readable: list[Path], writable: list[Path]) -> str | None:
-    if abi < 1:
-        return None
-    fs_all = (1 << _FS_BITS_BY_ABI.get(abi, 16)) - 1
-    attr = _RulesetAttr(fs_all, 0, 0)
-    if abi >= 4:
-        attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
-    if abi >= 6:
-        attr.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL
-    libc.syscall.restype = ctypes.c_long
-    ruleset = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                           ctypes.c_uint32(0))  # fmt: skip
-    if ruleset < 0:
-        return None
-    try:
-        read = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
-        for paths, access in ((readable, read), (writable, fs_all)):
-            for path in paths:
-                try:
-                    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-                except OSError:
-                    continue  # a path that does not exist here needs no rule
-                try:
-                    # a rule on a file may only name file rights: a directory's extra bits are refused
-                    allowed = access if os.path.isdir(path) else access & _FS_FILE_RIGHTS
-                    rule = _PathBeneath(allowed, fd)
-                    libc.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
-                                 ctypes.byref(rule), ctypes.c_uint32(0))  # fmt: skip
-                finally:
-                    os.close(fd)
-        if libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
-            return None
-    finally:
-        os.close(ruleset)
-    extra = (", no TCP" if abi >= 4 else "") + (", signals scoped" if abi >= 6 else "")
-    return f"landlock ABI {abi} (writes only in scratch, reads only Python and the course code{extra})"
-
-
-def readable_paths(code_dirs: list[Path]) -> list[Path]:
-    """What the worker may read: Python and its packages, system libraries, the course's code."""
-    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
-    paths |= {Path(p) for p in sys.path if p and os.path.isdir(p)}
-    paths |= {Path(p) for p in ("/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/dev/urandom")}
-    return sorted(paths | set(code_dirs))
-
-
-def confine(scratch: Path, limits: Limits, code_dirs: list[Path], namespaces: str | None) -> Report:
-    """Apply every other layer this platform offers; returns all that is in force."""
-    report = Report([namespaces] if namespaces else [])
-    if sys.platform == "linux":
-        libc = _libc()
-        _set_limits(limits)
-        report.layers.append("resource limits (memory, CPU time, file size)")
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
-            writable = [scratch, Path("/dev/null")]
-            if (ll := _landlock(libc, landlock_abi(), readable_paths(code_dirs), writable)) is not None:
-                report.layers.append(ll)
-            if (sc := _seccomp(libc)) is not None:
-                report.layers.append(sc)
-    else:
-        _set_limits(limits)
-        report.layers.append("resource limits (memory, CPU time, file size)")
+        return report
+    if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return report
+    if landlock.restrict([Path(p) for p in readable] + list(DEVICES), [scratch, Path("/dev/null")]):
+        report.layers.append(LANDLOCK)
+    private = ROOT in report.layers
+    if seccomp.install(os.getpid(), no_new_files=not private):
+        report.layers.append(SECCOMP)
+        if not private:
+            report.layers.append(NO_FILES)
     return report

@@ -6,6 +6,7 @@ from __future__ import annotations
 from tutor.content.schema import Exercise, pick
 from tutor.grading.hints import hint_step
 from tutor.grading.result import GradeResult
+from tutor.grading.sandbox import LAYERS
 from tutor.texts import number, say
 
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
@@ -37,9 +38,21 @@ def render(result: GradeResult, ex: Exercise, lang: str = "en", hints_seen: int 
         lines.extend("    | " + line for line in result.output.rstrip().splitlines())
     if result.status == "pass":
         lines.append(say("grade.passed", lang, id=ex.id))
-    level = result.isolation.get("level", "none")
-    if level != "none":  # which layers were in force: --json lists them
-        lines.append(f"  {say('grade.isolation', lang)}: {say(f'grade.level.{level}', lang)}")
+    if (isolation := isolation_text(result.isolation, lang)) is not None:  # --json lists the layers
+        lines.append(f"  {say('grade.isolation', lang)}: {isolation}")
     if result.saved is False:
         lines.append(say("grade.not_saved", lang))
     return "\n".join(lines)
+
+
+def isolation_text(isolation: dict, lang: str) -> str | None:
+    """The box's level in words, with the layers it lacked ("partial; missing: private root, PID
+    namespace"); None for a grade no learner code ran for."""
+    level = isolation.get("level", "none")
+    if level not in ("strong", "partial", "basic"):
+        return None
+    words = say(f"grade.level.{level}", lang)
+    missing = [say(f"grade.layer.{m}", lang) for m in isolation.get("missing", []) if m in LAYERS]
+    if not missing:
+        return words
+    return say("grade.level.missing", lang, level=words, layers=say("word.list_sep", lang).join(missing))

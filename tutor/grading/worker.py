@@ -13,12 +13,16 @@ compares the answers with what its own code computes, in its own process.
 
 from __future__ import annotations
 
+import importlib
 import json
 import linecache
 import os
 import sys
 import traceback
 import types
+from pathlib import Path
+
+from tutor.grading import sandbox, wire
 
 SUBMISSION = "submission"
 
@@ -126,24 +130,6 @@ class Worker:
         with torch.no_grad():
             return fn(*args, **kwargs)
 
-    def op_trace(self, msg: dict, args: list, kwargs: dict) -> dict:
-        """Run a module while recording the arguments (after the first) of one of the file's own
-        functions, e.g. the positions forward hands to apply_rope."""
-        name = msg["function"]
-        original = self._target(name)
-        calls: list = []
-
-        def recorder(*a, **k):
-            calls.append([list(a[1:]), k])
-            return original(*a, **k)
-
-        setattr(self.sub, name, recorder)
-        try:
-            output = self.op_run(msg, args, kwargs)
-        finally:
-            setattr(self.sub, name, original)
-        return {"output": output, "calls": calls[:64]}
-
     def op_grads(self, msg: dict, args: list, kwargs: dict) -> dict:
         model = self.kept[msg["ref"]]
         model.train()
@@ -154,8 +140,6 @@ class Worker:
         return {"loss": loss, "grads": {n: p.grad for n, p in model.named_parameters()}}
 
     def serve(self, probes) -> None:
-        from tutor.grading import wire
-
         for line in probes:
             msg = json.loads(line)
             op = getattr(self, f"op_{msg['op']}")
@@ -177,51 +161,45 @@ def _flush() -> None:
             pass
 
 
-def _warm_up(torch) -> None:
-    """Run each kind of op once: torch reads /proc/cpuinfo and loads kernels on first use, which the
-    confined process could no longer do."""
-    x = torch.randn(1, 2, 4, 8, requires_grad=True)
-    y = torch.nn.functional.scaled_dot_product_attention(x, x, x, is_causal=True)
-    torch.nn.functional.cross_entropy(
-        torch.nn.Linear(8, 8)(y).view(-1, 8), torch.zeros(8, dtype=torch.long)
-    ).backward()
-    torch.softmax(x.detach(), -1).sin().cos().triu().masked_fill(torch.ones(8, dtype=torch.bool), 0)
+def _forget_the_grader() -> None:
+    """The grader's own modules were imported before the fork; the learner's code gets none of them
+    by name (nothing of tutor/ is handed, so importing it again fails too)."""
+    for name in [n for n in sys.modules if n == "tutor" or n.startswith("tutor.")]:
+        del sys.modules[name]
+    sys.modules["__main__"] = types.ModuleType("__main__")
 
 
-def serve_forked(probe_fd: int, reply_fd: int, job: dict) -> None:
-    """The worker's life, in the process the judge forked (torch already imported): confine, then
-    answer probes until the judge closes the probe pipe or kills it."""
+def serve_forked(probe_fd: int, reply_fd: int, job: dict, namespaces: bool) -> None:
+    """The worker's life, in the process the judge forked (torch already imported): build the box,
+    then answer probes until the judge closes the probe pipe or kills it. `namespaces`: the parent
+    entered new namespaces, and this process is in a PID namespace of its own."""
     sys.dont_write_bytecode = True
 
     import faulthandler
-    from pathlib import Path
-
-    from tutor.grading import sandbox
 
     faulthandler.enable(file=sys.stderr)  # a segfault prints where it happened into the output
-    scratch = Path(job["scratch"])
     limits = sandbox.Limits(
         **{k: job["limits"][k] for k in ("mem_bytes", "cpu_s", "file_bytes", "total_bytes")}
     )
-    # namespaces first, while this process has one thread (the fork left it only this one)
-    ns = sandbox.enter_namespaces(scratch, limits.total_bytes) if job["isolate"] else None
+    report = sandbox.Report()
+    scratch = Path(job["scratch"])
+    if namespaces:
+        sandbox.build_root(scratch, job["handed"], limits.total_bytes)
+        sandbox.drop_capabilities()
+        report.layers += [sandbox.ROOT, sandbox.PID, sandbox.NET]
+        scratch = sandbox.SCRATCH
+    os.chdir(scratch)
+    os.environ.clear()
+    os.environ.update(HOME=str(scratch), TMPDIR=str(scratch), LANG="C.UTF-8", OMP_NUM_THREADS="1",
+                      MKL_NUM_THREADS="1")  # fmt: skip
+    _forget_the_grader()
 
-    # the libraries a submission may use, imported while the files they read are still readable
     import torch
 
-    import models.gpt
-    import models.positions
-    import models.tokenizer
-    import tutor.grading.kit  # the course tokenizer helper the starters import
-
+    for name in job["course_modules"]:  # handed to this exercise: read now, from the box
+        importlib.import_module(name)
     torch.set_num_threads(1)  # the probes are small; two threads on a busy 2-core CPU wait on each other
-    _warm_up(torch)
-    code_dirs = [Path(models.gpt.__file__).parent, Path(tutor.grading.kit.__file__).parents[1]]
-    report = (
-        sandbox.confine(scratch, limits, code_dirs, ns)
-        if job["isolate"]
-        else sandbox.Report(["none (course files)"])
-    )
+    sandbox.confine(report, limits, job["handed"], scratch)
     worker = Worker(job, reply_fd)
     worker.send({"id": 0, "ready": report.to_json()})
     worker.serve(os.fdopen(probe_fd, "rb"))

@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState
 
 from tutor.content.schema import pick
 from tutor.grading.hints import hint_step
+from tutor.grading.text import isolation_text
 from tutor.settings import FILE_POLL_S, env
 from tutor.ui.messages import OpenLesson
 from tutor.ui.prose import Prose, ProseText
@@ -349,9 +350,8 @@ class ExerciseScreen(TutorScreen):
             table.add_row(
                 "", ProseText(self.t("ex.more_hints", n=step.next, total=step.total), style="yellow")
             )
-        level = result.isolation.get("level", "none")
-        if level != "none":
-            table.add_row("", Text(self.t("ex.isolation", level=self.t(f"grade.level.{level}")), style="dim"))
+        if (isolation := isolation_text(result.isolation, self.lang)) is not None:
+            table.add_row("", Text(self.t("ex.isolation", level=isolation), style="dim"))
         self.query_one("#ex-checks", Static).update(table)
         output = result.output.strip()
         self.query_one("#ex-output").display = bool(output)

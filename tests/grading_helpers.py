@@ -1,0 +1,121 @@
+"""Shared by the grading tests: a probe exercise whose checks need no model, and a look for grading
+processes left running."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+PROBE_TOML = """
+id = "probe"
+file_name = "probe.py"
+section = "probe"
+timeout_s = 10
+title = { en = "Probe" }
+task = { en = "Write add, concat, scale and last." }
+
+[[checks]]
+id = "add"
+title = { en = "adds" }
+hint = { en = "use +" }
+
+[[checks]]
+id = "concat"
+title = { en = "joins" }
+hint = { en = "use +" }
+
+[[checks]]
+id = "scale"
+title = { en = "scales" }
+hint = { en = "a list comprehension" }
+
+[[checks]]
+id = "last"
+title = { en = "last" }
+hint = { en = "xs[-1]" }
+"""
+PROBE_CHECKS = """
+from tutor.grading.kit import fail, need
+
+
+def check_add(sub):
+    got = need(sub, "add")(2, 3)
+    if got != 5:
+        raise fail("add(2, 3) = 5", repr(got))
+    return "2 + 3 = 5"
+
+
+def check_concat(sub):
+    got = need(sub, "concat")("a", "b")
+    if got != "ab":
+        raise fail("'ab'", repr(got))
+
+
+def check_scale(sub):
+    got = need(sub, "scale")([1, 2], 3)
+    if got != [3, 6]:
+        raise fail("[3, 6]", repr(got))
+
+
+def check_last(sub):
+    got = need(sub, "last")([1, 2, 3])
+    if got != 3:
+        raise fail("3", repr(got))
+"""
+SOLUTION = """
+def add(a, b):
+    return a + b
+
+
+def concat(a, b):
+    return a + b
+
+
+def scale(xs, k):
+    return [x * k for x in xs]
+
+
+def last(xs):
+    return xs[-1]
+"""
+
+
+def probe_course(root: Path) -> Path:
+    """`root` made into a course folder: the shipped lessons (linked) plus lesson 9 with the probe
+    exercise (stdlib only: its worker is handed nothing but the standard library)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for lesson in (ROOT / "lessons").iterdir():
+        if lesson.is_dir() and (lesson / "lesson.toml").is_file():
+            (root / lesson.name).symlink_to(lesson)
+    lesson = root / "09-probe"
+    ex = lesson / "exercises/probe"
+    ex.mkdir(parents=True)
+    (lesson / "lesson.toml").write_text(
+        'id = "probe-lesson"\norder = 9\ntitle = { en = "Probe" }\n', encoding="utf-8"
+    )
+    (lesson / "en.md").write_text("# Probe\n\n## Probe {#probe}\n\nText.\n", encoding="utf-8")
+    for name, text in (("exercise.toml", PROBE_TOML), ("checks.py", PROBE_CHECKS), ("solution.py", SOLUTION),
+                       ("starter.py", SOLUTION.replace("return", "raise NotImplementedError #"))):  # fmt: skip
+        (ex / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def grading_processes(tmpdir: Path) -> set[int]:
+    """Processes of a grade started with TMPDIR=`tmpdir`: judges, the boxes' parents and workers
+    (forks of a judge, whose environment block says TMPDIR), and anything working in a scratch folder
+    made there. Other tests' grading, in this run or another, has another TMPDIR."""
+    found = set()
+    marker = f"TMPDIR={tmpdir}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.add(int(entry.name))
+            elif os.readlink(entry / "cwd").startswith(f"{tmpdir}/"):
+                found.add(int(entry.name))
+        except OSError:
+            continue
+    return found
