@@ -30,7 +30,7 @@ from tutor.grading.remote import LearnerError, Submission
 from tutor.texts import say
 
 __all__ = ["CheckFailed", "LearnerError", "msg", "need", "fail", "shape", "as_tensor", "expect_tensor",
-           "finite", "max_diff", "fresh", "delegation"]  # fmt: skip
+           "finite", "max_diff", "fresh"]  # fmt: skip
 
 # (language, the exercise's messages in it): set by the judge for its job, by runs.py for its grade
 _VOICE: ContextVar[tuple[str, dict[str, str]]] = ContextVar("tutor_grading_voice", default=("en", {}))
@@ -158,14 +158,3 @@ def fresh():
     import torch
 
     return torch.Generator().manual_seed(secrets.randbits(63))
-
-
-def delegation(sub: Submission, forbidden: dict[str, str]) -> None:
-    """Fail when the file imports one of `forbidden` ({"module.name": why, a `msg(...)`}), statically
-    or by name."""
-    imported = sub.imports()
-    named = sub.strings()
-    for target, why in forbidden.items():
-        module = target.rsplit(".", 1)[0]
-        if target in imported or module in imported and target.rsplit(".", 1)[1] in named or target in named:
-            raise CheckFailed(tell("grade.check.delegates", target=target, why=why))

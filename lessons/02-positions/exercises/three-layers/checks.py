@@ -2,7 +2,9 @@
 
 The learner's order_gap runs in the worker; the judge computes the same gap itself (`_real_gap`,
 the reference's computation with the judge's own models.gpt) and compares, with seeds drawn per run.
-What the checks say is in exercise.toml's [messages].
+A constant (0.0 included) earns nothing: each gap counts next to the one it contrasts with, the
+near-zero one-layer gap once a deeper or positioned model gives a clear one, and the clear gaps once
+they differ from it. What the checks say is in exercise.toml's [messages].
 """
 
 import math
@@ -63,13 +65,29 @@ def check_one_layer_no_pos(sub) -> str:
     gap = _gap(sub, 1, False)
     if gap > NOISE:
         raise fail(msg("near_zero", noise=f"{NOISE:g}"), f"{gap:.3g}", "order_gap(1, use_pos=False)")
+    # 0.0 whatever the arguments is ≈ 0 too: the near-zero gap counts next to a clear one
+    deeper, positioned = _gap(sub, 3, False), _gap(sub, 1, True)
+    if max(deeper, positioned) < CLEAR:
+        raise fail(
+            msg("a_clear_one", clear=f"{CLEAR:g}"),
+            f"order_gap(3, False) = {deeper:.3g}, order_gap(1, True) = {positioned:.3g}",
+            msg("next_to", gap=f"{gap:.3g}"),
+        )
     return msg("one_layer_ok", gap=f"{gap:.2e}")
+
+
+def _differs_from_one_layer(sub, gap: float, call: str) -> None:
+    """A clear gap counts once it differs from order_gap(1, False): a constant is clear everywhere."""
+    plain = _gap(sub, 1, False)
+    if abs(gap - plain) <= NOISE:
+        raise fail(msg("differs_from_plain", plain=f"{plain:.3g}"), f"{gap:.3g}", call)
 
 
 def check_three_layers_no_pos(sub) -> str:
     gap = _gap(sub, 3, False)
     if gap < CLEAR:
         raise fail(msg("clearly_above", clear=f"{CLEAR:g}"), f"{gap:.3g}", "order_gap(3, use_pos=False)")
+    _differs_from_one_layer(sub, gap, "order_gap(3, use_pos=False)")
     return msg("three_layers_ok", gap=f"{gap:.3g}")
 
 
@@ -77,6 +95,7 @@ def check_with_positions(sub) -> str:
     gap = _gap(sub, 1, True)
     if gap < CLEAR:
         raise fail(msg("clearly_above_pos", clear=f"{CLEAR:g}"), f"{gap:.3g}", "order_gap(1, use_pos=True)")
+    _differs_from_one_layer(sub, gap, "order_gap(1, use_pos=True)")
     return f"order_gap(1, True) = {gap:.3g}"
 
 

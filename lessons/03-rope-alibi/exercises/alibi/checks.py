@@ -2,13 +2,19 @@
 
 The learner's functions run in the worker; the judge compares what comes back with REFERENCE.md's
 slopes and with models.positions (trusted), on head counts and lengths drawn per run, and runs its own
-one-layer course GPT with the learner's bias tensor. What the checks say is in exercise.toml's [messages].
+one-layer course GPT with the learner's bias tensor in its own attention (`_BiasedAttention`). A bias
+of zeros, or a plain causal mask, earns nothing: the mask counts once the past is penalised by distance.
+What the checks say is in exercise.toml's [messages].
 """
 
+import math
 import secrets
 
 import torch
+from torch import nn
 
+from models.gpt import GPT, GPTConfig
+from models.positions import alibi_bias as course_bias
 from models.positions import alibi_slopes as course_slopes
 from tutor.grading.kit import (
     CheckFailed,
@@ -153,6 +159,16 @@ def check_future_masked(sub) -> str:
             msg("leak", at=f"bias[{h}, {i}, {j}]", value=f"{float(bias[h, i, j]):.4g}", leak=f"{leak:.3g}"),
             f"alibi_bias({n}, {T})",
         )
+    # zeros with −inf above the diagonal pass the lines above: a causal mask and nothing of ALiBi
+    rows, later = bias[:, 1:], future[1:]  # each query i ≥ 1 and its keys 0 … i (finite: see _bias)
+    spread = rows.masked_fill(later, -math.inf).amax(-1) - rows.masked_fill(later, math.inf).amin(-1)
+    flat = spread <= 1e-9
+    if bool(flat.any()):
+        h, i = (int(v) for v in flat.nonzero()[0])
+        i += 1
+        raise CheckFailed(
+            msg("mask_only", call=f"alibi_bias({n}, {T})", h=h, i=i, value=f"{float(bias[h, i, 0]):.4g}")
+        )
     return msg("future_ok", call=f"alibi_bias({n}, {T})")
 
 
@@ -167,42 +183,55 @@ def _gap(model, a: torch.Tensor, b: torch.Tensor) -> float:
         return float((model(a)[0][0, -1] - model(b)[0][0, -1]).abs().max())
 
 
-def check_breaks_symmetry(sub) -> str:
-    import models.gpt as gpt
-    from models.gpt import GPT, GPTConfig
+class _BiasedAttention(nn.Module):
+    """The course attention with a given (n_head, T, T) score bias added before the softmax, as the
+    course model does with ALiBi: the bias is also the causal mask. The judge's own code, fed the
+    learner's tensor; its parameters have the course attention's names, so a block's weights load."""
 
+    def __init__(self, cfg: GPTConfig, bias: torch.Tensor):
+        super().__init__()
+        self.n_head = cfg.n_head
+        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        self.register_buffer("bias", bias, persistent=False)
+
+    def forward(self, x: torch.Tensor, start: int = 0, need_weights: bool = False) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1)) + self.bias[:, :T, :T].to(q.dtype)
+        y = att.softmax(dim=-1) @ v
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+def _with_bias(cfg: GPTConfig, state: dict, bias: torch.Tensor | None) -> GPT:
+    """The course GPT without positions and with `state`'s weights; with `bias`, every block's attention
+    is `_BiasedAttention` with that bias (ALiBi's), without, the plain causal attention."""
+    model = GPT(cfg)
+    if bias is not None:
+        for block in model.blocks:
+            block.attn = _BiasedAttention(cfg, bias)
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def check_breaks_symmetry(sub) -> str:
     n, T, vocab = 4, 5, 32
     learner = _bias(sub, n, T).to(torch.float32)
     gen = fresh()
-
-    def with_bias(model, bias: torch.Tensor, a, b) -> float:
-        original = gpt.alibi_bias  # the judge's own model reads its bias from here: trusted code
-
-        def given(n_head: int, length: int, dtype=torch.float32) -> torch.Tensor:
-            assert (n_head, length) == (n, T), (n_head, length)
-            return bias.to(dtype)
-
-        gpt.alibi_bias = given
-        try:
-            return _gap(model, a, b)
-        finally:
-            gpt.alibi_bias = original
-
-    cfg = dict(vocab_size=vocab, n_layer=1, n_head=n, n_embd=32)
-    # a draw where the course's own ALiBi layer clearly sees the order (almost always the first)
+    cfg = GPTConfig(vocab_size=vocab, n_layer=1, n_head=n, n_embd=32, pos="none")
+    # a draw where the course's own ALiBi bias clearly shows the order (almost always the first)
     for _ in range(10):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(torch.randint(2**62, (1,), generator=gen)))
-            alibi = GPT(GPTConfig(**cfg, pos="alibi")).eval()
+            state = GPT(cfg).state_dict()
         a, b = _pair(gen, vocab)
-        if with_bias(alibi, gpt.alibi_bias(n, T, dtype=torch.float64), a, b) > 3 * CLEAR:
+        if _gap(_with_bias(cfg, state, course_bias(n, T)), a, b) > 3 * CLEAR:
             break
-    plain = GPT(GPTConfig(**cfg, pos="none")).eval()
-    plain.load_state_dict(alibi.state_dict())  # the same weights, no bias
-    without = _gap(plain, a, b)
+    without = _gap(_with_bias(cfg, state, None), a, b)  # the same weights, no bias
     if without > 1e-5:
         raise CheckFailed(msg("plain_sees", gap=f"{without:.3g}"))
-    with_alibi = with_bias(alibi, learner, a, b)
+    with_alibi = _gap(_with_bias(cfg, state, learner), a, b)
     if not with_alibi > CLEAR:
         raise fail(
             msg("tell_apart"),

@@ -1,14 +1,16 @@
 """Checks for rope: apply_rope's geometry, agreement with the reference (either pairing), the
-attention module (causal, honours `start`, same output as a reference with the weights the judge gives
-it), the model (no pos_emb, the learner's attention in every block) and its loss and gradients, which
-must match a reference model's on random weights and inputs.
+attention module (causal, same output as a reference with the weights the judge gives it), the model
+(no pos_emb, the learner's attention in every block, sees the order with one layer) and its loss and
+gradients, which must match a reference model's on random weights and inputs.
 
-Inputs, positions and weights are drawn fresh for every run. A file that hands the work to the
-course's own RoPE (models.positions, pos="rope") does not pass: the exercise asks for it to be written.
-What the checks say is in exercise.toml's [messages].
+Inputs, positions and weights are drawn fresh for every run, and every verdict comes from what the
+learner's code returns, never from its source. Returning x unchanged keeps the shape, the lengths and
+the relative scores too: those checks count only once apply_rope turns x at a nonzero position.
+`start` is graded through apply_rope(x, pos) with pos = start … start + T − 1: within one call, RoPE
+attention gives the same output at any start (scores depend on n − m only), so the module's output
+cannot show whether forward honours it. What the checks say is in exercise.toml's [messages].
 """
 
-import ast
 import math
 from dataclasses import asdict
 
@@ -21,7 +23,6 @@ from models.positions import apply_rope as half_rope
 from models.positions import rope_cos_sin, rope_inv_freq
 from tutor.grading.kit import (
     CheckFailed,
-    delegation,
     expect_tensor,
     fail,
     finite,
@@ -34,6 +35,7 @@ from tutor.grading.kit import (
 )
 
 LAYOUTS = ("half", "interleaved")
+ORDER = 1e-3  # a one-layer RoPE model tells two orders apart by ~0.1–3 on random weights; without, ~1e-6
 CFG = GPTConfig(vocab_size=64, block_size=16, n_layer=2, n_head=4, n_embd=32, pos="none")
 
 
@@ -90,6 +92,15 @@ def _random_state(names: dict, gen: torch.Generator) -> dict[str, torch.Tensor]:
     return state
 
 
+def _turned(x: torch.Tensor, got: torch.Tensor, gen: torch.Generator) -> None:
+    """Fail unless `got` = apply_rope(x, 0 … T − 1) moved x at a nonzero position drawn now: returning x
+    unchanged keeps the shape, the lengths and the relative scores as well."""
+    p = int(torch.randint(1, x.size(-2), (1,), generator=gen))
+    before, after = x[..., p, :].double(), got[..., p, :].double()
+    if float((after - before).abs().max()) <= 1e-5 * float(before.abs().max()):
+        raise CheckFailed(msg("unrotated", p=p))
+
+
 def check_shape_kept(sub) -> str:
     gen = fresh()
     sizes = (
@@ -101,6 +112,7 @@ def check_shape_kept(sub) -> str:
         got = _rope(sub, x, torch.arange(size[-2]))
         if got.shape != x.shape:
             raise fail(msg("input_shape", shape=tuple(x.shape)), shape(got), "apply_rope(x, pos)")
+        _turned(x, got, gen)
     return msg("shape_ok", a=sizes[0], b=sizes[1])
 
 
@@ -111,6 +123,7 @@ def check_norms_kept(sub) -> str:
     got = _rope(sub, x, torch.arange(T))
     if got.shape != x.shape:
         raise fail(msg("a_shape", shape=tuple(x.shape)), shape(got), "apply_rope(x, pos)")
+    _turned(x, got, gen)
     norms = x.norm(dim=-1)
     rel = float(((got.double().norm(dim=-1) - norms).abs() / norms).max())
     if rel > 1e-4:
@@ -127,6 +140,8 @@ def check_relative_only(sub) -> str:
     rq, rk = _rope(sub, q, pos).double(), _rope(sub, k, pos).double()
     if rq.shape != q.shape or rk.shape != k.shape:
         raise fail(msg("a_shape", shape=(T, d)), shape(rq), "apply_rope(x, pos)")
+    _turned(q, rq, gen)
+    _turned(k, rk, gen)
     scores = rq @ rk.T  # scores[m, n] = <R_m q, R_n k>
     worst, at = 0.0, 0
     for offset in range(-(T - 1), T):
@@ -148,10 +163,6 @@ def _which_layout(
 
 
 def check_matches_reference(sub) -> str:
-    delegation(
-        sub,
-        {"models.positions.apply_rope": msg("write_it"), "models.positions.rope_cos_sin": msg("write_it")},
-    )
     gen = fresh()
     x = torch.randn(2, 4, 6, 16, generator=gen)
     start = int(torch.randint(1, 200, (1,), generator=gen))
@@ -171,24 +182,9 @@ def check_matches_reference(sub) -> str:
     return msg("agrees", pairing=msg(f"pairing_{seen[0]}"), start=start, base=f"{base:g}")
 
 
-def _source_delegates(sub) -> str | None:
-    """Why the file's attention or model is the course's own RoPE rather than the learner's."""
-    for node in ast.walk(sub.tree) if sub.tree else ():
-        if isinstance(node, ast.keyword) and node.arg == "pos" and isinstance(node.value, ast.Constant):
-            if node.value.value == "rope":
-                return msg("sets_pos_rope")
-        if isinstance(node, ast.ClassDef) and node.name == "RoPECausalSelfAttention":
-            bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
-            if "CausalSelfAttention" in bases:
-                return msg("inherits")
-    return None
-
-
 def _attention(sub, gen: torch.Generator):
     """The learner's attention, built from CFG and loaded with weights drawn now; the weights too."""
     need(sub, "RoPECausalSelfAttention")
-    if (why := _source_delegates(sub)) is not None:
-        raise CheckFailed(msg("why_write_it", why=why))
     module = sub.new("RoPECausalSelfAttention", asdict(CFG))
     C = CFG.n_embd
     expected = {"qkv.weight": (3 * C, C), "qkv.bias": (3 * C,), "proj.weight": (C, C), "proj.bias": (C,)}
@@ -206,20 +202,27 @@ def check_causal(sub) -> str:
     gen = fresh()
     module, _ = _attention(sub, gen)
     T = int(torch.randint(6, 14, (1,), generator=gen))
-    p = int(torch.randint(1, T, (1,), generator=gen))
+    p = int(torch.randint(1, T - 1, (1,), generator=gen))  # with a later position to reach
     x = torch.randn(1, T, CFG.n_embd, generator=gen)
-    y = finite(
-        expect_tensor(module.run(x), "RoPECausalSelfAttention.forward"), "RoPECausalSelfAttention.forward"
-    )
-    if y.shape != x.shape:
-        raise fail(msg("output_shape", shape=tuple(x.shape)), shape(y), "attention(x)")
     x2 = x.clone()
     x2[0, p] += 1.0
-    y2 = expect_tensor(module.run(x2), "RoPECausalSelfAttention.forward")
+    y, y2 = (
+        finite(
+            expect_tensor(module.run(t), "RoPECausalSelfAttention.forward"), "RoPECausalSelfAttention.forward"
+        )
+        for t in (x, x2)
+    )
+    for got in (y, y2):
+        if got.shape != x.shape:
+            raise fail(msg("output_shape", shape=tuple(x.shape)), shape(got), "attention(x)")
     leak = float((y2[0, :p] - y[0, :p]).abs().max())
     if leak > 1e-6:
         raise fail(msg("unchanged", last=p - 1, p=p), msg("moved", leak=f"{leak:.3g}"))
-    return msg("causal_ok", p=p, last=p - 1)
+    # returning x, zeros or proj(x) sees no future either: causal counts once later positions attend to p
+    reach = float((y2[0, p + 1 :] - y[0, p + 1 :]).abs().max())
+    if reach <= 1e-6:
+        raise fail(msg("reaches", p=p, first=p + 1, last=T - 1), msg("not_reached", reach=f"{reach:.3g}"))
+    return msg("causal_ok", p=p, last=p - 1, first=p + 1, end=T - 1)
 
 
 def check_attention_output(sub) -> str:
@@ -242,32 +245,11 @@ def check_attention_output(sub) -> str:
                 errors[layout] = max_diff(got, ref(x, at))
         if min(errors.values()) > 1e-4:
             raise fail(msg("attention_formula"), msg("output_away", err=f"{min(errors.values()):.3g}", at=at))
-    _positions_follow_start(module, x, start)
     return msg("attention_ok", start=start)
-
-
-def _positions_follow_start(module, x: torch.Tensor, start: int) -> None:
-    """Attention within one chunk depends only on n − m, so its output cannot show whether forward
-    honours `start`; the positions it hands to apply_rope can (they matter once keys from an earlier
-    chunk are cached). A forward that rotates without calling apply_rope is judged on its output only."""
-    T = x.size(1)
-    traced = module.trace("apply_rope", x, start=start)
-    calls = traced.get("calls", []) if isinstance(traced, dict) else []
-    for args, kwargs in calls:
-        pos = args[0] if args else kwargs.get("pos") if isinstance(kwargs, dict) else None
-        if not isinstance(pos, torch.Tensor) or pos.numel() != T:
-            continue
-        if not torch.equal(pos.flatten().to(torch.int64), torch.arange(start, start + T)):
-            raise fail(
-                msg("rotated_by", start=start, end=start + T - 1),
-                msg("ignores_start", first=int(pos.flatten()[0]), last=int(pos.flatten()[-1])),
-            )
 
 
 def _model(sub, cfg: GPTConfig):
     need(sub, "build_model")
-    if (why := _source_delegates(sub)) is not None:
-        raise CheckFailed(msg("why_write_it", why=why))
     model = sub.new("build_model", asdict(cfg))
     if not model.is_module:
         raise fail(msg("returns_module"), model.class_name, mismatch())
@@ -286,7 +268,7 @@ def check_no_pos_emb(sub) -> str:
     if len(attns) != cfg.n_layer or not all(
         cls == "RoPECausalSelfAttention" and own for _, cls, own in attns
     ):
-        kinds = ", ".join(f"{n}: {cls}" for n, cls, _ in attns) or msg("no_blocks")
+        kinds = ", ".join(f"`{n}`: `{cls}`" for n, cls, _ in attns) or msg("no_blocks")
         raise fail(msg("every_block"), kinds)
     gen = fresh()
     T = cfg.block_size + int(torch.randint(2, 10, (1,), generator=gen))
@@ -295,7 +277,52 @@ def check_no_pos_emb(sub) -> str:
     logits = expect_tensor(logits, msg("the_model"))
     if tuple(logits.shape) != (1, T, cfg.vocab_size):
         raise fail(msg("logits_shape", shape=(1, T, cfg.vocab_size)), shape(logits))
-    return msg("no_pos_emb_ok")
+    gap = _sees_order(sub, gen)
+    return msg("no_pos_emb_ok", gap=gap)
+
+
+def _course_params(model, wanted: dict) -> None:
+    if model.params != wanted:
+        missing, extra = sorted(set(wanted) - set(model.params)), sorted(set(model.params) - set(wanted))
+        raise fail(msg("course_params"), msg("missing_extra", missing=missing[:4], extra=extra[:4]))
+
+
+def _last_logits(model, idx: torch.Tensor) -> torch.Tensor:
+    logits = model.run(idx)
+    logits = logits[0] if isinstance(logits, list) else logits
+    logits = finite(expect_tensor(logits, msg("the_model")), msg("the_model"))
+    if tuple(logits.shape) != (1, idx.size(1), CFG.vocab_size):
+        raise fail(msg("logits_shape", shape=(1, idx.size(1), CFG.vocab_size)), shape(logits))
+    return logits[0, -1].double()
+
+
+def _sees_order(sub, gen: torch.Generator) -> str:
+    """A one-layer model without pos_emb sees the order only through the rotation: with the same weights,
+    five characters and the same five with the first four reversed must give different last logits
+    (without RoPE the two differ by float rounding, ~1e-6). Returns the gap, formatted."""
+    cfg = GPTConfig(**{**asdict(CFG), "n_layer": 1})
+    model = _model(sub, GPTConfig(**{**asdict(cfg), "pos": "learned"}))
+    reference = _reference_model(cfg, "half").eval()
+    wanted = {n: tuple(p.shape) for n, p in reference.named_parameters()}
+    _course_params(model, wanted)
+    for _ in range(10):  # weights on which the reference clearly sees the order (almost always the first)
+        state = _random_state(wanted, gen)
+        reference.load_state_dict(state, strict=False)
+        ids = torch.randperm(cfg.vocab_size, generator=gen)[:5]
+        a, b = ids[None], torch.cat([ids[:4].flip(0), ids[4:]])[None]
+        with torch.no_grad():
+            want = float((reference(a)[0][0, -1] - reference(b)[0][0, -1]).abs().max())
+        if want > 100 * ORDER:
+            break
+    model.load(state)
+    gap = float((_last_logits(model, a) - _last_logits(model, b)).abs().max())
+    if not gap > ORDER:
+        raise fail(
+            msg("sees_order"),
+            msg("order_gap", gap=f"{gap:.3g}", want=f"{want:.3g}"),
+            msg("tokens", a=a[0].tolist(), b=b[0].tolist()),
+        )
+    return f"{gap:.3g}"
 
 
 def check_trains(sub) -> str:
@@ -303,9 +330,7 @@ def check_trains(sub) -> str:
     gen = fresh()
     reference = {lay: _reference_model(CFG, lay) for lay in LAYOUTS}
     wanted = {n: tuple(p.shape) for n, p in reference["half"].named_parameters()}
-    if model.params != wanted:
-        missing, extra = sorted(set(wanted) - set(model.params)), sorted(set(model.params) - set(wanted))
-        raise fail(msg("course_params"), msg("missing_extra", missing=missing[:4], extra=extra[:4]))
+    _course_params(model, wanted)
     state = _random_state(wanted, gen)
     model.load(state)
     T = CFG.block_size

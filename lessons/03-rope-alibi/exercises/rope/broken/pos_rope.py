@@ -1,4 +1,4 @@
-# fails: causal — builds the course GPT with pos="rope" instead of its own attention
+# fails: no_pos_emb — builds the course GPT with pos="rope": its blocks use the course's attention, not yours
 """Rotary position embedding (RoPE) for the course GPT: rotate q and k, drop pos_emb."""
 
 import math

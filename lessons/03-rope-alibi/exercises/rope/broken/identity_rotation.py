@@ -1,4 +1,4 @@
-# fails: attention_output — ignores `start`: positions are always 0 … T−1
+# fails: shape_kept — apply_rope returns x unchanged: nothing turns, so keeping the shape earns nothing
 """Rotary position embedding (RoPE) for the course GPT: rotate q and k, drop pos_emb."""
 
 import math
@@ -12,15 +12,8 @@ from models.gpt import GPT, GPTConfig
 
 
 def apply_rope(x: torch.Tensor, pos: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """Rotate each pair (xᵢ, xᵢ₊d/₂) of x (..., T, d) by the angle pos·θᵢ, θᵢ = base^(−2i/d)."""
-    d = x.size(-1)
-    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
-    angles = pos.to(torch.float64)[:, None] * theta[None, :]  # (T, d/2)
-    angles = torch.cat([angles, angles], dim=-1)  # the half-split layout pairs dim i with i + d/2
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
-    rotated = torch.cat([-x2, x1], dim=-1)
-    return x * cos + rotated * sin
+    """Returns x as it is: the shape, the lengths and the relative scores are all kept, and nothing turns."""
+    return x
 
 
 class RoPECausalSelfAttention(nn.Module):
@@ -37,7 +30,7 @@ class RoPECausalSelfAttention(nn.Module):
         B, T, C = x.size()
         q, k, v = self.qkv(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
-        pos = torch.arange(T, device=x.device)  # always 0 … T−1: start is ignored
+        pos = torch.arange(start, start + T, device=x.device)
         q, k = apply_rope(q, pos, self.base), apply_rope(k, pos, self.base)  # v carries content only
         att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))
         future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
