@@ -24,8 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# libseccomp loads the filter with seccomp(SECCOMP_SET_MODE_FILTER, ...): the worker's last step
-LOADED = re.compile(r"^seccomp\(SECCOMP_SET_MODE_FILTER")
+# libseccomp loads the filter with seccomp(SECCOMP_SET_MODE_FILTER, ...) = 0, the worker's last step
+# (its earlier seccomp calls probe the kernel and fail)
+LOADED = re.compile(r"^seccomp\(SECCOMP_SET_MODE_FILTER.*= 0$")
 CALL = re.compile(r"^([a-z0-9_]+)\(")
 REFUSED = re.compile(r"= -1 EPERM")
 

@@ -64,6 +64,8 @@ def test_objects_arrive_as_their_type_name_only():
         {"__tensor__": ["float32", [2, 2], "AAAA"]},  # 3 bytes for 4 floats
         {"__tensor__": ["complex64", [1], "AAAAAAAAAAA="]},  # a dtype a probe never uses
         {"__tensor__": ["float32", [-1], ""]},
+        {"__tensor__": ["float32", [0, 10**30], ""]},  # no bytes, and no tensor torch could make
+        {"__tensor__": ["float32", [0] + [2**31] * 7, ""]},
         {"__tensor__": ["float32", [2], "AAAAAAAAAAA="], "permute": [0, 0]},
         {"__float__": "1e999"},
         "[" * 5000 + "]" * 5000,

@@ -43,28 +43,24 @@ class _ArgCmp(ctypes.Structure):
 
 
 # Allowed with any arguments: files and descriptors (the private root, the read-only binds and
-# Landlock decide what a path reaches), memory, time, signals to itself, threads, waiting.
+# Landlock decide what a path reaches), memory, threads, signals to itself, time. The course files make
+# 15 of these (benchmarks/box_syscalls.py); the rest is what Python does for a learner's own code
+# (print, time.sleep, threading, a file in /scratch), so that it fails only where it reaches out.
 ALLOWED = (
     # descriptors and files
-    "read", "readv", "pread64", "preadv", "preadv2", "write", "writev", "pwrite64", "pwritev", "pwritev2",
-    "close", "close_range", "lseek", "dup", "dup2", "dup3", "fcntl", "pipe", "pipe2", "fsync", "fdatasync",
-    "open", "openat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access",
+    "read", "readv", "pread64", "write", "writev", "pwrite64", "close", "lseek", "dup", "dup2", "dup3",
+    "fcntl", "pipe2", "open", "openat", "stat", "fstat", "lstat", "newfstatat", "statx", "access",
     "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd", "chdir", "fchdir",
-    "ftruncate", "flock", "fadvise64", "poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl",
-    "epoll_wait", "epoll_pwait", "eventfd2", "unlink", "unlinkat", "rename", "renameat", "renameat2",
-    "mkdir", "mkdirat", "rmdir", "umask", "fchmod", "chmod", "fchmodat", "utimensat",
+    "ftruncate", "unlink", "unlinkat", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
+    "umask", "poll", "ppoll",
     # memory
-    "brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync", "mincore", "membarrier",
-    "get_mempolicy",
+    "brk", "mmap", "munmap", "mremap", "mprotect", "madvise",
     # threads, signals to itself, exit
-    "futex", "set_robust_list", "get_robust_list", "set_tid_address", "rseq", "sched_yield", "exit",
-    "exit_group", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigtimedwait",
-    "rt_sigsuspend", "sigaltstack", "restart_syscall", "wait4", "waitid", "arch_prctl",
+    "futex", "set_robust_list", "set_tid_address", "rseq", "sched_yield", "exit", "exit_group",
+    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall", "arch_prctl",
     # who and when
-    "getpid", "gettid", "getppid", "getpgrp", "getuid", "geteuid", "getgid", "getegid", "getgroups",
-    "getresuid", "getresgid", "getrandom", "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep",
-    "gettimeofday", "time", "times", "getrusage", "sysinfo", "uname", "getcpu", "sched_get_priority_max",
-    "sched_get_priority_min", "getrlimit", "capget",
+    "getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid", "getrandom", "clock_gettime",
+    "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time", "uname", "getrlimit", "getrusage",
 )  # fmt: skip
 # (name, index of the argument that names a process): allowed only for 0 and the worker's own pid
 ONLY_ITSELF = (

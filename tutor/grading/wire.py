@@ -18,6 +18,7 @@ from typing import Any
 
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
+MAX_DIM = 2**31 - 1  # one axis of a tensor; a reply's total size is bounded by the judge's read limit
 # the dtypes a probe may use; a learner's exotic dtype is reported as what it is
 DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 
@@ -112,7 +113,9 @@ def _tensor_from_wire(spec: Any, permute: Any):
     dtype, shape, data = spec
     if dtype not in DTYPES or not isinstance(shape, list) or not isinstance(data, str):
         raise WireError(f"not a tensor description: dtype {dtype!r}")
-    if len(shape) > 8 or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n for n in shape):
+    if len(shape) > 8 or not all(
+        isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_DIM for n in shape
+    ):
         raise WireError(f"bad tensor shape {shape!r:.60}")
     raw = base64.b64decode(data.encode("ascii"), validate=True)
     kind = torch.int16 if dtype == "bfloat16" else getattr(torch, dtype)
