@@ -3,6 +3,16 @@
 A file that cannot be read or imported is a row with status "error", never a crash. Each file runs
 in its own sandboxed worker with its own scratch folder, killed before the next file starts. Batch grades are
 not recorded in anyone's progress store.
+
+The folder is hostile input (a learner chooses what is in it, and what it is called):
+- only regular files directly in it are graded. A link (to anything), a FIFO, a device, a socket or a
+  folder named *.py is an error row saying what it is, and a link is never followed: entries are
+  listed without following links and opened with O_NOFOLLOW | O_NONBLOCK, then checked again on
+  the open descriptor, so an entry swapped after the listing is refused too. Nothing outside the
+  folder is read, so nothing outside it can be quoted in a report;
+- names are shown escaped (`shown_name`) in every format: a name cannot forge a row, hide behind
+  a bidi override or fake an escape;
+- CSV cells that a spreadsheet would run as a formula are neutralised (`csv_cell`).
 """
 
 from __future__ import annotations
@@ -11,6 +21,8 @@ import csv
 import hashlib
 import io
 import json
+import os
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +32,48 @@ from rich.cells import cell_len
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import Limits, clean, error_result, grade_many
-from tutor.grading.service import read_submission
+from tutor.grading.runner import Limits, error_result, grade_many
+from tutor.grading.service import entry_problem, read_entry
 from tutor.texts import say
 
 CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256")
+
+_NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# shown as escapes: controls, format characters (bidi, zero-width), surrogates, line and paragraph breaks
+_HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula (OWASP)
+
+
+def shown_name(name: str) -> str:
+    r"""A file name as a report shows it: one line, nothing invisible, nothing that reorders text.
+
+    Backslash, newline, carriage return and tab are written `\\`, `\n`, `\r`, `\t`; other C0 controls
+    and DEL `\xNN`; a byte that is not UTF-8 (kept by the OS as U+DC80-U+DCFF) `\xNN` of that byte;
+    every other control, format (bidi controls, zero-width characters), surrogate, line or paragraph
+    separator character `\uNNNN` (`\UNNNNNNNN` above U+FFFF). Everything else, Chinese and accents
+    included, is shown as it is. As a backslash is always doubled, an escape cannot be faked."""
+    out = []
+    for ch in name:
+        code = ord(ch)
+        if ch in _NAMED:
+            out.append(_NAMED[ch])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the byte the name had
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif unicodedata.category(ch) in _HIDDEN:
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def csv_cell(value):
+    """A CSV cell a spreadsheet reads as text: a string starting with = + - @ tab or CR gets a leading
+    single quote (OWASP's advice). Numbers are written by us as numbers and left alone."""
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        return "'" + value
+    return value
 
 
 @dataclass
@@ -55,27 +104,46 @@ def grade_folder(
     on_row: Callable[[BatchRow], None] | None = None,
     limits: Limits | None = None,
 ) -> list[BatchRow]:
-    """Every *.py in `folder`, each with its own judge, sandboxed worker and scratch folder."""
+    """Every *.py in `folder`, in name order, each with its own judge, sandboxed worker and scratch
+    folder; an entry that is not a regular file is an error row, never opened through a link."""
     if ex.kind != "code":
         raise TutorError(say("grade.batch.runs_only", lang, id=ex.id))
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise TutorError(say("grade.batch.not_folder", lang, folder=str(folder)))
+    try:
+        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        raise TutorError(say("grade.batch.not_folder", lang, folder=str(folder))) from None
+    except OSError as err:
+        raise TutorError(
+            say("grade.file.unreadable", lang, path=str(folder), error=str(err.strerror or err))
+        ) from None
     rows: list[BatchRow] = []
     todo: list[tuple[BatchRow, str]] = []  # rows still to grade, with their text
-    for path in sorted(folder.glob("*.py")):
-        name, source, result = clean(path.name), b"", None
-        try:
-            source = read_submission(path, lang=lang)
-            text = source.decode("utf-8").removeprefix("\ufeff")
-        except TutorError as err:
-            result = error_result(ex, str(err), lang)
-        except UnicodeDecodeError as err:
-            result = error_result(ex, say("grade.file.not_utf8", lang, name=name, byte=str(err.start)), lang)
-        row = BatchRow(name, hashlib.sha256(source).hexdigest(), result or error_result(ex, "", lang))
-        rows.append(row)
-        if result is None:
-            todo.append((row, text))
+    try:
+        with os.scandir(folder_fd) as listing:
+            entries = sorted((e for e in listing if e.name.endswith(".py")), key=lambda e: e.name)
+        for entry in entries:
+            name, source, result = shown_name(entry.name), b"", None
+            try:
+                problem = entry_problem(entry.stat(follow_symlinks=False).st_mode, name, lang)
+                if problem is not None:
+                    raise problem
+                source = read_entry(folder_fd, entry.name, name, lang=lang)
+                text = source.decode("utf-8").removeprefix("\ufeff")
+            except TutorError as err:
+                result = error_result(ex, str(err), lang)
+            except UnicodeDecodeError as err:
+                result = error_result(
+                    ex, say("grade.file.not_utf8", lang, name=name, byte=str(err.start)), lang
+                )
+            except OSError as err:  # the entry went away between the listing and its stat
+                error = str(err.strerror or err)
+                result = error_result(ex, say("grade.file.unreadable", lang, path=name, error=error), lang)
+            row = BatchRow(name, hashlib.sha256(source).hexdigest(), result or error_result(ex, "", lang))
+            rows.append(row)
+            if result is None:
+                todo.append((row, text))
+    finally:
+        os.close(folder_fd)
     if todo:
         results = grade_many(ex, [(text, row.file) for row, text in todo], lang=lang, limits=limits)
         for (row, _), result in zip(todo, results, strict=True):
@@ -99,7 +167,7 @@ def to_csv(rows: list[BatchRow]) -> str:
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow(r.flat())
+        writer.writerow({key: csv_cell(value) for key, value in r.flat().items()})
     return out.getvalue()
 
 
@@ -109,7 +177,7 @@ def to_table(ex: Exercise, rows: list[BatchRow], lang: str = "en") -> str:
     flat = [r.flat() for r in rows]
     cells = [
         [f["file"], say(f"grade.verdict.{f['status']}", lang), f"{f['score']:g}/{f['max_score']:g}",
-         f["first_failure"] or "-", f"{f['duration_s']:.1f}", (f["message"] or "")[:60]]
+         shown_name(f["first_failure"]) or "-", f"{f['duration_s']:.1f}", shown_name((f["message"] or "")[:60])]
         for f in flat
     ]  # fmt: skip
     head = [

@@ -12,15 +12,23 @@ loss of each head count over its seeds, the gap between the best and the worst m
 """
 
 import json
-import math
 
 from tutor.grading.kit import CheckFailed, fail, msg
+from tutor.grading.runs import answer_value
 
 HEADS = (1, 4, 8)
 N_EMBD = 128
 MIN_STEPS = 1000
 MIN_SEEDS = 2
 COMMAND = "python -m tutor experiment train-compare --set vary=heads --set steps=1000 --set seeds=2"
+# what each key of head_count.toml must hold (any other TOML value fails its check, saying so)
+ANSWER = {
+    "best_heads": HEADS,
+    "loss_gap": "number",
+    "seed_spread": "number",
+    "beyond_noise": "boolean",
+    "same_params": "boolean",
+}
 
 
 def _comparable(run: dict) -> bool:
@@ -79,6 +87,12 @@ def figures(found: dict[int, dict[int, dict]]) -> dict:
     }
 
 
+def _answer(ctx, key: str):
+    """The learner's value for `key`, of the kind ANSWER says; read before the runs are looked at, so a
+    value of the wrong kind is named even while runs are missing."""
+    return answer_value(ctx.answer, key, ANSWER[key])
+
+
 def _need(ctx) -> dict:
     found = comparison(ctx.runs)
     if found is None:
@@ -92,10 +106,7 @@ def _show(means: dict[int, float]) -> str:
     )
 
 
-def _number(ctx, key: str, want: float, what: str) -> str:
-    got = ctx.answer.get(key)
-    if isinstance(got, bool) or not isinstance(got, int | float) or not math.isfinite(got):
-        raise fail(msg("finite_number", key=key, want=f"{want:.4f}"), repr(got)[:60])
+def _number(got: float, key: str, want: float, what: str) -> str:
     if abs(got - want) > max(0.005, 0.05 * want):
         raise fail(msg("about", key=key, want=f"{want:.4f}", what=what), f"{got}")
     return f"{want:.4f}"
@@ -140,29 +151,31 @@ def check_runs_done(ctx) -> str:
 
 
 def check_best_heads(ctx) -> str:
+    got = _answer(ctx, "best_heads")
     f = _need(ctx)
-    got = ctx.answer.get("best_heads")
     if got != f["best"]:
         raise fail(msg("best_expected", best=f["best"]), f"best_heads = {got!r}")
     return msg("best_ok", best=f["best"], means=_show(f["means"]))
 
 
 def check_loss_gap(ctx) -> str:
+    got = _answer(ctx, "loss_gap")
     f = _need(ctx)
-    shown = _number(ctx, "loss_gap", f["gap"], msg("gap_what"))
+    shown = _number(got, "loss_gap", f["gap"], msg("gap_what"))
     return msg("gap_ok", gap=shown)
 
 
 def check_seed_spread(ctx) -> str:
+    got = _answer(ctx, "seed_spread")
     f = _need(ctx)
-    shown = _number(ctx, "seed_spread", f["spread"], msg("spread_what"))
+    shown = _number(got, "seed_spread", f["spread"], msg("spread_what"))
     return msg("spread_ok", spread=shown)
 
 
 def check_beyond_noise(ctx) -> str:
+    got = _answer(ctx, "beyond_noise")
     f = _need(ctx)
     real = f["gap"] > f["spread"]
-    got = ctx.answer.get("beyond_noise")
     if got is not real:
         raise fail(
             msg(
@@ -172,16 +185,16 @@ def check_beyond_noise(ctx) -> str:
                 cmp=">" if real else "≤",
                 spread=f"{f['spread']:.4f}",
             ),
-            repr(got),
+            str(got).lower(),
         )
     return msg("noise_real" if real else "noise_within", gap=f"{f['gap']:.4f}", spread=f"{f['spread']:.4f}")
 
 
 def check_same_params(ctx) -> str:
+    got = _answer(ctx, "same_params")
     f = _need(ctx)
     params = f["params"]
     same = len(set.union(*params.values())) == 1
-    got = ctx.answer.get("same_params")
     if got is not same:
         shown = msg("list_sep").join(
             msg(
@@ -191,7 +204,7 @@ def check_same_params(ctx) -> str:
             )
             for h in HEADS
         )
-        raise fail(msg("same_expected", same=str(same).lower(), shown=shown), repr(got))
+        raise fail(msg("same_expected", same=str(same).lower(), shown=shown), str(got).lower())
     return msg("same_ok" if same else "counts_differ")
 
 
