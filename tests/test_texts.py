@@ -177,7 +177,7 @@ def test_every_key_in_the_catalogue_is_used():
 # keep in English. German is written in the same letters as English: a German word must come from the
 # German catalogue (so an English sentence written into the code is caught, the words of the German
 # texts are not).
-NAMES = {"RoPE", "ALiBi", "YaRN", "PyTorch", "proj"}  # proj: the output projection's name in the model
+NAMES = {"RoPE", "ALiBi", "YaRN", "PyTorch", "proj", "Landlock"}  # proj: the output projection's name in the model; Landlock: a Linux layer
 ZH_TERMS = {"softmax", "logit", "query"}
 
 
