@@ -50,7 +50,7 @@ def _worker_problems(ex: Exercise) -> list[Problem]:
     models/), a course file."""
     import importlib.util
 
-    from tutor.grading.judge import COURSE_PACKAGES
+    from tutor.grading.sandbox import COURSE_PACKAGES
     from tutor.settings import ROOT
 
     toml = Path(ex.folder or ".") / "exercise.toml"

@@ -5,8 +5,8 @@ more than the interpreter needs; writes JSON-line events to stdout. Every messag
 job's language (`lang`); the checks write theirs from the exercise's `messages` in that language
 (tutor.grading.kit.msg).
 
-Before it reads any check, the judge imports torch, works out what the exercise's worker is handed
-(sandbox.handover) and forks the worker's parent, which enters new namespaces and forks the worker
+Before it reads any check, the judge imports torch and forks the worker's parent (the job says what
+the worker is handed: sandbox.box_for, worked out by the tutor while this process imports torch), which enters new namespaces and forks the worker
 (worker.py) as process 1 of its PID namespace; the worker builds its box (sandbox.py) and answers
 probes. The judge sends it the file's text and runs the checks in order: every check asks the worker
 for values through probes (tutor/grading/remote.py) and computes the verdict here, with this
@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 REPLY_LIMIT = 16 * 2**20  # bytes of one answer: far above any probe's (the largest is well under 1 MB)
-COURSE_PACKAGES = ("models",)  # the course's own packages an exercise may hand to its worker
 _PR_SET_PDEATHSIG = 1
 # the signals a crash is explained by (grade.signal.NAME in the catalogue)
 _SIGNALS = {
@@ -416,18 +415,6 @@ def _warm_up(torch) -> None:
     torch.softmax(x.detach(), -1).sin().cos().triu().masked_fill(torch.ones(8, dtype=torch.bool), 0)
 
 
-def box_for(job: dict) -> dict:
-    """What the exercise's worker is handed, and the course modules it imports before its box closes."""
-    from tutor.grading import sandbox, seccomp
-
-    seccomp.load_library()  # opened here: the worker's root has no /usr/lib
-    imports = job["worker"]["imports"]
-    root = Path(job["root"])
-    handed = sandbox.handover(imports, job["worker"]["files"], root, COURSE_PACKAGES)
-    course = [name for name in imports if name.split(".")[0] in COURSE_PACKAGES]
-    return {"handed": handed, "course_modules": course}
-
-
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     _die_with_parent()
@@ -447,7 +434,10 @@ def main() -> None:
         results.write(json.dumps(record) + "\n")  # ASCII: a lone surrogate from the worker stays an escape
         results.flush()
 
-    judge = Judge(job, emit, box_for(job))
+    from tutor.grading import seccomp
+
+    seccomp.load_library()  # opened here: the worker's root has no /usr/lib
+    judge = Judge(job, emit, job["box"])
     judge.open_channel()  # forked now: torch is imported, checks.py is not yet loaded
     from tutor.grading.kit import speaking
 
@@ -460,6 +450,8 @@ def main() -> None:
     finally:
         if judge.channel is not None:
             judge.channel.close()
+    results.flush()
+    os._exit(0)  # every event is out: skip tearing torch down (0.3 s the tutor would wait for)
 
 
 if __name__ == "__main__":

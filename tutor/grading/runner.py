@@ -26,6 +26,7 @@ from pathlib import Path
 
 from tutor.childproc import ChildTimeout, SyncChild
 from tutor.content.schema import Exercise, pick
+from tutor.grading import sandbox
 from tutor.grading.result import CheckResult, GradeResult
 from tutor.settings import (
     GRADE_JUDGE_SLACK_S,
@@ -111,7 +112,7 @@ def run_judge(
         "limits": limits.to_job(),
         "timeout_s": limits.timeout_s,
         "reuse": reuse,
-        "worker": ex.worker.model_dump(),
+        "box": sandbox.box_for(ex.worker.imports, ex.worker.files, ROOT),
         "lang": lang,
         "messages": {key: pick(text, lang) for key, text in ex.messages.items()},
     }

@@ -38,6 +38,7 @@ from pathlib import Path
 from tutor.grading import landlock, seccomp
 
 SCRATCH = Path("/scratch")  # the worker's folder inside its private root
+COURSE_PACKAGES = ("models",)  # the course's own packages an exercise may hand to its worker, file by file
 DEVICES = (Path("/dev/null"), Path("/dev/zero"), Path("/dev/urandom"))
 # the layers, by the name the grade shows (grade.layer.NAME in the catalogue)
 ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS, NO_FILES = (
@@ -167,7 +168,7 @@ def _course_module(root: Path, dotted: str) -> list[Path]:
     return paths
 
 
-def handover(imports: list[str], files: list[str], root: Path, course_packages: tuple[str, ...]) -> list[str]:
+def handover(imports: list[str], files: list[str], root: Path) -> list[str]:
     """The paths an exercise's worker is handed, read-only: the standard library, the distributions
     behind `imports` that are installed packages, the course modules among `imports` (module by module:
     `models.gpt` hands models/__init__.py and models/gpt.py, never models/positions.py), and `files`
@@ -175,12 +176,19 @@ def handover(imports: list[str], files: list[str], root: Path, course_packages: 
     paths = set(_stdlib())
     for name in imports:
         top = name.split(".")[0]
-        if top in course_packages:
+        if top in COURSE_PACKAGES:
             paths.update(_course_module(root, name))
         else:
             paths.update(_distribution_paths(top))
     paths.update(root / f for f in files)
     return sorted(str(p) for p in paths if p.exists())
+
+
+def box_for(imports: list[str], files: list[str], root: Path) -> dict:
+    """The job's description of a worker's box: the paths it is handed, and the course modules it
+    imports before its box closes (so the first probe does not wait for them)."""
+    course = [name for name in imports if name.split(".")[0] in COURSE_PACKAGES]
+    return {"handed": handover(imports, files, root), "course_modules": course}
 
 
 # --- namespaces (in the worker's parent) and the private root (in the worker) ----------------------
