@@ -161,7 +161,8 @@ assert libc.syscall({NUMBERS["add_key"]}, b"user", b"{SECRET}", b"{SECRET}", len
 os.execv(sys.argv[1], sys.argv[1:])
 """
 # runs the command after it as on a machine that refuses user namespaces: unshare fails with EPERM
-NO_USER_NAMESPACES = """
+# (REFUSE: the system call the machine refuses)
+REFUSING = """
 import ctypes, os, sys
 lib = ctypes.CDLL("libseccomp.so.2")
 lib.seccomp_init.restype = ctypes.c_void_p
@@ -169,10 +170,12 @@ lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
 lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
 lib.seccomp_load.argtypes = [ctypes.c_void_p]
 ctx = lib.seccomp_init(0x7FFF0000)
-assert lib.seccomp_rule_add(ctx, 0x00050001, lib.seccomp_syscall_resolve_name(b"unshare"), 0) == 0
+assert lib.seccomp_rule_add(ctx, 0x00050001, lib.seccomp_syscall_resolve_name(b"REFUSE"), 0) == 0
 assert ctypes.CDLL(None).prctl(38, 1, 0, 0, 0) == 0 and lib.seccomp_load(ctx) == 0
 os.execv(sys.argv[1], sys.argv[1:])
 """
+NO_USER_NAMESPACES = REFUSING.replace("REFUSE", "unshare")
+NO_MOUNTS = REFUSING.replace("REFUSE", "mount")
 
 
 class Listeners:
@@ -359,6 +362,20 @@ def test_the_missing_layers_are_named_in_the_learners_language(tmp_path):
         "Isolation: teilweise; es fehlt: eigenes Wurzelverzeichnis, PID-Namespace, Netzwerk-Namespace"
         in out.stdout
     )
+
+
+def test_a_refused_mount_leaves_the_namespaces_and_says_the_root_is_missing(tmp_path):
+    lessons = probe_course(tmp_path / "lessons")
+    path = tmp_path / "probe.py"
+    path.write_text(SOLUTION + "\nimport os\nassert os.getpid() == 2, os.getpid()\n", encoding="utf-8")
+    (tmp_path / "t").mkdir()
+    out = _tutor(tmp_path / "home", ["grade", "probe", str(path), "--json", "--lessons", str(lessons)],
+                 tmp_path / "t", NO_MOUNTS)  # fmt: skip
+    grade = json.loads(out.stdout)
+    assert grade["status"] == "pass", grade
+    assert grade["isolation"]["level"] == "partial"
+    assert grade["isolation"]["missing"] == ["private-root"]
+    assert list((tmp_path / "t").iterdir()) == []
 
 
 FORGED = {

@@ -2,9 +2,12 @@
 
     {"exercise", "status": "pass"|"fail"|"error"|"timeout", "score", "max_score",
      "checks": [{"name", "status", "message", "hint", "points"}], "duration_s", "output",
-     "isolation": {"level": "strong"|"partial"|"basic"|"none", "layers": [what was in force]}}
+     "isolation": {"level": "strong"|"partial"|"basic"|"none", "layers": [what was in force],
+                   "missing": [what "strong" needs and was not there]}}
 
-"none" is a grade no learner code ran for (an unreadable file, an answer file parsed as data).
+"none" is a grade no learner code ran for (an unreadable file, an answer file parsed as data). The
+layers are named as in tutor/grading/sandbox.py (private-root, pid-namespace, network-namespace,
+landlock, seccomp, limits, no-new-files).
 
 A check's status is "pass", "fail" (wrong answer), "error" (the learner's code raised or the
 process died while it ran), "timeout" (it was running when time ran out) or "skipped" (never ran).
@@ -45,7 +48,7 @@ class GradeResult(BaseModel):
     checks: list[CheckResult]
     duration_s: float
     output: str
-    isolation: dict = Field(default_factory=lambda: {"level": "none", "layers": []})
+    isolation: dict = Field(default_factory=lambda: {"level": "none", "layers": [], "missing": []})
     saved: bool | None = Field(None, exclude=True)  # recorded in the store; False: it stayed busy
 
     @property

@@ -232,7 +232,7 @@ def build_result(
         checks=checks,
         duration_s=round(state["seconds"], 3),
         output=_output(state, limits.output_chars, lang),
-        isolation=state["isolation"] or {"level": "none", "layers": []},
+        isolation=state["isolation"] or {"level": "none", "layers": [], "missing": []},
     )
 
 

@@ -100,7 +100,7 @@ def _check(rc: int, what: str) -> None:
         raise OSError(code, f"{what}: {os.strerror(code)}")
 
 
-# --- what the worker is handed (computed in the judge, trusted) ----------------------------------
+# --- what the worker is handed (worked out by the tutor, trusted) --------------------------------
 
 
 def _stdlib() -> list[Path]:
@@ -253,23 +253,36 @@ def _bind(libc, staging: Path, source: Path, flags: int, bound: set[Path]) -> No
     _mount(libc, None, str(target), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags)
 
 
+class RootRefused(OSError):
+    """The private root could not be built (a kernel or policy that refuses a mount): nothing of it
+    is left, and the worker goes on without it."""
+
+
 def build_root(staging: Path, handed: list[str], scratch_bytes: int) -> None:
     """Pivot into a root of our own: a tmpfs holding read-only binds of `handed` at their paths, three
     devices, and a tmpfs of `scratch_bytes` at /scratch; the old root is gone afterwards. Runs in the
-    worker, which holds every capability of its new user namespace until `drop_capabilities`."""
+    worker, which holds every capability of its new user namespace until `drop_capabilities`.
+    RootRefused when a step before the pivot fails; an OSError after it is fatal to the worker."""
     libc = _libc()
-    _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing we mount leaks to the host
-    _mount(libc, "tmpfs", str(staging), "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4m,mode=0755")
-    bound: set[Path] = set()
-    for path in sorted(handed, key=lambda p: (p.count("/"), p)):  # a folder before what is inside it
-        _bind(libc, staging, Path(path), _MS_NOSUID | _MS_NODEV, bound)
-    for device in DEVICES:
-        _bind(libc, staging, device, _MS_NOSUID | _MS_NOEXEC, bound)
-    scratch = staging / SCRATCH.relative_to("/")
-    scratch.mkdir()
-    size = f"size={max(scratch_bytes // 1024, 64)}k,mode=0700"
-    _mount(libc, "tmpfs", str(scratch), "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, size)
-    os.chdir(staging)
+    try:
+        _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing we mount leaks to the host
+        _mount(libc, "tmpfs", str(staging), "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4m,mode=0755")
+    except OSError as err:
+        raise RootRefused(err.errno, str(err)) from None
+    try:
+        bound: set[Path] = set()
+        for path in sorted(handed, key=lambda p: (p.count("/"), p)):  # a folder before what is inside it
+            _bind(libc, staging, Path(path), _MS_NOSUID | _MS_NODEV, bound)
+        for device in DEVICES:
+            _bind(libc, staging, device, _MS_NOSUID | _MS_NOEXEC, bound)
+        scratch = staging / SCRATCH.relative_to("/")
+        scratch.mkdir()
+        size = f"size={max(scratch_bytes // 1024, 64)}k,mode=0700"
+        _mount(libc, "tmpfs", str(scratch), "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, size)
+        os.chdir(staging)
+    except OSError as err:
+        libc.umount2(str(staging).encode(), _MNT_DETACH)  # the binds go with it
+        raise RootRefused(err.errno, str(err)) from None
     machine = os.uname().machine
     libc.syscall.restype = ctypes.c_long
     _check(libc.syscall(_SYS_PIVOT_ROOT[machine], b".", b"."), "pivot_root")  # the old root lies beneath

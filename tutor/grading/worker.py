@@ -1,9 +1,10 @@
 """The grading worker: the one process that runs the learner's code, and all it does is compute.
 
-Forked by the judge right after it imports torch (before it loads any check), in its own session
-and scratch folder, with stdin closed and stdout/stderr on a pipe the judge only ever shows as output.
-It enters namespaces while it is still single-threaded, imports the course model, confines itself
-(tutor/grading/sandbox.py) and says which isolation is in force.
+Forked (through the box's parent) by the judge right after it imports torch and before it loads any
+check, in its own session, with stdin closed and stdout/stderr on a pipe the judge only ever shows as
+output. It builds its box (tutor/grading/sandbox.py): a private root of what its exercise is handed,
+no capabilities, its environment and the grader's own modules gone, the handed course modules imported,
+then limits, Landlock and the system-call allow-list; and it says which layers are in force.
 Only then does learner code run: each `submit` probe compiles a submission from the text it carries
 (the worker never opens the learner's path), and every later probe is a call the judge asks for:
 a function with given inputs, a module built from a config, loaded with given weights, run on given
@@ -184,10 +185,14 @@ def serve_forked(probe_fd: int, reply_fd: int, job: dict, namespaces: bool) -> N
     report = sandbox.Report()
     scratch = Path(job["scratch"])
     if namespaces:
-        sandbox.build_root(scratch, job["handed"], limits.total_bytes)
+        report.layers += [sandbox.PID, sandbox.NET]
+        try:
+            sandbox.build_root(scratch, job["handed"], limits.total_bytes)
+            report.layers.insert(0, sandbox.ROOT)
+            scratch = sandbox.SCRATCH
+        except sandbox.RootRefused:  # Landlock and the allow-list still hold; the grade says what is missing
+            pass
         sandbox.drop_capabilities()
-        report.layers += [sandbox.ROOT, sandbox.PID, sandbox.NET]
-        scratch = sandbox.SCRATCH
     os.chdir(scratch)
     os.environ.clear()
     os.environ.update(HOME=str(scratch), TMPDIR=str(scratch), LANG="C.UTF-8", OMP_NUM_THREADS="1",
