@@ -82,24 +82,37 @@ def last(xs):
 """
 
 
-def probe_course(root: Path) -> Path:
-    """`root` made into a course folder: the shipped lessons (linked) plus lesson 9 with the probe
-    exercise (stdlib only: its worker is handed nothing but the standard library)."""
+def exercise_course(root: Path, files: dict[str, str], *, shipped: bool = True, order: int = 9) -> Path:
+    """`root` made into a course folder: the shipped lessons (linked) unless `shipped` is False, plus a
+    lesson holding one exercise "probe" whose files are `files` (exercise.toml, checks.py,
+    solution.py, starter.py)."""
     root.mkdir(parents=True, exist_ok=True)
-    for lesson in (ROOT / "lessons").iterdir():
+    for lesson in (ROOT / "lessons").iterdir() if shipped else ():
         if lesson.is_dir() and (lesson / "lesson.toml").is_file():
             (root / lesson.name).symlink_to(lesson)
-    lesson = root / "09-probe"
+    lesson = root / f"{order:02d}-probe"
     ex = lesson / "exercises/probe"
     ex.mkdir(parents=True)
     (lesson / "lesson.toml").write_text(
-        'id = "probe-lesson"\norder = 9\ntitle = { en = "Probe" }\n', encoding="utf-8"
+        f'id = "probe-lesson"\norder = {order}\ntitle = {{ en = "Probe" }}\n', encoding="utf-8"
     )
     (lesson / "en.md").write_text("# Probe\n\n## Probe {#probe}\n\nText.\n", encoding="utf-8")
-    for name, text in (("exercise.toml", PROBE_TOML), ("checks.py", PROBE_CHECKS), ("solution.py", SOLUTION),
-                       ("starter.py", SOLUTION.replace("return", "raise NotImplementedError #"))):  # fmt: skip
+    for name, text in files.items():
         (ex / name).write_text(text, encoding="utf-8")
     return root
+
+
+def probe_course(root: Path) -> Path:
+    """The shipped course plus lesson 9 with the probe exercise (stdlib only: its worker is handed
+    nothing but the standard library)."""
+    starter = SOLUTION.replace("return", "raise NotImplementedError #")
+    files = {
+        "exercise.toml": PROBE_TOML,
+        "checks.py": PROBE_CHECKS,
+        "solution.py": SOLUTION,
+        "starter.py": starter,
+    }
+    return exercise_course(root, files)
 
 
 def grading_processes(tmpdir: Path) -> set[int]:

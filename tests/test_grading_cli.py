@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON, ROOT, run_tutor_env
+from tests.grading_helpers import exercise_course
 from tutor.progress.store import Store
 
 EX = ROOT / "lessons/01-multi-head/exercises/split-heads"
@@ -68,18 +69,9 @@ PROBE_STARTER = (
 @pytest.fixture(scope="module")
 def lessons(tmp_path_factory) -> Path:
     """A one-lesson course whose exercise needs no torch: the CLI paths, fast."""
-    root = tmp_path_factory.mktemp("lessons")
-    lesson = root / "01-probe"
-    ex = lesson / "exercises/probe"
-    ex.mkdir(parents=True)
-    (lesson / "lesson.toml").write_text(
-        'id = "probe-lesson"\norder = 1\ntitle = { en = "Probe" }\n', encoding="utf-8"
-    )
-    (lesson / "en.md").write_text("# Probe\n\n## Probe {#probe}\n\nText.\n", encoding="utf-8")
-    for name, text in (("exercise.toml", PROBE_TOML), ("checks.py", PROBE_CHECKS), ("solution.py", PROBE_SOLUTION),
-                       ("starter.py", PROBE_STARTER)):  # fmt: skip
-        (ex / name).write_text(text, encoding="utf-8")
-    return root
+    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": PROBE_SOLUTION,
+             "starter.py": PROBE_STARTER}  # fmt: skip
+    return exercise_course(tmp_path_factory.mktemp("lessons"), files, shipped=False, order=1)
 
 
 def tutor(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON, ROOT, run_tutor_env
+from tests.grading_helpers import exercise_course
 from tutor.progress.store import Store
 
 SECRET = "API_KEY=sk-live-7f3a9c5e0b1d"
@@ -75,21 +76,9 @@ def tutor(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedP
 @pytest.fixture(scope="module")
 def lessons(tmp_path_factory) -> Path:
     """The shipped course plus a probe exercise whose checks need no model."""
-    root = tmp_path_factory.mktemp("lessons")
-    for lesson in (ROOT / "lessons").iterdir():
-        if lesson.is_dir() and (lesson / "lesson.toml").is_file():
-            (root / lesson.name).symlink_to(lesson)
-    lesson = root / "09-probe"
-    ex = lesson / "exercises/probe"
-    ex.mkdir(parents=True)
-    (lesson / "lesson.toml").write_text(
-        'id = "probe-lesson"\norder = 9\ntitle = { en = "Probe" }\n', encoding="utf-8"
-    )
-    (lesson / "en.md").write_text("# Probe\n\n## Probe {#probe}\n\nText.\n", encoding="utf-8")
-    for name, text in (("exercise.toml", PROBE_TOML), ("checks.py", PROBE_CHECKS), ("solution.py", PROBE_SOLUTION),
-                       ("starter.py", "def add(a, b):\n    raise NotImplementedError\n")):  # fmt: skip
-        (ex / name).write_text(text, encoding="utf-8")
-    return root
+    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": PROBE_SOLUTION,
+             "starter.py": "def add(a, b):\n    raise NotImplementedError\n"}  # fmt: skip
+    return exercise_course(tmp_path_factory.mktemp("lessons"), files)
 
 
 def _socket(path: Path) -> None:

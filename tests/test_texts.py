@@ -177,7 +177,8 @@ def test_every_key_in_the_catalogue_is_used():
 # keep in English. German is written in the same letters as English: a German word must come from the
 # German catalogue (so an English sentence written into the code is caught, the words of the German
 # texts are not).
-NAMES = {"RoPE", "ALiBi", "YaRN", "PyTorch", "proj", "Landlock"}  # proj: the output projection's name in the model; Landlock: a Linux layer
+# proj: the output projection's name in the model; Landlock: a layer of the grading box
+NAMES = {"RoPE", "ALiBi", "YaRN", "PyTorch", "proj", "Landlock"}
 ZH_TERMS = {"softmax", "logit", "query"}
 
 
