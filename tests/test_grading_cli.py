@@ -19,7 +19,7 @@ from tutor.progress.store import Store
 
 EX = ROOT / "lessons/01-multi-head/exercises/split-heads"
 ALIBI = ROOT / "lessons/03-rope-alibi/exercises/alibi"
-GRADE_KEYS = {"exercise", "status", "score", "max_score", "checks", "duration_s", "output", "isolation"}
+GRADE_KEYS = {"exercise", "status", "score", "max_score", "checks", "duration_s", "output", "isolation", "seed"}
 CHECK_KEYS = {"name", "status", "message", "hint", "points"}
 
 
@@ -220,6 +220,27 @@ def test_the_split_heads_reference_passes_in_german(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "split-heads — In Köpfe aufteilen und wieder zusammensetzen: BESTANDEN  6/6 Punkte" in out.stdout
     assert "Bestanden. Die Referenzlösung: python -m tutor exercise solution split-heads" in out.stdout
+
+
+def test_the_same_file_gets_the_same_grade_and_a_changed_one_fresh_inputs(tmp_path):
+    """Inputs come from the file's bytes and each check's name: two grades of one file are the same JSON
+    apart from timings, and the seed in it is the sha256 of the text; one changed byte draws anew."""
+    source = (EX / "broken/no_transpose.py").read_text(encoding="utf-8")
+    path = tmp_path / "split_heads.py"
+
+    def graded(text: str) -> dict:
+        path.write_text(text, encoding="utf-8")
+        out = tutor(tmp_path, "grade", "split-heads", str(path), "--json")
+        grade = json.loads(out.stdout)
+        grade.pop("duration_s")
+        return grade
+
+    first, second = graded(source), graded(source)
+    assert first == second
+    assert first["seed"] == hashlib.sha256(source.encode()).hexdigest()[:16]
+    changed = graded(source + "\n# one more line\n")
+    assert changed["seed"] != first["seed"]
+    assert [c["message"] for c in changed["checks"]] != [c["message"] for c in first["checks"]]
 
 
 def test_usage_errors_exit_2_with_a_message(tmp_path):

@@ -18,8 +18,13 @@ explains a failure.
         ...
     await child.stop(grace_s=5)                               # also on task cancellation
 
+    server = ForkServer(argv, env=env)                        # a zygote: imports once, forks per request
+    child = server.fork()                                     # a fresh process; send/events/stop as above
+    server.close()
+
 Users: experiments (tutor/experiments/runner.py), the app's grading (tutor/ui/workspace.py) and the
-grader (tutor/grading/runner.py); the judge forks its sandboxed worker itself, on top of this.
+grader (tutor/grading/runner.py: cold judges as SyncChild, warm ones forked by a ForkServer); the
+judge forks its sandboxed worker itself, on top of this.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -84,6 +90,43 @@ def _tail(stderr: IO[bytes]) -> str:
     return stderr.read().decode("utf-8", "replace")[-CHILD_STDERR_TAIL:]
 
 
+def _read_events(
+    fd: int, deadline: float | None, cancel: threading.Event | None, stop, alive
+) -> Iterator[dict]:
+    """JSON-line events from `fd` until it closes (or, once `alive()` says the writer has exited, until
+    nothing more is waiting). `stop(grace_s)` ends the writer on a deadline or cancel."""
+    buffer = b""
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            if cancel is not None and cancel.is_set():
+                stop(grace_s=5.0)
+                raise ChildCancelled()
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                stop()
+                raise ChildTimeout()
+            if not sel.select(0.1 if left is None else min(left, 0.1)):
+                # once it has exited and its last words are read, stop: what it started may hold
+                # the pipe open, and is not waited for
+                if alive() or sel.select(0):
+                    continue
+                break
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                if (event := parse_line(line)) is not None:
+                    yield event
+            if len(buffer) > CHILD_LINE_LIMIT:
+                stop()
+                raise ChildTimeout()  # a line that never ends is as good as a hang
+    if (event := parse_line(buffer)) is not None:
+        yield event
+
+
 class SyncChild:
     def __init__(self, argv: list[str], *, env: dict[str, str], cwd: str | None = None):
         self._stderr = tempfile.TemporaryFile()
@@ -109,37 +152,8 @@ class SyncChild:
     def events(
         self, *, deadline: float | None = None, cancel: threading.Event | None = None
     ) -> Iterator[dict]:
-        buffer = b""
         fd = self.proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while True:
-                if cancel is not None and cancel.is_set():
-                    self.stop(grace_s=5.0)
-                    raise ChildCancelled()
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    self.stop()
-                    raise ChildTimeout()
-                if not sel.select(0.1 if left is None else min(left, 0.1)):
-                    # once it has exited and its last words are read, stop: what it started may hold
-                    # the pipe open, and is not waited for
-                    if self.proc.poll() is None or sel.select(0):
-                        continue
-                    break
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    if (event := parse_line(line)) is not None:
-                        yield event
-                if len(buffer) > CHILD_LINE_LIMIT:
-                    self.stop()
-                    raise ChildTimeout()  # a line that never ends is as good as a hang
-        if (event := parse_line(buffer)) is not None:
-            yield event
+        yield from _read_events(fd, deadline, cancel, self.stop, lambda: self.proc.poll() is None)
         self.proc.wait()
 
     @property
@@ -166,6 +180,118 @@ class SyncChild:
         self._closed_tail = _tail(self._stderr)
         for stream in (self.proc.stdout, self._stderr):
             stream.close()
+
+
+class ServerGone(Exception):
+    """The fork server exited: it can fork nothing more."""
+
+
+class ForkServer:
+    """A long-lived child that forks a fresh process per request: a zygote. It is started with the
+    number of its end of a Unix socket pair as its last argument. A request is two pipe descriptors
+    sent over that socket (the new process's input and its events), so the server never sees a
+    request's data; it answers with the new process's pid and, where the kernel has pidfds, a pidfd to
+    stop it by (no pid reuse can make that kill someone else). The server lives in a session of its own;
+    `close` ends it, and what it forked dies with it (each fork's parent-death signal)."""
+
+    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: str | None = None):
+        self._sock, theirs = socket.socketpair()
+        self._stderr = tempfile.TemporaryFile()
+        self._lock = threading.Lock()
+        self.proc = subprocess.Popen(
+            [*argv, str(theirs.fileno())],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._stderr,
+            env=env,
+            cwd=cwd,
+            pass_fds=[theirs.fileno()],
+            start_new_session=True,
+        )
+        theirs.close()
+
+    def fork(self) -> ForkedChild:
+        """A fresh process from the server (it waits while the server is still starting)."""
+        job_r, job_w = os.pipe()
+        events_r, events_w = os.pipe()
+        try:
+            with self._lock:  # one request and its answer at a time
+                socket.send_fds(self._sock, [b"fork"], [job_r, events_w])
+                answer, fds, _, _ = socket.recv_fds(self._sock, 32, 1)
+        except OSError:
+            answer, fds = b"", []
+        finally:
+            os.close(job_r)
+            os.close(events_w)
+        if not answer:
+            for fd in (job_w, events_r, *fds):
+                os.close(fd)
+            raise ServerGone(_tail(self._stderr))
+        return ForkedChild(int(answer), fds[0] if fds else None, job_w, events_r)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stderr_tail(self) -> str:
+        return _tail(self._stderr)
+
+    def close(self) -> None:
+        self._sock.close()
+        _signal_group(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self._stderr.close()
+
+
+class ForkedChild:
+    """A process a ForkServer forked for us: its input, its events, and a way to stop it. Not our child,
+    so there is no exit code; it has exited when its events end."""
+
+    def __init__(self, pid: int, pidfd: int | None, job_w: int, events_r: int):
+        self.pid, self._pidfd, self._job_w, self._events_r = pid, pidfd, job_w, events_r
+        self._ended = False
+        self.returncode: int | None = None
+
+    def send(self, data: bytes = b"") -> None:
+        """Write `data` to the process's input and close it (it reads until the end)."""
+        try:
+            with os.fdopen(self._job_w, "wb") as fh:
+                fh.write(data)
+        except BrokenPipeError:
+            pass
+        self._job_w = -1
+
+    def events(
+        self, *, deadline: float | None = None, cancel: threading.Event | None = None
+    ) -> Iterator[dict]:
+        yield from _read_events(self._events_r, deadline, cancel, self.stop, lambda: not self._ended)
+        self._ended = True
+
+    def stderr_tail(self) -> str:
+        return ""  # the server's stderr holds every fork's: ForkServer.stderr_tail
+
+    def stop(self, grace_s: float = 0.0) -> None:
+        """Kill the process (its sandboxed children die with it). By pidfd where there is one; by pid
+        only while its events have not ended (a pid is reused once it is reaped)."""
+        if self._pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            except OSError:
+                pass
+        elif not self._ended:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self._ended = True
+
+    def close(self) -> None:
+        self.stop()
+        for fd in (self._job_w, self._events_r, self._pidfd):
+            if fd is not None and fd >= 0:
+                os.close(fd)
+        self._job_w = self._events_r = -1
+        self._pidfd = None
 
 
 class AsyncChild:

@@ -103,9 +103,6 @@ PLOT_EVERY_S = 1.0  # the live loss curve is redrawn at most this often (a redra
 READ_AFTER_S = 4.0  # a lesson section counts as read once it has been on screen this long in all
 TRAINING_GRACE_S = 1.0  # a training child started by the app: SIGTERM, then SIGKILL after this
 TRAINING_NICENESS = 10  # training takes both cores; at a lower priority it leaves the UI responsive
-GRADE_STARTUP_SLACK_S = (
-    30.0  # grading child start + torch import on a busy 2-core machine, beyond the exercise's limit
-)
 
 # experiments and child processes
 CHILD_GRACE_S = 5.0  # an experiment child: SIGTERM, then SIGKILL after this

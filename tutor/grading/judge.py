@@ -1,7 +1,9 @@
 """The judge: runs an exercise's checks (trusted code) against submissions it never imports.
 
 Started by runner.py as `python -I judge.py` with a JSON job on stdin and an environment holding no
-more than the interpreter needs; writes JSON-line events to stdout. Every message it writes is in the
+more than the interpreter needs; writes JSON-line events to stdout. Started as `judge.py --zygote FD`
+it is a warm judge: it imports torch and the trusted grading code once and forks a fresh judge per job
+(`_serve_forks`), so a grade costs a fork instead of a Python and torch start-up. Every message it writes is in the
 job's language (`lang`); the checks write theirs from the exercise's `messages` in that language
 (tutor.grading.kit.msg).
 
@@ -10,7 +12,8 @@ the worker is handed: sandbox.box_for, worked out by the tutor while this proces
 (worker.py) as process 1 of its PID namespace; the worker builds its box (sandbox.py) and answers
 probes. The judge sends it the file's text and runs the checks in order: every check asks the worker
 for values through probes (tutor/grading/remote.py) and computes the verdict here, with this
-process's own torch, on inputs drawn per run. A reply that is not well-formed plain data of bounded
+process's own torch, on inputs drawn from the file's seed (the sha256 of its text) and the check's
+name, so the same file always gets the same inputs and messages. A reply that is not well-formed plain data of bounded
 size voids the run with a reason; nothing the worker sends makes the judge raise. The worker is killed
 after its file; with `reuse` (the course's own files) one boxed worker answers for every file, so
 torch is imported once.
@@ -375,6 +378,7 @@ class Judge:
         return self.channel
 
     def grade(self, index: int, item: dict, functions: dict) -> None:
+        from tutor.grading.kit import seeded
         from tutor.grading.remote import LearnerError, Stopped, Submission
 
         self.emit({"event": "file", "index": index})
@@ -383,10 +387,11 @@ class Judge:
         channel.restart_clock() if self.job["reuse"] else None
         try:
             self.emit({"event": "isolation", **channel.ready()})
-            sub = Submission.load(channel, item["source"], item["display"])
+            sub = Submission.load(channel, item["source"], item["display"], item["seed"])
             for cid, function in functions.items():
                 self.emit({"event": "start", "check": cid})
-                status, message = run_check(function, sub)
+                with seeded(item["seed"], cid):
+                    status, message = run_check(function, sub)
                 self.emit({"event": "check", "check": cid, "status": status, "message": message[:2000]})
         except LearnerError as err:
             self.emit({"event": "import_error", "message": err.text})
@@ -415,6 +420,86 @@ def _warm_up(torch) -> None:
     torch.softmax(x.detach(), -1).sin().cos().triu().masked_fill(torch.ones(8, dtype=torch.bool), 0)
 
 
+def _judge_job() -> None:
+    """One judge's life: read the job from stdin, grade its files, write the events to stdout, end."""
+    try:
+        job = json.loads(sys.stdin.read())
+        sys.path.insert(0, job["root"])
+        results = os.fdopen(os.dup(1), "w", encoding="utf-8")
+        os.dup2(2, 1)  # what the checks print must not mix with the events
+
+        def emit(record: dict) -> None:
+            results.write(
+                json.dumps(record) + "\n"
+            )  # ASCII: a lone surrogate from the worker stays an escape
+            results.flush()
+
+        judge = Judge(job, emit, job["box"])
+        judge.open_channel()  # forked now: checks.py is not yet loaded
+        from tutor.grading.kit import speaking
+
+        checks = load_checks(job["checks_file"])
+        functions = {cid: getattr(checks, f"check_{cid}") for cid in job["checks"]}
+        try:
+            with speaking(job.get("lang", "en"), job.get("messages", {})):
+                for index, item in enumerate(job["files"]):
+                    judge.grade(index, item, functions)
+        finally:
+            if judge.channel is not None:
+                judge.channel.close()
+        results.flush()
+    except BaseException:  # the tutor sees no "done" event and says the grader failed, with this
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+    os._exit(0)  # every event is out: skip tearing torch down (0.3 s the tutor would wait for)
+
+
+def _serve_forks(control_fd: int) -> None:
+    """The warm judge (a zygote): for each request on the control socket, which carries two pipe
+    descriptors (the job's input and the events' output), fork a fresh judge that reads its job from
+    the first and writes its events to the second, exactly as a judge started cold does, and answer
+    with its pid and a pidfd the tutor can kill it by. This process never reads a job, so no
+    learner's file is ever in its memory, nor in a later judge's. Ends when the socket closes."""
+    import socket
+
+    sock = socket.socket(fileno=control_fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the judges
+    while True:
+        try:
+            _, fds, _, _ = socket.recv_fds(sock, 16, 2)
+        except OSError:
+            fds = []
+        if len(fds) != 2:
+            os._exit(0)  # the tutor is gone, or asked for nothing
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the judge waits for its box itself
+            os.setsid()
+            _die_with_parent()
+            os.dup2(fds[0], 0)
+            os.dup2(fds[1], 1)
+            for fd in fds:
+                os.close(fd)
+            _judge_job()
+        for fd in fds:
+            os.close(fd)
+        try:
+            handle = [os.pidfd_open(pid)]
+        except (AttributeError, OSError):  # before Linux 5.3: the tutor kills by pid
+            handle = []
+        try:
+            socket.send_fds(sock, [str(pid).encode()], handle)
+        except OSError:
+            os._exit(0)
+        finally:
+            for fd in handle:
+                os.close(fd)
+
+
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     _die_with_parent()
@@ -424,34 +509,14 @@ def main() -> None:
 
     torch.set_num_threads(1)
     _warm_up(torch)
-    job = json.loads(sys.stdin.read())
-    sys.path.insert(0, job["root"])
-    sys.dont_write_bytecode = True
-    results = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)  # what the checks print must not mix with the events
-
-    def emit(record: dict) -> None:
-        results.write(json.dumps(record) + "\n")  # ASCII: a lone surrogate from the worker stays an escape
-        results.flush()
-
-    from tutor.grading import seccomp
+    # the trusted grading code every judge runs, imported once (a zygote's judges inherit it)
+    from tutor.grading import kit, remote, seccomp, worker  # noqa: F401
 
     seccomp.load_library()  # opened here: the worker's root has no /usr/lib
-    judge = Judge(job, emit, job["box"])
-    judge.open_channel()  # forked now: torch is imported, checks.py is not yet loaded
-    from tutor.grading.kit import speaking
-
-    checks = load_checks(job["checks_file"])
-    functions = {cid: getattr(checks, f"check_{cid}") for cid in job["checks"]}
-    try:
-        with speaking(job.get("lang", "en"), job.get("messages", {})):
-            for index, item in enumerate(job["files"]):
-                judge.grade(index, item, functions)
-    finally:
-        if judge.channel is not None:
-            judge.channel.close()
-    results.flush()
-    os._exit(0)  # every event is out: skip tearing torch down (0.3 s the tutor would wait for)
+    sys.dont_write_bytecode = True
+    if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
+        _serve_forks(int(sys.argv[2]))
+    _judge_job()
 
 
 if __name__ == "__main__":

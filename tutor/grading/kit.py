@@ -18,8 +18,8 @@ Torch is imported only inside functions.
 
 from __future__ import annotations
 
+import hashlib
 import math
-import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -30,10 +30,12 @@ from tutor.grading.remote import LearnerError, Submission
 from tutor.texts import say
 
 __all__ = ["CheckFailed", "LearnerError", "msg", "need", "fail", "shape", "as_tensor", "expect_tensor",
-           "finite", "max_diff", "fresh"]  # fmt: skip
+           "finite", "max_diff", "fresh", "below"]  # fmt: skip
 
 # (language, the exercise's messages in it): set by the judge for its job, by runs.py for its grade
 _VOICE: ContextVar[tuple[str, dict[str, str]]] = ContextVar("tutor_grading_voice", default=("en", {}))
+# (the running check's seed, how many generators it has drawn): set by the judge per check
+_SEED: ContextVar[tuple[str, list[int]]] = ContextVar("tutor_grading_seed", default=("", [0]))
 
 
 class CheckFailed(CheckFailure, AssertionError):
@@ -54,6 +56,28 @@ def speaking(lang: str, messages: dict[str, str]) -> Iterator[None]:
         yield
     finally:
         _VOICE.reset(token)
+
+
+def submission_seed(source: str) -> str:
+    """A submission's seed: the first 16 hex digits of the sha256 of its text. The same file always
+    gets the same probe inputs and messages; a changed file gets fresh ones."""
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@contextmanager
+def seeded(seed: str, check: str) -> Iterator[None]:
+    """Run one check with the inputs of `seed` and its name: every `fresh()` and `below()` inside
+    draws from them, and so does torch's global generator (the judge's own models)."""
+    import torch
+
+    check_seed = hashlib.sha256(f"{seed}:{check}".encode()).hexdigest()
+    token = _SEED.set((check_seed, [0]))
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(check_seed[:15], 16))
+            yield
+    finally:
+        _SEED.reset(token)
 
 
 def lang() -> str:
@@ -154,7 +178,19 @@ def max_diff(a, b) -> float:
 
 
 def fresh():
-    """A torch.Generator with a seed drawn now: probe inputs nobody can know in advance."""
+    """A torch.Generator for probe inputs: the n-th one a check asks for is seeded from the check's
+    seed and n (`seeded`), so a file cannot know its inputs in advance without being graded, and a
+    grade can be replayed."""
     import torch
 
-    return torch.Generator().manual_seed(secrets.randbits(63))
+    check_seed, drawn = _SEED.get()
+    drawn[0] += 1
+    n = int(hashlib.sha256(f"{check_seed}:{drawn[0]}".encode()).hexdigest()[:15], 16)
+    return torch.Generator().manual_seed(n)
+
+
+def below(n: int) -> int:
+    """A whole number in [0, n), drawn like `fresh()`'s inputs."""
+    import torch
+
+    return int(torch.randint(n, (1,), generator=fresh()))

@@ -3,7 +3,8 @@
     {"exercise", "status": "pass"|"fail"|"error"|"timeout", "score", "max_score",
      "checks": [{"name", "status", "message", "hint", "points"}], "duration_s", "output",
      "isolation": {"level": "strong"|"partial"|"basic"|"none", "layers": [what was in force],
-                   "missing": [what "strong" needs and was not there]}}
+                   "missing": [what "strong" needs and was not there]},
+     "seed": the submission's seed (the first 16 hex digits of its text's sha256; "" when no code ran)}
 
 "none" is a grade no learner code ran for (an unreadable file, an answer file parsed as data). The
 layers are named as in tutor/grading/sandbox.py (private-root, pid-namespace, network-namespace,
@@ -49,6 +50,7 @@ class GradeResult(BaseModel):
     duration_s: float
     output: str
     isolation: dict = Field(default_factory=lambda: {"level": "none", "layers": [], "missing": []})
+    seed: str = ""
     saved: bool | None = Field(None, exclude=True)  # recorded in the store; False: it stayed busy
 
     @property

@@ -19,14 +19,18 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-from tutor.childproc import ChildTimeout, SyncChild
+from tutor.childproc import ChildTimeout, ForkedChild, ForkServer, ServerGone, SyncChild
 from tutor.content.schema import Exercise, pick
 from tutor.grading import sandbox
+from tutor.grading.kit import submission_seed
 from tutor.grading.result import CheckResult, GradeResult
 from tutor.settings import (
     GRADE_JUDGE_SLACK_S,
@@ -93,6 +97,40 @@ def _judge_env() -> dict[str, str]:
     return env
 
 
+class WarmJudge:
+    """A judge that stays warm: a zygote process (judge.py --zygote) that has imported torch and the
+    trusted grading code, and never anything of a learner's. Each job gets a fresh judge forked from
+    it, which builds a fresh box for its worker as a cold judge does, so no state crosses from one
+    submission to the next; a grade costs a fork instead of starting Python and torch. For whatever
+    grades more than once: `grade --watch`, `--batch`, the app, `python -m tutor check`.
+
+        with WarmJudge() as warm:
+            results = grade_many(ex, files, warm=warm, jobs=2)
+    """
+
+    def __init__(self) -> None:
+        self.server = ForkServer([sys.executable, "-I", str(JUDGE), "--zygote"], env=_judge_env(),
+                                 cwd=tempfile.gettempdir())  # fmt: skip
+
+    def judge(self) -> ForkedChild:
+        return self.server.fork()
+
+    def close(self) -> None:
+        self.server.close()
+
+    def __enter__(self) -> WarmJudge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@lru_cache(maxsize=16)
+def _box(imports: tuple[str, ...], files: tuple[str, ...]) -> dict:
+    """What a worker is handed (sandbox.box_for), worked out once per process and exercise."""
+    return sandbox.box_for(list(imports), list(files), ROOT)
+
+
 def run_judge(
     ex: Exercise,
     files: list[tuple[str, str]],
@@ -101,38 +139,44 @@ def run_judge(
     reuse: bool = False,
     on_event: OnEvent | None = None,
     lang: str = "en",
+    warm: WarmJudge | None = None,
+    cancel: threading.Event | None = None,
 ) -> tuple[list[list[Event]], str | None]:
     """Grade `files` ([(source text, display name)]); the judge's events per file, and why the judge
-    stopped early (None when it finished), every message in `lang`."""
+    stopped early (None when it finished), every message in `lang`. The judge is forked by `warm`
+    when given, else started cold."""
     job = {
         "root": str(ROOT),
         "checks_file": str((Path(ex.folder or ".") / "checks.py").resolve()),
         "checks": [c.id for c in ex.checks],
-        "files": [{"source": s, "display": d} for s, d in files],
+        "files": [{"source": s, "display": d, "seed": submission_seed(s)} for s, d in files],
         "limits": limits.to_job(),
         "timeout_s": limits.timeout_s,
         "reuse": reuse,
-        "box": sandbox.box_for(ex.worker.imports, ex.worker.files, ROOT),
+        "box": _box(tuple(ex.worker.imports), tuple(ex.worker.files)),
         "lang": lang,
         "messages": {key: pick(text, lang) for key, text in ex.messages.items()},
     }
     per_file: list[list[Event]] = [[] for _ in files]
-    global _early
-    child, _early = _early or _start_judge(), None
     stopped = None
     current = -1
     try:
+        child = warm.judge() if warm is not None else _take_early() or _start_judge()
+    except ServerGone as gone:
+        tail = str(gone).strip().splitlines()
+        return per_file, say("grade.stop.judge_exit", lang, code="?",
+                             error=tail[-1] if tail else say("grade.stop.no_output", lang))  # fmt: skip
+    try:
         child.send(json.dumps(job).encode())
-        for event in child.events(
-            deadline=time.monotonic() + limits.timeout_s * max(len(files), 1) + GRADE_JUDGE_SLACK_S
-        ):
+        deadline = time.monotonic() + limits.timeout_s * max(len(files), 1) + GRADE_JUDGE_SLACK_S
+        for event in child.events(deadline=deadline, cancel=cancel):
             if event.get("event") == "file":
                 current = event["index"]
             elif 0 <= current < len(files):
                 per_file[current].append(event)
                 if on_event is not None:
                     on_event(event)
-        if child.returncode != 0:
+        if child.returncode not in (0, None):
             tail = child.stderr_tail().strip().splitlines()
             stopped = say("grade.stop.judge_exit", lang, code=str(child.returncode),
                           error=tail[-1] if tail else say("grade.stop.no_output", lang))  # fmt: skip
@@ -148,6 +192,12 @@ _early: SyncChild | None = None
 
 def _start_judge() -> SyncChild:
     return SyncChild([sys.executable, "-I", str(JUDGE)], env=_judge_env(), cwd=tempfile.gettempdir())
+
+
+def _take_early() -> SyncChild | None:
+    global _early
+    child, _early = _early, None
+    return child
 
 
 def start_judge_early() -> None:
@@ -192,7 +242,12 @@ def _headline(reason: str) -> str:
 
 
 def build_result(
-    ex: Exercise, events: list[Event], limits: Limits, lang: str, judge_stop: str | None = None
+    ex: Exercise,
+    events: list[Event],
+    limits: Limits,
+    lang: str,
+    judge_stop: str | None = None,
+    seed: str = "",
 ) -> GradeResult:
     """The grade of one file from the judge's events (the judge is trusted; its texts are cleaned)."""
     state = _state(events)
@@ -233,6 +288,7 @@ def build_result(
         duration_s=round(state["seconds"], 3),
         output=_output(state, limits.output_chars, lang),
         isolation=state["isolation"] or {"level": "none", "layers": [], "missing": []},
+        seed=seed,
     )
 
 
@@ -244,16 +300,29 @@ def grade_many(
     limits: Limits | None = None,
     reuse: bool = False,
     on_event: OnEvent | None = None,
+    warm: WarmJudge | None = None,
+    jobs: int = 1,
+    cancel: threading.Event | None = None,
 ) -> list[GradeResult]:
     """Learners' files get a judge each: a worker is forked from its judge, so no judge may have seen
-    another learner's file. The course's own files (`reuse`) share one judge and one worker."""
+    another learner's file; with `jobs` > 1, that many are graded at once (each in its own judge and
+    box), and the results keep the order of `files`. The course's own files (`reuse`) share one judge
+    and one worker."""
     limits = limits or Limits(timeout_s=ex.timeout_s)
     batches = [files] if reuse else [[f] for f in files]
-    results = []
-    for batch in batches:
-        per_file, stopped = run_judge(ex, batch, limits, reuse=reuse, on_event=on_event, lang=lang)
-        results += [build_result(ex, events, limits, lang, stopped) for events in per_file]
-    return results
+
+    def grade_batch(batch: list[tuple[str, str]]) -> list[GradeResult]:
+        per_file, stopped = run_judge(ex, batch, limits, reuse=reuse, on_event=on_event, lang=lang, warm=warm,
+                                      cancel=cancel)  # fmt: skip
+        return [build_result(ex, events, limits, lang, stopped, submission_seed(source))
+                for events, (source, _) in zip(per_file, batch, strict=True)]  # fmt: skip
+
+    if jobs > 1 and len(batches) > 1:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            graded = list(pool.map(grade_batch, batches))
+    else:
+        graded = [grade_batch(batch) for batch in batches]
+    return [result for batch in graded for result in batch]
 
 
 def grade_code(
@@ -264,17 +333,26 @@ def grade_code(
     lang: str = "en",
     on_event: OnEvent | None = None,
     limits: Limits | None = None,
+    warm: WarmJudge | None = None,
+    cancel: threading.Event | None = None,
 ) -> GradeResult:
-    return grade_many(ex, [(source, display_name)], lang=lang, limits=limits, on_event=on_event)[0]
+    return grade_many(ex, [(source, display_name)], lang=lang, limits=limits, on_event=on_event, warm=warm,
+                      cancel=cancel)[0]  # fmt: skip
 
 
-def grade_trusted(items: list[tuple[Exercise, list[Path]]], lang: str = "en") -> dict[Path, GradeResult]:
+def grade_trusted(
+    items: list[tuple[Exercise, list[Path]]], lang: str = "en", warm: WarmJudge | None = None
+) -> dict[Path, GradeResult]:
     """{path: GradeResult} for the course's own files (references, starters, broken variants): one
-    judge per exercise, one worker for all its files, so torch is imported twice per exercise."""
+    judge per exercise, one worker for all its files, all forked from one warm judge (`warm`, or one
+    started for this call), so torch is imported once."""
+    if warm is None:
+        with WarmJudge() as own:
+            return grade_trusted(items, lang, own)
     out: dict[Path, GradeResult] = {}
     for ex, paths in items:
         files = [(Path(p).read_text(encoding="utf-8"), str(p)) for p in paths]
-        for path, result in zip(paths, grade_many(ex, files, lang=lang, reuse=True), strict=True):
+        for path, result in zip(paths, grade_many(ex, files, lang=lang, reuse=True, warm=warm), strict=True):
             out[Path(path)] = result
     return out
 

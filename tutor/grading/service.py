@@ -14,13 +14,14 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 import time
 from pathlib import Path
 
 from tutor.content.schema import Exercise, pick
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import Limits, OnEvent, error_result, grade_code
+from tutor.grading.runner import Limits, OnEvent, WarmJudge, error_result, grade_code
 from tutor.settings import GRADE_MAX_SOURCE_BYTES, GRADE_SAVE_TRIES
 from tutor.texts import say
 
@@ -151,8 +152,10 @@ def grade_source(
     store=None,
     on_event: OnEvent | None = None,
     limits: Limits | None = None,
+    warm: WarmJudge | None = None,
+    cancel: threading.Event | None = None,
 ) -> GradeResult:
-    """Grade bytes (already read, so the graded text is the hashed text)."""
+    """Grade bytes (already read, so the graded text is the hashed text); forked by `warm` when given."""
     if ex.kind == "runs":
         from tutor.grading.runs import grade_runs, stored_runs
 
@@ -163,7 +166,9 @@ def grade_source(
         return error_result(
             ex, say("grade.file.not_utf8", lang, name=display_name, byte=str(err.start)), lang
         )
-    return grade_code(ex, text, display_name, lang=lang, on_event=on_event, limits=limits)
+    return grade_code(
+        ex, text, display_name, lang=lang, on_event=on_event, limits=limits, warm=warm, cancel=cancel
+    )
 
 
 def grade(
@@ -175,11 +180,14 @@ def grade(
     record: bool = True,
     on_event: OnEvent | None = None,
     limits: Limits | None = None,
+    warm: WarmJudge | None = None,
+    cancel: threading.Event | None = None,
 ) -> GradeResult:
     """Grade the file at `path`; with a store, record the submission (time, sha256, verdict, checks).
     A store that stays busy does not cost the verdict: `result.saved` is False and says why."""
     source = read_submission(path, lang=lang)
-    result = grade_source(ex, source, str(path), lang=lang, store=store, on_event=on_event, limits=limits)
+    result = grade_source(ex, source, str(path), lang=lang, store=store, on_event=on_event, limits=limits,
+                          warm=warm, cancel=cancel)  # fmt: skip
     if store is not None and record:
         result.saved = _save(store, ex, source, result)
     return result

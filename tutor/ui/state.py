@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tutor.content.index import Index
     from tutor.content.loader import Course
     from tutor.content.schema import Exercise, Lesson
+    from tutor.grading.runner import WarmJudge
     from tutor.progress.store import Store
 
 
@@ -75,6 +76,7 @@ class Tutor:
     where: dict[str, str] = field(default_factory=dict)  # the last remember(): where the learner is
     index: Index | None = None  # what home lists: saved cards at first, the loaded course's after
     _writer: ThreadPoolExecutor | None = field(default=None, repr=False)
+    _warm: WarmJudge | None = field(default=None, repr=False)
 
     @property
     def lessons(self) -> list[Lesson]:
@@ -109,8 +111,20 @@ class Tutor:
         except Exception:  # a busy or read-only store must not break navigation
             pass
 
+    def warm_judge(self) -> WarmJudge:
+        """The app's warm judge, started the first time an exercise asks (a child process that imports
+        torch: the app never waits for it) and kept until the app ends."""
+        if self._warm is None or not self._warm.server.alive:
+            from tutor.grading.runner import WarmJudge
+
+            self._warm = WarmJudge()
+        return self._warm
+
     def close(self) -> None:
-        """Finish the writes still queued, then close the store."""
+        """Stop the warm judge, finish the writes still queued, then close the store."""
+        if self._warm is not None:
+            self._warm.close()
+            self._warm = None
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None

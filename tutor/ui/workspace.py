@@ -1,70 +1,48 @@
-"""Grading the learner's file from the app: `python -m tutor grade ID FILE --json` in a child
-process started from asyncio (no Textual here).
+"""Grading the learner's file from the app, through the app's warm judge (no Textual here).
 
-The grade command records the submission itself. The child runs through tutor.childproc, in a
-session of its own, so cancelling (leaving, quitting) stops it, its judge and the judge's worker.
+The grade runs in a thread: the file is read, a judge is forked from the warm judge (Tutor.warm_judge),
+the judge builds the worker's box, and the submission is recorded in the progress store exactly as
+`python -m tutor grade` records it (tutor.grading.service.grade). Cancelling the awaiting task (the
+learner left, or quit) stops the judge, and its box dies with it.
 """
 
 from __future__ import annotations
 
-import sys
+import asyncio
+import threading
 from pathlib import Path
 
-from tutor.childproc import AsyncChild, ChildTimeout
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.settings import GRADE_STARTUP_SLACK_S, tutor_child_env
-from tutor.texts import say
+from tutor.grading.runner import WarmJudge
 
 
 class GradeFailed(TutorError):
     """The grader itself could not produce a verdict (not: the learner's code failed)."""
 
 
-class GradeTimedOut(GradeFailed):
-    def __init__(self, seconds: float):
-        super().__init__(f"no verdict after {seconds:.0f} s")
-        self.seconds = seconds
-
-
-def grade_command(ex: Exercise, file: Path, home: Path, lang: str, lessons_dir: Path | None) -> list[str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "tutor",
-        "grade",
-        ex.id,
-        str(file),
-        "--json",
-        "--home",
-        str(home),
-        "--lang",
-        lang,
-    ]
-    if lessons_dir is not None:
-        cmd += ["--lessons", str(lessons_dir)]
-    return cmd
-
-
-async def grade(
-    ex: Exercise, file: Path, home: Path, lang: str, lessons_dir: Path | None = None
+def _grade_in_thread(
+    ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge, cancel: threading.Event
 ) -> GradeResult:
-    """Grade `file` in a child process; GradeFailed when no verdict comes back. Cancelling the task
-    (the learner left, or quit) stops the child and everything it started."""
-    child = await AsyncChild.start(grade_command(ex, file, home, lang, lessons_dir), env=tutor_child_env())
-    limit = ex.timeout_s + GRADE_STARTUP_SLACK_S
-    verdict = None
+    from tutor.grading import service
+    from tutor.progress.store import Store
+
+    with Store(home) as store:
+        return service.grade(ex, file, lang=lang, store=store, warm=warm, cancel=cancel)
+
+
+async def grade(ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge) -> GradeResult:
+    """Grade `file` with a judge forked from `warm`; GradeFailed when no verdict comes back."""
+    from tutor.childproc import ChildCancelled
+
+    cancel = threading.Event()
     try:
-        async for event in child.events(timeout=limit):
-            if "exercise" in event and "checks" in event:
-                verdict = event
-    except ChildTimeout:
-        raise GradeTimedOut(limit) from None
-    finally:
-        await child.stop()
-    try:
-        return GradeResult.model_validate(verdict)
-    except ValueError:
-        tail = "\n".join(child.stderr_tail().strip().splitlines()[-4:])
-        raise GradeFailed(tail or say("grade.stop.no_result", lang, code=str(child.returncode))) from None
+        return await asyncio.to_thread(_grade_in_thread, ex, file, home, lang, warm, cancel)
+    except asyncio.CancelledError:
+        cancel.set()  # the thread stops the judge and ends
+        raise
+    except ChildCancelled:
+        raise asyncio.CancelledError() from None
+    except (OSError, TutorError) as err:
+        raise GradeFailed(str(err)) from None

@@ -1,8 +1,9 @@
 """An exercise: predictions first, then the task, the learner's file, grading, hints.
 
-`e` opens the file in $VISUAL/$EDITOR (the app is suspended meanwhile), `g` grades it in a child
-process, `h` reveals the next hint. While the screen is showing, saving the file re-grades it
-(the file's mtime is polled once a second).
+`e` opens the file in $VISUAL/$EDITOR (the app is suspended meanwhile), `g` grades it with a judge
+forked from the app's warm judge (tutor.ui.workspace), `h` reveals the next hint. While the screen is
+showing, saving the file re-grades it (the kernel says when, tutor.grading.watch; where it cannot, the
+file's mtime is polled once a second).
 
 The page scrolls with the keys from the start (it holds the focus once the predictions are done),
 and a new grade or hint is scrolled into view. Texts are tutor.ui.prose renderables: they wrap,
@@ -12,6 +13,7 @@ comes from the tiered hints, one at a time, by the rule the terminal follows (tu
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import subprocess
 
@@ -28,6 +30,7 @@ from textual.worker import Worker, WorkerState
 from tutor.content.schema import pick
 from tutor.grading.hints import hint_step
 from tutor.grading.text import isolation_text
+from tutor.grading.watch import SaveWatcher
 from tutor.settings import FILE_POLL_S, env
 from tutor.ui.messages import OpenLesson
 from tutor.ui.prose import Prose, ProseText
@@ -70,7 +73,8 @@ class ExerciseScreen(TutorScreen):
         self.result = None
         self.hints_shown = 0
         self.unlocked = False
-        self._mtime: float | None = None
+        self._watcher: SaveWatcher | None = None
+        self._poll_timer = None
 
     @property
     def pair(self):
@@ -94,7 +98,9 @@ class ExerciseScreen(TutorScreen):
     def on_mount(self) -> None:
         self.query_one("#ex-output").display = False
         self.query_one("#ex-solution").display = False
-        self.set_interval(FILE_POLL_S, self._poll)
+
+    def on_unmount(self) -> None:
+        self._stop_watching()
 
     # --- content ---------------------------------------------------------------------------
 
@@ -126,9 +132,11 @@ class ExerciseScreen(TutorScreen):
 
         try:
             self.file, _created = start_exercise(self.tutor.home, ex)
-            self._mtime = self.file.stat().st_mtime
         except OSError as err:
             self._status(f"{self.t('ex.grade_failed', err=err)}", "red")
+        else:
+            self._watch(self.file)
+        self.tutor.warm_judge()  # starts importing torch now, in its own process: the first grade is warm
         if self.tutor.store is not None:
             self.hints_shown = len({h.hint for h in self.tutor.store.hint_reveals(ex.id) if h.hint.isdigit()})
 
@@ -219,7 +227,7 @@ class ExerciseScreen(TutorScreen):
             self.notify(self.t("ex.no_editor", path=self.file), severity="warning", timeout=10)
         except OSError as err:
             self.notify(self.t("ex.editor_failed", err=err), severity="error", timeout=10)
-        self._poll()
+        self._saved()
 
     def action_grade(self) -> None:
         if self._locked() or self.file is None:
@@ -275,18 +283,31 @@ class ExerciseScreen(TutorScreen):
 
     # --- grading ---------------------------------------------------------------------------
 
-    def _poll(self) -> None:
-        """Re-grade on save: the file's mtime changed while this screen is showing."""
-        if self.file is None or not self.unlocked:
+    def _watch(self, file) -> None:
+        """Re-grade on save: the kernel says when the file was saved (inotify, read by the event
+        loop), or, where it cannot, its mtime is polled."""
+        self._stop_watching()
+        self._watcher = SaveWatcher(file)
+        fd = self._watcher.fileno()
+        if fd is not None:
+            asyncio.get_running_loop().add_reader(fd, self._saved)
+        else:
+            self._poll_timer = self.set_interval(FILE_POLL_S, self._saved)
+
+    def _stop_watching(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is None:
             return
-        try:
-            mtime = self.file.stat().st_mtime
-        except OSError:
-            return
-        if self._mtime is not None and mtime != self._mtime and self.is_current:
-            self._mtime = mtime
+        if watcher.fileno() is not None:
+            asyncio.get_running_loop().remove_reader(watcher.fileno())
+        else:
+            self._poll_timer.stop()
+        watcher.close()
+
+    def _saved(self) -> None:
+        """The file may have been saved: grade it if it was, while this screen is showing."""
+        if self._watcher is not None and self._watcher.saved() and self.unlocked and self.is_current:
             self.action_grade()
-        self._mtime = mtime
 
     @work(exclusive=True, group="grade", exit_on_error=False)
     async def _grade(self):
@@ -294,7 +315,7 @@ class ExerciseScreen(TutorScreen):
 
         pair = self.pair
         assert pair is not None and self.file is not None
-        return await grade(pair[1], self.file, self.tutor.home, self.lang, self.tutor.lessons_dir)
+        return await grade(pair[1], self.file, self.tutor.home, self.lang, self.tutor.warm_judge())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "grade":
@@ -305,13 +326,7 @@ class ExerciseScreen(TutorScreen):
             self.refresh(layout=True)  # laid out before the callback below, not after it
             self.call_after_refresh(self._reveal_result)
         elif event.state == WorkerState.ERROR:
-            from tutor.ui.workspace import GradeTimedOut
-
-            error = event.worker.error
-            if isinstance(error, GradeTimedOut):
-                message = self.t("ex.timeout", s=error.seconds)
-            else:
-                message = self.t("ex.grade_failed", err=error)
+            message = self.t("ex.grade_failed", err=event.worker.error)
             self._status(message, "red")
             self.notify(message, severity="error", timeout=8)
         elif event.state == WorkerState.CANCELLED:

@@ -8,13 +8,12 @@ they differ from it. What the checks say is in exercise.toml's [messages].
 """
 
 import math
-import secrets
 from functools import lru_cache
 
 import torch
 
 from models.tokenizer import course_tokenizer
-from tutor.grading.kit import CheckFailed, describe, fail, mismatch, msg, need
+from tutor.grading.kit import CheckFailed, below, describe, fail, mismatch, msg, need
 
 NOISE = 1e-5  # float32 rounding of a permutation-invariant sum stays near 1e-7
 CLEAR = 1e-3  # a real difference: at least 100 times the rounding noise
@@ -100,8 +99,8 @@ def check_with_positions(sub) -> str:
 
 
 def check_from_model(sub) -> str:
-    first = 1 + secrets.randbelow(10**6)
-    second = 1 + (first + secrets.randbelow(10**6 - 1)) % 10**6  # never equal to `first`
+    first = 1 + below(10**6)
+    second = 1 + (first + below(10**6 - 1)) % 10**6  # never equal to `first`
     seeds = (0, first, second)
     values = [_gap(sub, 3, False, seed) for seed in seeds]
     again = _gap(sub, 3, False, 0)
