@@ -1,4 +1,5 @@
-"""`python -m tutor grade ID [FILE] [--json] [--watch] [--hint [N]]` and `grade ID --batch DIR`.
+"""`python -m tutor grade ID [FILE] [--json] [--watch] [--hint [N]]`, `grade ID --batch DIR [--shard K/N]
+[--export DIR [--roster CSV]]` and `grade --merge REPORT … [--export DIR [--roster CSV]]`.
 
 Exit 0 pass, 1 fail or timeout, 2 error (the file could not be graded, or bad usage).
 """
@@ -14,7 +15,7 @@ from tutor.texts import say
 
 
 def add_arguments(parser, t) -> None:
-    parser.add_argument("id", metavar="ID", help=t("cli.opt.exercise.id"))
+    parser.add_argument("id", nargs="?", metavar="ID", help=t("cli.opt.exercise.id"))
     parser.add_argument("file", nargs="?", type=Path, metavar="FILE", help=t("cli.opt.grade.file"))
     parser.add_argument("--json", action="store_true", help=t("cli.opt.grade.json"))
     parser.add_argument("--watch", action="store_true", help=t("cli.opt.grade.watch"))
@@ -32,9 +33,16 @@ def add_arguments(parser, t) -> None:
         "--format", choices=("table", "json", "csv"), default="table", help=t("cli.opt.grade.format")
     )
     parser.add_argument("--timeout", type=float, metavar="S", help=t("cli.opt.grade.timeout"))
+    parser.add_argument("--shard", metavar="K/N", help=t("cli.opt.grade.shard"))
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="REPORT", help=t("cli.opt.grade.merge"))
+    parser.add_argument("--export", type=Path, metavar="DIR", help=t("cli.opt.grade.export"))
+    parser.add_argument("--roster", type=Path, metavar="CSV", help=t("cli.opt.grade.roster"))
 
 
 def run(args, ctx) -> int:
+    if args.merge is not None:
+        return _merge(args, ctx)
+    _instructor_options(args, ctx.lang)
     from tutor.grading.runner import Limits, start_judge_early
 
     if args.batch is None and args.hint is None and not args.watch:
@@ -132,11 +140,91 @@ def _batch(ex, args, ctx, limits) -> int:
         print(f"  {row.file}: {say(f'grade.verdict.{row.result.status}', ctx.lang)}", file=sys.stderr)
 
     live = args.format == "table" and sys.stderr.isatty()
-    rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, on_row=show if live else None)
+    rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, on_row=show if live else None,
+                              shard=args.shard)  # fmt: skip
+    if args.format == "json" and args.shard is not None:
+        from tutor.grading.shards import shard_json
+
+        print(shard_json(ex, rows, args.shard))
+    else:
+        _report(ex, rows, args, ctx, lambda: batch.to_json(ex, rows))
+    return _export(ex, rows, args, ctx)
+
+
+def _instructor_options(args, lang: str) -> None:
+    """The checks of `grade ID --batch DIR [--shard K/N] [--export DIR [--roster CSV]]` that need
+    nothing graded: a mistake stops before any file is (exit 2). Leaves args.shard as (K, N) or None and
+    args.roster as {file: Student} or None."""
+    if args.id is None:
+        raise TutorError(say("grade.usage.no_id", lang))
+    if args.shard is not None and args.batch is None:
+        raise TutorError(say("grade.usage.shard_needs", lang))
+    if args.export is not None and args.batch is None:
+        raise TutorError(say("grade.usage.export_needs", lang))
+    if args.roster is not None and args.export is None:
+        raise TutorError(say("grade.usage.roster_export", lang))
+    if args.shard is not None:
+        from tutor.grading.shards import parse_shard
+
+        args.shard = parse_shard(args.shard, lang)
+    if args.roster is not None:
+        from tutor.grading.export import read_roster
+
+        args.roster = read_roster(args.roster, lang)
+
+
+def _merge(args, ctx) -> int:
+    """`grade [ID] --merge A.json B.json … [--format F] [--export DIR [--roster CSV]]`: shard reports
+    joined into the report of the whole folder (tutor.grading.shards), printed as --format says."""
+    from tutor.grading import shards
+
+    given = (args.file, args.batch, args.shard, args.timeout, getattr(args, "jobs", None))
+    if any(v is not None for v in given) or args.watch or args.hint is not None or args.json:
+        raise TutorError(say("grade.usage.merge_alone", ctx.lang))
+    if args.roster is not None and args.export is None:
+        raise TutorError(say("grade.usage.roster_export", ctx.lang))
+    roster = None
+    if args.roster is not None:
+        from tutor.grading.export import read_roster
+
+        roster = read_roster(args.roster, ctx.lang)
+    reports = [shards.read_report(path, ctx.lang) for path in args.merge]
+    merged = shards.merge_reports(reports, ctx.lang, args.id)
+    from tutor.course import open_course
+
+    ex = open_course(ctx.lessons_dir).exercise(merged.exercise)
+    shards.check_names(ex, reports, ctx.lang)
+    for warning in merged.warnings:
+        print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
+    rows = shards.batch_rows(ex, merged.results, ctx.lang)
+    args.roster = roster
+    _report(ex, rows, args, ctx, lambda: shards.report_json(merged.exercise, merged.results))
+    return _export(ex, rows, args, ctx)
+
+
+def _report(ex, rows, args, ctx, as_json) -> None:
+    """A batch's rows on stdout as --format says (`as_json()` gives the JSON)."""
+    from tutor.grading import batch
+
     if args.format == "json":
-        print(batch.to_json(ex, rows))
+        print(as_json())
     elif args.format == "csv":
         print(batch.to_csv(rows), end="")
     else:
         print(batch.to_table(ex, rows, ctx.lang))
+    sys.stdout.flush()
+
+
+def _export(ex, rows, args, ctx) -> int:
+    """--export DIR: the instructor's per-check CSV, gradebook and feedback files (tutor.grading.export)."""
+    if args.export is None:
+        return 0
+    from tutor.grading.batch import shown_name
+    from tutor.grading.export import write_exports
+
+    for warning in write_exports(ex, rows, args.export, ctx.lang, args.roster):
+        print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
+    print(
+        say("grade.export.done", ctx.lang, n=len(rows), folder=shown_name(str(args.export))), file=sys.stderr
+    )
     return 0

@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,6 +69,36 @@ def shown_name(name: str) -> str:
     return "".join(out)
 
 
+def raw_name(shown: str) -> str | None:
+    """The name `shown_name` made `shown` from (shown_name is one-to-one), or None when `shown` is not
+    something shown_name writes. Reports keep names as shown; this puts them back in the folder's
+    order (`grade --merge`)."""
+    out, i = [], 0
+    while i < len(shown):
+        ch = shown[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        kind = shown[i + 1 : i + 2]
+        width = {"x": 2, "u": 4, "U": 8}.get(kind)
+        if kind in ("\\", "n", "r", "t"):
+            out.append({"\\": "\\", "n": "\n", "r": "\r", "t": "\t"}[kind])
+            i += 2
+        elif width is not None and re.fullmatch(f"[0-9a-f]{{{width}}}", shown[i + 2 : i + 2 + width]):
+            code = int(shown[i + 2 : i + 2 + width], 16)
+            if kind == "x" and code >= 0x80:
+                code += 0xDC00  # a byte that is not UTF-8, as the OS keeps it
+            if code > 0x10FFFF:
+                return None
+            out.append(chr(code))
+            i += 2 + width
+        else:
+            return None
+    raw = "".join(out)
+    return raw if shown_name(raw) == shown else None
+
+
 def csv_cell(value):
     """A CSV cell a spreadsheet reads as text: a string starting with = + - @ tab or CR gets a leading
     single quote (OWASP's advice). Numbers are written by us as numbers and left alone."""
@@ -96,6 +127,14 @@ class BatchRow:
         }
 
 
+def shard_of(name: str, count: int) -> int:
+    """The shard (1 to `count`) a folder entry belongs to: the SHA-256 of its name's bytes, read as a
+    big-endian number, modulo `count`, plus 1. It depends on the name alone, never on what else is in
+    the folder, so every machine that lists the same folder splits it the same way."""
+    digest = hashlib.sha256(os.fsencode(name)).digest()
+    return int.from_bytes(digest, "big") % count + 1
+
+
 def grade_folder(
     ex: Exercise,
     folder: Path,
@@ -103,9 +142,11 @@ def grade_folder(
     lang: str = "en",
     on_row: Callable[[BatchRow], None] | None = None,
     limits: Limits | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> list[BatchRow]:
     """Every *.py in `folder`, in name order, each with its own judge, sandboxed worker and scratch
-    folder; an entry that is not a regular file is an error row, never opened through a link."""
+    folder; an entry that is not a regular file is an error row, never opened through a link.
+    `shard` (K, N): only the entries whose `shard_of(name, N)` is K."""
     if ex.kind != "code":
         raise TutorError(say("grade.batch.runs_only", lang, id=ex.id))
     try:
@@ -121,6 +162,8 @@ def grade_folder(
     try:
         with os.scandir(folder_fd) as listing:
             entries = sorted((e for e in listing if e.name.endswith(".py")), key=lambda e: e.name)
+        if shard is not None:
+            entries = [e for e in entries if shard_of(e.name, shard[1]) == shard[0]]
         for entry in entries:
             name, source, result = shown_name(entry.name), b"", None
             try:

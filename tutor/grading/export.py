@@ -1,0 +1,288 @@
+"""An instructor's exports of a batch (`grade ID --batch DIR --export OUT`, `grade --merge … --export OUT`):
+
+    OUT/checks.csv          one row per file × check: student_id, file, check, status, points,
+                            max_points, message
+    OUT/gradebook.csv       one row per student: student_id, name, file, total, max, status, in_roster,
+                            feedback
+    OUT/feedback/<id>.md    each student's feedback in Markdown, in the instructor's language
+
+Student ids are the file's name without ".py" (as reports show it, escaped by batch.shown_name), or
+what `--roster CSV` (columns file,student_id[,name], header required) maps the file to. A roster is
+checked whole before anything is graded: a malformed file, a file or a student id named twice, or a
+student id that is not a safe file name (empty, "." or "..", a path separator, a control or invisible
+character, over 200 bytes) stops with a message naming the line. Files the roster does not name keep
+their own id, with in_roster "no" in the gradebook.
+
+The feedback file of a student is `<id>.md` in OUT/feedback, never anywhere else: an id from a file
+name is a single name by construction (no "/", escaped), a roster id is checked as above. Two ids that
+would be one file on a case-insensitive disk, or an id too long for a file name, get a short hash of the
+file's name added; the gradebook's `feedback` column says which file is whose.
+
+What a submission produced (check messages, its output) is untrusted. In the Markdown it only ever
+appears inside a fenced code block whose fence is a run of backticks longer than any run inside the
+text, so it cannot close the block: no link, image, HTML or heading it holds is rendered. File names,
+ids and roster names are escaped by batch.shown_name (one line, nothing invisible) and shown as code
+spans, again with a backtick run longer than any inside. Every CSV cell that is text goes through
+batch.csv_cell, and every file name and id in them is shown escaped.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from tutor.content.schema import Exercise, pick
+from tutor.errors import TutorError
+from tutor.fileio import atomic_write_text
+from tutor.grading.batch import BatchRow, csv_cell, shown_name
+from tutor.grading.hints import hint_step
+from tutor.texts import number, say
+
+CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message")
+GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback")
+ROSTER_COLUMNS = ("file", "student_id", "name")
+MAX_ID_BYTES = 200  # "<id>.md" and the temporary name beside it stay under a file name's 255 bytes
+MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
+
+
+@dataclass(frozen=True)
+class Student:
+    id: str
+    name: str = ""
+    in_roster: bool | None = None  # None: no roster was given
+
+
+def id_problem(student_id: str) -> str | None:
+    """Why `student_id` cannot name a feedback file (a catalogue key), or None when it can."""
+    if not student_id.strip():
+        return "empty"
+    if student_id in (".", ".."):
+        return "dots"
+    if "/" in student_id or "\\" in student_id:
+        return "separator"
+    if shown_name(student_id) != student_id:  # controls, bidi and zero-width characters, lone surrogates
+        return "hidden"
+    if len(student_id.encode("utf-8")) > MAX_ID_BYTES:
+        return "long"
+    return None
+
+
+def read_roster(path: Path, lang: str) -> dict[str, Student]:
+    """{file as reports show it: Student} from a roster CSV, checked whole (see the module doc)."""
+    shown = shown_name(str(path))
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise TutorError(say("grade.file.not_utf8", lang, name=shown, byte=str(err.start))) from None
+    except FileNotFoundError:
+        raise TutorError(say("grade.file.missing", lang, path=shown)) from None
+    except IsADirectoryError:
+        raise TutorError(say("grade.file.folder", lang, path=shown)) from None
+    except OSError as err:
+        raise TutorError(
+            say("grade.file.unreadable", lang, path=shown, error=str(err.strerror or err))
+        ) from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True, skipinitialspace=True)
+    roster: dict[str, Student] = {}
+    lines: dict[str, int] = {}  # file or student id -> the line that named it
+    try:
+        header = next(reader, None)
+        columns = [c.strip() for c in header or []]
+        if "file" not in columns or "student_id" not in columns or len(set(columns)) != len(columns):
+            raise TutorError(say("grade.roster.header", lang, file=shown, got=shown_name(",".join(columns))))
+        at = {name: columns.index(name) for name in ROSTER_COLUMNS if name in columns}
+        for cells in reader:
+            line = reader.line_num
+            if not any(c.strip() for c in cells):
+                continue  # a blank line
+            if len(cells) != len(columns):
+                raise TutorError(say("grade.roster.cells", lang, file=shown, line=line, n=len(columns),
+                                     got=len(cells)))  # fmt: skip
+            file, sid = cells[at["file"]], cells[at["student_id"]]
+            name = shown_name(cells[at["name"]]) if "name" in at else ""  # shown as every name is
+            if not file:
+                raise TutorError(say("grade.roster.no_file", lang, file=shown, line=line))
+            if (problem := id_problem(sid)) is not None:
+                reason = say(f"grade.roster.id.{problem}", lang, n=MAX_ID_BYTES)
+                raise TutorError(say("grade.roster.bad_id", lang, file=shown, line=line, id=shown_name(sid),
+                                     reason=reason))  # fmt: skip
+            for key, what in ((f"file:{file}", file), (f"id:{sid}", sid)):
+                if key in lines:
+                    raise TutorError(say("grade.roster.twice", lang, file=shown, line=line, what=shown_name(what),
+                                         first=lines[key]))  # fmt: skip
+                lines[key] = line
+            roster[file] = Student(sid, name, True)
+    except csv.Error as err:
+        raise TutorError(
+            say("grade.roster.csv", lang, file=shown, line=reader.line_num, error=str(err))
+        ) from None
+    return roster
+
+
+def file_id(file: str) -> str:
+    """A student id from a file name as a report shows it: the name without ".py"."""
+    stem = PurePosixPath(file).stem
+    return stem if stem not in ("", ".", "..") else file
+
+
+def students(rows: list[BatchRow], roster: dict[str, Student] | None) -> list[Student]:
+    """Each row's student: the roster's, or one named after the file (flagged when a roster was given)."""
+    out = []
+    for row in rows:
+        if roster is not None and row.file in roster:
+            out.append(roster[row.file])
+        else:
+            out.append(Student(file_id(row.file), "", None if roster is None else False))
+    return out
+
+
+def feedback_names(rows: list[BatchRow], people: list[Student]) -> list[str]:
+    """The feedback file name of each row: `<id>.md`, unless that is too long or would be the same file
+    as an earlier one on a case-insensitive disk; then the id, cut short, and a hash of the file's name."""
+    taken: set[str] = set()
+    names = []
+    for row, person in zip(rows, people, strict=True):
+        name = f"{person.id}.md"
+        key = unicodedata.normalize("NFC", name).casefold()
+        if len(person.id.encode("utf-8")) > MAX_ID_BYTES or key in taken:
+            cut = person.id.encode("utf-8")[:120].decode("utf-8", "ignore")
+            name = f"{cut}-{hashlib.sha256(row.file.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}.md"
+            key = unicodedata.normalize("NFC", name).casefold()
+        taken.add(key)
+        names.append(name)
+    return names
+
+
+def md_code(text: str) -> str:
+    """A name as reports show it (already escaped by shown_name: one line, nothing invisible) inline in
+    Markdown: a code span whose backtick run is longer than any inside it, so nothing in it is markup."""
+    text = " ".join(text.splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    tick = "`" * (longest + 1)
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
+    return f"{tick}{pad}{text}{pad}{tick}"
+
+
+def md_block(text: str) -> str:
+    """Untrusted text as a fenced code block: shown as it is, never rendered. The fence is longer
+    than any backtick run inside, so the text cannot close it."""
+    from tutor.grading.runner import clean
+
+    text = clean(text).replace("\r", "")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text.rstrip(chr(10))}\n{fence}"
+
+
+def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
+    """A student's feedback in Markdown, in `lang`: the exercise, the total, every check with its
+    status and message, and the hint tier a batch grade earns (tutor.grading.hints): the first
+    failure's own hint, and which of the exercise's general hints comes next."""
+    result = row.result
+    decls = {decl.id: decl for decl in ex.checks}
+    own = hint_step(result, ex, None).own  # no store: the first failure's own hint, as `grade` shows it
+    general = hint_step(result, ex, 0)  # none of the general hints seen: the first comes next
+    student = md_code(person.id) + (f" ({md_code(person.name)})" if person.name else "")
+    lines = [
+        f"# {say('grade.export.md.title', lang, title=pick(ex.title, lang), id=ex.id)}",
+        "",
+        f"- {say('grade.export.md.student', lang)}: {student}",
+        f"- {say('grade.export.md.file', lang)}: {md_code(row.file)}",
+        f"- {say('grade.export.md.total', lang)}: {number(result.score, lang)}/{number(result.max_score, lang)} "
+        f"{say('grade.points', lang)}, **{say(f'grade.status.{result.status}', lang)}**",
+        "",
+        f"## {say('grade.export.md.checks', lang)}",
+    ]
+    for check in result.checks:
+        decl = decls.get(check.name)
+        title = pick(decl.title, lang) if decl else check.name
+        top = decl.points if decl else check.max_points
+        lines += ["", f"### {MARKS.get(check.status, '?')} {title} (`{check.name}`)", ""]
+        lines.append(f"{say(f'grade.verdict.{check.status}', lang)}, {number(check.points, lang)}/"
+                     f"{number(top, lang)} {say('grade.points', lang)}")  # fmt: skip
+        if check.message and check.status != "skipped":  # a skipped check's reason is the error above it
+            lines += ["", md_block(check.message)]
+        if own is not None and check.name == own.name:
+            hint = pick(decl.hint, lang) if decl else check.hint
+            lines += ["", f"**{say('grade.export.md.hint', lang)}:** {hint}"]
+    if general.next is not None:
+        lines += ["", say("grade.more_hints", lang, id=ex.id, n=general.next, total=general.total)]
+    if result.output.strip():
+        lines += ["", f"## {say('grade.output', lang)}", "", md_block(result.output)]
+    if result.status == "pass":
+        lines += ["", say("grade.passed", lang, id=ex.id)]
+    return "\n".join(lines) + "\n"
+
+
+def _csv(columns: tuple[str, ...], records: list[dict]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow({key: csv_cell(value) for key, value in record.items()})
+    return out.getvalue()
+
+
+def write_exports(
+    ex: Exercise, rows: list[BatchRow], folder: Path, lang: str, roster: dict[str, Student] | None = None
+) -> list[str]:
+    """checks.csv, gradebook.csv and feedback/<id>.md in `folder` (made if missing; files of an earlier
+    export are overwritten). Returns warnings: roster files with no row."""
+    people = students(rows, roster)
+    names = feedback_names(rows, people)
+    checks, book = [], []
+    for row, person, name in zip(rows, people, names, strict=True):
+        decls = {decl.id: decl for decl in ex.checks}
+        for check in row.result.checks:
+            decl = decls.get(check.name)
+            checks.append({"student_id": person.id, "file": row.file, "check": check.name,
+                           "status": check.status, "points": check.points,
+                           "max_points": decl.points if decl else check.max_points, "message": check.message})  # fmt: skip
+        in_roster = "" if person.in_roster is None else ("yes" if person.in_roster else "no")
+        book.append({"student_id": person.id, "name": person.name, "file": row.file, "total": row.result.score,
+                     "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
+                     "feedback": f"feedback/{name}"})  # fmt: skip
+    feedback_dir = folder / "feedback"
+    try:
+        feedback_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(folder / "checks.csv", _csv(CHECKS_COLUMNS, checks))
+        atomic_write_text(folder / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
+        dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        where = shown_name(str(err.filename or folder))
+        raise TutorError(
+            say("grade.file.cannot_write", lang, path=where, error=str(err.strerror or err))
+        ) from None
+    try:
+        for row, person, name in zip(rows, people, names, strict=True):
+            if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
+                raise TutorError(say("grade.roster.id.separator", lang))
+            try:
+                _write_in(dir_fd, name, feedback(ex, row, person, lang))
+            except OSError as err:
+                where = shown_name(str(feedback_dir / name))
+                raise TutorError(say("grade.file.cannot_write", lang, path=where,
+                                     error=str(err.strerror or err))) from None  # fmt: skip
+    finally:
+        os.close(dir_fd)
+    warnings = []
+    if roster is not None:
+        absent = sorted(set(roster) - {row.file for row in rows})
+        if absent:
+            warnings.append(say("grade.roster.absent", lang, n=len(absent), first=shown_name(absent[0])))
+    return warnings
+
+
+def _write_in(dir_fd: int, name: str, text: str) -> None:
+    """`name` in the folder `dir_fd`, replaced if it is there; a link in its place is refused, never
+    followed."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(name, flags, 0o644, dir_fd=dir_fd)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
