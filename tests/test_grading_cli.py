@@ -19,7 +19,17 @@ from tutor.progress.store import Store
 
 EX = ROOT / "lessons/01-multi-head/exercises/split-heads"
 ALIBI = ROOT / "lessons/03-rope-alibi/exercises/alibi"
-GRADE_KEYS = {"exercise", "status", "score", "max_score", "checks", "duration_s", "output", "isolation", "seed"}
+GRADE_KEYS = {
+    "exercise",
+    "status",
+    "score",
+    "max_score",
+    "checks",
+    "duration_s",
+    "output",
+    "isolation",
+    "seed",
+}
 CHECK_KEYS = {"name", "status", "message", "hint", "points"}
 
 

@@ -7,7 +7,9 @@ Exit 0 pass, 1 fail or timeout, 2 error (the file could not be graded, or bad us
 from __future__ import annotations
 
 import json
+import os
 import sys
+from contextlib import closing
 from pathlib import Path
 
 from tutor.errors import TutorError
@@ -37,13 +39,14 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--merge", nargs="+", type=Path, metavar="REPORT", help=t("cli.opt.grade.merge"))
     parser.add_argument("--export", type=Path, metavar="DIR", help=t("cli.opt.grade.export"))
     parser.add_argument("--roster", type=Path, metavar="CSV", help=t("cli.opt.grade.roster"))
+    parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
 def run(args, ctx) -> int:
     if args.merge is not None:
         return _merge(args, ctx)
     _instructor_options(args, ctx.lang)
-    from tutor.grading.runner import Limits, start_judge_early
+    from tutor.grading.runner import Limits, WarmJudge, start_judge_early
 
     if args.batch is None and args.hint is None and not args.watch:
         start_judge_early()  # it imports torch while the course loads
@@ -71,33 +74,38 @@ def run(args, ctx) -> int:
             line = say("grade.hint_line", ctx.lang, n=number, total=len(ex.hints), text=text)
             print(line + "\n", file=sys.stderr if args.json else sys.stdout)
 
-        from tutor.grading.watch import stamp, watch_file
-
         last = {"code": 2}  # the exit code of the last grade that finished (kept through Ctrl-C)
-
-        def once() -> None:
-            progress = _Progress(ex, ctx.lang) if not args.json and sys.stderr.isatty() else None
-            result = service.grade(ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress)
-            if progress is not None:
-                progress.clear()
-            last["code"] = result.exit_code  # before printing: a Ctrl-C while printing keeps it
-            _print(result, ex, ctx.lang, args.json, len({h.hint for h in store.hint_reveals(ex.id)}))
-
-        before = stamp(path)  # taken before grading, so a save during the first grade is seen
-        once()
         if not args.watch:
+            _grade_and_print(ex, path, ctx, args, store, limits, last)
             return last["code"]
-        print(say("grade.watching", ctx.lang, path=path), file=sys.stderr)
+        from tutor.grading.watch import SaveWatcher, watch_file
 
-        def again() -> None:
-            print("\n" + "─" * 60, file=sys.stderr)
-            once()
+        # one warm judge for every grade of the watch; the watcher starts before the first grade, so a
+        # save during it is seen
+        with WarmJudge() as warm, closing(SaveWatcher(path)) as watcher:
+            try:
+                _grade_and_print(ex, path, ctx, args, store, limits, last, warm)
+                print(say("grade.watching", ctx.lang, path=path), file=sys.stderr)
 
-        try:
-            watch_file(path, again, since=before)
-        except KeyboardInterrupt:
-            print("\n" + say("grade.stopped_watching", ctx.lang), file=sys.stderr)
+                def again() -> None:
+                    print("\n" + "─" * 60, file=sys.stderr)
+                    _grade_and_print(ex, path, ctx, args, store, limits, last, warm)
+
+                watch_file(watcher, again)
+            except KeyboardInterrupt:
+                print("\n" + say("grade.stopped_watching", ctx.lang), file=sys.stderr)
         return last["code"]
+
+
+def _grade_and_print(ex, path, ctx, args, store, limits, last: dict, warm=None) -> None:
+    from tutor.grading import service
+
+    progress = _Progress(ex, ctx.lang) if not args.json and sys.stderr.isatty() else None
+    result = service.grade(ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress, warm=warm)
+    if progress is not None:
+        progress.clear()
+    last["code"] = result.exit_code  # before printing: a Ctrl-C while printing keeps it
+    _print(result, ex, ctx.lang, args.json, len({h.hint for h in store.hint_reveals(ex.id)}))
 
 
 class _Progress:
@@ -140,8 +148,11 @@ def _batch(ex, args, ctx, limits) -> int:
         print(f"  {row.file}: {say(f'grade.verdict.{row.result.status}', ctx.lang)}", file=sys.stderr)
 
     live = args.format == "table" and sys.stderr.isatty()
+    jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
+    if jobs < 1:
+        raise TutorError(say("cli.train.at_least_1", ctx.lang, option="--jobs", got=str(jobs)))
     rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, on_row=show if live else None,
-                              shard=args.shard)  # fmt: skip
+                              jobs=jobs, shard=args.shard)  # fmt: skip
     if args.format == "json" and args.shard is not None:
         from tutor.grading.shards import shard_json
 

@@ -33,7 +33,7 @@ from rich.cells import cell_len
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import Limits, error_result, grade_many
+from tutor.grading.runner import Limits, WarmJudge, error_result, grade_many
 from tutor.grading.service import entry_problem, read_entry
 from tutor.texts import say
 
@@ -142,6 +142,7 @@ def grade_folder(
     lang: str = "en",
     on_row: Callable[[BatchRow], None] | None = None,
     limits: Limits | None = None,
+    jobs: int = 1,
     shard: tuple[int, int] | None = None,
 ) -> list[BatchRow]:
     """Every *.py in `folder`, in name order, each with its own judge, sandboxed worker and scratch
@@ -187,8 +188,10 @@ def grade_folder(
                 todo.append((row, text))
     finally:
         os.close(folder_fd)
-    if todo:
-        results = grade_many(ex, [(text, row.file) for row, text in todo], lang=lang, limits=limits)
+    if todo:  # one warm judge forks a judge (and a box) per file, `jobs` files at a time
+        with WarmJudge() as warm:
+            results = grade_many(ex, [(text, row.file) for row, text in todo], lang=lang, limits=limits,
+                                 warm=warm, jobs=jobs)  # fmt: skip
         for (row, _), result in zip(todo, results, strict=True):
             row.result = result
     for row in rows:
