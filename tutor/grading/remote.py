@@ -62,7 +62,13 @@ class Stopped(Exception):
 
 
 class Prober(Protocol):
+    """The judge's channel to a worker (tutor.grading.judge.Channel)."""
+
     def probe(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> Any: ...
+
+    def kill(self) -> None: ...
+
+    def say(self, key: str, **values: Any) -> str: ...
 
 
 def _is_shape(value: Any) -> bool:
@@ -78,12 +84,8 @@ def well_formed(channel: Prober, op: str, reply: Any, valid) -> Any:
     an answer to `op` (its process is the learner's, so it can send anything)."""
     if valid(reply):
         return reply
-    kill = getattr(channel, "kill", None)
-    if kill is not None:
-        kill()
-    say = getattr(channel, "say", None)
-    reason = say("grade.stop.malformed_answer", op=op) if say else f"a malformed answer to {op}"
-    raise Stopped("error", reason)
+    channel.kill()
+    raise Stopped("error", channel.say("grade.stop.malformed_answer", op=op))
 
 
 def _module_info(info: Any) -> bool:
