@@ -211,8 +211,9 @@ class WorkerSpec(Strict):
     @model_validator(mode="after")
     def _no_grader(self) -> WorkerSpec:
         for name in self.imports:
-            if name.split(".")[0] == "tutor":
-                raise ValueError(f"{name!r}: the grader's own code (tutor) is never handed to a worker")
+            if name.split(".")[0] in ("tutor", "lessons"):
+                raise ValueError(f"{name!r}: the grader's code and the lessons (their solutions and checks) "
+                                 "are never handed to a worker")  # fmt: skip
             if name.split(".")[0] == "models" and name.count(".") == 0:
                 raise ValueError(
                     "'models': hand course modules one by one (models.gpt), not the whole package"

@@ -157,7 +157,19 @@ def _distribution_paths(top: str) -> list[Path]:
             if path.exists():
                 paths.add(path)
         todo += _requirement_names(dist)
-    return sorted(paths)
+    return sorted(paths | _package_itself(top))
+
+
+def _package_itself(top: str) -> set[Path]:
+    """Where Python finds `top`: handed even when its distribution lists no files (a system package)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(top)
+    if spec is None:
+        return set()
+    if spec.submodule_search_locations:
+        return {Path(p) for p in spec.submodule_search_locations}
+    return {Path(spec.origin)} if spec.origin and spec.origin not in ("built-in", "frozen") else set()
 
 
 def _course_module(root: Path, dotted: str) -> list[Path]:
