@@ -406,3 +406,24 @@ def test_a_looping_course_file_times_out_and_the_next_file_is_still_graded(tmp_p
     assert looped.status == "timeout"
     assert looped.checks[0].message == "timed out after 10 s while loading your file"
     assert results[folder / "solution.py"].status == "pass"  # graded again after the loop, by a new worker
+
+
+@pytest.mark.parametrize("imports", [["tutor.grading.kit"], ["lessons"], ["models"]])
+def test_an_exercise_cannot_hand_the_grader_the_lessons_or_the_whole_course_package(imports):
+    from pydantic import ValidationError
+
+    from tutor.content.schema import WorkerSpec
+
+    with pytest.raises(ValidationError):
+        WorkerSpec(imports=imports)
+
+
+def test_what_each_code_exercise_hands_its_worker_leaves_out_the_course_answers():
+    from tutor.grading.sandbox import box_for
+
+    for ex in CODE:
+        handed = box_for(ex.worker.imports, ex.worker.files, ROOT)["handed"]
+        assert not any("/lessons" in p.removeprefix(str(ROOT)) for p in handed), ex.id
+        assert str(ROOT / "models/gpt.py") in handed or ex.id in ("split-heads", "alibi", "context-scaling")
+        if ex.id in ("rope", "alibi", "context-scaling"):
+            assert str(ROOT / "models/positions.py") not in handed, ex.id
