@@ -1,0 +1,82 @@
+"""Let the course GPT write, one character at a time, and say what it weighed at each step.
+
+Like nanoGPT's sample.py, but a generator: every step yields the character chosen, its probability,
+the five likeliest characters, and (on request) every head's attention from the position that chose
+it, so a caller can stream a poem and show why each character came.
+
+    ck = load_checkpoint(path)
+    for step in write(ck.model, ck.tokenizer, "白日", temperature=0.8, top_k=20, seed=1):
+        print(step.char, end="", flush=True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from models.gpt import GPT
+from models.tokenizer import CharTokenizer
+
+POEM_END = "\n\n"  # a blank line ends a poem in the corpus
+
+
+@dataclass
+class Step:
+    char: str  # the character written
+    prob: float  # its probability at this temperature (before the top-k cut, like `top`)
+    top: list[tuple[str, float]]  # the five likeliest next characters (after temperature), best first
+    position: int  # its position in the text (prompt included)
+    attention: torch.Tensor | None = field(default=None, repr=False)  # (n_layer, n_head, context) or None
+
+
+@torch.no_grad()
+def write(
+    model: GPT,
+    tokenizer: CharTokenizer,
+    prompt: str = "",
+    *,
+    max_new: int = 200,
+    temperature: float = 0.8,
+    top_k: int | None = 20,
+    seed: int | None = None,
+    attention: bool = False,
+    stop_at_poem_end: bool = True,
+) -> Iterator[Step]:
+    """Write after `prompt` (characters the model does not know become the unknown id) until the poem
+    ends (a blank line, not yielded) or `max_new` characters. An empty prompt starts a poem, as a blank
+    line before it would. With `attention`, each step carries every head's weights from the query that
+    chose the character over the context it saw."""
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top_k must be at least 1 (or None for no cut), got {top_k}")
+    model.eval()
+    gen = torch.Generator().manual_seed(seed) if seed is not None else None
+    ids = tokenizer.encode(prompt or POEM_END, unknown="unk")
+    skip = 0 if prompt else len(ids)  # the stand-in blank line is not the learner's text
+    text = prompt
+    for _ in range(max_new):
+        context = torch.tensor([ids[-model.cfg.block_size :]])
+        logits, _ = model(context, need_weights=attention)
+        logits = logits[0, -1] / temperature
+        probs = logits.softmax(-1)
+        top = probs.topk(min(5, probs.numel()))
+        if top_k is not None:
+            kth = torch.topk(logits, min(top_k, logits.numel())).values[-1]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        next_id = int(torch.multinomial(logits.softmax(-1), 1, generator=gen))
+        char = tokenizer.decode([next_id])
+        maps = None
+        if attention:
+            maps = torch.stack([b.attn.last_attn[0, :, -1] for b in model.blocks])  # (layer, head, T)
+            for b in model.blocks:
+                b.attn.last_attn = None
+        ids.append(next_id)
+        if stop_at_poem_end and (text + char).endswith(POEM_END):
+            return
+        text += char
+        yield Step(char=char, prob=float(probs[next_id]),
+                   top=[(tokenizer.decode([int(i)]), float(p)) for p, i in zip(top.values, top.indices, strict=True)],
+                   position=len(ids) - 1 - skip, attention=maps)  # fmt: skip

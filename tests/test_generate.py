@@ -1,0 +1,69 @@
+"""`python -m tutor generate`: the shared GPT writes a poem in the terminal, through the real CLI, and
+models.sample.write says what it weighed at each step."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from tests.conftest import PYTHON, run_tutor_env
+
+
+def tutor(home, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
+                          timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def test_a_seeded_poem_is_written_the_same_twice_with_its_figures_in_json(home):
+    runs = [tutor(home, "generate", "--prompt", "白日", "--seed", "2", "--json") for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr
+    first, second = (json.loads(r.stdout) for r in runs)
+    assert first == second
+    assert first["text"].startswith("白日") and first["text"] == "白日" + "".join(
+        s["char"] for s in first["steps"]
+    )
+    figures = first["figures"]
+    assert figures["characters"] == len(first["steps"]) > 0
+    assert 0 <= figures["regular_lines"] <= figures["lines"] >= 1
+    for step in first["steps"]:
+        probs = [p for _, p in step["top"]]
+        assert (
+            len(step["top"]) == 5 and probs == sorted(probs, reverse=True) and 0 <= step["prob"] <= probs[0]
+        )
+
+
+def test_the_poem_and_its_figures_are_written_in_the_learners_language(home):
+    out = tutor(home, "generate", "--prompt", "白日", "--seed", "2", "--top", "--lang", "zh")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("白日") and "，" in lines[0]
+    assert any("个字" in line and "平均概率" in line for line in lines)
+    assert any("←" in line for line in lines)  # --top: each character beside the five it came from
+
+
+def test_bad_values_exit_2_with_a_message(home):
+    out = tutor(home, "generate", "--temperature", "0")
+    assert (
+        out.returncode == 2
+        and "--temperature must be above 0" in out.stderr
+        and "Traceback" not in out.stderr
+    )
+    out = tutor(home, "generate", "--top-k", "0", "--lang", "de")
+    assert out.returncode == 2 and "--top-k muss zwischen 1 und 10.000 liegen" in out.stderr
+
+
+def test_write_stops_at_the_end_of_a_poem_and_gives_every_heads_attention():
+    import torch
+
+    from models.checkpoint import load_checkpoint
+    from models.sample import POEM_END, write
+    from tutor.settings import default_checkpoint
+
+    ck = load_checkpoint(default_checkpoint())
+    steps = list(write(ck.model, ck.tokenizer, "白日依山尽，", seed=2, attention=True, max_new=300))
+    text = "白日依山尽，" + "".join(s.char for s in steps)
+    assert POEM_END not in text and len(steps) < 300  # it ended the poem itself
+    cfg = ck.model.cfg
+    for s in steps[:5]:
+        assert s.attention.shape == (cfg.n_layer, cfg.n_head, s.position)
+        assert torch.allclose(s.attention.sum(-1), torch.ones(cfg.n_layer, cfg.n_head), atol=1e-5)

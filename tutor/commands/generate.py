@@ -1,0 +1,108 @@
+"""`python -m tutor generate [--prompt TEXT] [--temperature T] [--top-k K] [--seed S] [--max N] [--top]
+[--json]`: the shared GPT writes a poem in the terminal, character by character.
+
+After the poem: how many characters and lines it wrote, how many lines are regular verse (5 or 7
+characters and a closing ，。？！；), and the mean probability of the characters it chose. `--top` shows,
+for every written character, the five likeliest next characters with their probabilities. `--json`
+prints one object: {"prompt", "text", "steps": [{"char", "prob", "top": [[char, prob], ...]}],
+"figures": {...}, "params": {...}}. Exit 0; bad values exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from tutor.errors import TutorError
+from tutor.texts import number, say
+
+PUNCT = "，。？！；"
+
+
+def add_arguments(parser, t) -> None:
+    parser.add_argument("--prompt", default="", metavar="TEXT", help=t("cli.opt.generate.prompt"))
+    parser.add_argument(
+        "--temperature", type=float, default=0.8, metavar="T", help=t("cli.opt.generate.temperature")
+    )
+    parser.add_argument("--top-k", type=int, default=20, metavar="K", help=t("cli.opt.generate.top_k"))
+    parser.add_argument("--seed", type=int, metavar="S", help=t("cli.opt.generate.seed"))
+    parser.add_argument("--max", type=int, default=200, metavar="N", help=t("cli.opt.generate.max"))
+    parser.add_argument("--top", action="store_true", help=t("cli.opt.generate.top"))
+    parser.add_argument("--json", action="store_true", help=t("cli.opt.generate.json"))
+
+
+def figures(text: str, probs: list[float]) -> dict:
+    """What a written poem is made of: characters, lines, regular lines, mean probability."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    regular = sum(1 for line in lines if _regular(line))
+    mean = sum(probs) / len(probs) if probs else 0.0
+    return {
+        "characters": len(probs),
+        "lines": len(lines),
+        "regular_lines": regular,
+        "mean_prob": round(mean, 4),
+    }
+
+
+def _regular(line: str) -> bool:
+    """A line of verse: clauses of 5 or 7 characters, each closed by ，。？！；."""
+    clause = []
+    for ch in line.strip():
+        if ch in PUNCT:
+            if len(clause) not in (5, 7):
+                return False
+            clause = []
+        else:
+            clause.append(ch)
+    return not clause and bool(line.strip())
+
+
+def run(args, ctx) -> int:
+    lang = ctx.lang
+    if not 0 < args.temperature <= 5:
+        raise TutorError(say("cli.generate.temperature", lang, got=f"{args.temperature:g}"))
+    if not 1 <= args.top_k <= 10_000:
+        raise TutorError(say("cli.generate.top_k", lang, got=args.top_k))
+    if not 1 <= args.max <= 2000:
+        raise TutorError(say("cli.generate.max", lang, got=args.max))
+    from models.checkpoint import load_checkpoint
+    from models.sample import write
+    from tutor.settings import default_checkpoint
+
+    ck = load_checkpoint(default_checkpoint())
+    started = time.perf_counter()
+    steps = []
+    if not args.json:
+        print(args.prompt, end="", flush=True)
+    for step in write(ck.model, ck.tokenizer, args.prompt, max_new=args.max, temperature=args.temperature,
+                      top_k=args.top_k, seed=args.seed):  # fmt: skip
+        steps.append(step)
+        if not args.json:
+            print(step.char, end="", flush=True)
+    seconds = time.perf_counter() - started
+    text = args.prompt + "".join(s.char for s in steps)
+    found = figures(text, [s.prob for s in steps])
+    params = {"temperature": args.temperature, "top_k": args.top_k, "seed": args.seed, "max": args.max}
+    if args.json:
+        data = {"prompt": args.prompt, "text": text, "params": params, "figures": found,
+                "steps": [{"char": s.char, "prob": round(s.prob, 4), "top": [[c, round(p, 4)] for c, p in s.top]}
+                          for s in steps]}  # fmt: skip
+        print(json.dumps(data, ensure_ascii=False))
+        return 0
+    if not text.endswith("\n"):
+        print()
+    print()
+    print(say("cli.generate.figures", lang, characters=number(found["characters"], lang),
+              lines=number(found["lines"], lang), regular=number(found["regular_lines"], lang),
+              mean=number(found["mean_prob"], lang, decimals=2), seconds=number(seconds, lang, decimals=1)))  # fmt: skip
+    if args.top:
+        for s in steps:
+            shown = "  ".join(f"{_visible(c)} {number(p, lang, decimals=2)}" for c, p in s.top)
+            print(f"{_visible(s.char)} {number(s.prob, lang, decimals=2)}  ←  {shown}")
+    sys.stdout.flush()
+    return 0
+
+
+def _visible(char: str) -> str:
+    return {"\n": "⏎", " ": "␠"}.get(char, char)
