@@ -1,8 +1,8 @@
 """Every shipped exercise: the reference passes, the starter fails, each broken variant fails the
 check it names in its first line (`# fails: CHECK — why`), first, and a file that does nothing (returns
 its input, zeros, the unscaled default or a constant) scores 0. Graded once for the module, all files
-in one child process per exercise (runner.grade_trusted); the sandboxed path is covered by the CLI and
-sandbox tests. The head-count exercise is graded from real run records in a real store."""
+in one child process per exercise (runner.grade_trusted), every judge forked from one warm judge the
+module shares; the sandboxed path is covered by the CLI and sandbox tests. The head-count exercise is graded from real run records in a real store."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from tutor.content.loader import load_course
 from tutor.grading.authoring import check_exercises
-from tutor.grading.runner import grade_trusted
+from tutor.grading.runner import WarmJudge, grade_trusted
 from tutor.grading.runs import load_checks
 from tutor.grading.service import grade, solution_file, starter_file
 from tutor.progress.store import Store
@@ -108,7 +108,14 @@ def nothing(tmp_path_factory) -> dict[tuple[str, str], Path]:
 
 
 @pytest.fixture(scope="module")
-def graded(nothing) -> dict[Path, object]:
+def warm():
+    """One warm judge for the module's grading: torch is imported once, each exercise's judge is forked."""
+    with WarmJudge() as judge:
+        yield judge
+
+
+@pytest.fixture(scope="module")
+def graded(nothing, warm) -> dict[Path, object]:
     """Grade result per file (solution, starter, broken and accepted variants of every code exercise,
     and the files that do nothing)."""
     items = []
@@ -116,7 +123,7 @@ def graded(nothing) -> dict[Path, object]:
         files = [solution_file(ex), starter_file(ex), *sorted((ex.folder / "broken").glob("*.py"))]
         files += sorted((ex.folder / "accepted").glob("*.py"))
         items.append((ex, files + [path for (exercise, _), path in nothing.items() if exercise == ex.id]))
-    return grade_trusted(items)
+    return grade_trusted(items, warm=warm)
 
 
 @pytest.mark.parametrize("ex", CODE, ids=lambda ex: ex.id)
@@ -391,20 +398,20 @@ def test_authoring_check_passes_on_the_shipped_course():
     assert check_exercises(COURSE) == []
 
 
-def test_a_looping_course_file_times_out_and_the_next_file_is_still_graded(tmp_path):
+def test_a_looping_course_file_times_out_and_the_next_file_is_still_graded(tmp_path, warm):
     src = COURSE.exercise("split-heads")
     folder = tmp_path / "split-heads"
     folder.mkdir()
     for name in ("checks.py", "solution.py"):
         (folder / name).write_text((src.folder / name).read_text(encoding="utf-8"), encoding="utf-8")
     ex = src.model_copy(update={"folder": folder})
-    ex = ex.model_copy(update={"timeout_s": 10.0})
+    ex = ex.model_copy(update={"timeout_s": 3.0})  # per file: the references take well under a second
     files = [folder / "solution.py", folder / "starter.py", folder / "solution.py"]
     (folder / "starter.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n", encoding="utf-8")
-    results = grade_trusted([(ex, files)])
+    results = grade_trusted([(ex, files)], warm=warm)
     looped = results[folder / "starter.py"]
     assert looped.status == "timeout"
-    assert looped.checks[0].message == "timed out after 10 s while loading your file"
+    assert looped.checks[0].message == "timed out after 3 s while loading your file"
     assert results[folder / "solution.py"].status == "pass"  # graded again after the loop, by a new worker
 
 

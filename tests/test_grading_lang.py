@@ -29,7 +29,7 @@ from tutor.grading import batch
 from tutor.grading.authoring import _message_problems
 from tutor.grading.remote import LearnerError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import grade_trusted
+from tutor.grading.runner import WarmJudge, grade_trusted
 from tutor.grading.service import solution_file, starter_file
 from tutor.grading.text import render
 from tutor.texts import catalogue, say
@@ -143,12 +143,14 @@ def test_a_message_check_py_lacks_or_a_translation_with_other_fields_is_reported
 
 @pytest.fixture(scope="module")
 def graded() -> dict[str, dict[Path, GradeResult]]:
-    """Every reference, starter, broken and accepted file of every code exercise, in de and zh."""
+    """Every reference, starter, broken and accepted file of every code exercise, in de and zh (both
+    languages' judges forked from one warm judge: torch is imported once)."""
     items = []
     for ex in CODE:
         extra = sorted((ex.folder / "broken").glob("*.py")) + sorted((ex.folder / "accepted").glob("*.py"))
         items.append((ex, [solution_file(ex), starter_file(ex), *extra]))
-    return {lang: grade_trusted(items, lang) for lang in LANGS}
+    with WarmJudge() as warm:
+        return {lang: grade_trusted(items, lang, warm) for lang in LANGS}
 
 
 def _shown(result: GradeResult, ex: Exercise, lang: str) -> str:
@@ -224,7 +226,7 @@ def hostile(tmp_path_factory) -> dict[str, dict]:
     home = tmp_path_factory.mktemp("home")
 
     def run(lang: str) -> dict:
-        out = _tutor(home, "grade", "split-heads", "--batch", str(folder), "--format", "json", "--timeout", "8",
+        out = _tutor(home, "grade", "split-heads", "--batch", str(folder), "--format", "json", "--timeout", "4",
                      "--lang", lang)  # fmt: skip
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)
