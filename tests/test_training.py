@@ -21,6 +21,8 @@ from tutor.settings import default_checkpoint
 
 TINY = GPTConfig(vocab_size=1, n_embd=32, n_head=4, n_layer=1, block_size=32)
 SAMPLE_POEMS = 418  # a slice of the Tang corpus keeps the tiny training runs and the CLI runs quick
+# the CLI's training runs are tiny: one torch thread (on a busy 2-core machine two wait on each other)
+ONE_THREAD = ["--threads", "1"]
 
 
 @pytest.fixture(scope="module")
@@ -253,10 +255,11 @@ def test_readme_samples_are_what_the_shipped_model_writes():
         assert first_line in readme, (seed, first_line)
 
 
-def test_train_cli_streams_json_lines_and_stops_on_sigterm(tmp_path):
+def test_train_cli_streams_json_lines_and_stops_on_sigterm(tmp_path, small_corpus):
     out = tmp_path / "cli.pt"
     cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "32", "--batch", "4"]
     cmd += ["--steps", "100000", "--eval-interval", "5", "--out", str(out), "--jsonl"]
+    cmd += ["--corpus", small_corpus, *ONE_THREAD]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_tutor_env(tmp_path)
     )
@@ -307,7 +310,7 @@ def test_train_cli_refuses_a_folder_as_out_and_negative_threads_before_training(
 
 def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, small_corpus):
     base = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--steps", "2"]
-    base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", small_corpus]
+    base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", small_corpus, *ONE_THREAD]
     for extra in ([], ["--seed", "2"], ["--lr", "0.001"]):
         proc = subprocess.run(base + extra, capture_output=True, text=True, env=run_tutor_env(tmp_path))
         assert proc.returncode == 0, proc.stderr
@@ -336,6 +339,7 @@ def test_train_cli_reports_the_corpus_vocabulary_and_loss_beside_both_baselines_
 ):
     cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4"]
     cmd += ["--steps", "4", "--eval-interval", "2", "--corpus", small_corpus, "--out", str(tmp_path / "m.pt")]
+    cmd += ONE_THREAD
     proc = subprocess.run(cmd + ["--lang", lang], capture_output=True, text=True, env=run_tutor_env(tmp_path))
     assert proc.returncode == 0, proc.stderr
     for pattern in expected:
@@ -363,6 +367,7 @@ def test_a_traditional_script_poetry_file_from_outside_imports_as_simplified_and
     src.write_text(text, encoding="utf-8")
     cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4"]
     cmd += ["--steps", "4", "--eval-interval", "2", "--corpus", str(src), "--out", str(tmp_path / "t.pt")]
+    cmd += ONE_THREAD
     proc = subprocess.run(cmd, capture_output=True, text=True, env=run_tutor_env(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert "read 120 poems" in proc.stdout and "(traditional converted to simplified)" in proc.stdout
