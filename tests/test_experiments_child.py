@@ -71,6 +71,52 @@ def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
     assert rows[0][-1] == "stored" and rows[2][-1] == "trained"
 
 
+def test_train_compare_asks_for_every_setting_with_each_seed_and_measures_the_spread():
+    """The slow test below on a smaller case, in this process and without training: every head count is
+    asked for with each seed, each under its own key, and the runs handed back make the result (means,
+    spreads, gap, the tables and the note) as four trained runs do."""
+    from types import SimpleNamespace
+
+    from tutor.experiments.runner import run_here
+
+    finals = {(1, 1337): 5.40, (1, 1338): 5.46, (2, 1337): 5.30, (2, 1338): 5.33}
+    asked: list[str] = []
+
+    def stored_run(key: str) -> SimpleNamespace:
+        h, seed = list(finals)[len(asked)]  # the order train-compare asks in: each setting, each seed
+        asked.append(key)
+        return SimpleNamespace(final_val_loss=finals[h, seed], params=4000, seconds=10.0 + len(asked),
+                               curve=[(6, 5.6, finals[h, seed] + 0.1), (12, 5.5, finals[h, seed])])  # fmt: skip
+
+    events: list[dict] = []
+    result = run_here("train-compare", {**TINY, "seeds": 2}, on_event=events.append, stored_run=stored_run,
+                      use_cache=False)  # fmt: skip
+    assert len(set(asked)) == 4  # each seed is a run of its own, kept under its own key
+    assert [e["run"] for e in events if e["event"] == "stored"] == [1, 2, 3, 4]
+    m = result.metrics
+    for h in (1, 2):
+        assert [m[f"val_loss_h{h}_s1337"], m[f"val_loss_h{h}_s1338"]] == [finals[h, 1337], finals[h, 1338]]
+        assert m[f"val_loss_h{h}"] == pytest.approx((finals[h, 1337] + finals[h, 1338]) / 2)
+        assert m[f"seed_spread_h{h}"] == pytest.approx(abs(finals[h, 1338] - finals[h, 1337]))
+        assert m[f"seconds_h{h}"] == pytest.approx((m[f"seconds_h{h}_s1337"] + m[f"seconds_h{h}_s1338"]) / 2)
+    assert m["seed_spread"] == max(m["seed_spread_h1"], m["seed_spread_h2"])
+    assert m["gap"] == pytest.approx(abs(m["val_loss_h1"] - m["val_loss_h2"]))
+    shown = result.shown("en")
+    runs, means = shown.panels[0], shown.panels[1]
+    assert [row[:2] for row in runs.rows] == [
+        ["1 head", "1337"],
+        ["1 head", "1338"],
+        ["2 heads", "1337"],
+        ["2 heads", "1338"],
+    ]
+    assert {row[-1] for row in runs.rows} == {"stored"}
+    assert means.columns[1:4] == ["mean final val loss", "mean lowest val loss", "seed spread"]
+    note = shown.panels[-1].text
+    assert "another seed moved the final loss by up to" in note
+    assert ("cannot rank them" in note) == (m["gap"] <= m["seed_spread"])
+
+
+@pytest.mark.slow  # the test above proves the same without training; this one trains the four runs
 def test_train_compare_runs_every_setting_with_each_seed_and_measures_the_spread(home):
     events: list[dict] = []
     result = run_child_sync("train-compare", {**TINY, "seeds": 2}, events.append, home=home, use_cache=False)
