@@ -15,7 +15,7 @@ import pytest
 from textual.containers import VerticalScroll
 from textual.widgets import Input
 
-from tests.ui_helpers import make_app, open_experiment, right_answer, settle
+from tests.ui_helpers import aim_over, make_app, open_experiment, right_answer, settle
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
 SIZE = (80, 24)
@@ -64,7 +64,7 @@ def test_lesson_heatmap_snapshot(snap_compare, lang):
         await app.open_lesson("multi-head", experiment="heads")  # heatmaps labelled 白日依山尽
         await pilot.pause(0.5)
         await pilot.press("r")
-        await settle(app, 2.0)  # the lesson stops re-aiming at the panel after ~2 s
+        await aim_over(app)  # the lesson keeps aiming at its target while the text above lays out
         heatmap = app.screen.query(".heatmap").first()
         app.screen.query_one("#prose", VerticalScroll).scroll_to_widget(heatmap, top=True, animate=False)
         await _steady(pilot)
@@ -80,7 +80,7 @@ def test_lesson_prose_snapshot(snap_compare, lang):
         app = pilot.app
         await app.course_ready.wait()
         await app.open_lesson("positions")
-        await settle(app, 2.0)  # the lesson stops re-aiming at the section after ~2 s
+        await aim_over(app)  # the lesson keeps aiming at its target while the text above lays out
         await _steady(pilot)
 
     assert snap_compare(make_app(_home(f"prose-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
@@ -99,7 +99,7 @@ def test_experiment_parameters_snapshot(snap_compare, lang):
         box.focus()
         box.value = "4"
         await pilot.press("enter")
-        await settle(app, 2.0)  # the lesson stops re-aiming at the panel after ~2 s
+        await aim_over(app)  # the lesson keeps aiming at its target while the text above lays out
         app.screen.query_one("#prose", VerticalScroll).scroll_to_widget(panel, top=True, animate=False)
         await _steady(pilot)
 
@@ -150,7 +150,7 @@ def test_chinese_lesson_table_snapshot_at_200x50(snap_compare):
         await app.course_ready.wait()
         lesson = app.tutor.lesson("rope-alibi")
         await app.open_lesson("rope-alibi", section=lesson.sections[-1].id)
-        await settle(app, 2.0)
+        await aim_over(app)  # the lesson keeps aiming at its target while the text above lays out
         await _steady(pilot)
 
     assert snap_compare(make_app(_home("table-zh"), "zh"), terminal_size=(200, 50), run_before=run_before)

@@ -79,6 +79,21 @@ async def settle(app, pause: float = 0.1) -> None:
     await asyncio.sleep(pause)
 
 
+async def aim_over(app, pause: float = 0.1) -> None:
+    """Wait until every worker has finished and the lesson's aim at its target (kept for at most
+    LessonScreen.AIM_S after the last move) is over, then let the screen update."""
+    import asyncio
+    import time
+
+    await settle(app, 0)
+    until = 0.0
+    while (aim := getattr(app.screen, "_aim_at", None)) is not None:
+        until = aim[3]  # (generation, target, offset, until)
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(max(0.0, until - time.monotonic()))  # an aim the layout ended early: its full time
+    await settle(app, pause)
+
+
 def panel_named(app, name: str):
     """The experiment panel of experiment `name` on the current screen."""
     from tutor.ui.widgets.experiment_panel import ExperimentPanel
