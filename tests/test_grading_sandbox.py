@@ -132,17 +132,37 @@ def _batch(lessons: Path, home: Path, exercise: str, attacks: dict, folder: Path
     return {Path(r["file"]).stem: r["grade"] for r in json.loads(out.stdout)["results"]}
 
 
+def _busy_grade(lessons: Path, folder: Path) -> subprocess.CompletedProcess:
+    """A grade of the split-heads reference in a home of its own whose store's write lock another
+    connection holds for the whole grade: the grade waits out every try to save (seconds of waiting,
+    no work)."""
+    home = folder / "home"
+    with Store(home) as store:
+        store.record_submission("alibi", sha256="0" * 64, status="pass", score=7, max_score=7)
+    holder = sqlite3.connect(next(home.glob("*.sqlite3")), timeout=1)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, held for the whole grade
+    try:
+        path = folder / "split_heads.py"
+        path.write_text(SPLIT, encoding="utf-8")
+        return _tutor(home, "grade", "split-heads", str(path), "--lessons", str(lessons))
+    finally:
+        holder.rollback()
+        holder.close()
+
+
 @pytest.fixture(scope="module")
-def batches(lessons, home, tmp_path_factory) -> tuple[dict, dict]:
-    """Both batches at once, one per core: (probe results, split-heads results)."""
-    with ThreadPoolExecutor(max_workers=2) as pool:
+def batches(lessons, home, tmp_path_factory) -> tuple[dict, dict, subprocess.CompletedProcess]:
+    """Both batches at once, one per core, and beside them the grade that waits out a busy store:
+    (probe results, split-heads results, the busy-store grade)."""
+    with ThreadPoolExecutor(max_workers=3) as pool:
         probe = pool.submit(
             _batch, lessons, home, "probe", PROBE_ATTACKS, tmp_path_factory.mktemp("p") / "probe", 6
         )
         split = pool.submit(
             _batch, lessons, home, "split-heads", TORCH_ATTACKS, tmp_path_factory.mktemp("t") / "split", 20
         )
-        return probe.result(), split.result()
+        busy = pool.submit(_busy_grade, lessons, tmp_path_factory.mktemp("busy"))
+        return probe.result(), split.result(), busy.result()
 
 
 @pytest.fixture(scope="module")
@@ -252,16 +272,8 @@ def test_a_hostile_answer_file_gets_a_message(lessons, home, tmp_path):
     assert "Traceback" not in out.stderr and out.returncode in (1, 2), out.stderr
 
 
-def test_a_busy_store_still_shows_the_verdict_and_says_it_was_not_saved(lessons, home, tmp_path):
-    holder = sqlite3.connect(next(home.glob("*.sqlite3")), timeout=1)
-    holder.execute("BEGIN IMMEDIATE")  # the write lock, held for the whole grade
-    try:
-        path = tmp_path / "split_heads.py"
-        path.write_text(SPLIT, encoding="utf-8")
-        out = _tutor(home, "grade", "split-heads", str(path), "--lessons", str(lessons))
-    finally:
-        holder.rollback()
-        holder.close()
+def test_a_busy_store_still_shows_the_verdict_and_says_it_was_not_saved(batches):
+    out = batches[2]
     assert out.returncode == 0 and "PASS" in out.stdout, out.stdout + out.stderr
     assert "NOT saved" in out.stdout
 
