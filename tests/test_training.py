@@ -6,6 +6,8 @@ import re
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
@@ -311,10 +313,31 @@ def test_train_cli_refuses_a_folder_as_out_and_negative_threads_before_training(
 def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, small_corpus):
     base = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--steps", "2"]
     base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", small_corpus, *ONE_THREAD]
-    for extra in ([], ["--seed", "2"], ["--lr", "0.001"]):
-        proc = subprocess.run(base + extra, capture_output=True, text=True, env=run_tutor_env(tmp_path))
+
+    def run(extra: list[str]) -> subprocess.CompletedProcess:
+        return subprocess.run(base + extra, capture_output=True, text=True, env=run_tutor_env(tmp_path))
+
+    with ThreadPoolExecutor(max_workers=3) as pool:  # the three runs at once: they share only the home
+        procs = list(pool.map(run, ([], ["--seed", "2"], ["--lr", "0.001"])))
+    for proc in procs:
         assert proc.returncode == 0, proc.stderr
     assert len(list((tmp_path / "runs").glob("learned-h4-l1-e32-s2-*.pt"))) == 3
+
+
+@pytest.fixture(scope="module")
+def reports(small_corpus, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path]]:
+    """One short `train` run in each language, the three at once: (its output, its checkpoint)."""
+    folders = {lang: tmp_path_factory.mktemp(f"report-{lang}") for lang in ("en", "de", "zh")}
+
+    def run(lang: str) -> tuple[subprocess.CompletedProcess, Path]:
+        out = folders[lang] / "m.pt"
+        cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16"]
+        cmd += ["--batch", "4", "--steps", "4", "--eval-interval", "2", "--corpus", small_corpus]
+        cmd += ["--out", str(out), *ONE_THREAD, "--lang", lang]
+        return subprocess.run(cmd, capture_output=True, text=True, env=run_tutor_env(folders[lang])), out
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return dict(zip(folders, pool.map(run, folders), strict=True))
 
 
 @pytest.mark.parametrize(
@@ -335,18 +358,15 @@ def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, 
     ],
 )  # fmt: skip
 def test_train_cli_reports_the_corpus_vocabulary_and_loss_beside_both_baselines_in_the_learners_language(
-    tmp_path, small_corpus, lang, expected
+    reports, lang, expected
 ):
-    cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4"]
-    cmd += ["--steps", "4", "--eval-interval", "2", "--corpus", small_corpus, "--out", str(tmp_path / "m.pt")]
-    cmd += ONE_THREAD
-    proc = subprocess.run(cmd + ["--lang", lang], capture_output=True, text=True, env=run_tutor_env(tmp_path))
+    proc, checkpoint = reports[lang]
     assert proc.returncode == 0, proc.stderr
     for pattern in expected:
         assert re.search(pattern, proc.stdout, re.M), (pattern, proc.stdout)
     words = re.sub(r"/\S+", " ", proc.stdout)  # without the file paths
     assert lang == "en" or not re.search(r"validation|training|corpus|steps in", words), proc.stdout
-    assert load_checkpoint(tmp_path / "m.pt").meta["vocab_min_count"] == 3
+    assert load_checkpoint(checkpoint).meta["vocab_min_count"] == 3
 
 
 def test_a_traditional_script_poetry_file_from_outside_imports_as_simplified_and_trains(tmp_path, tang):
