@@ -9,6 +9,7 @@ import io
 import json
 import signal
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -237,18 +238,21 @@ def test_the_same_file_gets_the_same_grade_and_a_changed_one_fresh_inputs(tmp_pa
     apart from timings, and the seed in it is the sha256 of the text; one changed byte draws anew."""
     source = (EX / "broken/no_transpose.py").read_text(encoding="utf-8")
     path = tmp_path / "split_heads.py"
+    path.write_text(source, encoding="utf-8")
+    changed_path = tmp_path / "changed" / "split_heads.py"
+    changed_path.parent.mkdir()
+    changed_path.write_text(source + "\n# one more line\n", encoding="utf-8")
 
-    def graded(text: str) -> dict:
-        path.write_text(text, encoding="utf-8")
+    def graded(path: Path) -> dict:
         out = tutor(tmp_path, "grade", "split-heads", str(path), "--json")
         grade = json.loads(out.stdout)
         grade.pop("duration_s")
         return grade
 
-    first, second = graded(source), graded(source)
+    with ThreadPoolExecutor(max_workers=3) as pool:  # the three grades at once
+        first, second, changed = pool.map(graded, (path, path, changed_path))
     assert first == second
     assert first["seed"] == hashlib.sha256(source.encode()).hexdigest()[:16]
-    changed = graded(source + "\n# one more line\n")
     assert changed["seed"] != first["seed"]
     assert [c["message"] for c in changed["checks"]] != [c["message"] for c in first["checks"]]
 
@@ -294,8 +298,23 @@ def batch_dir(tmp_path_factory) -> Path:
     return d
 
 
-def test_batch_json_has_one_grade_per_py_file(batch_dir, lessons, tmp_path):
-    out = probe(tmp_path, lessons, "grade", "probe", "--batch", str(batch_dir), "--format", "json")
+@pytest.fixture(scope="module")
+def batch_outputs(
+    batch_dir, lessons, tmp_path_factory
+) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    """The folder graded as a table (the default), JSON and CSV, the three at once: (home, output)."""
+    homes = {fmt: tmp_path_factory.mktemp(f"batch-{fmt}") for fmt in ("table", "json", "csv")}
+
+    def run(fmt: str) -> tuple[Path, subprocess.CompletedProcess]:
+        chosen = () if fmt == "table" else ("--format", fmt)
+        return homes[fmt], probe(homes[fmt], lessons, "grade", "probe", "--batch", str(batch_dir), *chosen)
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return dict(zip(homes, pool.map(run, homes), strict=True))
+
+
+def test_batch_json_has_one_grade_per_py_file(batch_outputs):
+    tmp_path, out = batch_outputs["json"]
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["exercise"] == "probe"
@@ -311,13 +330,13 @@ def test_batch_json_has_one_grade_per_py_file(batch_dir, lessons, tmp_path):
     )  # batch records nothing
 
 
-def test_batch_table_and_csv(batch_dir, lessons, tmp_path):
-    table = probe(tmp_path, lessons, "grade", "probe", "--batch", str(batch_dir))
+def test_batch_table_and_csv(batch_outputs):
+    _, table = batch_outputs["table"]
     lines = table.stdout.splitlines()
     assert table.returncode == 0 and lines[0].split()[:3] == ["file", "status", "score"]
     assert any(line.startswith("ben.py") and "fail" in line and "neg" in line for line in lines)
     assert lines[-1] == "1 of 4 passed"
-    out = probe(tmp_path, lessons, "grade", "probe", "--batch", str(batch_dir), "--format", "csv")
+    _, out = batch_outputs["csv"]
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert [(r["file"], r["status"], r["first_failure"], r["score"]) for r in rows] == [
         ("anna.py", "pass", "", "3.0"),
