@@ -37,7 +37,9 @@ class TrainConfig:
     seed: int = 1337
     device: str = "cpu"
     threads: int | None = None  # torch intra-op threads; None leaves torch's default
-    windows: str = "line"  # where windows start: "line" (after a newline) or "any" position
+    # where windows start: "poem" (at the newline before a poem: position 0 is the poem-start mark, 1 its
+    # first character), "line" (at any line) or "any" position
+    windows: str = "poem"
     # "fp32", "bf16" (autocast; weights stay fp32) or "auto": bf16 where the CPU has it
     precision: str = "auto"
 
@@ -47,8 +49,8 @@ class TrainConfig:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.threads is not None and self.threads < 0:
             raise ValueError(f"threads must be at least 1 (0 or unset: torch's default), got {self.threads}")
-        if self.windows not in ("line", "any"):
-            raise ValueError(f"windows must be 'line' or 'any', got {self.windows!r}")
+        if self.windows not in WINDOWS:
+            raise ValueError(f"windows must be one of {', '.join(WINDOWS)}, got {self.windows!r}")
         if self.precision not in ("auto", "fp32", "bf16"):
             raise ValueError(f"precision must be auto, fp32 or bf16, got {self.precision!r}")
         if self.min_lr is None:
@@ -121,6 +123,19 @@ def line_starts(text: str) -> torch.Tensor:
     return torch.tensor(starts, dtype=torch.long)
 
 
+def poem_starts(text: str) -> torch.Tensor:
+    """Indices of the newline that opens each poem: the second of the blank line before it. A window
+    starting there reads a poem whole from its first character at position 1, and learns how long poems
+    are; the poems after it in the window start wherever the one before ended."""
+    starts = [
+        i + 1 for i in range(len(text) - 2) if text[i] == "\n" and text[i + 1] == "\n" and text[i + 2] != "\n"
+    ]
+    return torch.tensor(starts, dtype=torch.long)
+
+
+WINDOWS = {"poem": poem_starts, "line": line_starts, "any": None}
+
+
 class Batches:
     """Random training windows and a fixed set of validation windows from encoded text.
 
@@ -181,15 +196,15 @@ def make_batches(
     start_step: int = 0,
 ) -> Batches:
     """The windows a run with `cfg` trains and validates on (resuming at `start_step` reseeds the sampler)."""
-    by_line = cfg.windows == "line"
+    starts = WINDOWS[cfg.windows]
     return Batches(
         torch.tensor(tokenizer.encode(train_text, unknown="unk"), dtype=torch.long),
         torch.tensor(tokenizer.encode(val_text, unknown="unk"), dtype=torch.long),
         context,
         cfg.batch_size,
         cfg.seed + start_step,
-        line_starts(train_text) if by_line else None,
-        line_starts(val_text) if by_line else None,
+        starts(train_text) if starts else None,
+        starts(val_text) if starts else None,
     )
 
 

@@ -18,7 +18,7 @@ from models.checkpoint import keep_in_meta, load_checkpoint, save_checkpoint, st
 from models.corpus import corpus_text, load_tang, save_poems, split_poems
 from models.gpt import GPT, GPTConfig
 from models.tokenizer import UNK, CharTokenizer, UnknownCharacterError
-from models.train import TrainConfig, evaluate, line_starts, lr_at, make_batches, train
+from models.train import TrainConfig, evaluate, line_starts, lr_at, make_batches, poem_starts, train
 from tutor.settings import default_checkpoint
 
 TINY = GPTConfig(vocab_size=1, n_embd=32, n_head=4, n_layer=1, block_size=32)
@@ -186,6 +186,18 @@ def test_windows_start_at_line_starts():
     cfg = TrainConfig(batch_size=8, windows="line")
     x, _ = make_batches(tok, text * 3, text * 3, cfg, context=4).train_batch()
     assert {tok.decode(row)[0] for row in x} <= {"白", "黄", "欲"}
+
+
+def test_windows_start_before_a_poem_by_default():
+    """Position 0 of a window is the newline that opens a poem, position 1 its first character: every
+    window reads one poem whole, from its start."""
+    text = "白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼。\n\n床前明月光，疑是地上霜。\n\n春眠不觉晓，处处闻啼鸟。"
+    starts = poem_starts(text)
+    assert [text[i : i + 2] for i in starts] == ["\n床", "\n春"]
+    tok = CharTokenizer.from_text(text)
+    assert TrainConfig().windows == "poem"
+    x, _ = make_batches(tok, text * 3, text * 3, TrainConfig(batch_size=8), context=6).train_batch()
+    assert {tok.decode(row)[:2] for row in x} <= {"\n床", "\n春", "\n白"}
 
 
 def _readme_row(name: str) -> list[str]:

@@ -28,8 +28,8 @@ def add_arguments(p, t) -> None:
     p.add_argument("--lr", type=float, default=2e-3, help=t("cli.opt.train.lr"))
     p.add_argument(
         "--windows",
-        choices=("line", "any"),
-        default="line",
+        choices=("poem", "line", "any"),
+        default="poem",
         help=t("cli.opt.train.windows"),
     )
     p.add_argument("--eval-interval", type=int, default=100, help=t("cli.opt.train.eval_interval"))
