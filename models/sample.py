@@ -29,6 +29,7 @@ class Step:
     top: list[tuple[str, float]]  # the five likeliest next characters (after temperature), best first
     position: int  # its position in the text (prompt included)
     attention: torch.Tensor | None = field(default=None, repr=False)  # (n_layer, n_head, context) or None
+    context: str = ""  # with attention: the characters the choosing position saw (the attention's columns)
 
 
 @torch.no_grad()
@@ -68,8 +69,9 @@ def write(
             logits = logits.masked_fill(logits < kth, float("-inf"))
         next_id = int(torch.multinomial(logits.softmax(-1), 1, generator=gen))
         char = tokenizer.decode([next_id])
-        maps = None
+        maps, seen = None, ""
         if attention:
+            seen = tokenizer.decode(context[0].tolist())
             maps = torch.stack([b.attn.last_attn[0, :, -1] for b in model.blocks])  # (layer, head, T)
             for b in model.blocks:
                 b.attn.last_attn = None
@@ -79,4 +81,28 @@ def write(
         text += char
         yield Step(char=char, prob=float(probs[next_id]),
                    top=[(tokenizer.decode([int(i)]), float(p)) for p, i in zip(top.values, top.indices, strict=True)],
-                   position=len(ids) - 1 - skip, attention=maps)  # fmt: skip
+                   position=len(ids) - 1 - skip, attention=maps, context=seen)  # fmt: skip
+
+
+PUNCT = "，。？！；"
+
+
+def regular(line: str) -> bool:
+    """A line of regular verse, as 99.7% of the corpus's lines are: a couplet of two clauses of 5 or 7
+    characters, of the same length, each closed by ，。？！；."""
+    clauses, clause = [], 0
+    for ch in line.strip():
+        clause += 1
+        if ch in PUNCT:
+            clauses.append(clause - 1)
+            clause = 0
+    return clause == 0 and len(clauses) == 2 and clauses[0] == clauses[1] in (5, 7)
+
+
+def figures(text: str, probs: list[float]) -> dict:
+    """What a written poem is made of: characters written, lines, lines of regular verse, and the mean
+    probability of the characters chosen."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    mean = sum(probs) / len(probs) if probs else 0.0
+    return {"characters": len(probs), "lines": len(lines), "regular_lines": sum(regular(x) for x in lines),
+            "mean_prob": round(mean, 4)}  # fmt: skip

@@ -26,6 +26,7 @@ NAMES = {
     "alibi",
     "context-scaling",
     "context-finetune",
+    "write",
 }
 
 

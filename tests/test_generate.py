@@ -67,3 +67,45 @@ def test_write_stops_at_the_end_of_a_poem_and_gives_every_heads_attention():
     for s in steps[:5]:
         assert s.attention.shape == (cfg.n_layer, cfg.n_head, s.position)
         assert torch.allclose(s.attention.sum(-1), torch.ones(cfg.n_layer, cfg.n_head), atol=1e-5)
+
+
+def test_the_write_experiment_streams_the_poem_and_looks_into_any_character():
+    from tutor.experiments.runner import run_quick
+
+    events = []
+    params = {"prompt": "白日", "seed": 2, "inspect": 5, "layer": 3, "head": 4}
+    result = run_quick("write", params, on_event=events.append, use_cache=False)
+    texts = [e["text"] for e in events if e["event"] == "writing"]
+    assert texts[0] == "白日" + texts[0][2:] and len(texts[0]) == 3  # one character at a time
+    assert all(b.startswith(a) and len(b) == len(a) + 1 for a, b in zip(texts, texts[1:], strict=False))
+    poem, heat, table = result.panels
+    assert (poem.kind, heat.kind, table.kind) == ("text", "heatmap", "table")
+    assert result.metrics["characters"] == len(table.rows) == len(texts[-1]) - 2
+    assert table.rows[4][1] == texts[-1][2 + 4]  # the fifth character written is the one looked into
+    assert len(heat.values[0]) == len(heat.col_labels) == 2 + 4  # what it saw: the prompt and 4 characters
+    assert abs(sum(heat.values[0]) - 1) < 1e-3
+    again = run_quick("write", {**params, "inspect": 1}, use_cache=False)
+    assert again.panels[2].rows == table.rows  # the seed keeps the poem
+
+
+async def test_the_apps_panel_streams_the_poem_and_shows_where_a_head_looked(home):
+    from tests.ui_helpers import make_app, open_experiment, settle
+
+    app = make_app(home)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.course_ready.wait()
+        panel = await open_experiment(app, pilot, "multi-head", "write")
+        seen = []
+        shown = panel._on_event
+
+        def spy(event):
+            seen.append(event)
+            shown(event)
+
+        panel._on_event = spy
+        assert panel.run()
+        await settle(app, 0.3)
+        assert [e for e in seen if e["event"] == "writing"], "the poem was not streamed"
+        assert panel.result is not None and panel.result.experiment == "write"
+        heat = panel.result.panels[1]
+        assert heat.kind == "heatmap" and len(heat.row_labels) == 1

@@ -17,8 +17,6 @@ import time
 from tutor.errors import TutorError
 from tutor.texts import number, say
 
-PUNCT = "，。？！；"
-
 
 def add_arguments(parser, t) -> None:
     parser.add_argument("--prompt", default="", metavar="TEXT", help=t("cli.opt.generate.prompt"))
@@ -32,32 +30,6 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--json", action="store_true", help=t("cli.opt.generate.json"))
 
 
-def figures(text: str, probs: list[float]) -> dict:
-    """What a written poem is made of: characters, lines, regular lines, mean probability."""
-    lines = [line for line in text.split("\n") if line.strip()]
-    regular = sum(1 for line in lines if _regular(line))
-    mean = sum(probs) / len(probs) if probs else 0.0
-    return {
-        "characters": len(probs),
-        "lines": len(lines),
-        "regular_lines": regular,
-        "mean_prob": round(mean, 4),
-    }
-
-
-def _regular(line: str) -> bool:
-    """A line of verse: clauses of 5 or 7 characters, each closed by ，。？！；."""
-    clause = []
-    for ch in line.strip():
-        if ch in PUNCT:
-            if len(clause) not in (5, 7):
-                return False
-            clause = []
-        else:
-            clause.append(ch)
-    return not clause and bool(line.strip())
-
-
 def run(args, ctx) -> int:
     lang = ctx.lang
     if not 0 < args.temperature <= 5:
@@ -67,7 +39,7 @@ def run(args, ctx) -> int:
     if not 1 <= args.max <= 2000:
         raise TutorError(say("cli.generate.max", lang, got=args.max))
     from models.checkpoint import load_checkpoint
-    from models.sample import write
+    from models.sample import figures, write
     from tutor.settings import default_checkpoint
 
     ck = load_checkpoint(default_checkpoint())

@@ -194,6 +194,22 @@ class AlibiParams(Params):
     T: int = Field(8, ge=1, le=64, description="sequence length of the bias matrix")
 
 
+class WriteParams(Params):
+    prompt: str = Field("", max_length=64, description="the start of the poem (empty: the model begins one)")
+    temperature: float = Field(0.8, gt=0.0, le=3.0, description="below 1 sharper, above 1 more adventurous")
+    top_k: int = Field(20, ge=1, le=500, description="choose only among the k likeliest characters")
+    seed: int = Field(1, ge=0, le=2**31 - 1, description="the same seed writes the same poem")
+    max_chars: int = Field(120, ge=1, le=300, description="write at most this many characters")
+    inspect: int | None = Field(
+        None,
+        ge=1,
+        le=300,
+        description="which written character to look into (1 = the first; default: the last)",
+    )
+    layer: int = Field(4, ge=1, le=16, description="the layer of the head whose attention is shown")
+    head: int = Field(2, ge=1, le=64, description="the head whose attention is shown")
+
+
 class ContextScalingParams(Params):
     scale: float = Field(4.0, ge=1.0, le=64.0, description="context scale s for the frequency table")
     windows: int = Field(

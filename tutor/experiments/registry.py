@@ -72,6 +72,7 @@ _SPECS = [
         ["period_pair0", "period_longest"],
     ),
     ("alibi", P.AlibiParams, "rope:run_alibi", ["slope_first", "slope_last"]),
+    ("write", P.WriteParams, "writing:run_write", ["characters", "lines", "regular_lines", "mean_prob"]),
     (
         "context-scaling",
         P.ContextScalingParams,

@@ -86,14 +86,16 @@ def run_quick(
     raw: Mapping[str, Any] | Params | None = None,
     *,
     should_stop: Callable[[], bool] | None = None,
+    on_event: EventSink | None = None,
     use_cache: bool = True,
 ) -> Result:
-    """A quick experiment in this thread: the CLI calls it directly, run_async (the app) in a thread."""
+    """A quick experiment in this thread: the CLI calls it directly, run_async (the app) in a thread.
+    `on_event` gets what it streams (the poem of `write`, as it is written)."""
     spec, params = prepare(name, raw)
     if spec.long:
         raise ExperimentError(f"{name!r} trains models; run it with run_in_child / run_child_sync")
     _one_thread()
-    return run_here(name, params, should_stop=should_stop, use_cache=use_cache)
+    return run_here(name, params, should_stop=should_stop, on_event=on_event, use_cache=use_cache)
 
 
 def _one_thread() -> None:
@@ -242,8 +244,14 @@ async def run_async(
             name, params, on_event, home=home, use_cache=use_cache, grace_s=grace_s, niceness=niceness
         )
     stop = threading.Event()
+    loop = asyncio.get_running_loop()
+
+    def stream(event: dict[str, Any]) -> None:  # from the thread to the caller's event loop
+        loop.call_soon_threadsafe(on_event, event)
+
     try:
-        return await asyncio.to_thread(run_quick, name, params, should_stop=stop.is_set, use_cache=use_cache)
+        return await asyncio.to_thread(run_quick, name, params, should_stop=stop.is_set,
+                                       on_event=stream if on_event else None, use_cache=use_cache)  # fmt: skip
     except asyncio.CancelledError:
         stop.set()
         raise

@@ -208,7 +208,10 @@ class ExperimentPanel(Vertical):
         )
 
     def _on_event(self, event: dict[str, Any]) -> None:
-        """Progress from the child; runs on the event loop (the async worker reads the pipe)."""
+        """Progress from the child, or what a quick experiment streams; runs on the event loop."""
+        if event.get("event") == "writing":  # the poem so far, as the model writes it
+            self._status(str(event.get("text", "")))
+            return
         if event.get("event") != "progress":
             return
         runs, steps = int(event.get("runs", 1)), int(event.get("steps", 1))

@@ -1,0 +1,73 @@
+"""The shared GPT writes a poem, and the learner looks into any character it wrote.
+
+`write` streams the poem as it is written ({"event": "writing", "text"} for each character, so a panel
+or the terminal shows it growing; cancellable between characters). The result holds the poem with its
+figures (characters, lines, lines of regular verse, the mean probability of the characters chosen), a
+table of every written character beside the five likeliest it was chosen from, and, for the character
+`inspect`, the attention of one head from the position that chose it over everything before it. The
+same seed writes the same poem, so a learner reruns with another `inspect`, `layer` or `head` to look
+at another character of the same poem.
+"""
+
+from __future__ import annotations
+
+from tutor.experiments import cache
+from tutor.experiments.base import RunContext
+from tutor.experiments.errors import ExperimentError
+from tutor.experiments.params import WriteParams
+from tutor.experiments.result import HeatmapPanel, Msg, Result, TablePanel, TextPanel, columns, result
+
+TEXT = "exp.write."
+COL = "exp.col."
+
+
+def _shown(char: str) -> str:
+    return {"\n": "↵", " ": "␠"}.get(char, char)
+
+
+def run_write(p: WriteParams, ctx: RunContext) -> Result:
+    from models.sample import figures, write
+    from tutor.experiments.structure import _maps_lock
+
+    ck = cache.checkpoint()
+    cfg = ck.model.cfg
+    if p.layer > cfg.n_layer or p.head > cfg.n_head:
+        raise ExperimentError(
+            f"layer/head: the shipped model has layers 1..{cfg.n_layer} and heads 1..{cfg.n_head}"
+        )
+    steps = []
+    with _maps_lock:  # the attention weights are parked on the shared model's modules while it writes
+        for step in write(ck.model, ck.tokenizer, p.prompt, max_new=p.max_chars, temperature=p.temperature,
+                          top_k=p.top_k, seed=p.seed, attention=True):  # fmt: skip
+            steps.append(step)
+            ctx.emit({"event": "writing", "text": p.prompt + "".join(s.char for s in steps)})
+            ctx.check()
+    if not steps:
+        raise ExperimentError("the model ended the poem before writing a character; try another seed")
+    text = p.prompt + "".join(s.char for s in steps)
+    found = figures(text, [s.prob for s in steps])
+    # by default the last character of verse it wrote (the rhyme, when the poem ends properly)
+    verse = [i for i, s in enumerate(steps, 1) if s.char not in "，。？！；\n"]
+    n = min(p.inspect, len(steps)) if p.inspect else (verse[-1] if verse else len(steps))
+    chosen = steps[n - 1]
+    weights = chosen.attention[p.layer - 1, p.head - 1].tolist()
+    rows = [[i, _shown(s.char), round(s.prob, 3), "  ".join(f"{_shown(c)} {q:.2f}" for c, q in s.top)]
+            for i, s in enumerate(steps, 1)]  # fmt: skip
+    panels = [
+        TextPanel(title=Msg(f"{TEXT}poem"), text=Msg(f"{TEXT}written", text=text, **found)),
+        HeatmapPanel(
+            title=Msg(f"{TEXT}attention", n=n, char=_shown(chosen.char), layer=p.layer, head=p.head),
+            row_labels=[_shown(chosen.char)],
+            col_labels=[_shown(c) for c in chosen.context],
+            values=[[round(w, 4) for w in weights]],
+            vmin=0.0,
+        ),
+        TablePanel(
+            title=Msg(f"{TEXT}choices"),
+            columns=columns(COL, "index", "char", "prob", "top"),
+            rows=rows,
+        ),
+    ]
+    metrics = {"characters": found["characters"], "lines": found["lines"], "regular_lines": found["regular_lines"],
+               "mean_prob": found["mean_prob"]}  # fmt: skip
+    return result("write", p, metrics, panels)
