@@ -344,11 +344,30 @@ def _grade_answer(home: Path, path: Path, *extra: str) -> subprocess.CompletedPr
     return tutor(home, "grade", "head-count", str(path), "--json", *extra, timeout=60)
 
 
+def _grade_each(home: Path, texts: dict[str, str], base: Path) -> dict[str, subprocess.CompletedProcess]:
+    """Each answer file (name: text) graded in `home`, two at a time (one per core)."""
+
+    def run(name: str) -> subprocess.CompletedProcess:
+        folder = base / name
+        folder.mkdir()
+        path = folder / "head_count.toml"
+        path.write_text(texts[name], encoding="utf-8")
+        return _grade_answer(home, path)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(texts, pool.map(run, texts), strict=True))
+
+
+@pytest.fixture(scope="module")
+def kind_grades(runs_home, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """The answer file of every kind of value graded, each through the CLI."""
+    texts = {kind: _answer_text(kind) for kind in VALUES}
+    return _grade_each(runs_home, texts, tmp_path_factory.mktemp("kinds"))
+
+
 @pytest.mark.parametrize("kind", sorted(VALUES))
-def test_every_toml_value_kind_gets_a_message_naming_the_key(kind, runs_home, tmp_path):
-    path = tmp_path / "head_count.toml"
-    path.write_text(_answer_text(kind), encoding="utf-8")
-    out = _grade_answer(runs_home, path)
+def test_every_toml_value_kind_gets_a_message_naming_the_key(kind, kind_grades):
+    out = kind_grades[kind]
     assert "Traceback" not in out.stderr, out.stderr
     assert out.returncode == 1, (out.returncode, out.stdout, out.stderr)
     checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
@@ -380,11 +399,16 @@ def test_a_missing_key_is_named(runs_home, tmp_path):
     assert checks["loss_gap"] == f"loss_gap is missing from the answer file: expected {WANT['loss_gap']}"
 
 
+@pytest.fixture(scope="module")
+def long_integer_grades(runs_home, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """For every key, an answer file whose value is an integer of 5,000 digits, graded through the CLI."""
+    texts = {key: f'# {"9" * 5000}\nexplanation = "{"8" * 5000}"\n{key} = {"7" * 5000}\n' for key in KEYS}
+    return _grade_each(runs_home, texts, tmp_path_factory.mktemp("long-integers"))
+
+
 @pytest.mark.parametrize("key", KEYS)
-def test_an_integer_too_long_to_read_is_an_error_naming_line_and_key(key, runs_home, tmp_path):
-    path = tmp_path / "head_count.toml"
-    path.write_text(f'# {"9" * 5000}\nexplanation = "{"8" * 5000}"\n{key} = {"7" * 5000}\n', encoding="utf-8")
-    out = _grade_answer(runs_home, path)
+def test_an_integer_too_long_to_read_is_an_error_naming_line_and_key(key, long_integer_grades):
+    out = long_integer_grades[key]
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     message = json.loads(out.stdout)["checks"][0]["message"]
     assert (
