@@ -3,8 +3,6 @@ permutation test. Each is `(params, ctx) -> Result`; torch is imported inside th
 
 from __future__ import annotations
 
-import threading
-
 from tutor.experiments import cache
 from tutor.experiments.base import RunContext
 from tutor.experiments.errors import ExperimentError
@@ -22,8 +20,6 @@ from tutor.experiments.result import (
 )
 
 COL = "exp.col."
-
-_maps_lock = threading.Lock()
 
 
 def _encode(tokenizer, text: str, field: str) -> list[int]:
@@ -95,7 +91,7 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
     qkv_params = sum(t.numel() for t in qkv.parameters())
     proj_params = sum(t.numel() for t in proj.parameters())
 
-    with _maps_lock:  # attention_maps parks weights on the shared model's modules while it runs
+    with cache.maps_lock:  # attention_maps parks weights on the shared model's modules while it runs
         maps = ck.model.attention_maps(torch.tensor(ids))  # (n_layer, n_head, T, T), trained model
     chars = ["↵" if c == "\n" else c for c in p.text]  # a line break shown as a mark, one cell wide
     layers = [p.layer - 1] if p.layer is not None else list(range(n_layer))

@@ -27,7 +27,6 @@ def _shown(char: str) -> str:
 
 def run_write(p: WriteParams, ctx: RunContext) -> Result:
     from models.sample import figures, write
-    from tutor.experiments.structure import _maps_lock
 
     ck = cache.checkpoint()
     cfg = ck.model.cfg
@@ -36,7 +35,7 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
             f"layer/head: the shipped model has layers 1..{cfg.n_layer} and heads 1..{cfg.n_head}"
         )
     steps = []
-    with _maps_lock:  # the attention weights are parked on the shared model's modules while it writes
+    with cache.maps_lock:  # the attention weights are parked on the shared model's modules while it writes
         for step in write(ck.model, ck.tokenizer, p.prompt, max_new=p.max_chars, temperature=p.temperature,
                           top_k=p.top_k, seed=p.seed, attention=True):  # fmt: skip
             steps.append(step)
