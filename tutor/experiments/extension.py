@@ -101,7 +101,18 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
     metrics["stored"] = int(stored)
 
     longest = MULTIPLES[-1] * L0
+    far = {m: sum(v[-L0:]) / L0 for m in METHODS for v in [table["methods"][m][-1]["loss_by_position"]]}
+    for method, loss in far.items():  # the last trained_length positions: where stretching matters most
+        metrics[f"loss_far_{method}"] = loss
     xs = [float(s) for s in range(0, longest, p.bucket)]
+    band_rows = [
+        [
+            f"{x:.0f}–{min(x + p.bucket, longest) - 1:.0f}",
+            *(Num(loss_by_position[m][i], 4) for m in METHODS),
+            Msg(f"term.method.{min(METHODS, key=lambda m: loss_by_position[m][i])}"),
+        ]
+        for i, x in enumerate(xs)
+    ]
     evenly = _buckets([math.log(i + 1) for i in range(longest)], p.bucket)
     methods = [Msg(f"term.method.{m}") for m in METHODS]
     lengths = [f"{k}× = {k * L0}" for k in MULTIPLES]
@@ -127,6 +138,11 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
             y_label=Msg(f"{TEXT}loss"),
             series=[Series(name=Msg(f"term.method.{m}"), x=xs, y=v) for m, v in loss_by_position.items()],
         ),
+        TablePanel(
+            title=Msg(f"{TEXT}bands", n=longest, bucket=p.bucket),
+            columns=[Msg("exp.col.position"), *methods, Msg(f"{TEXT}lowest")],
+            rows=band_rows,
+        ),
         SeriesPanel(
             title=Msg(f"{TEXT}entropy_plot", n=longest, bucket=p.bucket),
             x_label=Msg("exp.col.position"),
@@ -151,6 +167,16 @@ def _note(metrics: dict[str, float], L0: int, stored: bool) -> Msg:
     helped = [Msg(f"term.method.{m}") for m, v in fixes.items() if v < metrics[f"loss_{k}x_none"]]
     says = dict(best=Msg(f"term.method.{best}"), loss=Num(fixes[best]), plain=plain)
     verdict = Msg(f"{TEXT}helped", methods=helped, **says) if helped else Msg(f"{TEXT}none_helped", **says)
+    far = {m: metrics[f"loss_far_{m}"] for m in METHODS}
+    far_best = min(far, key=far.get)
+    far_out = Msg(
+        f"{TEXT}far",
+        start=(k - 1) * L0,
+        end=k * L0 - 1,
+        best=Msg(f"term.method.{far_best}"),
+        loss=Num(far[far_best]),
+        plain=Num(far["none"]),
+    )
     source = Msg(f"{TEXT}stored" if stored else f"{TEXT}measured", windows=int(metrics["windows"]))
     return Msg(
         f"{TEXT}note",
@@ -163,6 +189,7 @@ def _note(metrics: dict[str, float], L0: int, stored: bool) -> Msg:
         uniform=Num(metrics[f"uniform_{k}x"], 3),
         uniform_1x=Num(metrics["uniform_1x"], 3),
         verdict=verdict,
+        far=far_out,
         source=source,
         finetune=Msg("exp.context-finetune.title"),
         **{m: Num(metrics[f"loss_1x_{m}"]) for m in METHODS[1:]},
