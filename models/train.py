@@ -246,25 +246,32 @@ def _resumed(out: Path, model_cfg: GPTConfig) -> tuple[GPT, CharTokenizer, int, 
     return ck.model, ck.tokenizer, step, list(ck.meta.get("curve", [])), ck.optimizer_state
 
 
-def _step(
-    model: GPT,
-    optimizer: torch.optim.Optimizer,
-    batches: Batches,
-    cfg: TrainConfig,
-    lr: float,
-    device: str,
-    bf16: bool,
-) -> torch.Tensor:
-    """One optimizer step at learning rate `lr` on the next training batch; returns its loss."""
+def optimizer_step(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, cfg: TrainConfig, lr: float
+) -> None:
+    """Clip the gradients `model` holds and take one optimizer step at learning rate `lr`."""
     for group in optimizer.param_groups:
         group["lr"] = lr
-    x, y = batches.train_batch()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    optimizer.step()
+
+
+def train_step(
+    model: GPT,
+    optimizer: torch.optim.Optimizer,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    cfg: TrainConfig,
+    lr: float,
+    device: str = "cpu",
+    bf16: bool = False,
+) -> torch.Tensor:
+    """One optimizer step at learning rate `lr` on the batch (x, y); returns its loss."""
     with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bf16):
         _, loss = model(x.to(device), y.to(device))
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-    optimizer.step()
+    optimizer_step(model, optimizer, cfg, lr)
     return loss
 
 
@@ -351,7 +358,7 @@ def train(
             cancelled = True
             break
         lr = lr_at(step, cfg)
-        loss = _step(model, optimizer, batches, cfg, lr, device, bf16)
+        loss = train_step(model, optimizer, *batches.train_batch(), cfg, lr, device, bf16)
         step += 1
         evaluated = step % cfg.eval_interval == 0 or step == cfg.steps
         if evaluated:

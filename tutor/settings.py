@@ -121,4 +121,5 @@ GRADE_OUTPUT_CHARS = 8000  # characters of a submission's output kept in the gra
 GRADE_TOTAL_BYTES = 16 * 2**20  # bytes a submission may write in all: output and files together
 GRADE_JUDGE_SLACK_S = 30.0  # the judge's own start and torch import, beyond the submissions' limits
 GRADE_MAX_SOURCE_BYTES = 1 * 2**20  # a learner's file; the references are 2-5 KB
+TRAIN_OWN_TIMEOUT_S = 900.0  # training the learner's own model in the box (exercise train): the whole run
 GRADE_SAVE_TRIES = 2  # recording a grade: each try waits STORE_BUSY_TIMEOUT_S before the next

@@ -1,7 +1,10 @@
-"""`python -m tutor exercise list|start|reset|show|solution [ID]`: the learner's exercise files.
+"""`python -m tutor exercise list|start|reset|show|solution|train [ID]`: the learner's exercise files.
 
 start copies the starter into HOME/workspace/ID/ and never overwrites; reset asks first (or --yes)
-and keeps the old file as a .bak beside it; solution shows the reference only after a pass.
+and keeps the old file as a .bak beside it; solution shows the reference only after a pass. train
+(exercises with a `[train]` table, e.g. rope) grades the file and, once it passes, trains the model it
+builds in the grading box for `--steps` steps beside the course GPT with a learned position table, on
+the same batches, and prints both validation losses as they go (exit 1 while the file does not pass).
 list shows a pass that exists only in imported progress (progress --import) as "passed (imported)";
 with --json its state is "passed" and "imported" is true.
 """
@@ -13,7 +16,7 @@ import sys
 
 from tutor.errors import TutorError
 
-ACTIONS = ("list", "start", "reset", "show", "solution")
+ACTIONS = ("list", "start", "reset", "show", "solution", "train")
 
 
 def add_arguments(parser, t) -> None:
@@ -21,6 +24,7 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("id", nargs="?", metavar="ID", help=t("cli.opt.exercise.id"))
     parser.add_argument("--yes", "-y", action="store_true", help=t("cli.opt.exercise.yes"))
     parser.add_argument("--json", action="store_true", help=t("cli.opt.exercise.json"))
+    parser.add_argument("--steps", type=int, metavar="N", help=t("cli.opt.exercise.steps"))
 
 
 def _store(ctx):
@@ -80,8 +84,57 @@ def run(args, ctx) -> int:
         if ex.hints:
             print(say("ex.cli.hints", lang, n=len(ex.hints), id=ex.id))
         return 0
+    if args.action == "train":
+        return _train(ex, path, args.steps, ctx)
     with _store(ctx) as store:  # solution
         print(service.solution_text(store, ex, ctx.lang), end="")
+    return 0
+
+
+def _train(ex, path, steps: int | None, ctx) -> int:
+    """Grade the file; once it passes, train the model it builds, printing progress as it comes."""
+    from tutor.grading import service
+    from tutor.grading.runner import WarmJudge, train_own_model
+    from tutor.texts import number, say
+
+    lang = ctx.lang
+    if ex.train is None:
+        raise TutorError(say("train.own.none", lang, id=ex.id))
+    if steps is not None and not 1 <= steps <= 5000:
+        raise TutorError(say("train.own.steps", lang, got=steps))
+    if not path.exists():
+        raise TutorError(say("cli.exercise.not_started", lang, id=ex.id))
+    compare = say(f"term.pos.{ex.train.compare}", lang)
+    with WarmJudge() as warm, _store(ctx) as store:
+        result = service.grade(ex, path, lang=lang, store=store, warm=warm)
+        if result.status != "pass":
+            print(say("train.own.must_pass", lang, id=ex.id, score=result.score, max=result.max_score,
+                      status=say(f"grade.status.{result.status}", lang)))  # fmt: skip
+            return 1
+        source = service.read_submission(path, lang=lang).decode("utf-8").removeprefix("\ufeff")
+
+        def show(event: dict) -> None:
+            kind = event.get("event")
+            if kind == "training":
+                print(say("train.own.step", lang, step=event["step"], steps=event["steps"],
+                          loss=number(event["loss"], lang, decimals=3), compare=compare,
+                          compare_loss=number(event["compare_loss"], lang, decimals=3),
+                          seconds=number(event["seconds"], lang, decimals=0)), flush=True)  # fmt: skip
+            elif kind == "validated":
+                print(say("train.own.validated", lang, step=event["step"], val=number(event["val"], lang, decimals=3),
+                          compare=compare, compare_val=number(event["compare_val"], lang, decimals=3)), flush=True)  # fmt: skip
+
+        print(say("train.own.start", lang, steps=steps or ex.train.steps, compare=compare), flush=True)
+        run = train_own_model(ex, source, str(path), steps=steps, lang=lang, on_event=show, warm=warm)
+    if run.stop is not None:
+        print(say("train.own.stopped", lang, reason=run.stop))
+        return 1
+    last = run.curve[-1]
+    gap = last["compare_val"] - last["val"]
+    print(say("train.own.done", lang, steps=run.steps, seconds=number(run.seconds, lang, decimals=0),
+              val=number(last["val"], lang, decimals=3), compare=compare, compare_val=number(last["compare_val"], lang, decimals=3),
+              verdict=say("train.own.lower" if gap > 0 else "train.own.higher", lang,
+                          gap=number(abs(gap), lang, decimals=3), compare=compare)))  # fmt: skip
     return 0
 
 

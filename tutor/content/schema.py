@@ -221,6 +221,16 @@ class WorkerSpec(Strict):
         return self
 
 
+class TrainSpec(Strict):
+    """An exercise whose file builds a whole model (`model`: the function, called with a GPTConfig) can
+    have it trained after its checks pass (`python -m tutor exercise train ID`): a short run in the
+    grading box, beside the course GPT with `compare` positions trained on the same batches."""
+
+    model: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+    steps: int = Field(300, ge=1, le=5000)
+    compare: Literal["learned", "none", "rope", "alibi"] = "learned"
+
+
 class Exercise(Strict):
     id: Slug
     title: LocalText
@@ -235,6 +245,7 @@ class Exercise(Strict):
     # what checks.py says to the learner (tutor.grading.kit.msg), {key: {lang: str.format template}}
     messages: dict[MessageKey, Message] = {}
     worker: WorkerSpec = WorkerSpec()  # what the grading worker is handed (code exercises)
+    train: TrainSpec | None = None  # the learner's model can be trained once the checks pass
     folder: Path | None = None  # set by the loader: where starter.py, solution.py, checks.py live
 
 

@@ -18,6 +18,9 @@ size voids the run with a reason; nothing the worker sends makes the judge raise
 after its file; with `reuse` (the course's own files) one boxed worker answers for every file, so
 torch is imported once.
 
+A job with `train` trains the learner's model instead of running checks (own_model.py): the file is
+loaded as for a grade, and the training's events come between "isolation" and "done".
+
 Events: {"event": "file", "index"}, {"event": "isolation", "level", "layers", "missing"},
 {"event": "import_error", "message"}, {"event": "start", "check"}, {"event": "check", "check",
 "status", "message"}, {"event": "stopped", "status", "reason"}, {"event": "done", "seconds",
@@ -408,6 +411,35 @@ class Judge:
         self.emit({"event": "done", "seconds": round(time.monotonic() - t0, 3), "output": output,
                    "output_bytes": total, "output_cut": cut})  # fmt: skip
 
+    def train(self, item: dict, run: dict) -> None:
+        """Train the learner's model (own_model.train_own) after loading the file, as `grade` loads it;
+        the same events around it, so the tutor reads a training run like a grade."""
+        from tutor.grading.own_model import Refused, train_own
+        from tutor.grading.remote import LearnerError, Stopped, Submission
+
+        self.emit({"event": "file", "index": 0})
+        t0 = time.monotonic()
+        channel = self.open_channel()
+        try:
+            self.emit({"event": "isolation", **channel.ready()})
+            sub = Submission.load(channel, item["source"], item["display"], item["seed"])
+            train_own(sub, run, self.emit, channel.say)
+        except LearnerError as err:
+            self.emit({"event": "import_error", "message": err.text})
+        except Refused as err:
+            self.emit({"event": "stopped", "status": "error", "reason": str(err)})
+        except Stopped as err:
+            self.emit({"event": "stopped", "status": err.status, "reason": err.reason})
+        except Exception as err:  # noqa: BLE001 - a fault of the grader's own: said, never a traceback
+            channel.kill()
+            reason = channel.say("grade.stop.grader_failed", error=f"{type(err).__name__}: {err}"[:300])
+            self.emit({"event": "stopped", "status": "error", "reason": reason})
+        channel.close()
+        self.channel = None
+        output, total, cut = channel.take_output()
+        self.emit({"event": "done", "seconds": round(time.monotonic() - t0, 3), "output": output,
+                   "output_bytes": total, "output_cut": cut})  # fmt: skip
+
 
 def _warm_up(torch) -> None:
     """Run each kind of op once: torch loads kernels and reads CPU facts (/proc/cpuinfo) on first
@@ -438,12 +470,15 @@ def _judge_job() -> None:
         judge.open_channel()  # forked now: checks.py is not yet loaded
         from tutor.grading.kit import speaking
 
-        checks = load_checks(job["checks_file"])
-        functions = {cid: getattr(checks, f"check_{cid}") for cid in job["checks"]}
         try:
-            with speaking(job.get("lang", "en"), job.get("messages", {})):
-                for index, item in enumerate(job["files"]):
-                    judge.grade(index, item, functions)
+            if job.get("train"):  # practice: train the learner's model; no checks run
+                judge.train(job["files"][0], job["train"])
+            else:
+                checks = load_checks(job["checks_file"])
+                functions = {cid: getattr(checks, f"check_{cid}") for cid in job["checks"]}
+                with speaking(job.get("lang", "en"), job.get("messages", {})):
+                    for index, item in enumerate(job["files"]):
+                        judge.grade(index, item, functions)
         finally:
             if judge.channel is not None:
                 judge.channel.close()

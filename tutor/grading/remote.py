@@ -129,6 +129,10 @@ class RemoteModule:
     def run(self, *args: Any, method: str = "__call__", **kwargs: Any) -> Any:
         return self._channel.probe("run", ref=self.ref, method=method, args=list(args), kwargs=kwargs)
 
+    def loss(self, *args: Any) -> Any:
+        """The loss of one forward pass in eval mode, without gradients (the logits stay in the worker)."""
+        return self._channel.probe("loss", ref=self.ref, args=list(args))
+
     def grads(self, *args: Any) -> dict:
         """{"loss", "grads": {parameter name: gradient}}: one training step's backward pass."""
         reply = self._channel.probe("grads", ref=self.ref, args=list(args))

@@ -38,6 +38,7 @@ from tutor.settings import (
     GRADE_OUTPUT_CHARS,
     GRADE_TOTAL_BYTES,
     ROOT,
+    TRAIN_OWN_TIMEOUT_S,
 )
 from tutor.texts import say
 
@@ -141,11 +142,14 @@ def run_judge(
     lang: str = "en",
     warm: WarmJudge | None = None,
     cancel: threading.Event | None = None,
+    train: dict | None = None,
 ) -> tuple[list[list[Event]], str | None]:
     """Grade `files` ([(source text, display name)]); the judge's events per file, and why the judge
     stopped early (None when it finished), every message in `lang`. The judge is forked by `warm`
-    when given, else started cold."""
+    when given, else started cold. With `train` (own_model.settings) it trains the one file's model
+    instead of grading it."""
     job = {
+        "train": train,
         "root": str(ROOT),
         "checks_file": str((Path(ex.folder or ".") / "checks.py").resolve()),
         "checks": [c.id for c in ex.checks],
@@ -355,6 +359,65 @@ def grade_trusted(
         for path, result in zip(paths, grade_many(ex, files, lang=lang, reuse=True, warm=warm), strict=True):
             out[Path(path)] = result
     return out
+
+
+@dataclass
+class OwnTraining:
+    """A training run of the learner's own model (exercise train): `curve` holds {"step", "val",
+    "compare_val"} at every evaluation; `stop` says why it ended early (None when it ran every step)."""
+
+    steps: int
+    seconds: float
+    curve: list[dict]
+    compare: str
+    stop: str | None = None
+    isolation: dict | None = None
+
+
+def train_own_model(
+    ex: Exercise,
+    source: str,
+    display_name: str,
+    *,
+    steps: int | None = None,
+    lang: str = "en",
+    on_event: OnEvent | None = None,
+    warm: WarmJudge | None = None,
+    cancel: threading.Event | None = None,
+) -> OwnTraining:
+    """Train the model the learner's file builds (the exercise's `[train]`), in the grading box, beside
+    the course GPT with the comparison's positions; progress through `on_event` ("training",
+    "validated" events). For a file that passes the exercise's checks."""
+    from tutor.grading.own_model import settings
+
+    if ex.train is None:
+        raise ValueError(f"exercise {ex.id!r} has no [train] table: there is no model of yours to train")
+    run = settings(ex.train.model_dump(), steps)
+    limits = Limits(timeout_s=TRAIN_OWN_TIMEOUT_S)
+    per_file, stopped = run_judge(ex, [(source, display_name)], limits, on_event=on_event, lang=lang,
+                                  warm=warm, cancel=cancel, train=run)  # fmt: skip
+    state = _state(per_file[0])
+    curve = [
+        {k: e[k] for k in ("step", "val", "compare_val")}
+        for e in per_file[0]
+        if e.get("event") == "validated"
+    ]
+    done = [e for e in per_file[0] if e.get("event") == "trained"]
+    stop = None
+    if state["import_error"] is not None:
+        stop = say("grade.stop.load", lang, error=state["import_error"])
+    elif state["stop"] is not None:
+        stop = state["stop"][1]
+    elif not done:
+        stop = stopped or say("grade.stop.stopped_early", lang)
+    return OwnTraining(
+        steps=done[0]["steps"] if done else (curve[-1]["step"] if curve else 0),
+        seconds=float(done[0]["seconds"]) if done else state["seconds"],
+        curve=curve,
+        compare=run["compare"],
+        stop=stop,
+        isolation=state["isolation"],
+    )
 
 
 def error_result(ex: Exercise, message: str, lang: str = "en") -> GradeResult:

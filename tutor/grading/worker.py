@@ -138,6 +138,16 @@ class Worker:
         with torch.no_grad():
             return fn(*args, **kwargs)
 
+    def op_loss(self, msg: dict, args: list, kwargs: dict):
+        """The loss alone of a forward pass in eval mode: what a validation needs, without the logits."""
+        import torch
+
+        model = self.kept[msg["ref"]]
+        model.eval()
+        with torch.no_grad():
+            out = model(*args, **kwargs)
+        return out[1] if isinstance(out, tuple) else out
+
     def op_grads(self, msg: dict, args: list, kwargs: dict) -> dict:
         model = self.kept[msg["ref"]]
         model.train()

@@ -1,0 +1,114 @@
+"""`python -m tutor exercise train rope`: once the learner's file passes, the model it builds is trained in
+the grading box beside the course GPT with a learned position table, on the same batches, through the
+real CLI, judge and worker. A file that does not pass is not trained; a model that stops giving a finite
+loss stops the run with a reason; an exercise without a model says so."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PYTHON, ROOT, run_tutor_env
+from tests.grading_helpers import grading_processes
+
+ROPE = ROOT / "lessons/03-rope-alibi/exercises/rope"
+# passes every check (those probe batches of 1 and 4), then gives a NaN loss on the training batches of 10
+NAN_AT_TEN = """
+
+_built = build_model
+
+
+def build_model(cfg):
+    model = _built(cfg)
+    forward = model.forward
+
+    def odd(idx, targets=None, *args, **kwargs):
+        logits, loss = forward(idx, targets, *args, **kwargs)
+        if targets is not None and idx.size(0) == 10:
+            loss = loss * float("nan")
+        return logits, loss
+
+    model.forward = odd
+    return model
+"""
+
+
+def tutor(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The CLI with its own TMPDIR, so the processes of its grade can be found (grading_processes)."""
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    env = {**run_tutor_env(home), "TMPDIR": str(home / "tmp")}
+    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def _home(root: Path, name: str, source: str | None) -> Path:
+    home = root / name
+    if source is not None:
+        assert tutor(home, "exercise", "start", "rope").returncode == 0
+        (home / "workspace" / "rope" / "rope.py").write_text(source, encoding="utf-8")
+    return home
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    """The four runs at once, each in a home of its own."""
+    root = tmp_path_factory.mktemp("own")
+    solution = (ROPE / "solution.py").read_text(encoding="utf-8")
+    cases = {
+        "solution": (_home(root, "solution", solution), ("--steps", "10")),
+        "starter": (_home(root, "starter", (ROPE / "starter.py").read_text(encoding="utf-8")), ()),
+        "nan": (_home(root, "nan", solution + NAN_AT_TEN), ("--steps", "10")),
+        "no-model": (_home(root, "no-model", None), ()),
+    }
+
+    def run(item):
+        name, (home, extra) = item
+        ex = "split-heads" if name == "no-model" else "rope"
+        return name, (home, tutor(home, "exercise", "train", ex, *extra))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(pool.map(run, cases.items()))
+
+
+def _losses(out: str) -> dict[int, tuple[float, float]]:
+    found = re.findall(r"validation at step (\d+): yours ([\d.]+), learned positions ([\d.]+)", out)
+    return {int(step): (float(a), float(b)) for step, a, b in found}
+
+
+def test_a_passing_file_trains_its_model_beside_the_learned_table(runs):
+    home, proc = runs["solution"]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    losses = _losses(proc.stdout)
+    assert sorted(losses) == [0, 10]
+    (mine0, theirs0), (mine10, theirs10) = losses[0], losses[10]
+    # both start near ln(6010) = 8.70, the loss of knowing nothing, and both learn in 10 steps
+    assert all(8.0 < x < 9.5 for x in (mine0, theirs0))
+    assert mine10 < mine0 - 0.5 and theirs10 < theirs0 - 0.5
+    assert "step 10/10" in proc.stdout
+    done = re.search(r"After 10 steps \(\d+ s\) the validation loss of your model is ([\d.]+), the course GPT "
+                     r"with learned positions ([\d.]+)", proc.stdout)  # fmt: skip
+    assert done and (float(done[1]), float(done[2])) == (mine10, theirs10)
+    assert not grading_processes(home / "tmp")  # nothing outlives the run
+
+
+def test_a_file_that_does_not_pass_is_not_trained(runs):
+    _, proc = runs["starter"]
+    assert proc.returncode == 1
+    assert "Train your model once your file passes" in proc.stdout and "validation" not in proc.stdout
+
+
+def test_a_model_without_a_finite_loss_stops_the_run_with_a_reason(runs):
+    _, proc = runs["nan"]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "The training stopped: at step 0 your model gave no finite loss" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_an_exercise_without_a_model_says_so(runs):
+    _, proc = runs["no-model"]
+    assert proc.returncode == 2
+    assert "split-heads builds no model to train" in proc.stderr

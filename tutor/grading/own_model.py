@@ -1,0 +1,140 @@
+"""Training the learner's own model, after its checks pass: a short run on the Tang poems, beside the
+course GPT with a learned position table trained on the same batches.
+
+The judge drives it; the learner's code only runs in the boxed worker. The worker builds the learner's
+model (the exercise's `[train] model` function, e.g. rope's `build_model`) and, for each step, runs its
+forward and backward pass on a batch the judge sends (`RemoteModule.grads`). Everything else is here,
+in the trusted judge: the data, the initial weights, the optimizer (AdamW with the course's settings,
+on a shadow copy of the learner's parameters, which go back to the worker after each step) and the
+schedule. The validation loss is the learner's model's own forward pass (`RemoteModule.loss`) on the
+same fixed validation windows as the comparison model's. This is practice, not a verdict: nothing here
+changes a grade.
+
+Events: {"event": "training", "step", "steps", "loss", "compare_loss", "seconds"} every `report`
+steps, {"event": "validated", "step", "val", "compare_val"} before the first step and at every
+evaluation, {"event": "trained", "steps", "seconds", "val", "compare_val"} at the end.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+# the run: the course GPT's shape, the train-compare experiment's windows (a minute or two on a CPU)
+DEFAULTS = {
+    "steps": 300,
+    "batch": 10,
+    "context": 64,
+    "eval_interval": 50,
+    "eval_batches": 4,
+    "report": 10,
+    "seed": 1337,
+    "compare": "learned",
+}
+
+
+class Refused(Exception):
+    """The learner's model cannot be trained this way; the text says why, in the learner's language."""
+
+
+def settings(spec: dict, steps: int | None = None) -> dict:
+    """The run's settings: the defaults, the exercise's `[train]` table, then the learner's step count."""
+    out = {**DEFAULTS, **spec}
+    if steps is not None:
+        out["steps"] = steps
+    return out
+
+
+def _finite(value: Any) -> float | None:
+    import torch
+
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = float(value)
+    return float(value) if isinstance(value, float) and math.isfinite(value) else None
+
+
+def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., str]) -> None:
+    """Train the learner's model built by `sub` for `run["steps"]` steps, emitting progress events.
+    Raises Refused when the model is not the course GPT's shape or a step gives no usable answer;
+    LearnerError and Stopped pass through (the learner's code raised; the worker is gone)."""
+    import torch
+
+    from models.corpus import tang_texts
+    from models.gpt import GPT, GPTConfig
+    from models.tokenizer import course_tokenizer
+    from models.train import (
+        TrainConfig,
+        evaluate,
+        lr_at,
+        make_batches,
+        make_optimizer,
+        optimizer_step,
+        train_step,
+    )
+
+    t0 = time.monotonic()
+    tokenizer = course_tokenizer()
+    tcfg = TrainConfig(steps=run["steps"], batch_size=run["batch"], context=run["context"],
+                       eval_interval=run["eval_interval"], eval_batches=run["eval_batches"],
+                       seed=run["seed"], precision="fp32")  # fmt: skip
+    config = GPTConfig(vocab_size=tokenizer.vocab_size)  # the course GPT: 4 layers, 4 heads, 128 wide
+    train_text, val_text = tang_texts()
+    batches = make_batches(tokenizer, train_text, val_text, tcfg, run["context"])
+    val_set = batches.val_batches(tcfg.eval_batches)
+
+    theirs = sub.new(run["model"], config.to_dict())  # as the checks do: pos_emb must go even when asked for
+    torch.manual_seed(run["seed"])
+    shadow = GPT(GPTConfig(**{**config.to_dict(), "pos": "none"}))  # holds their weights in here
+    wanted = {n: tuple(p.shape) for n, p in shadow.named_parameters()}
+    if not theirs.is_module or theirs.params != wanted:
+        raise Refused(say("train.own.not_course", name=run["model"]))
+    torch.manual_seed(run["seed"])
+    other = GPT(GPTConfig(**{**config.to_dict(), "pos": run["compare"]}))
+    other.train()
+    params = dict(shadow.named_parameters())
+    theirs.load({n: p.detach() for n, p in params.items()})
+    mine, its = make_optimizer(shadow, tcfg), make_optimizer(other, tcfg)
+
+    def their_val() -> float:
+        losses = [_finite(theirs.loss(x, y)) for x, y in val_set]
+        if any(v is None for v in losses):
+            raise Refused(say("train.own.no_loss", step=step))
+        return sum(losses) / len(losses)
+
+    def validate() -> tuple[float, float]:
+        val, compare_val = their_val(), evaluate(other, val_set)
+        emit({"event": "validated", "step": step, "val": val, "compare_val": compare_val})
+        return val, compare_val
+
+    step = 0
+    val, compare_val = validate()
+    while step < tcfg.steps:
+        x, y = batches.train_batch()
+        lr = lr_at(step, tcfg)
+        reply = theirs.grads(x, y)
+        loss = _finite(reply["loss"])
+        grads = reply["grads"]
+        if loss is None or set(grads) != set(params):
+            raise Refused(say("train.own.no_loss", step=step + 1))
+        for name, p in params.items():
+            g = grads[name]
+            if (
+                not isinstance(g, torch.Tensor)
+                or tuple(g.shape) != tuple(p.shape)
+                or not torch.isfinite(g).all()
+            ):
+                raise Refused(say("train.own.bad_grad", step=step + 1, name=name))
+            p.grad = g.to(p.dtype)
+        optimizer_step(shadow, mine, tcfg, lr)
+        theirs.load({n: p.detach() for n, p in params.items()})
+        compare_loss = float(train_step(other, its, x, y, tcfg, lr))
+        step += 1
+        if step % run["report"] == 0 or step == tcfg.steps:
+            emit({"event": "training", "step": step, "steps": tcfg.steps, "loss": loss,
+                  "compare_loss": compare_loss, "seconds": round(time.monotonic() - t0, 2)})  # fmt: skip
+        if step % tcfg.eval_interval == 0 or step == tcfg.steps:
+            val, compare_val = validate()
+    emit({"event": "trained", "steps": step, "seconds": round(time.monotonic() - t0, 2), "val": val,
+          "compare_val": compare_val})  # fmt: skip
