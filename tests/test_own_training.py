@@ -112,3 +112,37 @@ def test_an_exercise_without_a_model_says_so(runs):
     _, proc = runs["no-model"]
     assert proc.returncode == 2
     assert "split-heads builds no model to train" in proc.stderr
+
+
+async def test_the_lab_trains_a_passing_file_on_t_and_shows_both_losses(home):
+    """In the app: t does nothing useful before a pass (it says so), and after one it trains the model
+    in a judge forked from the app's warm judge, the validations staying on screen."""
+    import shutil
+
+    from textual.widgets import Static
+
+    from tests.test_ui_lab import _shown, _unlock
+    from tests.ui_helpers import make_app, settle
+
+    app = make_app(home)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.course_ready.wait()
+        screen = await _unlock(app, pilot, "rope")
+        ex = app.tutor.exercise("rope")[1]
+        ex.train.steps = 5  # a short run: the same path as the 300 steps a learner gets
+        assert not screen.check_action("train", ())  # no pass yet: the key is not offered
+        shutil.copyfile(ROPE / "solution.py", screen.file)
+        await pilot.press("g")
+        await settle(app, 0.3)
+        assert screen.result.status == "pass" and screen.check_action("train", ())
+        await pilot.press("t")
+        for _ in range(600):
+            await pilot.pause(0.1)
+            if "After 5 steps" in _shown(screen.query_one("#ex-train", Static)):
+                break
+        shown = _shown(screen.query_one("#ex-train", Static))
+        assert "validation at step 0: yours" in shown and "validation at step 5: yours" in shown
+        mine, theirs = re.search(
+            r"your model is ([\d.]+), the course GPT with learned positions ([\d.]+)", shown
+        ).groups()
+        assert 5.0 < float(mine) < 9.0 and 5.0 < float(theirs) < 9.0

@@ -1,4 +1,5 @@
-"""Grading the learner's file from the app, through the app's warm judge (no Textual here).
+"""Grading the learner's file from the app, through the app's warm judge (no Textual here), and
+training the model a passing file builds (exercise train).
 
 The grade runs in a thread: the file is read, a judge is forked from the warm judge (Tutor.warm_judge),
 the judge builds the worker's box, and the submission is recorded in the progress store exactly as
@@ -15,7 +16,7 @@ from pathlib import Path
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import WarmJudge
+from tutor.grading.runner import OwnTraining, WarmJudge
 
 
 class GradeFailed(TutorError):
@@ -41,6 +42,32 @@ async def grade(ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge
         return await asyncio.to_thread(_grade_in_thread, ex, file, home, lang, warm, cancel)
     except asyncio.CancelledError:
         cancel.set()  # the thread stops the judge and ends
+        raise
+    except ChildCancelled:
+        raise asyncio.CancelledError() from None
+    except (OSError, TutorError) as err:
+        raise GradeFailed(str(err)) from None
+
+
+async def train(ex: Exercise, file: Path, lang: str, warm: WarmJudge, on_event) -> OwnTraining:
+    """Train the model `file` builds, in a judge forked from `warm` (runner.train_own_model); `on_event`
+    gets the progress events in the calling thread's event loop. GradeFailed when the file cannot be read."""
+    from tutor.childproc import ChildCancelled
+    from tutor.grading import service
+    from tutor.grading.runner import train_own_model
+
+    loop = asyncio.get_running_loop()
+    cancel = threading.Event()
+
+    def run() -> OwnTraining:
+        source = service.read_submission(file, lang=lang).decode("utf-8", "replace").removeprefix("\ufeff")
+        return train_own_model(ex, source, str(file), lang=lang, warm=warm, cancel=cancel,
+                               on_event=lambda e: loop.call_soon_threadsafe(on_event, e))  # fmt: skip
+
+    try:
+        return await asyncio.to_thread(run)
+    except asyncio.CancelledError:
+        cancel.set()
         raise
     except ChildCancelled:
         raise asyncio.CancelledError() from None

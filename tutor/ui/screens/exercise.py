@@ -63,6 +63,7 @@ class ExerciseScreen(TutorScreen):
         Binding("g", "grade", "Grade", id="grade"),
         Binding("h", "hint", "Hint", id="hint"),
         Binding("s", "solution", "Solution", id="solution", show=False),
+        Binding("t", "train", "Train", id="train"),
         Binding("escape", "back", "Lesson", id="lesson"),
     ]
 
@@ -74,6 +75,8 @@ class ExerciseScreen(TutorScreen):
         self.hints_shown = 0
         self.unlocked = False
         self._watcher: SaveWatcher | None = None
+        self._training: list[str] = []  # the lines of the current training run (t) that stay
+        self._progress: str | None = None  # its live step line
         self._poll_timer = None
 
     @property
@@ -88,6 +91,7 @@ class ExerciseScreen(TutorScreen):
             yield Static(id="ex-file", classes="hint")
             yield Static(id="ex-status")
             yield Static(id="ex-checks")
+            yield Static(id="ex-train")
             with Vertical(id="ex-hints"):
                 yield Static(classes="ex-hints-title")
             yield Static(id="ex-solution")
@@ -236,6 +240,79 @@ class ExerciseScreen(TutorScreen):
         self.query_one("#ex-status").scroll_visible(animate=False)
         self._grade()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "train":  # only where the file builds a model, and once it passes
+            pair = self.pair
+            return (
+                pair is not None
+                and pair[1].train is not None
+                and getattr(self.result, "status", "") == "pass"
+            )
+        return True
+
+    def action_train(self) -> None:
+        pair = self.pair
+        if pair is None or pair[1].train is None or self.file is None:
+            return
+        if getattr(self.result, "status", "") != "pass":
+            self.notify(self.t("train.own.pass_first"))
+            return
+        self._training = []
+        compare = self.t(f"term.pos.{pair[1].train.compare}")
+        self._train_line(self.t("train.own.start", steps=pair[1].train.steps, compare=compare))
+        self._train()
+
+    def _train_line(self, line: str | None = None, progress: str | None = None) -> None:
+        """Add a line that stays (the start, each validation, the end), or set the live step line."""
+        if line is not None:
+            self._training.append(line)
+        self._progress = progress
+        box = self.query_one("#ex-train", Static)
+        box.update(ProseText("\n".join([*self._training, *([progress] if progress else [])])))
+        box.scroll_visible(animate=False)
+
+    def _on_training(self, event: dict) -> None:
+        """Progress from the judge: the step line is rewritten in place, each validation stays."""
+        from tutor.texts import number
+
+        pair = self.pair
+        compare = self.t(f"term.pos.{pair[1].train.compare}") if pair else ""
+        kind = event.get("event")
+        if kind == "training":
+            self._train_line(progress=self.t("train.own.step", step=event["step"], steps=event["steps"],
+                                             loss=number(event["loss"], self.lang, decimals=3), compare=compare,
+                                             compare_loss=number(event["compare_loss"], self.lang, decimals=3),
+                                             seconds=number(event["seconds"], self.lang, decimals=0)))  # fmt: skip
+        elif kind == "validated":
+            self._train_line(self.t("train.own.validated", step=event["step"], compare=compare,
+                                    val=number(event["val"], self.lang, decimals=3),
+                                    compare_val=number(event["compare_val"], self.lang, decimals=3)).strip(),
+                             progress=self._progress)  # fmt: skip
+
+    @work(exclusive=True, group="train", exit_on_error=False)
+    async def _train(self):
+        from tutor.ui.workspace import train
+
+        pair = self.pair
+        assert pair is not None and self.file is not None
+        return await train(pair[1], self.file, self.lang, self.tutor.warm_judge(), self._on_training)
+
+    def _trained(self, run) -> None:
+        from tutor.texts import number
+
+        pair = self.pair
+        compare = self.t(f"term.pos.{pair[1].train.compare}") if pair else ""
+        if run.stop is not None or not run.curve:
+            self._train_line(self.t("train.own.stopped", reason=run.stop or ""))
+            return
+        last = run.curve[-1]
+        gap = last["compare_val"] - last["val"]
+        verdict = self.t("train.own.lower" if gap > 0 else "train.own.higher",
+                         gap=number(abs(gap), self.lang, decimals=3), compare=compare)  # fmt: skip
+        self._train_line(self.t("train.own.done", steps=run.steps, seconds=number(run.seconds, self.lang, decimals=0),
+                                val=number(last["val"], self.lang, decimals=3), compare=compare,
+                                compare_val=number(last["compare_val"], self.lang, decimals=3), verdict=verdict))  # fmt: skip
+
     def action_hint(self) -> None:
         pair = self.pair
         if pair is None or self._locked():
@@ -318,10 +395,17 @@ class ExerciseScreen(TutorScreen):
         return await grade(pair[1], self.file, self.tutor.home, self.lang, self.tutor.warm_judge())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "train":
+            if event.state == WorkerState.SUCCESS:
+                self._trained(event.worker.result)
+            elif event.state == WorkerState.ERROR:
+                self._train_line(self.t("train.own.stopped", reason=event.worker.error))
+            return
         if event.worker.group != "grade":
             return
         if event.state == WorkerState.SUCCESS:
             self.result = event.worker.result
+            self.refresh_bindings()  # t (train) shows once the file passes
             self._show_result(self.result)
             self.refresh(layout=True)  # laid out before the callback below, not after it
             self.call_after_refresh(self._reveal_result)
