@@ -151,7 +151,7 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
         )
     )
     profile = ck.meta.get("head_profile")
-    if profile is not None and profile.get("version") == 1:  # stored by python -m models.heads
+    if profile is not None and _has_columns(profile):  # stored by python -m models.heads
         panels.append(_profile_panel(profile, layers))
     metrics = {
         "qkv_params": qkv_params,
@@ -162,7 +162,13 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
     return result("heads", p, metrics, panels)
 
 
-PROFILE = ("previous", "punctuation", "line_break", "line_above", "rhyme")
+PROFILE = ("previous", "punctuation", "line_break", "line_above", "rhyme", "half_slot")
+
+
+def _has_columns(profile: dict) -> bool:
+    """Whether a stored profile measured every column shown (an older checkpoint's may not have)."""
+    heads = profile.get("heads") or [[{}]]
+    return all(f in heads[0][0] for f in (*PROFILE, "entropy"))
 
 
 def _profile_panel(profile: dict, layers: list[int]) -> TablePanel:
@@ -184,6 +190,7 @@ def _profile_panel(profile: dict, layers: list[int]) -> TablePanel:
                 "line_break",
                 "line_above",
                 "rhyme",
+                "half_slot",
                 "entropy",
             ),
         ],
