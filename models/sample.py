@@ -20,6 +20,7 @@ from models.gpt import GPT
 from models.tokenizer import CharTokenizer
 
 POEM_END = "\n\n"  # a blank line ends a poem in the corpus
+POEM_START = "\n"  # training windows open with the line break before a poem: its first character is at 1
 
 
 @dataclass
@@ -39,24 +40,25 @@ def write(
     prompt: str = "",
     *,
     max_new: int = 200,
-    temperature: float = 0.8,
-    top_k: int | None = 20,
+    temperature: float = 1.0,
+    top_k: int | None = None,
     seed: int | None = None,
     attention: bool = False,
     stop_at_poem_end: bool = True,
 ) -> Iterator[Step]:
     """Write after `prompt` (characters the model does not know become the unknown id) until the poem
-    ends (a blank line, not yielded) or `max_new` characters. An empty prompt starts a poem, as a blank
-    line before it would. With `attention`, each step carries every head's weights from the query that
+    ends (a blank line, not yielded) or `max_new` characters. The prompt follows the line break that
+    opens a poem in every training window, so an empty prompt starts a poem at position 1, as in training. With `attention`, each step carries every head's weights from the query that
     chose the character over the context it saw."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
-    if top_k is not None and top_k < 1:
-        raise ValueError(f"top_k must be at least 1 (or None for no cut), got {top_k}")
+    if top_k is not None and top_k < 0:
+        raise ValueError(f"top_k must be at least 1, or 0 or None for no cut, got {top_k}")
     model.eval()
     gen = torch.Generator().manual_seed(seed) if seed is not None else None
-    ids = tokenizer.encode(prompt or POEM_END, unknown="unk")
-    skip = 0 if prompt else len(ids)  # the stand-in blank line is not the learner's text
+    # the text reads as training windows do: the opening line break at position 0, the poem from 1
+    ids = tokenizer.encode(POEM_START + prompt, unknown="unk")
+    skip = 1  # the opening line break is not the learner's text
     text = prompt
     for _ in range(max_new):
         context = torch.tensor([ids[-model.cfg.block_size :]])
@@ -64,7 +66,7 @@ def write(
         logits = logits[0, -1] / temperature
         probs = logits.softmax(-1)
         top = probs.topk(min(5, probs.numel()))
-        if top_k is not None:
+        if top_k:  # keep the k likeliest; 0 or None keeps every character
             kth = torch.topk(logits, min(top_k, logits.numel())).values[-1]
             logits = logits.masked_fill(logits < kth, float("-inf"))
         next_id = int(torch.multinomial(logits.softmax(-1), 1, generator=gen))

@@ -55,7 +55,7 @@ def test_heads_shows_every_heads_attention_on_the_trained_model(shipped):
     assert len(maps) == cfg.n_layer * cfg.n_head
     assert maps[0].title == "layer 1 · head 1"
     for m in maps:
-        assert m.row_labels == m.col_labels == list("床前明月光")
+        assert m.row_labels == m.col_labels == ["↵", *"床前明月光"]  # read after a poem's opening line break
         for i, row in enumerate(m.values):
             assert all(v is None for v in row[i + 1 :])  # the future is masked
             assert math.fsum(row[: i + 1]) == pytest.approx(1.0, abs=1e-5)

@@ -48,8 +48,8 @@ def test_bad_values_exit_2_with_a_message(home):
         and "--temperature must be above 0" in out.stderr
         and "Traceback" not in out.stderr
     )
-    out = tutor(home, "generate", "--top-k", "0", "--lang", "de")
-    assert out.returncode == 2 and "--top-k muss zwischen 1 und 10.000 liegen" in out.stderr
+    out = tutor(home, "generate", "--top-k", "-1", "--lang", "de")
+    assert out.returncode == 2 and "--top-k muss zwischen 0 (kein Schnitt) und 10.000 liegen" in out.stderr
 
 
 def test_write_stops_at_the_end_of_a_poem_and_gives_every_heads_attention():
@@ -65,7 +65,9 @@ def test_write_stops_at_the_end_of_a_poem_and_gives_every_heads_attention():
     assert POEM_END not in text and len(steps) < 300  # it ended the poem itself
     cfg = ck.model.cfg
     for s in steps[:5]:
-        assert s.attention.shape == (cfg.n_layer, cfg.n_head, s.position)
+        # the choosing position saw the opening line break, the prompt and what was written before
+        assert s.attention.shape == (cfg.n_layer, cfg.n_head, 1 + s.position)
+        assert s.context[0] == "\n" and s.context[1:] == text[: s.position]
         assert torch.allclose(s.attention.sum(-1), torch.ones(cfg.n_layer, cfg.n_head), atol=1e-5)
 
 
@@ -82,7 +84,8 @@ def test_the_write_experiment_streams_the_poem_and_looks_into_any_character():
     assert (poem.kind, heat.kind, table.kind) == ("text", "heatmap", "table")
     assert result.metrics["characters"] == len(table.rows) == len(texts[-1]) - 2
     assert table.rows[4][1] == texts[-1][2 + 4]  # the fifth character written is the one looked into
-    assert len(heat.values[0]) == len(heat.col_labels) == 2 + 4  # what it saw: the prompt and 4 characters
+    # what it saw: the line break that opens a poem, the prompt and 4 characters
+    assert len(heat.values[0]) == len(heat.col_labels) == 1 + 2 + 4 and heat.col_labels[0] == "↵"
     assert abs(sum(heat.values[0]) - 1) < 1e-3
     again = run_quick("write", {**params, "inspect": 1}, use_cache=False)
     assert again.panels[2].rows == table.rows  # the seed keeps the poem

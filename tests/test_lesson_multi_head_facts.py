@@ -165,6 +165,7 @@ def test_the_experiments_are_embedded_with_the_lesson_parameters(lang: str):
         ("params", {"d_model": 512, "heads": [1, 2, 4, 8, 16]}),
         ("dk-scaling", {}),
         ("heads", {"text": "白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼"}),
+        ("heads", {"text": "床前明月光，疑是地上霜。\n举头望明月，低头思故乡。", "layer": 4}),
         ("write", {}),
         ("train-compare", {"vary": "heads", "heads": [1, 4, 8], "steps": 1000, "seeds": 2}),
     ]

@@ -21,9 +21,9 @@ from tutor.texts import number, say
 def add_arguments(parser, t) -> None:
     parser.add_argument("--prompt", default="", metavar="TEXT", help=t("cli.opt.generate.prompt"))
     parser.add_argument(
-        "--temperature", type=float, default=0.8, metavar="T", help=t("cli.opt.generate.temperature")
+        "--temperature", type=float, default=1.0, metavar="T", help=t("cli.opt.generate.temperature")
     )
-    parser.add_argument("--top-k", type=int, default=20, metavar="K", help=t("cli.opt.generate.top_k"))
+    parser.add_argument("--top-k", type=int, default=0, metavar="K", help=t("cli.opt.generate.top_k"))
     parser.add_argument("--seed", type=int, metavar="S", help=t("cli.opt.generate.seed"))
     parser.add_argument("--max", type=int, default=200, metavar="N", help=t("cli.opt.generate.max"))
     parser.add_argument("--top", action="store_true", help=t("cli.opt.generate.top"))
@@ -34,7 +34,7 @@ def run(args, ctx) -> int:
     lang = ctx.lang
     if not 0 < args.temperature <= 5:
         raise TutorError(say("cli.generate.temperature", lang, got=f"{args.temperature:g}"))
-    if not 1 <= args.top_k <= 10_000:
+    if not 0 <= args.top_k <= 10_000:
         raise TutorError(say("cli.generate.top_k", lang, got=args.top_k))
     if not 1 <= args.max <= 2000:
         raise TutorError(say("cli.generate.max", lang, got=args.max))

@@ -31,7 +31,8 @@ class HeadsParams(Params):
         "白日依山尽",
         min_length=1,
         max_length=64,
-        description="a line the shipped model reads; its attention heatmaps are shown per head",
+        description="a line the shipped model reads (after the line break ↵ that opens every poem in training); "
+        "its attention heatmaps are shown per head",
     )
     layer: int | None = Field(
         None, ge=1, le=32, description="show heatmaps of this layer only (1 = first); default all"
@@ -196,8 +197,12 @@ class AlibiParams(Params):
 
 class WriteParams(Params):
     prompt: str = Field("", max_length=64, description="the start of the poem (empty: the model begins one)")
-    temperature: float = Field(0.8, gt=0.0, le=3.0, description="below 1 sharper, above 1 more adventurous")
-    top_k: int = Field(20, ge=1, le=500, description="choose only among the k likeliest characters")
+    temperature: float = Field(
+        1.0, gt=0.0, le=3.0, description="1: as the model learned; below 1 sharper, above 1 more adventurous"
+    )
+    top_k: int = Field(
+        0, ge=0, le=500, description="choose only among the k likeliest characters (0: all of them)"
+    )
     seed: int = Field(1, ge=0, le=2**31 - 1, description="the same seed writes the same poem")
     max_chars: int = Field(120, ge=1, le=300, description="write at most this many characters")
     inspect: int | None = Field(

@@ -47,9 +47,13 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
     ck = cache.checkpoint()
     ids = _encode(ck.tokenizer, p.text, "text")
     T, C, h = len(ids), p.n_embd, p.n_head
-    if T > ck.model.cfg.block_size:
+    # the trained model reads the text as it read every poem in training: after the line break that
+    # opens it, at position 0 (models.train.poem_starts); its heatmaps show that line break too
+    read = p.text if p.text.startswith("\n") else "\n" + p.text
+    if len(read) > ck.model.cfg.block_size:
         raise ExperimentError(
-            f"text: {T} characters do not fit the model's {ck.model.cfg.block_size} positions"
+            f"text: {len(read)} characters with the opening line break do not fit the model's "
+            f"{ck.model.cfg.block_size} positions"
         )
     n_layer = ck.model.cfg.n_layer
     if p.layer is not None and p.layer > n_layer:
@@ -92,8 +96,8 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
     proj_params = sum(t.numel() for t in proj.parameters())
 
     with cache.maps_lock:  # attention_maps parks weights on the shared model's modules while it runs
-        maps = ck.model.attention_maps(torch.tensor(ids))  # (n_layer, n_head, T, T), trained model
-    chars = ["↵" if c == "\n" else c for c in p.text]  # a line break shown as a mark, one cell wide
+        maps = ck.model.attention_maps(torch.tensor(_encode(ck.tokenizer, read, "text")))  # (L, H, T, T)
+    chars = ["↵" if c == "\n" else c for c in read]  # a line break shown as a mark, one cell wide
     layers = [p.layer - 1] if p.layer is not None else list(range(n_layer))
     trained = ck.model.cfg
     panels: list = [

@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tutor.errors import TutorError
+
 # the run: the course GPT's shape, the train-compare experiment's windows (a minute or two on a CPU)
 DEFAULTS = {
     "steps": 300,
@@ -35,7 +37,7 @@ DEFAULTS = {
 }
 
 
-class Refused(Exception):
+class Refused(TutorError):
     """The learner's model cannot be trained this way; the text says why, in the learner's language."""
 
 

@@ -102,6 +102,7 @@ class ExerciseScreen(TutorScreen):
     def on_mount(self) -> None:
         self.query_one("#ex-output").display = False
         self.query_one("#ex-solution").display = False
+        self.query_one("#ex-train").display = False  # until t starts a training run
 
     def on_unmount(self) -> None:
         self._stop_watching()
@@ -268,6 +269,7 @@ class ExerciseScreen(TutorScreen):
             self._training.append(line)
         self._progress = progress
         box = self.query_one("#ex-train", Static)
+        box.display = True
         box.update(ProseText("\n".join([*self._training, *([progress] if progress else [])])))
         box.scroll_visible(animate=False)
 
