@@ -1,9 +1,9 @@
 """A checkpoint's cross-entropy on a whole validation text, beside the count-based baselines on the same targets.
 
 Every character of the validation text after the first is predicted exactly once. The text is cut into
-chunks that start at line starts (as training windows do) and are at most the model's block size long; a
-chunk predicts the characters up to the next chunk's start, so each prediction sees the lines before it
-back to its chunk's start. The baselines (models.baselines) score the same (previous, next) pairs with
+chunks that start where the checkpoint's training windows started (its meta's `windows`: before a poem,
+at a line start) and are at most the model's block size long; a chunk predicts the characters up to the
+next chunk's start, so each prediction sees the text before it back to its chunk's start. The baselines (models.baselines) score the same (previous, next) pairs with
 counts from the training text, so the comparison needs nothing but the checkpoint and the corpus:
 
     python -m models.score models/checkpoints/gpt-learned.pt
@@ -21,12 +21,13 @@ import torch.nn.functional as F
 from models.baselines import ngram_baselines
 from models.gpt import GPT
 from models.tokenizer import CharTokenizer
-from models.train import line_starts
+from models.train import WINDOWS, line_starts
 
 
-def chunks(text: str, block: int) -> list[tuple[int, int]]:
-    """(start, end) pairs: inputs text[start:end], targets text[start+1:end+1]; the chunks tile the text."""
-    starts = line_starts(text).tolist() + [len(text) - 1]
+def chunks(text: str, block: int, windows: str = "line") -> list[tuple[int, int]]:
+    """(start, end) pairs: inputs text[start:end], targets text[start+1:end+1]; the chunks tile the text and
+    start where training windows of the kind `windows` start ("poem", "line"; "any": at line starts too)."""
+    starts = (WINDOWS[windows] or line_starts)(text).tolist() + [len(text) - 1]
     out, s, k = [], 0, 0
     while s < len(text) - 1:
         while k + 1 < len(starts) and starts[k + 1] <= s + block:
@@ -39,16 +40,22 @@ def chunks(text: str, block: int) -> list[tuple[int, int]]:
 
 @torch.no_grad()
 def split_scores(
-    model: GPT, tokenizer: CharTokenizer, train_text: str, val_text: str, batch: int = 64
+    model: GPT,
+    tokenizer: CharTokenizer,
+    train_text: str,
+    val_text: str,
+    batch: int = 64,
+    windows: str = "line",
 ) -> dict[str, float]:
-    """Mean cross-entropy (nats per character) of the model and of the baselines over the validation text."""
+    """Mean cross-entropy (nats per character) of the model and of the baselines over the validation text,
+    cut where the model's training windows started (`windows`)."""
     ids = torch.tensor(tokenizer.encode(val_text, unknown="unk"), dtype=torch.long)
     block = model.cfg.block_size
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
     try:
-        pieces = chunks(val_text, block)
+        pieces = chunks(val_text, block, windows)
         for lo in range(0, len(pieces), batch):
             group = pieces[lo : lo + batch]
             width = max(e - s for s, e in group)
@@ -68,6 +75,11 @@ def split_scores(
     return {"model": total / count, "targets": count, **base.to_dict()}
 
 
+def trained_windows(meta: dict) -> str:
+    """Where the checkpoint's training windows started (checkpoints from before the option: at lines)."""
+    return (meta.get("train") or {}).get("windows", "line")
+
+
 def main(argv: list[str] | None = None) -> int:
     from models.checkpoint import load_checkpoint
     from models.corpus import tang_texts
@@ -80,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     ck = load_checkpoint(args.checkpoint)
-    s = split_scores(ck.model, ck.tokenizer, *tang_texts())
+    s = split_scores(ck.model, ck.tokenizer, *tang_texts(), windows=trained_windows(ck.meta))
     print(
         f"{args.checkpoint}: {s['targets']:,} validation characters, nats per character: model {s['model']:.4f}  |  "
         f"bigram {s['bigram']:.4f} (λ {s['bigram_lambda']:.3f})  unigram {s['unigram']:.4f}  "
