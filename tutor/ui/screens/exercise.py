@@ -407,7 +407,9 @@ class ExerciseScreen(TutorScreen):
             return
         if event.state == WorkerState.SUCCESS:
             self.result = event.worker.result
-            self.refresh_bindings()  # t (train) shows once the file passes
+            pair = self.pair
+            if pair is not None and pair[1].train is not None:
+                self.refresh_bindings()  # t (train) shows once the file passes
             self._show_result(self.result)
             self.refresh(layout=True)  # laid out before the callback below, not after it
             self.call_after_refresh(self._reveal_result)
