@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
 
 from tests.conftest import PYTHON, run_tutor_env
 
@@ -14,10 +17,26 @@ def tutor(home, *args: str) -> subprocess.CompletedProcess:
                           timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
-def test_a_seeded_poem_is_written_the_same_twice_with_its_figures_in_json(home):
-    runs = [tutor(home, "generate", "--prompt", "白日", "--seed", "2", "--json") for _ in range(2)]
-    assert all(r.returncode == 0 for r in runs), runs[0].stderr
-    first, second = (json.loads(r.stdout) for r in runs)
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """Every CLI run of this module at once (each starts Python and torch; nothing they share is written)."""
+    home = tmp_path_factory.mktemp("generate")
+    cases = {
+        "json-1": ("--prompt", "白日", "--seed", "2", "--json"),
+        "json-2": ("--prompt", "白日", "--seed", "2", "--json"),
+        "zh": ("--prompt", "白日", "--seed", "2", "--top", "--lang", "zh"),
+        "temperature": ("--temperature", "0"),
+        "top-k": ("--top-k", "-1", "--lang", "de"),
+    }
+    with ThreadPoolExecutor(max_workers=len(cases)) as pool:
+        done = {name: pool.submit(tutor, home, "generate", *args) for name, args in cases.items()}
+        return {name: future.result() for name, future in done.items()}
+
+
+def test_a_seeded_poem_is_written_the_same_twice_with_its_figures_in_json(runs):
+    pair = [runs["json-1"], runs["json-2"]]
+    assert all(r.returncode == 0 for r in pair), pair[0].stderr
+    first, second = (json.loads(r.stdout) for r in pair)
     assert first == second
     assert first["text"].startswith("白日") and first["text"] == "白日" + "".join(
         s["char"] for s in first["steps"]
@@ -32,8 +51,8 @@ def test_a_seeded_poem_is_written_the_same_twice_with_its_figures_in_json(home):
         )
 
 
-def test_the_poem_and_its_figures_are_written_in_the_learners_language(home):
-    out = tutor(home, "generate", "--prompt", "白日", "--seed", "2", "--top", "--lang", "zh")
+def test_the_poem_and_its_figures_are_written_in_the_learners_language(runs):
+    out = runs["zh"]
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("白日") and "，" in lines[0]
@@ -41,14 +60,14 @@ def test_the_poem_and_its_figures_are_written_in_the_learners_language(home):
     assert any("←" in line for line in lines)  # --top: each character beside the five it came from
 
 
-def test_bad_values_exit_2_with_a_message(home):
-    out = tutor(home, "generate", "--temperature", "0")
+def test_bad_values_exit_2_with_a_message(runs):
+    out = runs["temperature"]
     assert (
         out.returncode == 2
         and "--temperature must be above 0" in out.stderr
         and "Traceback" not in out.stderr
     )
-    out = tutor(home, "generate", "--top-k", "-1", "--lang", "de")
+    out = runs["top-k"]
     assert out.returncode == 2 and "--top-k muss zwischen 0 (kein Schnitt) und 10.000 liegen" in out.stderr
 
 

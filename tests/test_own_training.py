@@ -114,6 +114,7 @@ def test_an_exercise_without_a_model_says_so(runs):
     assert "split-heads builds no model to train" in proc.stderr
 
 
+@pytest.mark.slow  # the CLI tests above run the same judge and worker path; this adds the lab's key and lines
 async def test_the_lab_trains_a_passing_file_on_t_and_shows_both_losses(home):
     """In the app: t does nothing useful before a pass (it says so), and after one it trains the model
     in a judge forked from the app's warm judge, the validations staying on screen."""
