@@ -477,6 +477,7 @@ def test_the_streaming_reader_gives_the_same_poems_with_tiny_chunks(
         import_corpus(broken)
 
 
+@pytest.mark.slow  # builds and imports a large file twice: a measurement more than a behaviour
 def test_importing_a_large_file_costs_about_twice_its_size_in_memory(
     tmp_path: Path, tang: list[Poem]
 ) -> None:

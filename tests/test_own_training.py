@@ -59,9 +59,9 @@ def runs(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]
     root = tmp_path_factory.mktemp("own")
     solution = (ROPE / "solution.py").read_text(encoding="utf-8")
     cases = {
-        "solution": (_home(root, "solution", solution), ("--steps", "10")),
+        "solution": (_home(root, "solution", solution), ("--steps", "6")),
         "starter": (_home(root, "starter", (ROPE / "starter.py").read_text(encoding="utf-8")), ()),
-        "nan": (_home(root, "nan", solution + NAN_AT_TEN), ("--steps", "10")),
+        "nan": (_home(root, "nan", solution + NAN_AT_TEN), ("--steps", "6")),
         "no-model": (_home(root, "no-model", None), ()),
     }
 
@@ -83,15 +83,15 @@ def test_a_passing_file_trains_its_model_beside_the_learned_table(runs):
     home, proc = runs["solution"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     losses = _losses(proc.stdout)
-    assert sorted(losses) == [0, 10]
-    (mine0, theirs0), (mine10, theirs10) = losses[0], losses[10]
-    # both start near ln(6010) = 8.70, the loss of knowing nothing, and both learn in 10 steps
+    assert sorted(losses) == [0, 6]
+    (mine0, theirs0), (mine6, theirs6) = losses[0], losses[6]
+    # both start near ln(6010) = 8.70, the loss of knowing nothing, and both learn in 6 steps
     assert all(8.0 < x < 9.5 for x in (mine0, theirs0))
-    assert mine10 < mine0 - 0.5 and theirs10 < theirs0 - 0.5
-    assert "step 10/10" in proc.stdout
-    done = re.search(r"After 10 steps \(\d+ s\) the validation loss of your model is ([\d.]+), the course GPT "
+    assert mine6 < mine0 - 0.5 and theirs6 < theirs0 - 0.5
+    assert "step 6/6" in proc.stdout
+    done = re.search(r"After 6 steps \(\d+ s\) the validation loss of your model is ([\d.]+), the course GPT "
                      r"with learned positions ([\d.]+)", proc.stdout)  # fmt: skip
-    assert done and (float(done[1]), float(done[2])) == (mine10, theirs10)
+    assert done and (float(done[1]), float(done[2])) == (mine6, theirs6)
     assert not grading_processes(home / "tmp")  # nothing outlives the run
 
 
