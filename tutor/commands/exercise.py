@@ -95,7 +95,8 @@ def _train(ex, path, steps: int | None, ctx) -> int:
     """Grade the file; once it passes, train the model it builds, printing progress as it comes."""
     from tutor.grading import service
     from tutor.grading.runner import WarmJudge, train_own_model
-    from tutor.texts import number, say
+    from tutor.grading.text import training_end, training_line
+    from tutor.texts import say
 
     lang = ctx.lang
     if ex.train is None:
@@ -114,28 +115,14 @@ def _train(ex, path, steps: int | None, ctx) -> int:
         source = service.read_submission(path, lang=lang).decode("utf-8").removeprefix("\ufeff")
 
         def show(event: dict) -> None:
-            kind = event.get("event")
-            if kind == "training":
-                print(say("train.own.step", lang, step=event["step"], steps=event["steps"],
-                          loss=number(event["loss"], lang, decimals=3), compare=compare,
-                          compare_loss=number(event["compare_loss"], lang, decimals=3),
-                          seconds=number(event["seconds"], lang, decimals=0)), flush=True)  # fmt: skip
-            elif kind == "validated":
-                print(say("train.own.validated", lang, step=event["step"], val=number(event["val"], lang, decimals=3),
-                          compare=compare, compare_val=number(event["compare_val"], lang, decimals=3)), flush=True)  # fmt: skip
+            line = training_line(event, lang, compare)
+            if line is not None:
+                print(line, flush=True)
 
         print(say("train.own.start", lang, steps=steps or ex.train.steps, compare=compare), flush=True)
         run = train_own_model(ex, source, str(path), steps=steps, lang=lang, on_event=show, warm=warm)
-    if run.stop is not None:
-        print(say("train.own.stopped", lang, reason=run.stop))
-        return 1
-    last = run.curve[-1]
-    gap = last["compare_val"] - last["val"]
-    print(say("train.own.done", lang, steps=run.steps, seconds=number(run.seconds, lang, decimals=0),
-              val=number(last["val"], lang, decimals=3), compare=compare, compare_val=number(last["compare_val"], lang, decimals=3),
-              verdict=say("train.own.lower" if gap > 0 else "train.own.higher", lang,
-                          gap=number(abs(gap), lang, decimals=3), compare=compare)))  # fmt: skip
-    return 0
+    print(training_end(run, lang, compare))
+    return 1 if run.stop is not None or not run.curve else 0
 
 
 def _list(course, ctx, as_json: bool) -> int:

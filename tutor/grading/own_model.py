@@ -24,7 +24,7 @@ from typing import Any
 
 from tutor.errors import TutorError
 
-# the run: the course GPT's shape, the train-compare experiment's windows (a minute or two on a CPU)
+# the run: the course GPT's shape, the train-compare experiment's windows (two or three minutes on a CPU)
 DEFAULTS = {
     "steps": 300,
     "batch": 10,

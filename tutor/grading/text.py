@@ -56,3 +56,33 @@ def isolation_text(isolation: dict, lang: str) -> str | None:
     if not missing:
         return words
     return say("grade.level.missing", lang, level=words, layers=say("word.list_sep", lang).join(missing))
+
+
+def training_line(event: dict, lang: str, compare: str) -> str | None:
+    """The line for a progress event of a training run of the learner's model (own_model.py): a step
+    ("training") or a validation ("validated"); None for any other event. `compare` names the other model."""
+    kind = event.get("event")
+    if kind == "training":
+        return say("train.own.step", lang, step=event["step"], steps=event["steps"], compare=compare,
+                   loss=number(event["loss"], lang, decimals=3),
+                   compare_loss=number(event["compare_loss"], lang, decimals=3),
+                   seconds=number(event["seconds"], lang, decimals=0))  # fmt: skip
+    if kind == "validated":
+        return say("train.own.validated", lang, step=event["step"], compare=compare,
+                   val=number(event["val"], lang, decimals=3),
+                   compare_val=number(event["compare_val"], lang, decimals=3))  # fmt: skip
+    return None
+
+
+def training_end(run, lang: str, compare: str) -> str:
+    """How a training run of the learner's model ended (runner.OwnTraining): both last losses, or why it
+    stopped."""
+    if run.stop is not None or not run.curve:
+        return say("train.own.stopped", lang, reason=run.stop or "")
+    last = run.curve[-1]
+    gap = last["compare_val"] - last["val"]
+    verdict = say("train.own.lower" if gap > 0 else "train.own.higher", lang,
+                  gap=number(abs(gap), lang, decimals=3), compare=compare)  # fmt: skip
+    return say("train.own.done", lang, steps=run.steps, seconds=number(run.seconds, lang, decimals=0),
+               val=number(last["val"], lang, decimals=3), compare=compare,
+               compare_val=number(last["compare_val"], lang, decimals=3), verdict=verdict)  # fmt: skip

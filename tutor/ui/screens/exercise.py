@@ -259,8 +259,7 @@ class ExerciseScreen(TutorScreen):
             self.notify(self.t("train.own.pass_first"))
             return
         self._training = []
-        compare = self.t(f"term.pos.{pair[1].train.compare}")
-        self._train_line(self.t("train.own.start", steps=pair[1].train.steps, compare=compare))
+        self._train_line(self.t("train.own.start", steps=pair[1].train.steps, compare=self._compare()))
         self._train()
 
     def _train_line(self, line: str | None = None, progress: str | None = None) -> None:
@@ -275,21 +274,18 @@ class ExerciseScreen(TutorScreen):
 
     def _on_training(self, event: dict) -> None:
         """Progress from the judge: the step line is rewritten in place, each validation stays."""
-        from tutor.texts import number
+        from tutor.grading.text import training_line
 
+        line = training_line(event, self.lang, self._compare())
+        if event.get("event") == "training":
+            self._train_line(progress=line)
+        elif line is not None:
+            self._train_line(line.strip(), progress=self._progress)
+
+    def _compare(self) -> str:
+        """The name of the model the learner's is trained beside (e.g. learned positions)."""
         pair = self.pair
-        compare = self.t(f"term.pos.{pair[1].train.compare}") if pair else ""
-        kind = event.get("event")
-        if kind == "training":
-            self._train_line(progress=self.t("train.own.step", step=event["step"], steps=event["steps"],
-                                             loss=number(event["loss"], self.lang, decimals=3), compare=compare,
-                                             compare_loss=number(event["compare_loss"], self.lang, decimals=3),
-                                             seconds=number(event["seconds"], self.lang, decimals=0)))  # fmt: skip
-        elif kind == "validated":
-            self._train_line(self.t("train.own.validated", step=event["step"], compare=compare,
-                                    val=number(event["val"], self.lang, decimals=3),
-                                    compare_val=number(event["compare_val"], self.lang, decimals=3)).strip(),
-                             progress=self._progress)  # fmt: skip
+        return self.t(f"term.pos.{pair[1].train.compare}") if pair and pair[1].train else ""
 
     @work(exclusive=True, group="train", exit_on_error=False)
     async def _train(self):
@@ -300,20 +296,9 @@ class ExerciseScreen(TutorScreen):
         return await train(pair[1], self.file, self.lang, self.tutor.warm_judge(), self._on_training)
 
     def _trained(self, run) -> None:
-        from tutor.texts import number
+        from tutor.grading.text import training_end
 
-        pair = self.pair
-        compare = self.t(f"term.pos.{pair[1].train.compare}") if pair else ""
-        if run.stop is not None or not run.curve:
-            self._train_line(self.t("train.own.stopped", reason=run.stop or ""))
-            return
-        last = run.curve[-1]
-        gap = last["compare_val"] - last["val"]
-        verdict = self.t("train.own.lower" if gap > 0 else "train.own.higher",
-                         gap=number(abs(gap), self.lang, decimals=3), compare=compare)  # fmt: skip
-        self._train_line(self.t("train.own.done", steps=run.steps, seconds=number(run.seconds, self.lang, decimals=0),
-                                val=number(last["val"], self.lang, decimals=3), compare=compare,
-                                compare_val=number(last["compare_val"], self.lang, decimals=3), verdict=verdict))  # fmt: skip
+        self._train_line(training_end(run, self.lang, self._compare()))
 
     def action_hint(self) -> None:
         pair = self.pair
