@@ -48,8 +48,9 @@ def write(
 ) -> Iterator[Step]:
     """Write after `prompt` (characters the model does not know become the unknown id) until the poem
     ends (a blank line, not yielded) or `max_new` characters. The prompt follows the line break that
-    opens a poem in every training window, so an empty prompt starts a poem at position 1, as in training. With `attention`, each step carries every head's weights from the query that
-    chose the character over the context it saw."""
+    opens a poem in every training window, so an empty prompt starts a poem at position 1, as in
+    training. With `attention`, each step carries every head's weights from the query that chose the
+    character over the context it saw."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     if top_k is not None and top_k < 0:

@@ -3,8 +3,9 @@
 Every character of the validation text after the first is predicted exactly once. The text is cut into
 chunks that start where the checkpoint's training windows started (its meta's `windows`: before a poem,
 at a line start) and are at most the model's block size long; a chunk predicts the characters up to the
-next chunk's start, so each prediction sees the text before it back to its chunk's start. The baselines (models.baselines) score the same (previous, next) pairs with
-counts from the training text, so the comparison needs nothing but the checkpoint and the corpus:
+next chunk's start, so each prediction sees the text before it back to its chunk's start. The baselines
+(models.baselines) score the same (previous, next) pairs with counts from the training text, so the
+comparison needs nothing but the checkpoint and the corpus:
 
     python -m models.score models/checkpoints/gpt-learned.pt
 """

@@ -101,9 +101,9 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
     metrics["stored"] = int(stored)
 
     longest = MULTIPLES[-1] * L0
-    far = {m: sum(v[-L0:]) / L0 for m in METHODS for v in [table["methods"][m][-1]["loss_by_position"]]}
-    for method, loss in far.items():  # the last trained_length positions: where stretching matters most
-        metrics[f"loss_far_{method}"] = loss
+    for method in METHODS:  # over the last trained_length positions: where stretching matters most
+        last = table["methods"][method][-1]["loss_by_position"][-L0:]
+        metrics[f"loss_far_{method}"] = sum(last) / len(last)
     xs = [float(s) for s in range(0, longest, p.bucket)]
     band_rows = [
         [
