@@ -5,6 +5,8 @@ and stops from any."""
 
 from __future__ import annotations
 
+import pytest
+
 import time
 
 from textual.containers import VerticalScroll
@@ -154,6 +156,7 @@ async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_
     assert child_pids() - before == set()
 
 
+@pytest.mark.slow  # a training run started for the key bar's words; the English line is proven above
 async def test_the_training_line_is_in_the_learners_language(home):
     app = make_app(home, lang="de")
     async with app.run_test(size=(80, 24)) as pilot:
