@@ -5,10 +5,9 @@ and stops from any."""
 
 from __future__ import annotations
 
-import pytest
-
 import time
 
+import pytest
 from textual.containers import VerticalScroll
 from textual.widgets import Input
 
