@@ -94,7 +94,7 @@ def run(args, ctx) -> int:
 def _train(ex, path, steps: int | None, ctx) -> int:
     """Grade the file; once it passes, train the model it builds, printing progress as it comes."""
     from tutor.grading import service
-    from tutor.grading.runner import WarmJudge, train_own_model
+    from tutor.grading.runner import WarmJudge
     from tutor.grading.text import training_end, training_line
     from tutor.texts import say
 
@@ -112,7 +112,6 @@ def _train(ex, path, steps: int | None, ctx) -> int:
             print(say("train.own.must_pass", lang, id=ex.id, score=result.score, max=result.max_score,
                       status=say(f"grade.status.{result.status}", lang)))  # fmt: skip
             return 1
-        source = service.read_submission(path, lang=lang).decode("utf-8").removeprefix("\ufeff")
 
         def show(event: dict) -> None:
             line = training_line(event, lang, compare)
@@ -120,7 +119,7 @@ def _train(ex, path, steps: int | None, ctx) -> int:
                 print(line, flush=True)
 
         print(say("train.own.start", lang, steps=steps or ex.train.steps, compare=compare), flush=True)
-        run = train_own_model(ex, source, str(path), steps=steps, lang=lang, on_event=show, warm=warm)
+        run = service.train_own(ex, path, steps=steps, lang=lang, on_event=show, warm=warm)
     print(training_end(run, lang, compare))
     return 1 if run.stop is not None or not run.curve else 0
 

@@ -382,60 +382,53 @@ class Judge:
 
     def grade(self, index: int, item: dict, functions: dict) -> None:
         from tutor.grading.kit import seeded
-        from tutor.grading.remote import LearnerError, Stopped, Submission
 
-        self.emit({"event": "file", "index": index})
-        t0 = time.monotonic()
-        channel = self.open_channel()
-        channel.restart_clock() if self.job["reuse"] else None
-        try:
-            self.emit({"event": "isolation", **channel.ready()})
-            sub = Submission.load(channel, item["source"], item["display"], item["seed"])
+        def checks(sub, channel: Channel) -> None:
             for cid, function in functions.items():
                 self.emit({"event": "start", "check": cid})
                 with seeded(item["seed"], cid):
                     status, message = run_check(function, sub)
                 self.emit({"event": "check", "check": cid, "status": status, "message": message[:2000]})
-        except LearnerError as err:
-            self.emit({"event": "import_error", "message": err.text})
-        except Stopped as err:
-            self.emit({"event": "stopped", "status": err.status, "reason": err.reason})
-        except Exception as err:  # noqa: BLE001 - a fault of the grader's own: said, never a traceback
-            channel.kill()
-            reason = channel.say("grade.stop.grader_failed", error=f"{type(err).__name__}: {err}"[:300])
-            self.emit({"event": "stopped", "status": "error", "reason": reason})
-        if not self.job["reuse"] or channel.poll() is not None:
-            channel.close()
-            self.channel = None
-        output, total, cut = channel.take_output()
-        self.emit({"event": "done", "seconds": round(time.monotonic() - t0, 3), "output": output,
-                   "output_bytes": total, "output_cut": cut})  # fmt: skip
+
+        self._serve(index, item, checks, reuse=self.job["reuse"])
 
     def train(self, item: dict, run: dict) -> None:
         """Train the learner's model (own_model.train_own) after loading the file, as `grade` loads it;
         the same events around it, so the tutor reads a training run like a grade."""
         from tutor.grading.own_model import Refused, train_own
+
+        def training(sub, channel: Channel) -> None:
+            try:
+                train_own(sub, run, self.emit, channel.say)
+            except Refused as err:
+                self.emit({"event": "stopped", "status": "error", "reason": str(err)})
+
+        self._serve(0, item, training, reuse=False)
+
+    def _serve(self, index: int, item: dict, work, reuse: bool) -> None:
+        """Load file `index` in the worker and hand it to `work(sub, channel)`: every way that can end
+        is an event, then "done" with what the worker printed. With `reuse` the worker stays for the
+        next file (unless it died)."""
         from tutor.grading.remote import LearnerError, Stopped, Submission
 
-        self.emit({"event": "file", "index": 0})
+        self.emit({"event": "file", "index": index})
         t0 = time.monotonic()
         channel = self.open_channel()
+        channel.restart_clock() if reuse else None
         try:
             self.emit({"event": "isolation", **channel.ready()})
-            sub = Submission.load(channel, item["source"], item["display"], item["seed"])
-            train_own(sub, run, self.emit, channel.say)
+            work(Submission.load(channel, item["source"], item["display"], item["seed"]), channel)
         except LearnerError as err:
             self.emit({"event": "import_error", "message": err.text})
-        except Refused as err:
-            self.emit({"event": "stopped", "status": "error", "reason": str(err)})
         except Stopped as err:
             self.emit({"event": "stopped", "status": err.status, "reason": err.reason})
         except Exception as err:  # noqa: BLE001 - a fault of the grader's own: said, never a traceback
             channel.kill()
             reason = channel.say("grade.stop.grader_failed", error=f"{type(err).__name__}: {err}"[:300])
             self.emit({"event": "stopped", "status": "error", "reason": reason})
-        channel.close()
-        self.channel = None
+        if not reuse or channel.poll() is not None:
+            channel.close()
+            self.channel = None
         output, total, cut = channel.take_output()
         self.emit({"event": "done", "seconds": round(time.monotonic() - t0, 3), "output": output,
                    "output_bytes": total, "output_cut": cut})  # fmt: skip

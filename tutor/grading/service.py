@@ -21,7 +21,15 @@ from pathlib import Path
 from tutor.content.schema import Exercise, pick
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import Limits, OnEvent, WarmJudge, error_result, grade_code
+from tutor.grading.runner import (
+    Limits,
+    OnEvent,
+    OwnTraining,
+    WarmJudge,
+    error_result,
+    grade_code,
+    train_own_model,
+)
 from tutor.settings import GRADE_MAX_SOURCE_BYTES, GRADE_SAVE_TRIES
 from tutor.texts import say
 
@@ -191,6 +199,23 @@ def grade(
     if store is not None and record:
         result.saved = _save(store, ex, source, result)
     return result
+
+
+def train_own(
+    ex: Exercise,
+    path: Path,
+    *,
+    steps: int | None = None,
+    lang: str = "en",
+    on_event: OnEvent | None = None,
+    warm: WarmJudge | None = None,
+    cancel: threading.Event | None = None,
+) -> OwnTraining:
+    """Train the model the file at `path` builds (runner.train_own_model), the file read as `grade`
+    reads it; for a file that passes."""
+    text = read_submission(path, lang=lang).decode("utf-8", "replace").removeprefix("\ufeff")
+    return train_own_model(ex, text, str(path), steps=steps, lang=lang, on_event=on_event, warm=warm,
+                           cancel=cancel)  # fmt: skip
 
 
 def _save(store, ex: Exercise, source: bytes, result: GradeResult) -> bool:

@@ -11,35 +11,30 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import OwnTraining, WarmJudge
 
+T = TypeVar("T")
+
 
 class GradeFailed(TutorError):
     """The grader itself could not produce a verdict (not: the learner's code failed)."""
 
 
-def _grade_in_thread(
-    ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge, cancel: threading.Event
-) -> GradeResult:
-    from tutor.grading import service
-    from tutor.progress.store import Store
-
-    with Store(home) as store:
-        return service.grade(ex, file, lang=lang, store=store, warm=warm, cancel=cancel)
-
-
-async def grade(ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge) -> GradeResult:
-    """Grade `file` with a judge forked from `warm`; GradeFailed when no verdict comes back."""
+async def _in_thread(work: Callable[[threading.Event], T]) -> T:
+    """`work(cancel)` in a thread; cancelling the awaiting task sets `cancel`, which stops its judge.
+    GradeFailed when the grader could not run at all."""
     from tutor.childproc import ChildCancelled
 
     cancel = threading.Event()
     try:
-        return await asyncio.to_thread(_grade_in_thread, ex, file, home, lang, warm, cancel)
+        return await asyncio.to_thread(work, cancel)
     except asyncio.CancelledError:
         cancel.set()  # the thread stops the judge and ends
         raise
@@ -49,27 +44,27 @@ async def grade(ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge
         raise GradeFailed(str(err)) from None
 
 
-async def train(ex: Exercise, file: Path, lang: str, warm: WarmJudge, on_event) -> OwnTraining:
-    """Train the model `file` builds, in a judge forked from `warm` (runner.train_own_model); `on_event`
-    gets the progress events in the calling thread's event loop. GradeFailed when the file cannot be read."""
-    from tutor.childproc import ChildCancelled
+async def grade(ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge) -> GradeResult:
+    """Grade `file` with a judge forked from `warm`; GradeFailed when no verdict comes back."""
     from tutor.grading import service
-    from tutor.grading.runner import train_own_model
+    from tutor.progress.store import Store
+
+    def work(cancel: threading.Event) -> GradeResult:
+        with Store(home) as store:
+            return service.grade(ex, file, lang=lang, store=store, warm=warm, cancel=cancel)
+
+    return await _in_thread(work)
+
+
+async def train(ex: Exercise, file: Path, lang: str, warm: WarmJudge, on_event) -> OwnTraining:
+    """Train the model `file` builds, in a judge forked from `warm` (service.train_own); `on_event`
+    gets the progress events in the calling thread's event loop. GradeFailed when the file cannot be read."""
+    from tutor.grading import service
 
     loop = asyncio.get_running_loop()
-    cancel = threading.Event()
 
-    def run() -> OwnTraining:
-        source = service.read_submission(file, lang=lang).decode("utf-8", "replace").removeprefix("\ufeff")
-        return train_own_model(ex, source, str(file), lang=lang, warm=warm, cancel=cancel,
-                               on_event=lambda e: loop.call_soon_threadsafe(on_event, e))  # fmt: skip
+    def work(cancel: threading.Event) -> OwnTraining:
+        return service.train_own(ex, file, lang=lang, warm=warm, cancel=cancel,
+                                 on_event=lambda e: loop.call_soon_threadsafe(on_event, e))  # fmt: skip
 
-    try:
-        return await asyncio.to_thread(run)
-    except asyncio.CancelledError:
-        cancel.set()
-        raise
-    except ChildCancelled:
-        raise asyncio.CancelledError() from None
-    except (OSError, TutorError) as err:
-        raise GradeFailed(str(err)) from None
+    return await _in_thread(work)
