@@ -71,6 +71,33 @@ def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
     assert rows[0][-1] == "stored" and rows[2][-1] == "trained"
 
 
+def _two_seeds_measured_and_shown(result):
+    """What train-compare makes of one and two heads with seeds 1337 and 1338: per setting the mean and
+    spread over its seeds, the largest spread, the gap, the tables and the note. Returns the runs table."""
+    m = result.metrics
+    for h in (1, 2):
+        finals = [m[f"val_loss_h{h}_s1337"], m[f"val_loss_h{h}_s1338"]]
+        assert m[f"val_loss_h{h}"] == pytest.approx(sum(finals) / 2)
+        assert m[f"seed_spread_h{h}"] == pytest.approx(max(finals) - min(finals))
+        seconds = [m[f"seconds_h{h}_s1337"], m[f"seconds_h{h}_s1338"]]
+        assert m[f"seconds_h{h}"] == pytest.approx(sum(seconds) / 2)  # the names of one-seed runs stay
+    assert m["seed_spread"] == max(m["seed_spread_h1"], m["seed_spread_h2"])
+    assert m["gap"] == pytest.approx(abs(m["val_loss_h1"] - m["val_loss_h2"]))
+    shown = result.shown("en")
+    runs, means = shown.panels[0], shown.panels[1]
+    assert [row[:2] for row in runs.rows] == [
+        ["1 head", "1337"],
+        ["1 head", "1338"],
+        ["2 heads", "1337"],
+        ["2 heads", "1338"],
+    ]
+    assert means.columns[1:4] == ["mean final val loss", "mean lowest val loss", "seed spread"]
+    note = shown.panels[-1].text
+    assert "another seed moved the final loss by up to" in note
+    assert ("cannot rank them" in note) == (m["gap"] <= m["seed_spread"])
+    return runs
+
+
 def test_train_compare_asks_for_every_setting_with_each_seed_and_measures_the_spread():
     """The slow test below on a smaller case, in this process and without training: every head count is
     asked for with each seed, each under its own key, and the runs handed back make the result (means,
@@ -96,52 +123,16 @@ def test_train_compare_asks_for_every_setting_with_each_seed_and_measures_the_sp
     m = result.metrics
     for h in (1, 2):
         assert [m[f"val_loss_h{h}_s1337"], m[f"val_loss_h{h}_s1338"]] == [finals[h, 1337], finals[h, 1338]]
-        assert m[f"val_loss_h{h}"] == pytest.approx((finals[h, 1337] + finals[h, 1338]) / 2)
-        assert m[f"seed_spread_h{h}"] == pytest.approx(abs(finals[h, 1338] - finals[h, 1337]))
-        assert m[f"seconds_h{h}"] == pytest.approx((m[f"seconds_h{h}_s1337"] + m[f"seconds_h{h}_s1338"]) / 2)
-    assert m["seed_spread"] == max(m["seed_spread_h1"], m["seed_spread_h2"])
-    assert m["gap"] == pytest.approx(abs(m["val_loss_h1"] - m["val_loss_h2"]))
-    shown = result.shown("en")
-    runs, means = shown.panels[0], shown.panels[1]
-    assert [row[:2] for row in runs.rows] == [
-        ["1 head", "1337"],
-        ["1 head", "1338"],
-        ["2 heads", "1337"],
-        ["2 heads", "1338"],
-    ]
+    runs = _two_seeds_measured_and_shown(result)
     assert {row[-1] for row in runs.rows} == {"stored"}
-    assert means.columns[1:4] == ["mean final val loss", "mean lowest val loss", "seed spread"]
-    note = shown.panels[-1].text
-    assert "another seed moved the final loss by up to" in note
-    assert ("cannot rank them" in note) == (m["gap"] <= m["seed_spread"])
 
 
 @pytest.mark.slow  # the test above proves the same without training; this one trains the four runs
 def test_train_compare_runs_every_setting_with_each_seed_and_measures_the_spread(home):
     events: list[dict] = []
     result = run_child_sync("train-compare", {**TINY, "seeds": 2}, events.append, home=home, use_cache=False)
-    m = result.metrics
-    for h in (1, 2):
-        finals = [m[f"val_loss_h{h}_s1337"], m[f"val_loss_h{h}_s1338"]]
-        assert m[f"val_loss_h{h}"] == pytest.approx(sum(finals) / 2)
-        assert m[f"seed_spread_h{h}"] == pytest.approx(max(finals) - min(finals))
-        seconds = [m[f"seconds_h{h}_s1337"], m[f"seconds_h{h}_s1338"]]
-        assert m[f"seconds_h{h}"] == pytest.approx(sum(seconds) / 2)  # the names of one-seed runs stay
-    assert m["seed_spread"] == max(m["seed_spread_h1"], m["seed_spread_h2"])
-    assert m["gap"] == pytest.approx(abs(m["val_loss_h1"] - m["val_loss_h2"]))
+    _two_seeds_measured_and_shown(result)
     assert {e["run"] for e in events if e["event"] == "progress"} == {1, 2, 3, 4}
-    shown = result.shown("en")
-    runs, means = shown.panels[0], shown.panels[1]
-    assert [row[:2] for row in runs.rows] == [
-        ["1 head", "1337"],
-        ["1 head", "1338"],
-        ["2 heads", "1337"],
-        ["2 heads", "1338"],
-    ]
-    assert means.columns[1:4] == ["mean final val loss", "mean lowest val loss", "seed spread"]
-    note = shown.panels[-1].text
-    assert "another seed moved the final loss by up to" in note
-    assert ("cannot rank them" in note) == (m["gap"] <= m["seed_spread"])
     with Store(home) as store:
         seeds = sorted(r.config["train"]["seed"] for r in store.training_runs(status="done"))
     assert seeds == [1337, 1337, 1338, 1338]  # each seed is a run of its own, kept under its own key
