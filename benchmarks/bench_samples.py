@@ -59,9 +59,14 @@ def final_of(char: str) -> str | None:
     return _GROUPS.get(final, final)
 
 
+def couplet_ends(poem: str) -> list[str]:
+    """The last character before the closing mark of each regular line: where a couplet rhymes."""
+    return [line.rstrip("，。？！；")[-1:] for line in lines_of(poem) if regular(line)]
+
+
 def rhyme_pairs(poem: str) -> tuple[int, int]:
     """(later couplet ends that rhyme with the first, later couplet ends) of one poem."""
-    ends = [line.rstrip("，。？！；")[-1:] for line in lines_of(poem) if regular(line)]
+    ends = couplet_ends(poem)
     if len(ends) < 2 or not ends[0]:
         return 0, 0
     first = final_of(ends[0])
@@ -71,8 +76,7 @@ def rhyme_pairs(poem: str) -> tuple[int, int]:
 
 def chance_rhyme(poems: list[str], seed: int = 0) -> float:
     """The rhyme figure when each poem's first couplet end meets the later couplet ends of another poem."""
-    ends = [[line.rstrip("，。？！；")[-1:] for line in lines_of(p) if regular(line)] for p in poems]
-    ends = [e for e in ends if len(e) >= 2 and e[0]]
+    ends = [e for e in map(couplet_ends, poems) if len(e) >= 2 and e[0]]
     others = ends[1:] + ends[:1]
     random.Random(seed).shuffle(others)
     hits = total = 0
