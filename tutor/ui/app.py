@@ -76,11 +76,24 @@ class TutorApp(App[int]):
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None
         self.course_ready = asyncio.Event()
+        self._quit_confirmed = False  # the learner said to quit although a training run goes
         self.add_mode("lesson", self._lesson_base)
         self.add_mode("quiz", self._quiz_base)
         self.add_mode("lab", self._lab_base)
 
     # --- start-up ------------------------------------------------------------------------
+
+    def get_driver_class(self):
+        """Textual's own driver, but on Linux one whose input thread ends at once on exit
+        (tutor.ui.driver: Textual's waited 200 ms for it)."""
+        from textual.drivers.linux_driver import LinuxDriver
+
+        driver = super().get_driver_class()
+        if driver is LinuxDriver:
+            from tutor.ui.driver import QuickExitDriver
+
+            return QuickExitDriver
+        return driver
 
     def get_default_screen(self) -> Screen:
         return HomeScreen()
