@@ -364,11 +364,13 @@ def test_authoring_check_flags_a_passing_starter_and_a_missing_check_function(tm
         (src.folder / "solution.py").read_text(encoding="utf-8"), encoding="utf-8"
     )
     problems = check_exercises(_Course([src.model_copy(update={"folder": folder})]))
-    assert [p.message for p in problems] == ["the starter of 'split-heads' passes every check; it must fail"]
+    errors = [p.message for p in problems if p.severity == "error"]
+    assert errors == ["the starter of 'split-heads' passes every check; it must fail"]
+    assert {p.file.name for p in problems if p.severity == "warning"} == {"starter.de.py", "starter.zh.py"}
 
     (folder / "checks.py").write_text("def check_shape(sub):\n    return 'ok'\n", encoding="utf-8")
     problems = check_exercises(_Course([src.model_copy(update={"folder": folder})]))
-    assert {p.message for p in problems} == {
+    assert {p.message for p in problems if p.severity == "error"} == {
         f"no function check_{cid} for the declared check {cid!r}"
         for cid in ("matches_view", "round_trip", "rejects_bad_split")
     }

@@ -1,7 +1,8 @@
 """`python -m tutor exercise list|start|reset|show|solution|train [ID]`: the learner's exercise files.
 
-start copies the starter into HOME/workspace/ID/ and never overwrites; reset asks first (or --yes)
-and keeps the old file as a .bak beside it; solution shows the reference only after a pass. train
+start copies the starter, in the learner's language (--lang), into HOME/workspace/ID/ and never
+overwrites; reset asks first (or --yes), puts the starter in that language back and keeps the old file
+as a .bak beside it; solution shows the reference only after a pass. train
 (exercises with a `[train]` table, e.g. rope) grades the file and, once it passes, trains the model it
 builds in the grading box for `--steps` steps beside the course GPT with a learned position table, on
 the same batches, and prints both validation losses as they go (exit 1 while the file does not pass).
@@ -49,7 +50,7 @@ def run(args, ctx) -> int:
     path = service.workspace_file(ctx.home, ex)
     if args.action == "start":
         try:
-            path, created = service.start_exercise(ctx.home, ex)
+            path, created = service.start_exercise(ctx.home, ex, lang)
         except OSError as err:  # an unwritable home, or a file where a folder should be
             raise TutorError(
                 say("cli.exercise.cannot_create", lang, path=path, why=err.strerror or err)
@@ -68,7 +69,7 @@ def run(args, ctx) -> int:
                 print(say("ex.cli.nothing_changed", lang))
                 return 1
         try:
-            path, backup = service.reset_exercise(ctx.home, ex)
+            path, backup = service.reset_exercise(ctx.home, ex, lang)
         except OSError as err:
             raise TutorError(
                 say("cli.exercise.cannot_restore", lang, path=path, why=err.strerror or err)

@@ -1,5 +1,6 @@
-"""For course authors: every exercise's starter must fail and its reference must pass, and every
-message its checks.py says (`msg("key")`) is in its exercise.toml's [messages], and used.
+"""For course authors: every exercise's starter must fail, in every language, and its reference must
+pass; the starter's language variants are the same code (tutor.content.starters); and every message
+its checks.py says (`msg("key")`) is in its exercise.toml's [messages], and used.
 
 `check_exercises(course)` returns content problems (tutor.content.problems.Problem); it is one of
 the checkers `python -m tutor check` runs. Code exercises are graded for real in one child process
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from tutor.content.problems import Problem, error, warning
 from tutor.content.schema import Exercise
+from tutor.content.starters import starter_problems, variants
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import grade_trusted
 from tutor.grading.service import solution_file, starter_file
@@ -28,6 +30,7 @@ def _static_problems(ex: Exercise) -> list[Problem]:
     folder = Path(ex.folder or ".")
     problems = [error(f, "file is missing") for f in _files(ex) if not f.is_file()]
     problems += _worker_problems(ex)
+    problems += starter_problems(ex)
     checks = folder / "checks.py"
     if checks.is_file():
         try:
@@ -123,20 +126,26 @@ def _runs_problems(ex: Exercise) -> list[Problem]:
         return [error(checks, "a runs exercise's checks.py needs sample_runs() and reference_answer(runs)")]
 
     runs = sample({1: 2.31, 4: 2.25, 8: 2.28})
-    starter = grade_runs(ex, starter_file(ex).read_bytes(), starter_file(ex).name, runs)
     answer = "\n".join(f"{k} = {json.dumps(v)}" for k, v in reference(runs).items())
     ref = grade_runs(ex, answer.encode(), "reference answer", runs)
     problems = []
-    if starter.status == "pass":
-        problems.append(error(starter_file(ex), "the starter passes every check; it must fail"))
+    for starter in _starters(ex):
+        if grade_runs(ex, starter.read_bytes(), starter.name, runs).status == "pass":
+            problems.append(error(starter, "the starter passes every check; it must fail"))
     if ref.status != "pass":
         problems.append(error(checks, f"the reference answer does not pass: {_summary(ref)}"))
     return problems
 
 
+def _starters(ex: Exercise) -> list[Path]:
+    """The exercise's starters: the English one and each language's variant."""
+    return list(variants(Path(ex.folder or "."), ex.file_name).values())
+
+
 def check_exercises(course) -> list[Problem]:
-    """Problems with the course's exercises: missing files or check functions, a starter that passes,
-    a reference that fails. Code exercises are graded for real, through the judge."""
+    """Problems with the course's exercises: missing files or check functions, a starter (in any
+    language) that passes or whose code drifted from the English one, a reference that fails. Code
+    exercises are graded for real, through the judge."""
     problems: list[Problem] = []
     items: list[tuple[Exercise, list[Path]]] = []
     for ex in course.exercises():
@@ -149,11 +158,12 @@ def check_exercises(course) -> list[Problem]:
         if ex.kind == "runs":
             problems += _runs_problems(ex)
         else:
-            items.append((ex, [starter_file(ex), solution_file(ex)]))
+            items.append((ex, [*_starters(ex), solution_file(ex)]))
     results = grade_trusted(items) if items else {}
-    for ex, (starter, solution) in items:
-        if results[starter].status == "pass":
-            problems.append(error(starter, f"the starter of {ex.id!r} passes every check; it must fail"))
+    for ex, (*starters, solution) in items:
+        for starter in starters:
+            if results[starter].status == "pass":
+                problems.append(error(starter, f"the starter of {ex.id!r} passes every check; it must fail"))
         ref = results[solution]
         if ref.status != "pass":
             problems.append(

@@ -1,7 +1,7 @@
 """What the CLI and the app do with an exercise: workspace copy, grading + recording, hints, solution.
 
 ex = load_course(lessons_dir).exercise("rope")
-path, created = start_exercise(home, ex)          # never overwrites the learner's work
+path, created = start_exercise(home, ex, "de")    # the German starter; never overwrites the learner's work
 result = grade(ex, path, lang="de", store=Store(home), on_event=print)
 text = reveal_hint(store, ex, 1, "de")            # general hint 1 (recorded)
 code = solution_text(store, ex)                   # only after a recorded pass
@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from tutor.content.schema import Exercise, pick
+from tutor.content.starters import starter_path
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import (
@@ -39,8 +40,9 @@ def workspace_file(home: Path, ex: Exercise) -> Path:
     return Path(home) / "workspace" / ex.id / ex.file_name
 
 
-def starter_file(ex: Exercise) -> Path:
-    return Path(ex.folder or ".") / ("starter" + Path(ex.file_name).suffix)
+def starter_file(ex: Exercise, lang: str = "en") -> Path:
+    """The starter in `lang` (starter.de.py beside starter.py), the English one when there is none."""
+    return starter_path(Path(ex.folder or "."), ex.file_name, lang)
 
 
 def solution_file(ex: Exercise) -> Path:
@@ -48,8 +50,9 @@ def solution_file(ex: Exercise) -> Path:
     return folder / "solution.py" if ex.kind == "code" else folder / "solution.md"
 
 
-def start_exercise(home: Path, ex: Exercise) -> tuple[Path, bool]:
-    """Copy the starter into the workspace unless the learner's file is already there."""
+def start_exercise(home: Path, ex: Exercise, lang: str = "en") -> tuple[Path, bool]:
+    """Copy the starter in `lang` into the workspace unless the learner's file is already there (in
+    whatever language it was started)."""
     target = workspace_file(home, ex)
     if target.exists():
         return target, False
@@ -57,14 +60,14 @@ def start_exercise(home: Path, ex: Exercise) -> tuple[Path, bool]:
     # exclusive create: a file appearing meanwhile (another tutor window) is not overwritten either
     try:
         with open(target, "xb") as fh:
-            fh.write(starter_file(ex).read_bytes())
+            fh.write(starter_file(ex, lang).read_bytes())
     except FileExistsError:
         return target, False
     return target, True
 
 
-def reset_exercise(home: Path, ex: Exercise) -> tuple[Path, Path | None]:
-    """Put the starter back; the learner's previous file is kept beside it as a backup."""
+def reset_exercise(home: Path, ex: Exercise, lang: str = "en") -> tuple[Path, Path | None]:
+    """Put the starter in `lang` back; the learner's previous file is kept beside it as a backup."""
     target = workspace_file(home, ex)
     backup = None
     if target.exists():
@@ -72,7 +75,7 @@ def reset_exercise(home: Path, ex: Exercise) -> tuple[Path, Path | None]:
         shutil.copy2(target, backup)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(starter_file(ex).read_bytes())
+    tmp.write_bytes(starter_file(ex, lang).read_bytes())
     tmp.replace(target)
     return target, backup
 

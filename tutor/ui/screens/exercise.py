@@ -136,7 +136,7 @@ class ExerciseScreen(TutorScreen):
         from tutor.grading.service import start_exercise
 
         try:
-            self.file, _created = start_exercise(self.tutor.home, ex)
+            self.file, _created = start_exercise(self.tutor.home, ex, self.lang)
         except OSError as err:
             self._status(f"{self.t('ex.grade_failed', err=err)}", "red")
         else:

@@ -16,8 +16,8 @@ from models.gpt import GPT, GPTConfig
 def apply_rope(x: torch.Tensor, pos: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     """Rotate x (..., T, d) by its positions pos (T,): pair i turns by the angle pos·θᵢ, θᵢ = base^(−2i/d).
 
-    Pair the dimensions either as (xᵢ, xᵢ₊d/₂) ("half-split", like models/positions.py) or as
-    (x₂ᵢ, x₂ᵢ₊₁) ("interleaved", like the RoFormer paper); both are graded as correct.
+    Pair the dimensions either as (x[i], x[i + d/2]) ("half-split", like models/positions.py) or as
+    (x[2i], x[2i + 1]) ("interleaved", like the RoFormer paper); both are graded as correct.
     Returns a tensor of the same shape.
     """
     raise NotImplementedError("apply_rope: your code here")
