@@ -183,8 +183,13 @@ async def test_cancelling_the_asyncio_task_terminates_the_child(home):
 
 def test_a_failed_child_reports_why_and_the_next_run_works(home, tmp_path, monkeypatch):
     monkeypatch.setenv("TUTOR_CHECKPOINTS", str(tmp_path / "no-checkpoints"))
-    with pytest.raises(ExperimentError, match="gpt-learned.pt is missing"):
+    with pytest.raises(ExperimentError, match="gpt-learned.pt is missing") as failed:
         run_child_sync("permutation", {"seed": 11}, home=home)
+    # the error crosses the process boundary as its key and values, worded in the parent's language
+    assert failed.value.key == "err.experiment.no_checkpoint_train"
+    assert failed.value.in_lang("de").startswith(
+        f"der Checkpoint {tmp_path / 'no-checkpoints'}/gpt-learned.pt fehlt"
+    )
     monkeypatch.undo()
     result = run_child_sync("rope-frequencies", {"d": 8}, home=home, use_cache=False)
     assert result.metrics["pairs"] == 4

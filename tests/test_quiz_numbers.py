@@ -152,7 +152,7 @@ def test_a_non_number_is_refused_not_marked_wrong(typed: str) -> None:
         check_answer(number(16), typed)
     assert err.value.key == "quiz.err.not_a_number"
     assert "2^-8" in str(err.value)  # the message shows what it can read
-    assert "不是能读懂的数" in err.value.text("zh")
+    assert "不是能读懂的数" in err.value.in_lang("zh")
 
 
 def test_scientific_form_is_right_only_where_the_tolerance_allows() -> None:

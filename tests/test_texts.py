@@ -403,3 +403,12 @@ def test_the_command_lines_errors_are_in_the_learners_language(tmp_path):
     assert parsed.returncode == 2
     assert parsed.stderr.startswith("Aufruf: python -m tutor train")
     assert "python -m tutor train: Fehler: argument --heads: invalid int value: 'x'" in parsed.stderr
+    # errors raised deep inside (the registry, the lesson loader) carry a key, worded at the edge
+    unknown = tutor("experiment", "bogus", "--lang", "de")
+    assert unknown.returncode == 2 and unknown.stdout == ""
+    assert unknown.stderr.startswith("Fehler: unbekanntes Experiment „bogus“; gültige Namen: heads, params, ")
+    missing = tutor("lessons", "--lang", "zh", "--lessons", str(tmp_path / "nowhere"))
+    assert (missing.returncode, missing.stderr) == (2, f"错误：找不到课程文件夹：{tmp_path / 'nowhere'}\n")
+    bad = tutor("experiment", "alibi", "--set", "n_head=0", "--lang", "zh")  # each problem on a line
+    assert bad.returncode == 2
+    assert bad.stderr == "错误：实验「alibi」的参数有误：\n  n_head：不允许（输入的是 0）；允许：整数 1..64，默认 8\n"

@@ -10,9 +10,41 @@ The quiz's AnswerError (an input that is not an answer: asked again, nothing rec
 TutorError.
 """
 
+from typing import Any
+
 
 class TutorError(Exception):
-    """Bad input or state that the user can fix; `str(err)` says what, where and what would be right."""
+    """Bad input or state that the user can fix: what, where and what would be right.
+
+    It carries a catalogue key and its values (`TutorError("err.lessons.not_found", path=...)`) and is
+    worded where it is shown: `err.in_lang(lang)` at the command line's and the app's edge (and as
+    a value of `say`), `str(err)` in English for logs and tests. Values stay as they are (paths,
+    names, an OS's or pydantic's own detail); a value with an `in_lang` is worded in the same
+    language. A caller that already speaks the learner's language may pass the worded text instead
+    of a key (`TutorError(say(key, lang, ...))`)."""
+
+    def __init__(self, key: str, /, **values: Any) -> None:
+        super().__init__(key)
+        self.key, self.values = key, values
+
+    def in_lang(self, lang: str) -> str:
+        from tutor.texts import has, say
+
+        if not self.values and not has(self.key):
+            return self.key  # already worded
+        return say(self.key, lang, **self.values)
+
+    def __str__(self) -> str:
+        return self.in_lang("en")
+
+    def __reduce__(self):  # pickled with its values (the default keeps only the key)
+        return _rebuilt, (type(self), self.key, self.values)
+
+
+def _rebuilt(cls: type[TutorError], key: str, values: dict[str, Any]) -> TutorError:
+    err = cls.__new__(cls)
+    TutorError.__init__(err, key, **values)
+    return err
 
 
 class CheckFailure(Exception):

@@ -6,7 +6,8 @@
     python -m tutor experiment train-compare --set steps=200 --jsonl   # the app's child-process protocol
 
 --jsonl prints one JSON object per line: progress events, then {"event": "result", "result": {...}},
-or {"event": "cancelled"} (exit 1) / {"event": "error", "message"} (exit 2). SIGTERM and SIGINT stop a
+or {"event": "cancelled"} (exit 1) / {"event": "error", "message", "said"} (exit 2; `said`: the error's
+catalogue key and values, tutor.experiments.runner). SIGTERM and SIGINT stop a
 training run after its current step.
 """
 
@@ -198,13 +199,29 @@ def _run_jsonl(spec, params, ctx) -> int:
         emit_json_line({"event": "cancelled"})
         return 1
     except ExperimentError as err:
-        emit_json_line({"event": "error", "message": str(err)})
+        emit_json_line({"event": "error", "message": str(err), "said": _said(err)})
         return 2
     except Exception as err:  # the protocol reports every failure as a line, never as a traceback
         emit_json_line({"event": "error", "message": f"{type(err).__name__}: {err}"})
         return 1
     emit_json_line({"event": "result", "result": result.model_dump(mode="json")})
     return 0
+
+
+def _said(err: TutorError) -> dict[str, Any] | None:
+    """The error's key and values as a Msg's JSON, for the parent to word; None for a text that is
+    not the catalogue's (then `message` is all there is)."""
+    from pydantic import ValidationError
+
+    from tutor.experiments.result import Msg
+    from tutor.texts import has
+
+    if not has(err.key):
+        return None
+    try:
+        return Msg(err.key, **err.values).model_dump(mode="json")
+    except ValidationError:  # a value JSON cannot carry: the English message is sent
+        return None
 
 
 def _print_progress(lang: str, event: dict[str, Any]) -> None:

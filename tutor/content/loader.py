@@ -43,24 +43,23 @@ class Course:
         for lesson in self.lessons:
             if lesson.id == lesson_id:
                 return lesson
-        raise UnknownContent(
-            f"no lesson {lesson_id!r}; lessons: {', '.join(x.id for x in self.lessons) or 'none'}"
-        )
+        raise UnknownContent("err.content.no_lesson", id=lesson_id, known=[x.id for x in self.lessons] or "—")
 
     def question(self, lesson_id: str, question_id: str) -> Question:
         lesson = self.lesson(lesson_id)
         for q in lesson.quiz:
             if q.id == question_id:
                 return q
-        known = ", ".join(q.id for q in lesson.quiz) or "none"
-        raise UnknownContent(f"no question {question_id!r} in lesson {lesson_id!r}; questions: {known}")
+        known = [q.id for q in lesson.quiz] or "—"
+        raise UnknownContent("err.content.no_question", id=question_id, lesson=lesson_id, known=known)
 
     def exercise(self, exercise_id: str) -> Exercise:
         for ex in self.exercises():
             if ex.id == exercise_id:
                 return ex
-        known = ", ".join(ex.id for ex in self.exercises()) or "none"
-        raise UnknownContent(f"no exercise {exercise_id!r}; exercises: {known}")
+        raise UnknownContent(
+            "err.content.no_exercise", id=exercise_id, known=[ex.id for ex in self.exercises()] or "—"
+        )
 
     def exercises(self) -> list[Exercise]:
         return [ex for lesson in self.lessons for ex in lesson.exercises]
@@ -71,11 +70,9 @@ def load_course(lessons_dir: Path, experiments: experiment_check.Specs | None = 
     `experiments` (name -> spec; `tutor.course.open_course` passes the registry's), or not at all."""
     lessons_dir = Path(lessons_dir)
     if not lessons_dir.is_dir():
-        raise TutorError(f"lessons folder not found: {lessons_dir}")
+        raise TutorError("err.content.no_folder", path=str(lessons_dir))
     if (lessons_dir / "lesson.toml").is_file():
-        raise TutorError(
-            f"{lessons_dir} is one lesson folder; give the folder that contains the lessons: {lessons_dir.parent}"
-        )
+        raise TutorError("err.content.one_lesson", path=str(lessons_dir), parent=str(lessons_dir.parent))
     course = Course(lessons_dir=lessons_dir)
     folders = sorted(p for p in lessons_dir.iterdir() if p.is_dir() and p.name[0] not in "._")
     manifest = read_manifest(lessons_dir, course.problems)

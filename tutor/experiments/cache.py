@@ -30,10 +30,7 @@ def checkpoint(name: str = LEARNED, **overrides: Any):
     with _lock:
         if key not in _checkpoints:
             if not path.is_file():
-                raise ExperimentError(
-                    f"the checkpoint {path} is missing; it ships with the tutor "
-                    f"(or train one: python -m tutor train --out {path})"
-                )
+                raise ExperimentError("err.experiment.no_checkpoint_train", path=str(path))
             from models.checkpoint import load_checkpoint
 
             try:

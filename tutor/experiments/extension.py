@@ -70,7 +70,7 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
     base = cache.checkpoint(cache.ROPE_SHORT)
     cfg = base.model.cfg
     if cfg.pos != "rope":
-        raise ExperimentError(f"{cache.ROPE_SHORT} must be a RoPE model, it uses {cfg.pos!r} positions")
+        raise ExperimentError("err.experiment.not_rope", name=cache.ROPE_SHORT, pos=cfg.pos)
     L0, d = cfg.block_size, cfg.head_dim
 
     tables = {m: rope_inv_freq(d, cfg.rope_base, m, p.scale, L0) for m in METHODS}

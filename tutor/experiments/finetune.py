@@ -29,12 +29,10 @@ def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
 
     path = checkpoints_dir() / ROPE_SHORT_CHECKPOINT
     if not path.is_file():
-        raise ExperimentError(f"the checkpoint {path} is missing; it ships with the tutor")
+        raise ExperimentError("err.experiment.no_checkpoint", path=str(path))
     base = load_checkpoint(path)
     if base.model.cfg.pos != "rope":
-        raise ExperimentError(
-            f"{ROPE_SHORT_CHECKPOINT} must be a RoPE model, it uses {base.model.cfg.pos!r} positions"
-        )
+        raise ExperimentError("err.experiment.not_rope", name=ROPE_SHORT_CHECKPOINT, pos=base.model.cfg.pos)
     L0 = base.model.cfg.block_size
     long = round(p.scale * L0)
     lengths = [L0, long] if long > L0 else [L0]

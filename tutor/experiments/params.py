@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tutor.experiments.errors import InvalidParams
+
 PosMode = Literal["learned", "none", "rope", "alibi"]
 
 
@@ -19,9 +21,7 @@ class Params(BaseModel):
 
 def _divides(d: int, h: int, what: str) -> None:
     if d % h:
-        raise ValueError(
-            f"{what} ({d}) must be divisible by the number of heads ({h}): each head gets {what} // heads dimensions"
-        )
+        raise InvalidParams("err.params.divisible", what=what, d=d, h=h)
 
 
 class HeadsParams(Params):
@@ -130,9 +130,7 @@ class TrainCompareParams(Params):
         for _, h, pos in self.runs():
             _divides(self.n_embd, h, "n_embd")
             if pos == "rope" and (self.n_embd // h) % 2:
-                raise ValueError(
-                    f"RoPE needs an even head dimension; n_embd {self.n_embd} / {h} heads is odd"
-                )
+                raise InvalidParams("err.params.rope_even", n_embd=self.n_embd, h=h)
         return self
 
 
@@ -156,9 +154,7 @@ class PermutationParams(Params):
     @model_validator(mode="after")
     def _check(self) -> PermutationParams:
         if sorted(self.text) != sorted(self.other):
-            raise ValueError(
-                f"other ({self.other!r}) must hold the same characters as text ({self.text!r}), reordered"
-            )
+            raise InvalidParams("err.params.same_chars", other=repr(self.other), text=repr(self.text))
         return self
 
 
@@ -179,9 +175,7 @@ class RopeRelativeParams(Params):
     def _check(self) -> RopeRelativeParams:
         too_far = [o for o in self.offsets if o >= self.max_pos]
         if too_far:
-            raise ValueError(
-                f"offsets {too_far} do not fit in max_pos {self.max_pos}; each must be < max_pos"
-            )
+            raise InvalidParams("err.params.offsets", offsets=str(too_far), max_pos=self.max_pos)
         return self
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from tutor.experiments import params as P
 from tutor.experiments.errors import ExperimentError
+from tutor.experiments.result import Msg
 from tutor.i18n import LANGS
 from tutor.texts import say
 
@@ -106,41 +107,49 @@ def get_registry() -> dict[str, ExperimentSpec]:
 def get_spec(name: str) -> ExperimentSpec:
     reg = _registry()
     if name not in reg:
-        raise ExperimentError(f"unknown experiment {name!r}; valid names: {', '.join(reg)}")
+        raise ExperimentError("err.experiment.unknown", name=name, names=list(reg))
     return reg[name]
 
 
-def describe_field(model: type[P.Params], name: str) -> str:
-    """'integer 1..64, default 4 — number of heads' from the model's schema."""
+def describe_field(model: type[P.Params], name: str) -> Msg:
+    """'integer 1..64, default 4' from the model's schema, in any language."""
     prop = model.model_json_schema()["properties"][name]
-    return f"{_describe_type(prop)}, default {json.dumps(prop.get('default'), ensure_ascii=False)} — {prop.get('description', '')}"
+    return Msg("err.type.default", kind=_describe_type(prop), default=_json(prop.get("default")))
 
 
-def _describe_type(prop: dict) -> str:
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _describe_type(prop: dict) -> Msg:
     if "anyOf" in prop:
         kinds = [_describe_type(p) for p in prop["anyOf"] if p.get("type") != "null"]
-        return " or ".join(kinds) + " (or unset)"
+        return Msg("err.type.optional", kinds=kinds)
     if "enum" in prop:
-        return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in prop["enum"])
+        return Msg("err.type.one_of", values=[_json(v) for v in prop["enum"]])
     kind = prop.get("type", "value")
-    names = {"integer": "integer", "number": "number", "string": "text", "boolean": "true/false"}
     if kind == "array":
         items = _describe_type(prop.get("items", {}))
-        size = ""
         if "minItems" in prop or "maxItems" in prop:
-            size = f" ({prop.get('minItems', 0)}..{prop.get('maxItems', '')} items)"
-        return f"list of {items}{size}"
-    text = names.get(kind, kind)
+            return Msg(
+                "err.type.list_of_size",
+                items=items,
+                size=f"{prop.get('minItems', 0)}..{prop.get('maxItems', '')}",
+            )
+        return Msg("err.type.list_of", items=items)
+    text = Msg(f"err.type.{kind}" if kind in ("integer", "number", "string", "boolean") else "err.type.value")
     lo = prop.get("minimum", prop.get("exclusiveMinimum"))
     hi = prop.get("maximum", prop.get("exclusiveMaximum"))
     if lo is not None or hi is not None:
         lo_s = "" if lo is None else (f">{lo}" if "exclusiveMinimum" in prop else f"{lo}")
         hi_s = "" if hi is None else (f"<{hi}" if "exclusiveMaximum" in prop else f"{hi}")
-        text += f" {lo_s}..{hi_s}"
+        text = Msg("err.type.range", kind=text, range=f"{lo_s}..{hi_s}")
     if "multipleOf" in prop:
-        text += f", a multiple of {prop['multipleOf']}"
+        text = Msg("err.type.multiple", kind=text, n=str(prop["multipleOf"]))
     if kind == "string" and ("minLength" in prop or "maxLength" in prop):
-        text += f" of {prop.get('minLength', 0)}..{prop.get('maxLength', '')} characters"
+        text = Msg(
+            "err.type.length", kind=text, size=f"{prop.get('minLength', 0)}..{prop.get('maxLength', '')}"
+        )
     return text
 
 
@@ -150,30 +159,49 @@ def validate_params(spec: ExperimentSpec | str, raw: Mapping[str, Any]) -> P.Par
     try:
         return spec.params_model(**dict(raw))
     except ValidationError as err:
-        raise ExperimentError(format_validation_error(spec, err)) from None
+        said = format_validation_error(spec, err)
+        raise ExperimentError(said.key, **said.args) from None
     except TypeError as err:  # e.g. non-string keys
-        raise ExperimentError(f"{spec.name}: bad parameters: {err}") from None
+        raise ExperimentError("err.experiment.bad_params_type", name=spec.name, detail=str(err)) from None
 
 
-def format_validation_error(spec: ExperimentSpec, err: ValidationError) -> str:
+# pydantic's reasons that the allowed values (describe_field) say in the learner's words
+_SAID_BY_ALLOWED = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "multiple_of",
+                    "too_short", "too_long", "string_too_short", "string_too_long", "literal_error", "enum"}  # fmt: skip
+
+
+def format_validation_error(spec: ExperimentSpec, err: ValidationError) -> Msg:
+    """What is wrong with each parameter, in any language: the field, the value given, what is
+    allowed. pydantic's own reason stays as it says it; the experiments' own checks (params.py)
+    raise catalogue texts, worded here."""
     model = spec.params_model
     fields = model.model_fields
-    lines = [f"bad parameter(s) for experiment {spec.name!r}:"]
+    problems: list[Msg | str] = []
     for e in err.errors(include_url=False):
         loc = [str(x) for x in e["loc"]]
         field = loc[0] if loc else ""
         where = field + "".join(f"[{x}]" for x in loc[1:])
-        msg = e["msg"].removeprefix("Value error, ")
+        cause = e.get("ctx", {}).get("error")
+        if hasattr(cause, "in_lang"):
+            detail: Msg | str = Msg(cause.key, **cause.values)
+        elif e["type"] in _SAID_BY_ALLOWED:
+            detail = Msg("err.experiment.not_allowed")
+        else:
+            detail = e["msg"]
         if e["type"] == "extra_forbidden":
-            lines.append(f"  unknown parameter {field!r}; valid parameters: {', '.join(fields)}")
+            problems.append(Msg("err.experiment.param_unknown", name=field, names=list(fields)))
             continue
         got = e.get("input")
-        got_s = "" if isinstance(got, dict) else f" (got {_show(got)})"
         if field in fields:
-            lines.append(f"  {where}: {msg}{got_s}; allowed: {describe_field(model, field)}")
+            allowed = describe_field(model, field)
+            if isinstance(got, dict):
+                problems.append(Msg("err.experiment.param_bad", where=where, detail=detail, allowed=allowed))
+            else:
+                problems.append(Msg("err.experiment.param_bad_got", where=where, detail=detail, got=_show(got),
+                                    allowed=allowed))  # fmt: skip
         else:
-            lines.append(f"  {msg}")
-    return "\n".join(lines)
+            problems.append(detail)
+    return Msg("err.experiment.bad_params", name=spec.name, problems=problems)
 
 
 def _show(value: Any) -> str:

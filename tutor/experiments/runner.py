@@ -7,7 +7,8 @@
 
 The child is `python -m tutor experiment NAME --set K=V ... --jsonl`, which prints one JSON object
 per line: {"event": "progress", ...} while it works, then {"event": "result", "result": {...}}, or
-{"event": "cancelled"} / {"event": "error", "message"}. The child runs through tutor.childproc:
+{"event": "cancelled"} / {"event": "error", "message", "said"} (`said`: the error's catalogue key and
+values as a Msg, so the parent words it in the learner's language). The child runs through tutor.childproc:
 cancelling terminates its session (SIGTERM, it stops after the current step) and kills it after a
 grace period; subprocesses, not multiprocessing, because multiprocessing cannot spawn inside a
 running Textual app.
@@ -31,7 +32,7 @@ from tutor.experiments.base import RunContext, StoredRun
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import Params
 from tutor.experiments.registry import ExperimentSpec, canonical_params, get_spec, validate_params
-from tutor.experiments.result import Result
+from tutor.experiments.result import Msg, Result
 from tutor.settings import CHILD_GRACE_S, RESULT_CACHE_SIZE, tutor_child_env
 
 EventSink = Callable[[dict[str, Any]], None]
@@ -131,7 +132,7 @@ class _Outcome:
     def __init__(self, name: str, on_event: EventSink | None):
         self.name, self.on_event = name, on_event
         self.result: Result | None = None
-        self.error: str | None = None
+        self.error: ExperimentError | None = None
         self.cancelled = False
 
     def event(self, event: dict[str, Any]) -> None:
@@ -139,7 +140,12 @@ class _Outcome:
         if kind == "result":
             self.result = Result.model_validate(event["result"])
         elif kind == "error":
-            self.error = event.get("message", "unknown error")
+            said = event.get("said")
+            if said is not None:
+                said = Msg.model_validate(said)
+                self.error = ExperimentError(said.key, **said.args)
+            else:  # not one of ours: Python's own words, as they are
+                self.error = ExperimentError(str(event.get("message", "?")))
         elif kind == "cancelled":
             self.cancelled = True
         elif kind != "stray" and self.on_event is not None:
@@ -151,12 +157,10 @@ class _Outcome:
         if self.cancelled:
             raise Cancelled()
         if self.error:
-            raise ExperimentError(self.error)
+            raise self.error
         tail = stderr_tail.strip().splitlines()[-5:]
-        raise ExperimentError(
-            f"experiment {self.name!r} failed: the child process exited with code {returncode}"
-            + ("\n" + "\n".join(tail) if tail else "")
-        )
+        raise ExperimentError("err.experiment.child_exit", name=self.name, code=str(returncode),
+                              tail="".join("\n" + line for line in tail))  # fmt: skip
 
 
 async def run_in_child(

@@ -29,11 +29,10 @@ def _encode(tokenizer, text: str, field: str) -> list[int]:
         return tokenizer.encode(text)
     except UnknownCharacterError as err:
         # the tokenizer's own message suggests unknown='unk', an API option a learner here cannot pass
-        shown = ", ".join(f"{ch!r} at {i}" for i, ch in err.unknown[:8])
-        shown += f" and {len(err.unknown) - 8} more" if len(err.unknown) > 8 else ""
-        raise ExperimentError(
-            f"{field}: the shipped model has never seen {shown}; use characters from its poems"
-        ) from None
+        shown = [Msg("err.experiment.char_at", char=repr(ch), at=i) for i, ch in err.unknown[:8]]
+        if len(err.unknown) > 8:
+            shown.append(Msg("err.experiment.more", n=len(err.unknown) - 8))
+        raise ExperimentError("err.experiment.unseen", field=field, chars=shown) from None
 
 
 def _shape(t) -> str:
@@ -51,13 +50,10 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
     # opens it, at position 0 (models.train.poem_starts); its heatmaps show that line break too
     read = p.text if p.text.startswith("\n") else "\n" + p.text
     if len(read) > ck.model.cfg.block_size:
-        raise ExperimentError(
-            f"text: {len(read)} characters with the opening line break do not fit the model's "
-            f"{ck.model.cfg.block_size} positions"
-        )
+        raise ExperimentError("err.experiment.too_long", n=len(read), positions=ck.model.cfg.block_size)
     n_layer = ck.model.cfg.n_layer
     if p.layer is not None and p.layer > n_layer:
-        raise ExperimentError(f"layer: the shipped model has layers 1..{n_layer}, got {p.layer}")
+        raise ExperimentError("err.experiment.no_layer", n=n_layer, got=p.layer)
 
     # the walk-through runs on a fresh layer of the chosen width, so every shape is the learner's choice
     gen = torch.Generator().manual_seed(p.seed)  # own generator: no other thread's RNG use can change it

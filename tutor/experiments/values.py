@@ -25,9 +25,7 @@ def _kinds(prop: dict) -> set[str]:
 def parse_value(spec: ExperimentSpec, key: str, text: str) -> Any:
     props = spec.params_model.model_json_schema()["properties"]
     if key not in props:
-        raise ExperimentError(
-            f"unknown parameter {key!r} for experiment {spec.name!r}; valid parameters: {', '.join(props)}"
-        )
+        raise ExperimentError("err.experiment.set_unknown", key=key, name=spec.name, names=list(props))
     kinds = _kinds(props[key])
     stripped = text.strip()
     if "null" in kinds and stripped.lower() in ("none", "null", ""):
@@ -40,9 +38,7 @@ def parse_value(spec: ExperimentSpec, key: str, text: str) -> Any:
                 try:
                     return tomllib.loads(f"v = {stripped}")["v"]
                 except tomllib.TOMLDecodeError:
-                    raise ExperimentError(
-                        f"{key}: cannot read {text!r} as a list; write e.g. 1,2,4 or [1, 2, 4]"
-                    ) from None
+                    raise ExperimentError("err.experiment.set_list", key=key, text=repr(text)) from None
         return [part.strip().strip("'\"") for part in stripped.split(",") if part.strip()]
     if "string" in kinds and len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "'\"":
         return stripped[1:-1]
@@ -55,6 +51,6 @@ def parse_assignments(spec: ExperimentSpec, items: Iterable[str]) -> dict[str, A
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ExperimentError(f"--set expects KEY=VALUE, got {item!r}")
+            raise ExperimentError("err.experiment.set_form", got=repr(item))
         raw[key] = parse_value(spec, key, value)
     return raw

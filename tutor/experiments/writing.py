@@ -31,9 +31,7 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
     ck = cache.checkpoint()
     cfg = ck.model.cfg
     if p.layer > cfg.n_layer or p.head > cfg.n_head:
-        raise ExperimentError(
-            f"layer/head: the shipped model has layers 1..{cfg.n_layer} and heads 1..{cfg.n_head}"
-        )
+        raise ExperimentError("err.experiment.no_head", layers=cfg.n_layer, heads=cfg.n_head)
     steps = []
     with cache.maps_lock:  # the attention weights are parked on the shared model's modules while it writes
         for step in write(ck.model, ck.tokenizer, p.prompt, max_new=p.max_chars, temperature=p.temperature,
@@ -42,7 +40,7 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
             ctx.emit({"event": "writing", "text": p.prompt + "".join(s.char for s in steps)})
             ctx.check()
     if not steps:
-        raise ExperimentError("the model ended the poem before writing a character; try another seed")
+        raise ExperimentError("err.experiment.nothing_written")
     text = p.prompt + "".join(s.char for s in steps)
     found = figures(text, [s.prob for s in steps])
     # by default the last character of verse it wrote (the rhyme, when the poem ends properly)

@@ -27,7 +27,6 @@ from tutor.content.schema import (
 from tutor.errors import TutorError
 from tutor.quiz.normalise import fold, format_shape, normalise_text, shape_tokens
 from tutor.quiz.numbers import format_number, number_matches, number_readings
-from tutor.texts import say
 
 SELF_RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
 # Accepted spellings of the four self-ratings, also in German and Chinese.
@@ -40,16 +39,8 @@ _RATING_WORDS = {
 
 
 class AnswerError(TutorError, ValueError):
-    """The input is not an answer to this question (say why, ask again; record nothing).
-
-    `str(err)` is English; `err.text(lang)` the learner's language (keys in tutor.texts)."""
-
-    def __init__(self, key: str, **values: object):
-        self.key, self.values = key, values
-        super().__init__(say(key, "en", **values))
-
-    def text(self, lang: str) -> str:
-        return say(self.key, lang, **self.values)
+    """The input is not an answer to this question (say why, ask again; record nothing): a key of
+    tutor.texts and its values, worded by `err.in_lang(lang)` (`str(err)` is English)."""
 
 
 class ChoiceFeedback(BaseModel):

@@ -95,7 +95,7 @@ class _Terminal:
             try:
                 return self.session.answer(text, used_hint=used_hint)
             except AnswerError as err:
-                self.out(err.text(self.lang) + (f" — {self.say('quiz.try_hint')}" if q.hint else ""), "red")
+                self.out(err.in_lang(self.lang) + (f" — {self.say('quiz.try_hint')}" if q.hint else ""), "red")
 
     def rating(self) -> str:
         while True:
@@ -103,7 +103,7 @@ class _Terminal:
             try:
                 parse_rating(rating)
             except AnswerError as err:
-                self.out(err.text(self.lang), "red")
+                self.out(err.in_lang(self.lang), "red")
                 continue
             return rating
 

@@ -8,8 +8,8 @@ from the lesson files instead (`tutor.content.schema.pick`).
 
 Values are filled in the language's way: a number with its digit grouping and decimal mark
 (`262,656` and `0.5` in English and Chinese, `262.656` and `0,5` in German), a nested text (anything
-with an `in_lang(lang)` method, such as an experiment's `Msg`) in the same language, a list as its
-items joined the language's way (`a, b` or `a、b`).
+with an `in_lang(lang)` method: a `Said`, an error, an experiment's `Msg`) in the same language, a
+list as its items joined the language's way (`a, b` or `a、b`), or one a line (`{problems:lines}`).
 """
 
 from __future__ import annotations
@@ -75,6 +75,32 @@ def say(key: str, lang: str = FALLBACK, /, **values: Any) -> str:
     return _Filler(lang).vformat(text, (), values) if values else text
 
 
+class Said:
+    """A catalogue text not yet worded: its key and values, worded by `in_lang(lang)` where it is
+    shown, so one text can be shown in any language (a lesson file's problem, a piece of an error).
+    An error carries the same (`tutor.errors.TutorError`); an experiment's `Msg` is its JSON form."""
+
+    __slots__ = ("key", "values")
+
+    def __init__(self, key: str, /, **values: Any) -> None:
+        self.key, self.values = key, values
+
+    def in_lang(self, lang: str) -> str:
+        return say(self.key, lang, **self.values)
+
+    def __str__(self) -> str:
+        return self.in_lang(FALLBACK)
+
+    def __repr__(self) -> str:
+        return f"Said({self.key!r}, **{self.values!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Said) and (self.key, self.values) == (other.key, other.values)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
 def number(value: float, lang: str = FALLBACK, digits: int = 4, decimals: int | None = None) -> str:
     """A number as a learner reads it: integers whole and grouped (262,656), other numbers to
     `digits` significant digits, in scientific notation when tiny or huge (2.4e-06), or with a fixed
@@ -99,6 +125,8 @@ class _Filler(string.Formatter):
         self.lang = lang
 
     def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, list | tuple) and format_spec == "lines":  # one item a line, indented
+            return "".join("\n  " + self.format_field(v, "") for v in value)
         if isinstance(value, list | tuple):
             value = say("word.list_sep", self.lang).join(self.format_field(v, "") for v in value)
         elif hasattr(value, "in_lang"):

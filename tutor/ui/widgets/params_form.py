@@ -131,7 +131,7 @@ class ParamsForm(VerticalGroup):
                 if e["loc"] and isinstance(e["loc"][0], str):
                     for box in self.query(f"#p-{e['loc'][0]}"):
                         box.add_class("-invalid")
-            error.update(format_validation_error(self.spec, err))
+            error.update(format_validation_error(self.spec, err).in_lang(self.lang))
             error.display = True
             return None
         error.update("")

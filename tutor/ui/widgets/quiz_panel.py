@@ -177,7 +177,7 @@ class QuizPanel(Vertical):
             else:
                 feedback = self.session.answer(text, used_hint=self.used_hint)
         except AnswerError as err:
-            self._error(err.text(self.lang))
+            self._error(err.in_lang(self.lang))
             return
         except Exception as err:  # noqa: BLE001 - e.g. the store is busy: say so, keep the question
             self._error(f"{type(err).__name__}: {err}")
