@@ -1,8 +1,9 @@
 """What the home screen needs of the course, and when a saved copy of a parsed course still holds.
 
 Parsing the lessons (pydantic, Markdown, LaTeX) and importing what it needs takes a few hundred
-milliseconds; the home screen needs only each lesson's id, title, summary, section ids, quiz size
-and exercise ids. `Card`s hold that, in plain JSON. A saved copy (the cards, or the whole parsed
+milliseconds; the home screen needs only each lesson's id, title, summary, its sections and
+exercises (ids and titles), and its question ids (the progress and the next step are worked out from
+them and the store: tutor.progress.glance). `Card`s hold that, in plain JSON. A saved copy (the cards, or the whole parsed
 course: tutor.course) is keyed by a `fingerprint`: the size and modification time of every file in
 the lessons folder and of the code that parses them. Any change there and the copy is not used.
 
@@ -19,7 +20,7 @@ from typing import Any
 
 from tutor import __version__
 
-FORMAT = 1  # bump when the cards or the saved course change shape
+FORMAT = 2  # bump when the cards or the saved course change shape
 INDEX_FILE = "course-index.json"  # the cards, in the app's cache folder (tutor.course saves them)
 TUTOR_DIR = Path(__file__).resolve().parents[1]
 # the code that turns lesson files into a Course: a saved course made by other code is not reused
@@ -33,15 +34,24 @@ PARSER_FILES = (
 
 
 @dataclass(frozen=True)
+class Part:
+    """A section or an exercise of a lesson, as home names it."""
+
+    id: str
+    title: dict[str, str]
+    section: str | None = None  # an exercise's section
+
+
+@dataclass(frozen=True)
 class Card:
     """One lesson as the home screen lists it."""
 
     id: str
     title: dict[str, str]
     summary: dict[str, str]
-    sections: tuple[str, ...]
-    quiz: int  # questions
-    exercises: tuple[str, ...]  # ids, in course order
+    sections: tuple[Part, ...]
+    questions: tuple[str, ...]  # the quiz's question ids
+    exercises: tuple[Part, ...]  # in course order
 
 
 @dataclass(frozen=True)
@@ -58,9 +68,9 @@ def index_of(course) -> Index:
             id=lesson.id,
             title=dict(lesson.title),
             summary=dict(lesson.summary),
-            sections=tuple(s.id for s in lesson.sections),
-            quiz=len(lesson.quiz),
-            exercises=tuple(ex.id for ex in lesson.exercises),
+            sections=tuple(Part(s.id, dict(s.title)) for s in lesson.sections),
+            questions=tuple(q.id for q in lesson.quiz),
+            exercises=tuple(Part(ex.id, dict(ex.title), ex.section) for ex in lesson.exercises),
         )
         for lesson in course.lessons
     ]
@@ -107,7 +117,14 @@ def read_index(file: Path, key: list[Any]) -> Index | None:
         if data.get("key") != key:
             return None
         cards = [
-            Card(c["id"], c["title"], c["summary"], tuple(c["sections"]), c["quiz"], tuple(c["exercises"]))
+            Card(
+                c["id"],
+                c["title"],
+                c["summary"],
+                tuple(Part(**p) for p in c["sections"]),
+                tuple(c["questions"]),
+                tuple(Part(**p) for p in c["exercises"]),
+            )
             for c in data["cards"]
         ]
         return Index(cards, list(data["problems"]), int(data["skipped"]))

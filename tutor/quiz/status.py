@@ -20,12 +20,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from tutor.content.schema import Lesson
 from tutor.progress.db import end_of_today
-from tutor.progress.records import QuizAnswer, ReviewState
-from tutor.progress.store import Store
+
+if TYPE_CHECKING:  # no pydantic here: home works these out from tutor.progress.glance's plain rows
+    from tutor.content.schema import Lesson
+    from tutor.progress.records import QuizAnswer, ReviewState
+    from tutor.progress.store import Store
 
 NEW_PER_REVIEW = 10
 Key = tuple[str, str]  # (lesson id, question id)

@@ -61,6 +61,7 @@ class TutorApp(App[int]):
         Binding("f5", "cycle_lang", "Language", id="lang"),
         Binding("f6", "toggle_theme", "Light/dark", id="theme", show=False),
         Binding("f7", "stop_training", "Stop training", id="stop_training"),  # shown while one runs
+        Binding("n", "next_step", "Next step", id="next_step", show=False),  # where a next step shows
         Binding("ctrl+q", "quit", "Quit", id="quit", show=False, priority=True),
     ]
 
@@ -297,6 +298,41 @@ class TutorApp(App[int]):
             self.notify(say("home.continue_none", self.lang))
             await self.open_lesson(self.tutor.lessons[0].id)
 
+    def training_place(self) -> tuple[str, str] | None:
+        """(lesson, experiment) of the training run going now, for the next step."""
+        training = self.training
+        if training is None:
+            return None
+        lesson = next(
+            (x for x in self.tutor.lessons for s in x.sections for r in s.experiments if r.name == training.experiment),
+            None,
+        )
+        return (lesson.id, training.experiment) if lesson is not None else None
+
+    async def follow(self, step) -> None:
+        """Do the next step (tutor.progress.glance.Step) the screen shows."""
+        if step.kind in ("review", "new"):
+            await self.open_quiz(None)
+        elif step.kind == "quiz":
+            await self.open_quiz(step.lesson)
+        elif step.kind == "exercise":
+            await self.open_exercise(step.exercise)
+        elif step.kind == "training":
+            await self.open_lesson(step.lesson, experiment=step.experiment)
+        elif step.kind == "read":
+            await self.open_lesson(step.lesson, step.section)
+
+    def _shown_step(self):
+        """The next step the screen shows (None: none shown, or nothing left to do)."""
+        from tutor.ui.widgets.next_step import NextStep
+
+        shown = [w.step for w in self.screen.query(NextStep) if w.display and w.step is not None]
+        return shown[0] if shown and shown[0].kind != "done" else None
+
+    def action_next_step(self) -> None:
+        if (step := self._shown_step()) is not None:
+            self.navigate(self.follow, step)
+
     # --- actions -------------------------------------------------------------------------
 
     async def action_go(self, mode: str) -> None:
@@ -339,6 +375,8 @@ class TutorApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop_training":
             return self.training is not None
+        if action == "next_step":  # only where a next step is shown, and one with something to do
+            return self._shown_step() is not None
         return True
 
     def action_stop_training(self) -> None:

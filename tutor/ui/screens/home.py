@@ -1,14 +1,15 @@
-"""Home: the lessons in order with progress, what is due, and "continue where I left off".
+"""Home: the lessons in order with progress, what is due, the next step, and "continue".
 
 The rows come from the course's cards (tutor.content.index): saved from the last start, they list
-the lessons in the very first frame, before the course and the progress store are open; the
-progress columns and the review line follow once they are (read in a worker thread, also each
-time the learner comes back here, so the screen switch never waits for SQLite).
+the lessons in the very first frame, before the course and the progress store are open. The
+progress columns, the review line and the next step are in that frame too: read straight from the
+progress file (tutor.progress.glance, a few milliseconds, no pydantic). Later reads (each time the
+learner comes back here, or the course finished loading) run in a worker thread, so a screen switch
+never waits for SQLite.
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len, set_cell_size
@@ -21,17 +22,19 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
-from tutor.texts import say
+from tutor.texts import LANGS, say
 from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
+from tutor.ui.widgets.next_step import NextStep
 
 if TYPE_CHECKING:
     from tutor.content.index import Card
+    from tutor.progress.glance import Standing
 
 COLUMNS = ("read", "quiz", "ex", "due")  # after "#" and the lesson title
 GAP = 2  # blank cells after each column
-SIDES = 4  # the list's margin and padding, left and right
+SIDES = 3  # the list's margin and padding, left and right (tutor.tcss)
 MAX_ERRORS = 6  # problems listed on home; `python -m tutor check` lists them all
 
 
@@ -78,9 +81,7 @@ class HomeScreen(TutorScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self._progress: dict[str, list[str]] = {}  # lesson id -> its progress cells
-        self._due_line: str | None = None
-        self._progress_for: tuple | None = None  # what they were read for (see _progress_worker)
+        self._standing: Standing | None = None  # the progress last read (tutor.progress.glance)
 
     def compose(self) -> ComposeResult:
         # flat, and with the real text: the first frame is the finished home screen
@@ -90,6 +91,7 @@ class HomeScreen(TutorScreen):
         yield OptionList(id="lessons")
         yield Static(self.t("home.loading"), id="lesson-summary", classes="summary")
         yield Static(id="home-due", classes="due")
+        yield NextStep(id="home-next")
         yield Static(id="home-errors", classes="error-panel")
         yield Static(self.t("home.hint"), id="home-hint", classes="hint")
         yield KeyBar()
@@ -109,16 +111,33 @@ class HomeScreen(TutorScreen):
             self.query_one("#lesson-summary", Static).update(self.t("home.loading"))
             self.query_one("#home-errors", Static).display = False
             return
+        if self._standing is None:  # the first frame: read now, a few ms (see the module docstring)
+            self._standing = self._read_standing()
         self._draw_rows()
         self._show_summary()
-        self.query_one("#home-due", Static).update(self._due_line or "")
+        self._show_standing()
         self._show_errors()
         self.query_one("#lessons", OptionList).focus()
         self._read_progress()
 
+    def _cells(self) -> dict[str, list[str]]:
+        """Each lesson's progress cells: read, quiz, exercises, due."""
+        if self._standing is None:
+            return {}
+        return {
+            r.id: [
+                f"{100 * r.sections_read // max(r.sections_total, 1)}%",
+                f"{r.correct}/{r.questions}",
+                f"{r.exercises_passed}/{r.exercises_total}",
+                str(r.due) if r.due else "·",
+            ]
+            for r in self._standing.rows
+        }
+
     def _draw_rows(self) -> None:
+        cells = self._cells()
         rows = [
-            (card.id, [str(i), pick(card.title, self.lang), *self._progress.get(card.id, ["", "", "", ""])])
+            (card.id, [str(i), pick(card.title, self.lang), *cells.get(card.id, ["", "", "", ""])])
             for i, card in enumerate(self.cards, 1)
         ]
         width = self.size.width or self.app.size.width
@@ -127,7 +146,18 @@ class HomeScreen(TutorScreen):
         self._shown = (self.lang, width, rows)
         table = self.query_one("#lessons", OptionList)
         head = ["#", self.t("home.col.lesson"), *(self.t(f"home.col.{k}") for k in COLUMNS)]
-        widths = column_widths(head, [cells for _, cells in rows], width)
+        # measured over every language, so that the columns stay put when F5 switches it; unless
+        # that cuts a title this language's own widths would keep whole (a narrow terminal)
+        heads = [["#", say("home.col.lesson", x), *(say(f"home.col.{k}", x) for k in COLUMNS)] for x in LANGS]
+        every = [
+            [c[0], pick(card.title, x), *c[2:]]
+            for x in LANGS
+            for card, (_, c) in zip(self.cards, rows, strict=True)
+        ]
+        widths = column_widths(head, [*heads, *every], width)
+        widest = max((cell_len(cells[1]) + 1 for _, cells in rows), default=0)
+        if widths[1] < widest:
+            widths = column_widths(head, [cells for _, cells in rows], width)
         self.query_one("#lessons-head", Static).update(row_text(head, widths, "bold"))
         highlighted = table.highlighted
         table.clear_options()
@@ -148,47 +178,51 @@ class HomeScreen(TutorScreen):
         if self.tutor.index is not None:
             self._draw_rows()
 
+    def _read_standing(self) -> Standing | None:
+        """The progress, the review counts and the next step, from the progress file and the cards
+        (None: no cards yet, or a file this tutor cannot read: the store says why once it opens)."""
+        from tutor.progress.db import local_now
+        from tutor.progress.glance import read_glance, standing
+
+        if self.tutor.index is None:
+            return None
+        glance = read_glance(self.tutor.home)
+        if glance is None:
+            return None
+        return standing(glance, self.cards, local_now(), self.tutor_app.training_place())
+
     def _read_progress(self) -> None:
-        """Read the progress again, in a worker thread, if anything could have changed it."""
-        if self.tutor.store is not None and self.tutor.course is not None:
-            self._progress_worker(self._progress_for)
+        """Read the progress again, in a worker thread (the store may be busy with a write)."""
+        if self.tutor.index is not None:
+            self._progress_worker()
 
     @work(thread=True, exclusive=True, group="progress", exit_on_error=False)
-    def _progress_worker(self, last: tuple | None) -> tuple[tuple, dict[str, list[str]], str] | None:
-        """Progress cells and the review line, from the store (off the UI thread: the store may be
-        busy with a write), or None when nothing that shapes them changed since `last`: the store
-        (written here or by another process), the language, the minute (reviews fall due)."""
-        from tutor.progress.summary import summarise
-        from tutor.quiz.status import review_plan
-
-        store, lessons = self.tutor.store, self.tutor.lessons
-        state = (self.lang, store.version(), int(time.time() // 60))
-        if state == last:
-            return None
-        cells = {}
-        for p in summarise(store, lessons, self.lang).lessons:
-            pct = 100 * p.sections_read // max(p.sections_total, 1)
-            cells[p.id] = [
-                f"{pct}%",
-                f"{p.quiz.correct}/{p.quiz.questions}",
-                f"{p.exercises.passed}/{p.exercises.total}",
-                str(p.quiz.due) if p.quiz.due else "·",
-            ]
-        plan = review_plan(store, lessons, store.now())
-        line = self.t("home.due", n=len(plan.due)) if plan.due else self.t("home.nothing_due")
-        if plan.new:
-            line = f"{line} · {say('quiz.new_waiting', self.lang, n=len(plan.new))}"
-        return state, cells, line
+    def _progress_worker(self) -> Standing | None:
+        return self._read_standing()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "progress" or event.worker.node is not self:
             return
         if event.state == WorkerState.SUCCESS and event.worker.result is not None:
-            self._progress_for, self._progress, self._due_line = event.worker.result
-            self._draw_rows()
-            self.query_one("#home-due", Static).update(self._due_line)
+            if event.worker.result != self._standing:
+                self._standing = event.worker.result
+                self._draw_rows()
+                self._show_standing()
         elif event.state == WorkerState.ERROR:  # progress is extra; the lessons still open
-            self.notify(f"progress could not be read: {event.worker.error}", severity="error")
+            self.notify(self.t("home.progress_failed", err=event.worker.error), severity="error")
+
+    def _show_standing(self) -> None:
+        """The review line and the next step."""
+        standing, due = self._standing, self.query_one("#home-due", Static)
+        if standing is None:
+            due.update("")
+            self.query_one(NextStep).show(None)
+            return
+        line = self.t("home.due", n=standing.due) if standing.due else self.t("home.nothing_due")
+        if standing.new:
+            line = f"{line} · {say('quiz.new_waiting', self.lang, n=standing.new)}"
+        due.update(line)
+        self.query_one(NextStep).show(standing.step)
 
     def _show_errors(self) -> None:
         panel = self.query_one("#home-errors", Static)
@@ -247,7 +281,7 @@ class HomeScreen(TutorScreen):
         if not card.exercises:
             self.notify(self.t("lesson.no_exercise"))
             return
-        self.post_message(OpenExercise(card.exercises[0]))
+        self.post_message(OpenExercise(card.exercises[0].id))
 
     def on_screen_resume(self) -> None:  # after TutorScreen's (Textual calls both)
         if self.tutor.index is not None:

@@ -1,0 +1,285 @@
+"""What home shows of the learner's progress, and the one next step, read in a few milliseconds.
+
+Home draws its progress columns, its review line and its next step in the very first frame, before
+the course (pydantic, Markdown) and the store (pydantic records, migrations) are open. So this reads
+the progress file directly, read-only, with the standard library, into plain rows with the fields
+tutor.quiz.status reads; "due", "new" and "right" are then worked out by tutor.quiz.status itself,
+as for `python -m tutor progress` and the review screen. The lessons are home's cards
+(tutor.content.index), saved by the last start or made from the loaded course.
+
+    glance = read_glance(home)            # None: the file is not a store this tutor can read
+    rows = lesson_rows(glance, cards, now)
+    step = next_step(glance, cards, now)
+
+The next step, in this order (the first that applies):
+1. review: questions due today (a review is short, and spacing only works on its day);
+2. training: a training run going in the app (its result is what the lesson goes on with);
+3. exercise: one not passed yet that the learner started, or whose section they read;
+4. quiz: a lesson read to its end whose quiz has questions never answered;
+5. read: the first unread section: in the lesson the learner was in, from where they were;
+   else in course order;
+6. new: questions never answered in lessons the learner started (a review asks them);
+7. done: nothing left for now.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from tutor.progress.db import FILE_NAME, from_text
+from tutor.progress.migrations import APPLICATION_ID, SCHEMA_VERSION
+from tutor.quiz.status import quiz_counts, review_plan
+from tutor.texts import say
+
+if TYPE_CHECKING:
+    from tutor.content.index import Card
+
+LAST_LOCATION = "last_location"  # tutor.progress.records.LAST_LOCATION (that module imports pydantic)
+
+
+class Answer(NamedTuple):  # the fields of records.QuizAnswer that tutor.quiz.status reads
+    lesson: str
+    question: str
+    session: str | None
+    correct: bool | None
+    rating: int | None
+
+
+class Due(NamedTuple):  # of records.ReviewState
+    lesson: str
+    question: str
+    due: datetime
+
+
+class Read(NamedTuple):  # of records.SectionRead
+    lesson: str
+    section: str
+
+
+@dataclass
+class Glance:
+    """The rows home needs, read at one moment. Its methods are the Store's that tutor.quiz.status
+    calls, so the same functions count for both."""
+
+    answers_: list[Answer] = field(default_factory=list)  # quiz answers (not predictions), oldest first
+    due_: list[Due] = field(default_factory=list)  # review cards, earliest due first
+    reads: list[Read] = field(default_factory=list)
+    attempted: set[str] = field(default_factory=set)  # exercises graded at least once
+    passed: set[str] = field(default_factory=set)
+    location: dict[str, str] = field(default_factory=dict)  # "continue where I left off"
+
+    def answers(self) -> list[Answer]:
+        return self.answers_
+
+    def review_states(self) -> list[Due]:
+        return self.due_
+
+    def sections_read(self) -> list[Read]:
+        return self.reads
+
+
+def read_glance(home: Path) -> Glance | None:
+    """The progress in `home`, read-only; an empty Glance when there is no progress file yet; None
+    when the file cannot be read as this tutor's store (the store itself says why when it opens)."""
+    path = Path(home) / FILE_NAME
+    if not path.exists() or path.stat().st_size == 0:
+        return Glance()
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return None
+    try:
+        app_id, version = conn.execute(
+            "SELECT (SELECT application_id FROM pragma_application_id),"
+            " (SELECT user_version FROM pragma_user_version)"
+        ).fetchone()
+        if app_id != APPLICATION_ID or version != SCHEMA_VERSION:
+            return None
+        rows = conn.execute(
+            "SELECT lesson, question, session, correct, rating FROM quiz_answers"
+            " WHERE exercise IS NULL ORDER BY at, id"
+        ).fetchall()
+        answers = [Answer(lesson, q, s, None if c is None else bool(c), r) for lesson, q, s, c, r in rows]
+        due = [
+            Due(lesson, q, from_text(d))
+            for lesson, q, d in conn.execute(
+                "SELECT lesson, question, due FROM review_cards ORDER BY due, lesson, question"
+            )
+        ]
+        reads = [Read(*r) for r in conn.execute("SELECT lesson, section FROM section_reads ORDER BY lesson")]
+        graded = conn.execute("SELECT exercise, max(status = 'pass') FROM submissions GROUP BY exercise")
+        attempted, passed = set(), set()
+        for exercise, ok in graded:
+            attempted.add(exercise)
+            if ok:
+                passed.add(exercise)
+        kv = conn.execute("SELECT value FROM kv WHERE key = ?", (LAST_LOCATION,)).fetchone()
+        location = json.loads(kv[0]) if kv else {}
+    except (sqlite3.Error, ValueError, TypeError):
+        return None  # busy past the timeout, or rows this tutor would not read either
+    finally:
+        conn.close()
+    if not isinstance(location, dict):
+        location = {}
+    return Glance(answers, due, reads, attempted, passed, {str(k): str(v) for k, v in location.items()})
+
+
+# --- the lessons as tutor.quiz.status reads them ---------------------------------------------
+
+
+class _Question(NamedTuple):
+    id: str
+
+
+class _Lesson(NamedTuple):
+    id: str
+    quiz: list[_Question]
+
+
+def _lessons(cards: Sequence[Card]) -> list[_Lesson]:
+    return [_Lesson(c.id, [_Question(q) for q in c.questions]) for c in cards]
+
+
+# --- home's table ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LessonRow:
+    id: str
+    sections_read: int
+    sections_total: int
+    questions: int
+    correct: int
+    due: int
+    exercises_passed: int
+    exercises_total: int
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Home's progress columns, its review line's counts and its next step."""
+
+    rows: list[LessonRow]
+    due: int  # questions due today (a review asks them first)
+    new: int  # never-answered questions a review would ask next (at most NEW_PER_REVIEW)
+    step: Step
+
+
+def standing(
+    glance: Glance, cards: Sequence[Card], now: datetime, training: tuple[str, str] | None = None
+) -> Standing:
+    lessons = _lessons(cards)
+    counts = quiz_counts(glance, lessons, now)  # type: ignore[arg-type]
+    read = {(r.lesson, r.section) for r in glance.reads}
+    rows = [
+        LessonRow(
+            id=c.id,
+            sections_read=sum((c.id, s.id) in read for s in c.sections),
+            sections_total=len(c.sections),
+            questions=counts[c.id].questions,
+            correct=counts[c.id].correct,
+            due=counts[c.id].due,
+            exercises_passed=sum(e.id in glance.passed for e in c.exercises),
+            exercises_total=len(c.exercises),
+        )
+        for c in cards
+    ]
+    plan = review_plan(glance, lessons, now)  # type: ignore[arg-type]
+    return Standing(rows, len(plan.due), len(plan.new), next_step(glance, cards, now, training))
+
+
+# --- the next step ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """What to do next: `kind` (see the module docstring) and what it is about."""
+
+    kind: str  # review | training | exercise | quiz | read | new | done
+    lesson: str | None = None
+    section: str | None = None
+    exercise: str | None = None
+    experiment: str | None = None  # the one training (training)
+    count: int = 0  # questions (review, new)
+
+
+def next_step(
+    glance: Glance, cards: Sequence[Card], now: datetime, training: tuple[str, str] | None = None
+) -> Step:
+    """The one most useful thing to do now. `training`: (lesson, experiment) of a run going now."""
+    lessons = _lessons(cards)
+    plan = review_plan(glance, lessons, now)  # type: ignore[arg-type]
+    if plan.due:
+        return Step("review", count=len(plan.due))
+    if training is not None and any(c.id == training[0] for c in cards):
+        return Step("training", lesson=training[0], experiment=training[1])
+    read = {(r.lesson, r.section) for r in glance.reads}
+    for card in cards:
+        for ex in card.exercises:
+            if ex.id in glance.passed:
+                continue
+            started = ex.id in glance.attempted
+            if started or (ex.section is not None and (card.id, ex.section) in read):
+                return Step("exercise", lesson=card.id, section=ex.section, exercise=ex.id)
+    answered = {(a.lesson, a.question) for a in glance.answers_}
+    for card in cards:
+        finished = card.sections and all((card.id, s.id) in read for s in card.sections)
+        if finished and any((card.id, q) not in answered for q in card.questions):
+            return Step("quiz", lesson=card.id)
+    if (unread := _unread(cards, read, glance.location)) is not None:
+        return Step("read", lesson=unread[0], section=unread[1])
+    if plan.new:
+        return Step("new", lesson=plan.new[0][0], count=len(plan.new))
+    return Step("done")
+
+
+def _unread(
+    cards: Sequence[Card], read: set[tuple[str, str]], where: dict[str, str]
+) -> tuple[str, str] | None:
+    """The first unread section: in the lesson the learner was in, from the section they were at
+    (then the ones before it); else the first in course order."""
+    here = next((c for c in cards if c.id == where.get("lesson")), None)
+    if here is not None:
+        ids = [s.id for s in here.sections]
+        start = ids.index(where["section"]) if where.get("section") in ids else 0
+        for sid in ids[start:] + ids[:start]:
+            if (here.id, sid) not in read:
+                return here.id, sid
+    for card in cards:
+        for s in card.sections:
+            if (card.id, s.id) not in read:
+                return card.id, s.id
+    return None
+
+
+def step_text(step: Step, cards: Sequence[Card], lang: str) -> str:
+    """The step in the learner's words, with the key that does it (n: tutor.ui's next-step key)."""
+    card = next((c for c in cards if c.id == step.lesson), None)
+    lesson = _pick(card.title, lang) if card else ""
+    if step.kind in ("review", "new"):
+        return say(f"next.{step.kind}", lang, n=step.count, lesson=lesson)
+    if step.kind == "training":
+        return say("next.training", lang, title=say(f"exp.{step.experiment}.title", lang), lesson=lesson)
+    if step.kind == "exercise":
+        part = next((e for e in card.exercises if e.id == step.exercise), None) if card else None
+        return say(
+            "next.exercise", lang, title=_pick(part.title, lang) if part else step.exercise, lesson=lesson
+        )
+    if step.kind == "read":
+        part = next((s for s in card.sections if s.id == step.section), None) if card else None
+        return say(
+            "next.read", lang, section=_pick(part.title, lang) if part else step.section, lesson=lesson
+        )
+    if step.kind == "quiz":
+        return say("next.quiz", lang, lesson=lesson)
+    return say("next.done", lang)
+
+
+def _pick(text: dict[str, str], lang: str) -> str:
+    return text.get(lang) or text.get("en", "")
