@@ -147,10 +147,10 @@ class Glossary:
     def drift(self, lang: str, text: str) -> list[Drift]:
         """Every refused word of `lang` in `text` (a text in that language), in the order they appear;
         where two overlap (前半句 and 半句), the longer one."""
-        text = prose(text)
         for a in self._allow.get(lang, []):
             if a.cue in text:
                 text = a.pattern.sub(lambda m: "\0" * len(m.group(0)), text)
+        text = prose(text)
         hits = [
             (m.start(), -m.end(), w)
             for w in self._refuse.get(lang, [])
