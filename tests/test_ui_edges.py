@@ -4,6 +4,7 @@ text from the palette, a language switch redrawing the quiz, and Continue after 
 
 from __future__ import annotations
 
+import pytest
 from rich.cells import cell_len
 from textual.widgets import OptionList, Static
 
@@ -42,8 +43,75 @@ async def test_home_names_the_next_step_in_each_language_n_does_it_and_f5_keeps_
         )
         await pilot.press("f5")  # zh
         await settle(app)
-        assert text_of(app, "#home-next") == f"下一步：读「{pick(lesson.title, 'zh')}」的「{pick(first.title, 'zh')}」 · 按 n 打开"
+        assert (
+            text_of(app, "#home-next")
+            == f"下一步：读「{pick(lesson.title, 'zh')}」的「{pick(first.title, 'zh')}」 · 按 n 打开"
+        )
         assert columns(app) == where  # the columns did not move
         await pilot.press("n")
         await aim_over(app)
         assert app.screen.lesson_id == lesson.id and app.screen.current_section == first.id
+
+
+def words(text: str) -> str:
+    return " ".join(text.replace("`", "").replace("*", "").split())
+
+
+async def test_f5_redraws_the_question_its_feedback_and_a_refusal_in_the_new_language(home):
+    from tutor.content.schema import SingleChoice
+    from tutor.ui.widgets.quiz_panel import QuizPanel
+
+    from tests.ui_helpers import right_answer, wrong_answer
+
+    app = make_app(home, "en")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await app.open_quiz("multi-head")
+        await pilot.pause()
+        quiz = app.screen.query_one(QuizPanel)
+        while not isinstance(quiz.item.question, SingleChoice):  # on to a choice question
+            quiz.submit(right_answer(quiz.item.question))
+            quiz.submit("")
+        q = quiz.item.question
+        quiz.submit("99")  # not a choice: refused
+        await pilot.pause()
+        refused = text_of(app, ".q-error")
+        await pilot.press("f5")  # de
+        await pilot.pause()
+        assert text_of(app, ".q-error") == words(quiz._refused.in_lang("de")) != refused
+        quiz.submit(wrong_answer(q))
+        await pilot.pause()
+        await pilot.press("f5")  # zh
+        await pilot.pause()
+        prompt, feedback = text_of(app, ".q-prompt"), text_of(app, ".q-feedback")
+        assert words(pick(q.prompt, "zh"))[:12] in prompt
+        picked = next(c for c in q.choices if not c.correct)
+        for said in (pick(q.explanation, "zh"), pick(picked.text, "zh")):
+            assert words(said).replace(" ", "")[:12] in feedback.replace(" ", "")
+        assert pick(q.explanation, "en")[:20] not in feedback
+
+
+@pytest.mark.slow
+async def test_f5_words_a_shown_grade_again_in_the_new_language_without_recording_it(home):
+    from tests.test_ui_lab import _shown, _unlock
+    from tutor.progress.store import Store
+
+    app = make_app(home, "en")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        screen = await _unlock(app, pilot, "alibi")
+        await pilot.press("g")
+        await settle(app, 0.3)
+        english = screen.result
+        assert english.status != "pass"
+        await pilot.press("f5")  # de
+        await settle(app, 0.3)
+        german = screen.result
+        assert german is not english and german.seed == english.seed
+        shown = _shown(screen.query_one("#ex-checks", Static))
+        failed = [(e, g) for e, g in zip(english.checks, german.checks, strict=True) if g.status != "pass"]
+        assert failed and any(e.message != g.message for e, g in failed)
+        assert all(" ".join(g.message.split()) in shown for _, g in failed)
+        assert all(" ".join(e.message.split()) not in shown for e, g in failed if e.message != g.message)
+        with Store(home) as store:
+            assert len(store.submissions("alibi")) == 1  # graded once; worded twice

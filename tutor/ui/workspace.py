@@ -44,14 +44,17 @@ async def _in_thread(work: Callable[[threading.Event], T]) -> T:
         raise GradeFailed(str(err)) from None
 
 
-async def grade(ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge) -> GradeResult:
-    """Grade `file` with a judge forked from `warm`; GradeFailed when no verdict comes back."""
+async def grade(
+    ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge, record: bool = True
+) -> GradeResult:
+    """Grade `file` with a judge forked from `warm`; GradeFailed when no verdict comes back.
+    `record=False`: the same grade worded in another language, not a new submission."""
     from tutor.grading import service
     from tutor.progress.store import Store
 
     def work(cancel: threading.Event) -> GradeResult:
         with Store(home) as store:
-            return service.grade(ex, file, lang=lang, store=store, warm=warm, cancel=cancel)
+            return service.grade(ex, file, lang=lang, store=store, record=record, warm=warm, cancel=cancel)
 
     return await _in_thread(work)
 

@@ -72,6 +72,7 @@ class ExerciseScreen(TutorScreen):
         self.exercise_id = exercise_id
         self.file = None
         self.result = None
+        self._graded_in: str | None = None  # the language of the grade on screen (F5 words it again)
         self.hints_shown = 0
         self.unlocked = False
         self._watcher: SaveWatcher | None = None
@@ -130,6 +131,7 @@ class ExerciseScreen(TutorScreen):
         self._show_hints()
         if self.result is not None:
             self._show_result(self.result)
+            self._reword()
         self.query_one("#ex-output", Collapsible).title = self.t("grade.output")
 
     def _start(self, ex) -> None:
@@ -239,7 +241,7 @@ class ExerciseScreen(TutorScreen):
             return
         self._status(self.t("ex.grading"), "yellow")
         self.query_one("#ex-status").scroll_visible(animate=False)
-        self._grade()
+        self._grade(self.lang)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "train":  # only where the file builds a model, and once it passes
@@ -374,12 +376,38 @@ class ExerciseScreen(TutorScreen):
             self.action_grade()
 
     @work(exclusive=True, group="grade", exit_on_error=False)
-    async def _grade(self):
+    async def _grade(self, lang: str):
         from tutor.ui.workspace import grade
 
         pair = self.pair
         assert pair is not None and self.file is not None
-        return await grade(pair[1], self.file, self.tutor.home, self.lang, self.tutor.warm_judge())
+        self.workers.cancel_group(self, "reword")  # a new grade replaces the one being worded again
+        return lang, await grade(pair[1], self.file, self.tutor.home, lang, self.tutor.warm_judge())
+
+    def _reword(self) -> None:
+        """The grade on screen came in another language: the checks' own messages are worded as they
+        run, so the same file is graded again in this one (recorded once already: not again), and
+        shown if the file is still the one graded (the same seed). The rest is redrawn at once."""
+        if self._graded_in in (None, self.lang) or self.file is None:
+            return
+        self._reword_in(self.lang)
+
+    @work(exclusive=True, group="reword", exit_on_error=False)
+    async def _reword_in(self, lang: str) -> None:
+        from tutor.ui.workspace import grade
+
+        pair, shown = self.pair, self.result
+        if pair is None or shown is None:
+            return
+        again = await grade(pair[1], self.file, self.tutor.home, lang, self.tutor.warm_judge(), record=False)
+        if (
+            self.result is shown
+            and again.seed == shown.seed
+            and again.status == shown.status
+            and lang == self.lang
+        ):
+            self.result, self._graded_in = again, lang
+            self._show_result(again)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "train":
@@ -391,7 +419,7 @@ class ExerciseScreen(TutorScreen):
         if event.worker.group != "grade":
             return
         if event.state == WorkerState.SUCCESS:
-            self.result = event.worker.result
+            self._graded_in, self.result = event.worker.result
             pair = self.pair
             if pair is not None and pair[1].train is not None:
                 self.refresh_bindings()  # t (train) shows once the file passes

@@ -55,6 +55,8 @@ class QuizPanel(Vertical):
         self.note: str | None = None
         self.item: Item | None = None  # the question on screen (it stays while its feedback is shown)
         self.last_feedback: Feedback | None = None
+        self._answered: str | None = None  # what the learner answered (worded again on F5)
+        self._refused = None  # the AnswerError on screen (worded again on F5)
 
     def compose(self) -> ComposeResult:
         yield Static(classes="q-counter")
@@ -132,21 +134,53 @@ class QuizPanel(Vertical):
             return self.state in ("asking", "rating") and bool(self._hint())
         return True
 
-    def _error(self, text: str) -> None:
+    def _error(self, error) -> None:
+        """Why the input was refused: an AnswerError (kept, to be worded again on F5) or a text."""
+        self._refused = error if hasattr(error, "in_lang") else None
+        text = error.in_lang(self.lang) if self._refused is not None else str(error)
         box = self.query_one(".q-error", Static)
         box.update(Text(text))
         box.display = bool(text)
 
     def refresh_content(self, lang: str) -> None:
+        """Everything on screen in `lang`: the question, the hint, why an input was refused, and
+        the feedback with the explanation and the right answer."""
         self.lang = lang
         localise(self, lang)
-        if self.state in ("asking", "rating"):
+        if self.state in ("asking", "rating", "feedback"):
             self._show_question()
             self._show_hint()
-        elif self.state == "feedback" and self.last_feedback is not None:
+            if self._refused is not None:
+                self._error(self._refused)
+        if self.state == "feedback" and self.last_feedback is not None:
+            self.last_feedback = self._feedback_in(lang)
             self._show_feedback()
         elif self.state == "done":
             self._show_done()
+
+    def _feedback_in(self, lang: str) -> Feedback:
+        """The feedback on screen with its texts in `lang`: the answer is checked again (checking
+        records nothing), the explanation and the section to go back to are taken in `lang`."""
+        from tutor.quiz.check import check_answer
+
+        feedback, item = self.last_feedback, self.item
+        if item is None or self._answered is None:
+            return feedback
+        question = item.question
+        check = check_answer(question, self._answered, lang)
+        go_back = feedback.go_back
+        if go_back is not None:
+            section = next((s for s in item.lesson.sections if s.id == go_back.section), None)
+            go_back = go_back.model_copy(update={"title": pick((section or item.lesson).title, lang)})
+        return feedback.model_copy(
+            update={
+                "explanation": pick(question.explanation, lang),
+                "expected": check.expected,
+                "understood": check.understood,
+                "choices": check.choices,
+                "go_back": go_back,
+            }
+        )
 
     # --- answering -------------------------------------------------------------------------
 
@@ -177,12 +211,13 @@ class QuizPanel(Vertical):
             else:
                 feedback = self.session.answer(text, used_hint=self.used_hint)
         except AnswerError as err:
-            self._error(err.in_lang(self.lang))
+            self._error(err)
             return
         except Exception as err:  # noqa: BLE001 - e.g. the store is busy: say so, keep the question
             self._error(f"{type(err).__name__}: {err}")
             return
         self.last_feedback = feedback
+        self._answered = text.strip() if self.state == "rating" else text
         self._error("")
         self.state = "feedback"
         self._show_feedback()
