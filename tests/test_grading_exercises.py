@@ -18,6 +18,7 @@ from tutor.grading.authoring import check_exercises
 from tutor.grading.runner import WarmJudge, grade_trusted
 from tutor.grading.runs import load_checks
 from tutor.grading.service import grade, solution_file, starter_file
+from tutor.i18n import LANGS
 from tutor.progress.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,11 +117,12 @@ def warm():
 
 @pytest.fixture(scope="module")
 def graded(nothing, warm) -> dict[Path, object]:
-    """Grade result per file (solution, starter, broken and accepted variants of every code exercise,
-    and the files that do nothing)."""
+    """Grade result per file (solution, starter in each language, broken and accepted variants of every
+    code exercise, and the files that do nothing)."""
     items = []
     for ex in CODE:
-        files = [solution_file(ex), starter_file(ex), *sorted((ex.folder / "broken").glob("*.py"))]
+        files = [solution_file(ex), *(starter_file(ex, lang) for lang in LANGS)]
+        files += sorted((ex.folder / "broken").glob("*.py"))
         files += sorted((ex.folder / "accepted").glob("*.py"))
         items.append((ex, files + [path for (exercise, _), path in nothing.items() if exercise == ex.id]))
     return grade_trusted(items, warm=warm)
@@ -145,6 +147,31 @@ def test_starter_compiles_keeps_signatures_and_fails(ex, graded):
     assert api(reference) <= api(tree)
     result = graded[starter_file(ex)]
     assert result.status == "fail" and result.score == 0
+
+
+@pytest.mark.parametrize("lang", ["de", "zh"])
+@pytest.mark.parametrize("ex", CODE, ids=lambda ex: ex.id)
+def test_the_starter_in_each_language_gets_the_english_starters_verdicts(ex, lang, graded):
+    english, variant = graded[starter_file(ex)], graded[starter_file(ex, lang)]
+    assert starter_file(ex, lang).name == f"starter.{lang}.py"
+    verdicts = [(c.name, c.status, c.points) for c in english.checks]
+    assert [(c.name, c.status, c.points) for c in variant.checks] == verdicts
+    assert (variant.status, variant.score) == (english.status, english.score) == ("fail", 0)
+
+
+def test_the_head_count_answer_file_in_each_language_gets_the_english_verdicts():
+    from tutor.grading.runs import grade_runs
+
+    runs = SAMPLE({1: 5.30, 4: 5.35, 8: 5.40})
+    graded = {lang: grade_runs(HEAD_COUNT, starter_file(HEAD_COUNT, lang).read_bytes(), "head_count.toml", runs)
+              for lang in LANGS}  # fmt: skip
+    assert starter_file(HEAD_COUNT, "zh").name == "starter.zh.toml"
+    assert graded["en"].status == "fail" and graded["en"].checks
+    for lang in ("de", "zh"):
+        assert [(c.name, c.status) for c in graded[lang].checks] == [
+            (c.name, c.status) for c in graded["en"].checks
+        ]
+        assert graded[lang].score == graded["en"].score < graded["en"].max_score
 
 
 @pytest.mark.parametrize("ex,path", BROKEN, ids=lambda v: v.id if hasattr(v, "id") else v.stem)

@@ -159,7 +159,7 @@ def _compare_toml(english: Path, variant: Path, texts: dict[Path, str]) -> list[
     if where is None:
         return []
     loc_en, loc_var = where
-    key = ".".join(str(part) for part in loc_var) or "the whole file"
+    key = ".".join(str(part) for part in max(loc_var, loc_en, key=len))  # a key left out: the English one
     line_en = line_of(texts[english], loc_en) if loc_en else None
     there = f"{english.name} line {line_en}" if line_en else english.name
     return [error(variant, f"{key}: not as in {there}: the same keys in the same order with the same "
