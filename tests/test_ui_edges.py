@@ -58,10 +58,9 @@ def words(text: str) -> str:
 
 
 async def test_f5_redraws_the_question_its_feedback_and_a_refusal_in_the_new_language(home):
+    from tests.ui_helpers import right_answer, wrong_answer
     from tutor.content.schema import SingleChoice
     from tutor.ui.widgets.quiz_panel import QuizPanel
-
-    from tests.ui_helpers import right_answer, wrong_answer
 
     app = make_app(home, "en")
     async with app.run_test(size=SIZE) as pilot:
@@ -115,3 +114,40 @@ async def test_f5_words_a_shown_grade_again_in_the_new_language_without_recordin
         assert all(" ".join(e.message.split()) not in shown for e, g in failed if e.message != g.message)
         with Store(home) as store:
             assert len(store.submissions("alibi")) == 1  # graded once; worded twice
+
+
+async def test_the_palette_finds_a_word_of_the_lesson_text_in_german_and_opens_its_section(home):
+    from textual.command import CommandList
+
+    from tutor.content.search import passages
+
+    app = make_app(home, "de")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        course = app.tutor.course
+        # a word of one paragraph only, in no title: only the text can find it
+        found = passages(course, "de")
+        titles = " ".join(
+            pick(x.title, "de") + " " + pick(s.title, "de") for x in course.lessons for s in x.sections
+        )
+        lesson = course.lessons[1]
+        target = lesson.sections[2]
+        mine = [p for p in found if p.lesson == lesson.id and p.section == target.id]
+        word = max(
+            (w for p in mine for w in p.text.split() if w.isalpha() and w.lower() not in titles.lower()
+             and sum(w.lower() in q.folded for q in found) == 1),
+            key=len,
+        )  # fmt: skip
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+        await pilot.press(*word)
+        await pilot.pause(1.0)  # the palette gathers hits in batches
+        hits = app.screen.query_one(CommandList)
+        prompts = [str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count)]
+        where = f"Im Text: {pick(lesson.title, 'de')} › {pick(target.title, 'de')}"
+        index = next(i for i, p in enumerate(prompts) if word in p and where in p)
+        assert len(prompts[index].splitlines()[0]) <= 62  # a snippet, not the paragraph
+        hits.highlighted = index
+        await pilot.press("enter")
+        await aim_over(app)
+        assert (app.screen.lesson_id, app.screen.current_section) == (lesson.id, target.id)

@@ -1,9 +1,12 @@
-"""The command palette's course entries (ctrl+p): every lesson, quiz, experiment and exercise.
+"""The command palette's course entries (ctrl+p): every lesson, quiz, experiment and exercise, and
+the places in the lessons' text where what was typed occurs.
 
 Their own provider rather than App.get_system_commands, for the ranking: Textual's fuzzy score is
 the same wherever a query sits in a title, so "alibi" tied the lesson, its quiz, the alibi
 experiment and the alibi exercise, in the order they were listed (the exercise last). Here an
-entry whose id is the query comes first.
+entry whose id is the query comes first, and the text's hits (tutor.content.search, in the
+learner's language) come after every title that matches: a snippet with the match marked, and
+choosing one opens the lesson at that section.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from tutor.texts import has, say
@@ -22,6 +26,7 @@ if TYPE_CHECKING:
     from tutor.ui.app import TutorApp
 
 EXACT_ID_BOOST = 2.0  # an experiment or exercise named exactly what was typed outranks any title
+TEXT_SCORE = 0.2  # a hit in the lessons' text: below the titles that match (their scores are higher)
 
 
 @dataclass(frozen=True)
@@ -97,3 +102,41 @@ class CourseCommands(Provider):
                 if entry.ident is not None and entry.ident.lower() == wanted:
                     score *= EXACT_ID_BOOST
                 yield Hit(score, matcher.highlight(entry.title), entry.callback, help=entry.help)
+        for hit in text_hits(self.app, query):  # type: ignore[arg-type]
+            yield hit
+
+
+_passages: dict[tuple[int, str], list] = {}  # (id of the course, language) -> its passages
+
+
+def text_hits(app: TutorApp, query: str) -> list[Hit]:
+    """Where `query` occurs in the lessons' text in the learner's language, in course order: the
+    section's place and a snippet with the match marked; choosing one opens the lesson there."""
+    from tutor.content.schema import pick
+    from tutor.content.search import find, passages, searchable, snippet
+
+    course, lang = app.tutor.course, app.lang
+    if course is None or not searchable(query):
+        return []
+    key = (id(course), lang)
+    if key not in _passages:  # made on the first search in a language, never at start-up
+        _passages.clear()
+        _passages[key] = passages(course, lang)
+    hits = []
+    for rank, (passage, start, end) in enumerate(find(_passages[key], query)):
+        lesson = app.tutor.lesson(passage.lesson)
+        section = next(s for s in lesson.sections if s.id == passage.section)
+        shown, at, until = snippet(passage.text, start, end)
+        line = Text(shown)
+        line.stylize("bold reverse", at, until)
+        where = f"{say('cmd.in_text', lang)}: {pick(lesson.title, lang)} › {pick(section.title, lang)}"
+        hits.append(
+            Hit(
+                TEXT_SCORE * (1 - rank / 1000),
+                line,
+                partial(app.post_message, OpenLesson(lesson.id, section.id)),
+                text=shown,
+                help=where,
+            )
+        )
+    return hits

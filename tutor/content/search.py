@@ -1,0 +1,96 @@
+"""Search in the lessons' text (the command palette's text hits): every paragraph of every section in
+one language, as plain text, and where a query occurs in it, with a snippet around the match.
+
+The passages of a language are made the first time that language is searched (a few milliseconds
+for the course), never at start-up; the app keeps them while the course stays the same.
+
+    found = find(passages(course, "de"), "kopf")   # [(passage, start, end), ...] in course order
+    text, at, end = snippet(passage.text, start, end)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tutor.content.markdown import split_body
+from tutor.content.schema import pick
+
+MIN_QUERY = 3  # characters of a query before the text is searched (2 for Chinese: a word is two)
+SNIPPET = 60  # characters of text shown around a match
+LIMIT = 40  # hits at most
+
+_MARKUP = [
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # links and images: their text
+    (re.compile(r"^\s{0,3}(#{1,6}|>|[-*+]|\d+\.)\s+", re.M), ""),  # heading, quote and list marks
+    (re.compile(r"[*_`]+"), ""),  # emphasis and code marks
+    (re.compile(r"^\|?[\s:|-]+\|?$", re.M), ""),  # a table's rule line
+    (re.compile(r"\s*\|\s*"), " · "),  # table cells
+    (re.compile(r"\s+"), " "),
+]
+
+
+@dataclass(frozen=True)
+class Passage:
+    lesson: str
+    section: str
+    text: str  # plain text, one line
+    folded: str  # lower-cased, as queries are matched (casefold would move the offsets: ß)
+
+
+def plain_text(markdown: str) -> str:
+    for pattern, repl in _MARKUP:
+        markdown = pattern.sub(repl, markdown)
+    return markdown.strip(" ·")
+
+
+def passages(course, lang: str) -> list[Passage]:
+    """Every paragraph of the course's sections in `lang` (code blocks included: the learner
+    searches for `rotate_half` too)."""
+    out = []
+    for lesson in course.lessons:
+        for section in lesson.sections:
+            for part in split_body(pick(section.body, lang)):
+                if not isinstance(part, str):
+                    continue  # an experiment
+                for paragraph in re.split(r"\n\s*\n", part):
+                    text = plain_text(paragraph)
+                    if text:
+                        out.append(Passage(lesson.id, section.id, text, text.lower()))
+    return out
+
+
+def searchable(query: str) -> bool:
+    query = query.strip()
+    return len(query) >= MIN_QUERY or (len(query) >= 2 and not query.isascii())
+
+
+def find(found_in: list[Passage], query: str, limit: int = LIMIT) -> list[tuple[Passage, int, int]]:
+    """The passages holding `query` (case and spacing aside), with where: (passage, start, end)."""
+    needle = " ".join(query.split()).lower()
+    if not searchable(needle):
+        return []
+    out = []
+    for passage in found_in:
+        at = passage.folded.find(needle)
+        if at >= 0:
+            out.append((passage, at, at + len(needle)))
+            if len(out) >= limit:
+                break
+    return out
+
+
+def snippet(text: str, start: int, end: int, width: int = SNIPPET) -> tuple[str, int, int]:
+    """About `width` characters of `text` around text[start:end], cut at word boundaries where there
+    are spaces, with … where cut; and where the match is in the snippet."""
+    room = max(width - (end - start), 0)
+    left = max(0, start - room // 3)
+    right = min(len(text), end + room - (start - left))
+    if left > 0 and " " in text[left:start]:
+        left = text.index(" ", left) + 1
+    if right < len(text) and " " in text[end:right]:
+        right = text.rindex(" ", end, right)
+    head = "…" if left > 0 else ""
+    tail = "…" if right < len(text) else ""
+    shown = head + text[left:right] + tail
+    return shown, start - left + len(head), end - left + len(head)
