@@ -79,33 +79,88 @@ def run_label(n_head: int, pos: str, vary: str, seed: int | None = None) -> Msg:
     if vary != "heads":
         label = Msg(f"term.pos.{pos}")
     else:
-        label = Msg(f"{TEXT}one_head") if n_head == 1 else Msg(f"{TEXT}heads", n=n_head)
+        label = Msg(f"{TEXT}heads", n=n_head)
     return label if seed is None else Msg(f"{TEXT}seeded", label=label, seed=str(seed))
 
 
-class Progress:
-    """The "progress" events of a series of training runs of `steps` steps each: at most one every
-    TRAINING_PROGRESS_EVERY_S seconds, plus each validation and the last step. The ETA adds the runs still to
-    come at the current run's pace."""
+class JobClock:
+    """The time left of a whole job of training runs, from a plan: per run, the steps it will train (0 for
+    a run read back from the store) and a step's expected seconds (timed before the job starts, see
+    `time_step`; or a relative weight when `timed` is False, e.g. equal runs).
 
-    def __init__(self, ctx: RunContext, runs: int, steps: int) -> None:
+    The ETA is the plan's step time still to go times the pace measured over the whole job so far (the
+    runs' own clocks, validations included, against the plan), plus each run's set-up (data, baselines)
+    at the mean measured so far: cumulative figures, so the ETA settles instead of swinging with each
+    step or jumping when a slower setting begins. While few steps are done, the timed plan counts as
+    PRIOR_STEPS steps already run at its own pace."""
+
+    PRIOR_STEPS = 20
+
+    def __init__(self, plan: list[tuple[int, float]], timed: bool = True) -> None:
+        self.plan, self.timed = plan, timed
+        self.done_s = 0.0  # seconds the finished runs trained
+        self.done_plan = 0.0  # their planned seconds
+        self.setups: list[float] = []  # seconds from each run's start to its first step
+
+    @property
+    def planned_s(self) -> float:
+        """The whole job's expected seconds of training steps (timed plans only)."""
+        return sum(steps * per for steps, per in self.plan)
+
+    def setup(self, seconds: float) -> None:
+        self.setups.append(max(seconds, 0.0))
+
+    def finish(self, index: int, seconds: float) -> None:
+        steps, per = self.plan[index]
+        self.done_s += seconds
+        self.done_plan += steps * per
+
+    def eta(self, index: int, step: int, elapsed_s: float) -> float:
+        """Seconds left of the job while run `index` (from 0) is at `step`, having trained `elapsed_s` (at
+        its last step, once `finish` has counted it, what the runs after it will take)."""
+        steps, per = self.plan[index]
+        actual, planned = self.done_s, self.done_plan
+        if step < steps:
+            actual, planned = actual + elapsed_s, planned + step * per
+        prior = self.PRIOR_STEPS * per if self.timed else 0.0
+        pace = (actual + prior) / (planned + prior) if planned + prior > 0 else 0.0
+        later = self.plan[index + 1 :]
+        setup = sum(self.setups) / len(self.setups) if self.setups else 0.0
+        left = (steps - step) * per + sum(n * q for n, q in later)
+        return left * pace + setup * sum(n > 0 for n, _ in later)
+
+
+class Progress:
+    """The "progress" events of a series of training runs: at most one every TRAINING_PROGRESS_EVERY_S
+    seconds, plus each validation and the last step. The ETA is the whole job's (JobClock); without a
+    timed plan every run counts `steps` steps of equal cost."""
+
+    def __init__(self, ctx: RunContext, runs: int, steps: int, clock: JobClock | None = None) -> None:
         self.ctx, self.runs, self.steps = ctx, runs, steps
+        self.clock = clock or JobClock([(steps, 1.0)] * runs, timed=False)
 
     def of_run(
         self, index: int, label: dict[str, Any], also: Callable[[Any], None] | None = None
     ) -> Callable[[Any], None]:
-        """The `on_progress` callback of run `index` (from 0), shown as `label`; `also` sees every step."""
+        """The `on_progress` callback of run `index` (from 0), shown as `label`; `also` sees every step.
+        Call it just before the run starts: the time to its first step is the run's set-up."""
         last_emit = 0.0
+        started = time.perf_counter()
+        first = True
 
         def on_progress(pr) -> None:
-            nonlocal last_emit
+            nonlocal last_emit, first
             if also is not None:
                 also(pr)
             now = time.perf_counter()
+            if first:
+                first = False
+                self.clock.setup(now - started - pr.elapsed_s)
+            if pr.step >= pr.steps:
+                self.clock.finish(index, pr.elapsed_s)
             if pr.val_loss is None and pr.step < pr.steps and now - last_emit < TRAINING_PROGRESS_EVERY_S:
                 return
             last_emit = now
-            per_step_s = pr.elapsed_s / max(pr.step, 1)
             self.ctx.emit(
                 {
                     "event": "progress",
@@ -117,11 +172,84 @@ class Progress:
                     "loss": pr.loss,
                     "val_loss": pr.val_loss,
                     "tokens_per_s": pr.tokens_per_s,
-                    "eta_s": pr.eta_s + (self.runs - index - 1) * self.steps * per_step_s,
+                    "eta_s": self.clock.eta(index, pr.step, pr.elapsed_s),
                 }
             )
 
         return on_progress
+
+
+TIMED_STEPS = 3  # steps timed per setting before a job starts (after one untimed warm-up step)
+
+
+def pace(p: TrainCompareParams, n_head: int, pos: str) -> tuple:
+    """What the time of one training step depends on: the model's shape and the batch."""
+    return (p.n_layer, n_head, p.n_embd, pos, p.batch, p.context)
+
+
+def _kept_pace(config: dict[str, Any]) -> tuple:
+    model, train = config.get("model", {}), config.get("train", {})
+    return (model.get("n_layer"), model.get("n_head"), model.get("n_embd"), model.get("pos"),
+            train.get("batch_size"), train.get("context") or model.get("block_size"))  # fmt: skip
+
+
+def _same_run(p: TrainCompareParams, seed: int, config: dict[str, Any]) -> bool:
+    """Whether a kept run's configuration is the one this job would train (it is read back, not trained)."""
+    model, train = config.get("model", {}), config.get("train", {})
+    return (config.get("version") == KEY_VERSION and train.get("steps") == p.steps and train.get("seed") == seed
+            and train.get("lr") == p.lr and train.get("eval_interval") == min(p.eval_interval, p.steps)
+            and model.get("dropout") == p.dropout)  # fmt: skip
+
+
+def planned_runs(p: TrainCompareParams) -> list[tuple[str, int, str, int]]:
+    """(slug, n_head, pos, seed) of every run of the job, in order."""
+    seeds = [p.seed + k for k in range(p.seeds)]
+    return [(slug, n_head, pos, seed) for slug, n_head, pos in p.runs() for seed in seeds]
+
+
+def expected_seconds(
+    p: TrainCompareParams, kept: list[tuple[dict[str, Any], float | None, int]]
+) -> float | None:
+    """The job's length expected from the learner's finished runs, each given as (config, seconds, steps):
+    every run still to train at the pace its setting had in the kept runs (the median seconds a step), a
+    run kept with these very settings at 0 s; None when a setting was never trained."""
+    paces: dict[tuple, list[float]] = {}
+    for config, seconds, steps in kept:
+        if seconds and steps:
+            paces.setdefault(_kept_pace(config), []).append(seconds / steps)
+    total = 0.0
+    for _, n_head, pos, seed in planned_runs(p):
+        key = pace(p, n_head, pos)
+        if any(_kept_pace(c) == key and _same_run(p, seed, c) for c, _, _ in kept):
+            continue
+        if key not in paces:
+            return None
+        per = sorted(paces[key])
+        total += p.steps * per[len(per) // 2]
+    return total
+
+
+def time_step(p: TrainCompareParams, n_head: int, pos: str, vocab_size: int) -> float:
+    """Seconds one training step of this setting takes here, timed over TIMED_STEPS steps on random
+    windows (the same work as real ones) after a warm-up step."""
+    import torch
+
+    from models.gpt import GPT, GPTConfig
+    from models.train import TrainConfig, make_optimizer, train_step, use_bf16
+
+    if p.threads:
+        torch.set_num_threads(p.threads)
+    cfg = TrainConfig(steps=TIMED_STEPS + 1, batch_size=p.batch, context=p.context, lr=p.lr)
+    model = GPT(GPTConfig(block_size=p.context, n_layer=p.n_layer, n_head=n_head, n_embd=p.n_embd, pos=pos,
+                          dropout=p.dropout, vocab_size=vocab_size))  # fmt: skip
+    optimizer = make_optimizer(model, cfg)
+    x, y = torch.randint(vocab_size, (2, p.batch, p.context))
+    bf16 = use_bf16(cfg.precision, "cpu")
+    train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
+    t0 = time.perf_counter()
+    for _ in range(TIMED_STEPS):
+        train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
+    return (time.perf_counter() - t0) / TIMED_STEPS
 
 
 def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
@@ -133,17 +261,30 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     train_text, val_text = course_texts()
     tokenizer = CharTokenizer.for_training(train_text)  # the vocabulary policy of `python -m tutor train`
     corpus_id = hashlib.sha256((train_text + "\0" + val_text).encode()).hexdigest()[:16]
-    seeds = [p.seed + k for k in range(p.seeds)]
-    runs = [(slug, n_head, pos, seed) for slug, n_head, pos in p.runs() for seed in seeds]
+    runs = planned_runs(p)
+    configs = [run_config(p, n_head, pos, corpus_id, seed) for _, n_head, pos, seed in runs]
+    kept = [ctx.stored_run(run_key(c)) if ctx.stored_run is not None else None for c in configs]
+    # the job's length before it starts: each setting still to train timed for a few steps
+    per_step: dict[tuple, float] = {}
+    for (_, n_head, pos, _), stored in zip(runs, kept, strict=True):
+        if stored is None and pace(p, n_head, pos) not in per_step:
+            ctx.check()
+            per_step[pace(p, n_head, pos)] = time_step(p, n_head, pos, tokenizer.vocab_size)
+    clock = JobClock([
+        (0, 0.0) if stored is not None else (p.steps, per_step[pace(p, n_head, pos)])
+        for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)
+    ])  # fmt: skip
+    ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(runs),
+              "stored": sum(k is not None for k in kept)})  # fmt: skip
     done: list[dict[str, Any]] = []
-    progress = Progress(ctx, len(runs), p.steps)
-    for index, (slug, n_head, pos, seed) in enumerate(runs):
+    progress = Progress(ctx, len(runs), p.steps, clock)
+    for index, ((slug, n_head, pos, seed), config, stored) in enumerate(
+        zip(runs, configs, kept, strict=True)
+    ):
         # events are JSON: the Msg as its fields
         label = run_label(n_head, pos, p.vary, seed if p.seeds > 1 else None).model_dump()
         ctx.check()
-        config = run_config(p, n_head, pos, corpus_id, seed)
         key = run_key(config)
-        stored = ctx.stored_run(key) if ctx.stored_run is not None else None
         if stored is not None:
             ctx.emit({"event": "stored", "run": index + 1, "runs": len(runs), "label": label})
             done.append(

@@ -390,7 +390,11 @@ class TutorApp(App[int]):
         self.theme = LIGHT if self.theme == DARK else DARK  # screens redraw (code colours follow it)
 
     async def action_quit(self) -> None:
-        """Stop every worker (children get SIGTERM, then SIGKILL) and wait for that, then exit."""
+        """Stop every worker (children get SIGTERM, then SIGKILL) and wait for that, then exit. While a
+        training run goes, ask first: quitting loses the run in progress."""
+        if self.training is not None and not self._quit_confirmed:
+            self._ask_quit(self.training)
+            return
         workers = [w for w in self.workers if not w.is_finished]
         for worker in workers:
             worker.cancel()
@@ -401,6 +405,19 @@ class TutorApp(App[int]):
             except TimeoutError:
                 pass
         self.exit(0)
+
+    def _ask_quit(self, training: Training) -> None:
+        from tutor.ui.screens.quit_training import QuitTraining
+
+        if isinstance(self.screen, QuitTraining):
+            return  # asked already: ctrl+q again is no answer
+
+        async def answered(quit: bool | None) -> None:
+            if quit:
+                self._quit_confirmed = True
+                await self.action_quit()
+
+        self.push_screen(QuitTraining(training, self.lang), answered)
 
     # --- command palette -----------------------------------------------------------------
 

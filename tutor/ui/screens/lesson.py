@@ -58,6 +58,7 @@ class LessonScreen(TutorScreen):
         Binding("p", "section(-1)", "Prev §", id="prev"),
         Binding("e", "next_experiment", "Next experiment", id="next_exp"),
         Binding("r", "run", "Run", id="run"),
+        Binding("o", "params", "Parameters", id="params", show=False),  # of the panel `r` would run
         Binding("c", "cancel", "Cancel run", id="cancel"),  # shown while a run of this lesson goes
         Binding("t", "toggle_toc", "Contents", id="toc"),
         Binding("q", "quiz", "Quiz", id="quiz"),
@@ -130,6 +131,7 @@ class LessonScreen(TutorScreen):
 
     def on_screen_suspend(self) -> None:
         self.clock.pause()
+        self._leave_panels()
         self._aim_at = None
         where = self.tutor.where
         if where.get("screen") == "lesson" and where.get("lesson") == self.lesson_id:
@@ -368,9 +370,49 @@ class LessonScreen(TutorScreen):
         return True
 
     def action_cancel(self) -> None:
-        running = [p for p in self._panels if p.running]
-        for panel in running:
+        """Cancel the run of the panel in view; a run elsewhere goes on, and the learner is told where."""
+        panel = self.panel_in_view()
+        if panel is not None and panel.running:
             panel.cancel()
+            return
+        running = next((p for p in self._panels if p.running), None)
+        if running is not None:
+            self.notify(self.t("lesson.cancel_elsewhere", title=self.t(f"exp.{running.ref.name}.title")))
+
+    async def action_params(self) -> None:
+        """Open the parameters of the panel `r` would run, the focus in its first field."""
+        panel = self.panel_in_view()
+        if panel is None or panel.form is None:
+            self.notify(self.t("lesson.no_experiment"))
+            return
+        await panel.show_params(focus=True)
+
+    # --- focus -----------------------------------------------------------------------------
+
+    @property
+    def focus_chain(self) -> list:
+        """Tab goes through the contents, the text and the panels in view, not every panel of the lesson."""
+        chain = super().focus_chain
+        view = self._view()
+        if view is None:
+            return chain
+        top, bottom = view
+        near = {
+            p for p in self._panels if (y := self._content_y(p)) < bottom and y + p.outer_size.height > top
+        }
+        return [w for w in chain if w is self.focused or self._panel_of(w) in near | {None}]
+
+    def _panel_of(self, widget) -> ExperimentPanel | None:
+        for node in widget.ancestors_with_self:
+            if isinstance(node, ExperimentPanel):
+                return node
+        return None
+
+    def _leave_panels(self) -> None:
+        """Focus back on the text if it was in a panel: the keys are the lesson's when the learner comes
+        back, never typed into a field scrolled out of sight."""
+        if self.focused is not None and self._panel_of(self.focused) is not None:
+            self.set_focus(self.query_one("#prose", VerticalScroll), scroll_visible=False)
 
     def action_next_experiment(self) -> None:
         """The next panel below the top of the view (after the last one, the first again)."""

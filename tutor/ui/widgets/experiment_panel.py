@@ -25,10 +25,10 @@ from tutor.content.schema import ExperimentRef
 from tutor.experiments.registry import get_registry
 from tutor.experiments.result import Msg, Series, SeriesPanel, words
 from tutor.settings import PLOT_EVERY_S, TRAINING_GRACE_S, TRAINING_NICENESS
-from tutor.texts import say
+from tutor.texts import number, say
 from tutor.ui.messages import Training, TrainingProgress
 from tutor.ui.screens import on_top
-from tutor.ui.widgets.key_bar import duration, stop_key
+from tutor.ui.widgets.key_bar import about, duration, stop_key
 from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.params_toggle import ParamsToggle
 from tutor.ui.widgets.result_view import SeriesPlot, panel_widgets
@@ -48,6 +48,9 @@ def thin(xs: list[float], ys: list[float], most: int = LIVE_POINTS) -> tuple[lis
         return xs, ys
     keep = sorted({len(xs) * i // most for i in range(most)} | {len(xs) - 1})
     return [xs[i] for i in keep], [ys[i] for i in keep]
+
+
+READY = ("run.ready", "run.ready_long", "run.ready_untimed")  # the idle statuses
 
 
 def training_workers(workers: Iterable[Worker]) -> list[Worker]:
@@ -96,15 +99,21 @@ class ExperimentPanel(Vertical):
         self.form.display = True
         self.query_one(ParamsToggle).expanded = True
 
-    async def show_params(self) -> None:
-        """Expand the parameter form (its inputs are created the first time)."""
+    async def show_params(self, focus: bool = False) -> None:
+        """Expand the parameter form (its inputs are created the first time); with `focus`, into
+        its first field."""
         await self._open_form()
+        if focus:
+            self.form.query(Input).first().focus()
 
     async def on_params_toggle_toggled(self, event: ParamsToggle.Toggled) -> None:
         event.stop()
         if event.toggle.expanded:
             await self._open_form()
         elif self.form.is_attached:
+            focused = self.screen.focused
+            if focused is not None and self.form in focused.ancestors:  # keys never go to a hidden field
+                event.toggle.focus()
             self.form.display = False
 
     def refresh_content(self, lang: str) -> None:
@@ -118,10 +127,41 @@ class ExperimentPanel(Vertical):
         self.query_one(".exp-summary", Static).update(Text(say(f"exp.{self.spec.name}.summary", lang)))
         self._title_params()
         if not self.running:  # a running one says its progress in the new words at the next event
+            if self._said[0] in READY:
+                self._ready()
             key, error, detail, values = self._said
             self._say(key, error, detail, **values)
             if self.result is not None and self._shown_in != lang:
                 self._show_panels()
+
+    def _ready(self) -> None:
+        """The idle status: `r` runs; for a training job, how many runs and how long they will take
+        at the pace the learner's kept runs had here (measured as the job starts when there are none)."""
+        from tutor.experiments.params import TrainCompareParams
+
+        params = self.form.values() if self.spec.long else None
+        if not isinstance(params, TrainCompareParams):
+            self._said = ("run.ready", False, "", {})
+            return
+        from tutor.experiments.training import expected_seconds, planned_runs
+
+        store = getattr(getattr(self.app, "tutor", None), "store", None)
+        try:
+            kept = [(r.config, r.seconds, r.config.get("train", {}).get("steps"))
+                    for r in (store.training_runs(status="done") if store is not None else [])]  # fmt: skip
+        except Exception:  # an unreadable store only loses the estimate
+            kept = []
+        seconds = expected_seconds(params, kept)
+        runs = len(planned_runs(params))
+        if seconds is None:
+            self._said = ("run.ready_untimed", False, "", {"runs": runs})
+        else:
+            self._said = ("run.ready_long", False, "", {"runs": runs, "time": about(seconds)})
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if not self.running and self._said[0] in READY:
+            self._ready()
+            self._say(*self._said[:3], **self._said[3])
 
     def _title_params(self) -> None:
         changed = self.form.summary()
@@ -212,6 +252,11 @@ class ExperimentPanel(Vertical):
         if event.get("event") == "writing":  # the poem so far, as the model writes it
             self._status(str(event.get("text", "")))
             return
+        if event.get("event") == "estimate":  # the job's length, timed before its first run starts
+            runs, seconds = int(event.get("runs", 1)), float(event.get("seconds") or 0)
+            self._say("run.estimate", runs=runs, time=about(seconds))
+            self.post_message(TrainingProgress(Training(self.ref.name, 1, runs, eta_s=seconds)))
+            return
         if event.get("event") != "progress":
             return
         runs, steps = int(event.get("runs", 1)), int(event.get("steps", 1))
@@ -232,7 +277,7 @@ class ExperimentPanel(Vertical):
                 label=words(event.get("label"), self.lang),
                 step=step,
                 steps=steps,
-                loss=f"{loss:.3f}" if isinstance(loss, float) else "—",
+                loss=number(loss, self.lang, decimals=3) if isinstance(loss, float) else "—",
                 eta=duration(eta_s),
             )
         )

@@ -34,12 +34,23 @@ def duration(seconds: float) -> str:
     )
 
 
+def about(seconds: float):
+    """A job's expected length as a Msg, rounded as an estimate is: seconds under two minutes, else minutes."""
+    from tutor.experiments.result import Msg  # only where a training job is going or planned
+
+    if seconds < 120:
+        return Msg("run.about_s", s=max(1, round(seconds)))
+    return Msg("run.about_min", m=round(seconds / 60))
+
+
 def training_line(training: Training, lang: str) -> str:
-    """Where the training run stands, in the learner's language."""
+    """Where the training run stands, in the learner's language: the whole job's time left."""
     from tutor.experiments.result import words  # only once a run is going: experiments are loaded
 
     title = say(f"exp.{training.experiment}.title", lang)
     if not training.steps:
+        if training.eta_s:  # timed, not started: the job's expected length
+            return say("run.training_timed", lang, title=title, time=about(training.eta_s))
         return say("run.training_start", lang, title=title)
     values = {"step": training.step, "steps": training.steps, "eta": duration(training.eta_s or 0)}
     if training.runs > 1:  # the step and ETA first: a narrow bar cuts the run's label, never them

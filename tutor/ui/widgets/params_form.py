@@ -4,7 +4,8 @@ Compact: one line per row of parameters, as many `name [value]` cells side by si
 allows, so the form never pushes the results out of sight. Lists are typed comma-separated
 (`1, 2, 3`), optional values may be left empty; the model's message (range, allowed values,
 divisibility) is shown under the form and the bad inputs are marked. Enter in any field runs the
-experiment (the panel handles Input.Submitted).
+experiment (the panel handles Input.Submitted); Esc leaves the field for the lesson's text, so the
+lesson's keys work again (and Esc there leaves the lesson).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import HorizontalGroup, VerticalGroup
 from textual.events import Resize
 from textual.widget import Widget
@@ -49,6 +51,8 @@ class ParamsForm(VerticalGroup):
     again. Until then it answers with the lesson's values.
     """
 
+    BINDINGS = [Binding("escape", "leave", show=False)]
+
     def __init__(self, spec: ExperimentSpec, start: dict[str, Any], lang: str, **kw) -> None:
         super().__init__(**kw)
         self.spec = spec
@@ -60,6 +64,12 @@ class ParamsForm(VerticalGroup):
         yield Widget(classes="param-grid")
         yield Static(say("run.params_hint", self.lang), classes="param-hint")
         yield Static("", classes="param-error")
+
+    def action_leave(self) -> None:
+        """Out of the field, to the screen's own first widget (the lesson's text)."""
+        screen = self.screen
+        target = next((w for w in screen.query(screen.AUTO_FOCUS or "*") if w.focusable), None)
+        screen.set_focus(target, scroll_visible=False)
 
     def set_lang(self, lang: str) -> None:
         self.lang = lang

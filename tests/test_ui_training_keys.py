@@ -1,0 +1,157 @@
+"""Issue 20: keys never land in a hidden parameter field, a training run never ends without asking.
+
+Pilot tests at 80x24 on the real app; the training runs are real, at the tiniest sizes the experiment
+allows, and are stopped as soon as what is tested has been seen."""
+
+from __future__ import annotations
+
+import pytest
+from textual.containers import VerticalScroll
+from textual.widgets import Button, Input
+
+from tests.ui_helpers import make_app, panel_named, settle, status_of
+from tutor.ui.screens.home import HomeScreen
+from tutor.ui.screens.lesson import LessonScreen
+from tutor.ui.screens.quit_training import QuitTraining
+from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tutor.ui.widgets.params_toggle import ParamsToggle
+
+# a run long enough to be going while keys are pressed (it is stopped before it ends)
+LONG_TINY = {"steps": "20000", "batch": "1", "n_layer": "1", "n_embd": "8", "context": "8", "heads": "1"}
+
+
+async def _training_started(app, pilot, panel: ExperimentPanel) -> None:
+    for _ in range(600):
+        await pilot.pause(0.1)
+        if app.training is not None and app.training.steps:
+            return
+    raise AssertionError(f"no training step reported; status: {status_of(panel)}")
+
+
+def _panel_of(widget) -> ExperimentPanel | None:
+    return next((n for n in widget.ancestors_with_self if isinstance(n, ExperimentPanel)), None)
+
+
+async def test_keys_never_land_in_a_hidden_parameter_field(home):
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head", experiment="train-compare")
+        await pilot.pause(0.5)
+        lesson = app.screen
+        panel = panel_named(app, "train-compare")
+        await panel.show_params()
+        for key, value in LONG_TINY.items():
+            panel.query_one(f"#p-{key}", Input).value = value
+        seeds = panel.query_one("#p-seeds", Input)
+        seeds.focus()
+        await pilot.press("enter")  # Enter in a field runs the experiment
+        await _training_started(app, pilot, panel)
+
+        # Esc leaves the field, not the lesson; a second Esc goes home
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is lesson and not isinstance(app.focused, Input)
+        seeds.focus()
+        await pilot.pause()
+        await pilot.press("f1")  # leaving the lesson with the focus in a field
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("f2")
+        await pilot.pause(0.3)
+        assert app.screen is lesson
+        section = lesson.current_section
+        await pilot.press("p")  # the lesson's key, not a letter typed into `seeds`
+        await pilot.pause(0.3)
+        assert seeds.value == "2" and lesson.current_section != section
+        assert not isinstance(app.focused, Input)
+
+        # the c key of the lesson cancels the run of the panel in view only
+        await app.open_lesson("multi-head", experiment="heads")
+        await pilot.pause(0.5)
+        await pilot.press("c")
+        await pilot.pause(0.3)
+        assert app.training is not None and panel.running
+
+        # ctrl+q asks first; Esc keeps training
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, QuitTraining) and app.is_running
+        asked = _words(app.screen)
+        assert "Keep training" in asked and "Quit and lose this run" in asked and "run 1 of 2" in asked
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, QuitTraining) and app.training is not None and panel.running
+        await app.open_lesson("multi-head", experiment="train-compare")
+        await pilot.pause(0.5)
+        await pilot.press("c")
+        await settle(app, 0.2)
+        assert app.training is None and "cancelled" in status_of(panel)
+
+        # Tab goes through what is in view, never into a panel far away
+        prose = lesson.query_one("#prose", VerticalScroll)
+        prose.focus()
+        await pilot.press("n")
+        await pilot.pause(0.5)
+        reached = []
+        for _ in range(8):
+            await pilot.press("tab")
+            await pilot.pause(0.05)
+            reached.append(app.focused)
+        panels = {_panel_of(w) for w in reached} - {None}
+        assert panels and all(prose.region.overlaps(p.region) for p in panels)
+
+        # after e, o opens the parameters of the experiment e moved to, the focus in its first field
+        await pilot.press("escape")
+        prose.focus()
+        await pilot.press("e")
+        await pilot.pause(0.3)
+        target = lesson.chosen
+        await pilot.press("o")
+        await pilot.pause(0.3)
+        assert target.query_one(ParamsToggle).expanded and _panel_of(app.focused) is target
+        assert isinstance(app.focused, Input)
+        # collapsing the parameters takes the focus out of them
+        target.query_one(ParamsToggle).action_toggle()
+        await pilot.pause(0.2)
+        assert not isinstance(app.focused, Input)
+        assert isinstance(app.screen, LessonScreen)
+
+
+def _words(screen) -> str:
+    statics = " ".join(str(w.content) for w in screen.query("Static") if not isinstance(w, Button))
+    return statics + " " + " ".join(str(b.label) for b in screen.query(Button))
+
+
+@pytest.mark.slow  # a second training child; the question in English and Esc are proven in the default run
+async def test_ctrl_q_during_training_asks_in_the_learners_language_and_quits_when_told(home):
+    app = make_app(home, lang="de")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head", experiment="train-compare")
+        await pilot.pause(0.5)
+        panel = panel_named(app, "train-compare")
+        await panel.show_params()
+        for key, value in LONG_TINY.items():
+            panel.query_one(f"#p-{key}", Input).value = value
+        assert panel.run()
+        await _training_started(app, pilot, panel)
+
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, QuitTraining) and app.is_running
+        text = _words(app.screen)
+        assert "Weiter trainieren" in text and "verliert" in text and "Lauf 1 von 2" in text
+        assert not {"Quit", "run", "Keep"} & set(text.replace(",", " ").split())
+        await pilot.press("ctrl+q")  # no answer: the question stays
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, QuitTraining)
+        await pilot.press("escape")  # keep training
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, QuitTraining) and app.training is not None and panel.running
+
+        await pilot.press("ctrl+q")
+        await pilot.pause(0.3)
+        app.screen.query_one("#lose", Button).press()
+        await pilot.pause(2.0)
+        assert not app.is_running
