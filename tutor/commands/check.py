@@ -15,6 +15,13 @@ from pathlib import Path
 Checker = Callable[["Course"], Iterable["Problem"]]  # noqa: F821 (names imported lazily below)
 
 
+def _terms_checker(course):
+    """The glossary: no text uses a word glossary.toml refuses (tutor/content/glossary.py)."""
+    from tutor.content.glossary import check_terms
+
+    return check_terms(course)
+
+
 def _exercises_checker(course):
     """The grading side: every starter fails, every reference passes (tutor/grading/authoring.py)."""
     from tutor.grading.authoring import check_exercises
@@ -23,7 +30,7 @@ def _exercises_checker(course):
 
 
 # Further checks run after loading, in order. Each gets the loaded Course and returns problems.
-EXTRA_CHECKERS: list[Checker] = [_exercises_checker]
+EXTRA_CHECKERS: list[Checker] = [_terms_checker, _exercises_checker]
 
 
 def add_arguments(parser, t) -> None:
