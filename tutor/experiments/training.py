@@ -20,7 +20,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from tutor.experiments.base import RunContext
@@ -83,20 +83,37 @@ def run_label(n_head: int, pos: str, vary: str, seed: int | None = None) -> Msg:
     return label if seed is None else Msg(f"{TEXT}seeded", label=label, seed=str(seed))
 
 
-class JobClock:
-    """The time left of a whole job of training runs, from a plan: per run, the steps it will train (0 for
-    a run read back from the store) and a step's expected seconds (timed before the job starts, see
-    `time_step`; or a relative weight when `timed` is False, e.g. equal runs).
+@dataclass(frozen=True)
+class RunPlan:
+    """One run of a job as planned: its steps (0 for a run read back from the store), a step's seconds and,
+    every `eval_every` steps and at the last, a validation's seconds (models.train validates so)."""
 
-    The ETA is the plan's step time still to go times the pace measured over the whole job so far (the
-    runs' own clocks, validations included, against the plan), plus each run's set-up (data, baselines)
-    at the mean measured so far: cumulative figures, so the ETA settles instead of swinging with each
-    step or jumping when a slower setting begins. While few steps are done, the timed plan counts as
-    PRIOR_STEPS steps already run at its own pace."""
+    steps: int
+    step_s: float
+    eval_every: int = 0
+    eval_s: float = 0.0
+
+    def seconds(self, upto: int) -> float:
+        """The planned seconds of its first `upto` steps, validations included."""
+        evals = 0
+        if self.eval_every:
+            evals = upto // self.eval_every + (upto == self.steps and self.steps % self.eval_every != 0)
+        return upto * self.step_s + evals * self.eval_s
+
+
+class JobClock:
+    """The time left of a whole job of training runs, from its plan (per run a RunPlan: timed before the
+    job starts, see `time_run`, or equal relative weights when `timed` is False).
+
+    The ETA is the plan's time still to go times the pace measured over the whole job so far (the runs' own
+    clocks against the plan), plus each run's set-up (data, baselines) at the mean measured so far:
+    cumulative figures, so the ETA settles instead of swinging with each step or jumping when a slower
+    setting begins. While few steps are done, the timed plan counts as PRIOR_STEPS steps already run at
+    its own pace."""
 
     PRIOR_STEPS = 20
 
-    def __init__(self, plan: list[tuple[int, float]], timed: bool = True) -> None:
+    def __init__(self, plan: list[RunPlan], timed: bool = True) -> None:
         self.plan, self.timed = plan, timed
         self.done_s = 0.0  # seconds the finished runs trained
         self.done_plan = 0.0  # their planned seconds
@@ -104,30 +121,34 @@ class JobClock:
 
     @property
     def planned_s(self) -> float:
-        """The whole job's expected seconds of training steps (timed plans only)."""
-        return sum(steps * per for steps, per in self.plan)
+        """The whole job's expected seconds of training (timed plans only)."""
+        return sum(run.seconds(run.steps) for run in self.plan)
 
     def setup(self, seconds: float) -> None:
         self.setups.append(max(seconds, 0.0))
 
     def finish(self, index: int, seconds: float) -> None:
-        steps, per = self.plan[index]
+        run = self.plan[index]
         self.done_s += seconds
-        self.done_plan += steps * per
+        self.done_plan += run.seconds(run.steps)
 
     def eta(self, index: int, step: int, elapsed_s: float) -> float:
         """Seconds left of the job while run `index` (from 0) is at `step`, having trained `elapsed_s` (at
         its last step, once `finish` has counted it, what the runs after it will take)."""
-        steps, per = self.plan[index]
+        run = self.plan[index]
         actual, planned = self.done_s, self.done_plan
-        if step < steps:
-            actual, planned = actual + elapsed_s, planned + step * per
-        prior = self.PRIOR_STEPS * per if self.timed else 0.0
+        if step < run.steps:
+            actual, planned = actual + elapsed_s, planned + run.seconds(step)
+        prior = self.PRIOR_STEPS * run.step_s if self.timed else 0.0
         pace = (actual + prior) / (planned + prior) if planned + prior > 0 else 0.0
         later = self.plan[index + 1 :]
         setup = sum(self.setups) / len(self.setups) if self.setups else 0.0
-        left = (steps - step) * per + sum(n * q for n, q in later)
-        return left * pace + setup * sum(n > 0 for n, _ in later)
+        left = (
+            run.seconds(run.steps)
+            - run.seconds(min(step, run.steps))
+            + sum(r.seconds(r.steps) for r in later)
+        )
+        return left * pace + setup * sum(r.steps > 0 for r in later)
 
 
 class Progress:
@@ -137,7 +158,7 @@ class Progress:
 
     def __init__(self, ctx: RunContext, runs: int, steps: int, clock: JobClock | None = None) -> None:
         self.ctx, self.runs, self.steps = ctx, runs, steps
-        self.clock = clock or JobClock([(steps, 1.0)] * runs, timed=False)
+        self.clock = clock or JobClock([RunPlan(steps, 1.0)] * runs, timed=False)
 
     def of_run(
         self, index: int, label: dict[str, Any], also: Callable[[Any], None] | None = None
@@ -229,13 +250,13 @@ def expected_seconds(
     return total
 
 
-def time_step(p: TrainCompareParams, n_head: int, pos: str, vocab_size: int) -> float:
-    """Seconds one training step of this setting takes here, timed over TIMED_STEPS steps on random
-    windows (the same work as real ones) after a warm-up step."""
+def time_run(p: TrainCompareParams, n_head: int, pos: str, vocab_size: int) -> RunPlan:
+    """A run of this setting as planned here: a training step timed over TIMED_STEPS steps on random
+    windows (the same work as real ones) after a warm-up step, and one validation timed."""
     import torch
 
     from models.gpt import GPT, GPTConfig
-    from models.train import TrainConfig, make_optimizer, train_step, use_bf16
+    from models.train import TrainConfig, evaluate, make_optimizer, train_step, use_bf16
 
     if p.threads:
         torch.set_num_threads(p.threads)
@@ -249,7 +270,10 @@ def time_step(p: TrainCompareParams, n_head: int, pos: str, vocab_size: int) -> 
     t0 = time.perf_counter()
     for _ in range(TIMED_STEPS):
         train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
-    return (time.perf_counter() - t0) / TIMED_STEPS
+    t1 = time.perf_counter()
+    evaluate(model, [(x, y)] * cfg.eval_batches)
+    t2 = time.perf_counter()
+    return RunPlan(p.steps, (t1 - t0) / TIMED_STEPS, min(p.eval_interval, p.steps), t2 - t1)
 
 
 def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
@@ -265,13 +289,13 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     configs = [run_config(p, n_head, pos, corpus_id, seed) for _, n_head, pos, seed in runs]
     kept = [ctx.stored_run(run_key(c)) if ctx.stored_run is not None else None for c in configs]
     # the job's length before it starts: each setting still to train timed for a few steps
-    per_step: dict[tuple, float] = {}
+    timed: dict[tuple, RunPlan] = {}
     for (_, n_head, pos, _), stored in zip(runs, kept, strict=True):
-        if stored is None and pace(p, n_head, pos) not in per_step:
+        if stored is None and pace(p, n_head, pos) not in timed:
             ctx.check()
-            per_step[pace(p, n_head, pos)] = time_step(p, n_head, pos, tokenizer.vocab_size)
+            timed[pace(p, n_head, pos)] = time_run(p, n_head, pos, tokenizer.vocab_size)
     clock = JobClock([
-        (0, 0.0) if stored is not None else (p.steps, per_step[pace(p, n_head, pos)])
+        RunPlan(0, 0.0) if stored is not None else timed[pace(p, n_head, pos)]
         for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)
     ])  # fmt: skip
     ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(runs),

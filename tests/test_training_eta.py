@@ -1,0 +1,103 @@
+"""Issue 20: a training job's ETA is the whole job's and settles instead of growing during a run; its
+length is known before it starts (from the learner's kept runs, or timed for a few steps)."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+from tutor.experiments.base import RunContext
+from tutor.experiments.params import TrainCompareParams
+from tutor.experiments.training import JobClock, Progress, RunPlan, expected_seconds, run_config
+from tutor.texts import say
+from tutor.ui.messages import Training
+from tutor.ui.widgets.key_bar import about, training_line
+
+STEPS = 100
+PLAN = [0.10, 0.15, 0.20]  # seconds a step, timed before the job: the runs' settings differ in speed
+BUSY = 1.3  # the machine runs the job slower than the timing said
+EVAL_EVERY, EVAL_S = 25, 0.6  # validations cost time the timing did not see
+
+
+def _job(seed: int = 1) -> list[tuple[int, int, float, float]]:
+    """(run index, step, the run's elapsed seconds, true seconds left of the job) for every step."""
+    rng = random.Random(seed)
+    times = [
+        [
+            per * BUSY * rng.uniform(0.8, 1.2) + (EVAL_S if s % EVAL_EVERY == 0 else 0.0)
+            for s in range(1, STEPS + 1)
+        ]
+        for per in PLAN
+    ]
+    total = sum(map(sum, times))
+    out, spent = [], 0.0
+    for index, run in enumerate(times):
+        elapsed = 0.0
+        for step, seconds in enumerate(run, 1):
+            elapsed += seconds
+            spent += seconds
+            out.append((index, step, elapsed, total - spent))
+    return out
+
+
+def test_the_eta_covers_the_whole_job_and_settles_instead_of_growing():
+    events: list[dict] = []
+    progress = Progress(
+        RunContext(on_event=events.append),
+        3,
+        STEPS,
+        JobClock([RunPlan(STEPS, per, EVAL_EVERY, EVAL_S / BUSY) for per in PLAN]),
+    )
+    callbacks = [progress.of_run(i, {"key": "x"}) for i in range(3)]
+    shown = []
+    for index, step, elapsed, truth in _job():
+        callbacks[index](SimpleNamespace(step=step, steps=STEPS, elapsed_s=elapsed, loss=5.0, val_loss=5.0,
+                                         tokens_per_s=1.0, eta_s=0.0))  # fmt: skip
+        eta = events[-1]["eta_s"]
+        shown.append((index, step, eta, truth))
+    etas = [eta for _, _, eta, _ in shown]
+    # never grows by more than a few percent from one event to the next
+    assert all(b <= a * 1.03 + 0.05 for a, b in zip(etas, etas[1:], strict=False))
+    # at the last step of run 1 of 3 it is the two runs still to come, within 15% (not ~0)
+    end_of_first = next(eta for i, s, eta, _ in shown if i == 0 and s == STEPS)
+    truth = next(t for i, s, _, t in shown if i == 0 and s == STEPS)
+    assert abs(end_of_first - truth) <= 0.15 * truth and truth > 40
+    # from a tenth of the job on, within 20% of the truth; 0 at the end
+    for _, _, eta, truth in shown[len(shown) // 10 : -10]:
+        assert abs(eta - truth) <= 0.2 * truth
+    assert etas[-1] == 0
+
+
+def test_an_untimed_job_counts_its_runs_steps_at_the_pace_measured_so_far():
+    clock = JobClock([RunPlan(10, 1.0)] * 2, timed=False)
+    assert clock.eta(0, 5, 5.0) == 15.0  # 15 steps left at 1 s
+    clock.finish(0, 20.0)
+    assert clock.eta(0, 10, 20.0) == 20.0  # run 2's 10 steps at the 2 s the first run took
+
+
+def _config(p: TrainCompareParams, n_head: int, seed: int, steps: int) -> dict:
+    return run_config(p.model_copy(update={"steps": steps}), n_head, p.base_pos, "corpus", seed)
+
+
+def test_the_expected_length_comes_from_the_learners_kept_runs():
+    p = TrainCompareParams(vary="heads", heads=[1, 4], seeds=2, steps=500)
+    kept = [
+        (_config(p, 1, 1337, 1000), 100.0, 1000),  # 0.10 s a step
+        (_config(p, 4, 1337, 1000), 140.0, 1000),
+        (_config(p, 4, 1338, 1000), 150.0, 1000),
+        (_config(p, 4, 1339, 1000), 200.0, 1000),  # median 0.15 s a step
+    ]
+    assert expected_seconds(p, kept) == 2 * 500 * 0.10 + 2 * 500 * 0.15
+    # the same runs at 1000 steps are read back, not trained: only seed 1338 of one head is left
+    same = p.model_copy(update={"steps": 1000})
+    assert expected_seconds(same, kept) == 1000 * 0.10
+    # a setting never trained: unknown until the job times it
+    assert expected_seconds(TrainCompareParams(vary="heads", heads=[1, 8], steps=500), kept) is None
+    assert expected_seconds(p, []) is None
+
+
+def test_the_training_line_says_the_jobs_length_before_it_starts_and_its_loss_in_german_numbers():
+    line = training_line(Training("train-compare", 1, 6, eta_s=14 * 60 + 10), "de")
+    assert "etwa 14 min insgesamt" in line
+    assert say("run.about_min", "zh", m=3) in training_line(Training("train-compare", 1, 6, eta_s=170), "zh")
+    assert about(90).in_lang("en") == "90 s"
