@@ -166,6 +166,4 @@ def test_check_reports_a_glossary_term_without_a_language(tmp_path: Path, capsys
     glossary.write_text(text.replace('zh = { use = "损失", refuse = ["loss"] }\n', ""), encoding="utf-8")
     line = text.splitlines().index("[loss]") + 1
     code, out = _check(course, capsys, monkeypatch)
-    assert code == 2 and f"glossary.toml:{line}: loss.zh: required key is missing" in [
-        x.strip() for x in out
-    ], out
+    assert code == 2 and [x for x in out if x.strip().startswith(f"glossary.toml:{line}: loss.zh: ")], out
