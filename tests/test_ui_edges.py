@@ -151,3 +151,32 @@ async def test_the_palette_finds_a_word_of_the_lesson_text_in_german_and_opens_i
         await pilot.press("enter")
         await aim_over(app)
         assert (app.screen.lesson_id, app.screen.current_section) == (lesson.id, target.id)
+
+
+async def test_continue_after_a_restart_comes_back_to_the_panel_of_e_and_the_line_scrolled_to(home):
+    from textual.containers import VerticalScroll
+
+    from tutor.progress.store import Store
+
+    app = make_app(home, "en")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head")
+        await aim_over(app)
+        await pilot.press("e", "e")  # to the second experiment
+        await aim_over(app, pause=app.screen.REMEMBER_AFTER_S + 0.3)
+        panel = app.screen.chosen
+        with Store(home) as store:
+            where = store.last_location()
+        assert where["experiment"] == panel.ref.name and where["section"] == app.screen.current_section
+        await pilot.press("down", "down", "down")  # and on by three lines: the app ends at once
+        await pilot.pause(0.05)
+        scrolled = app.screen.query_one("#prose", VerticalScroll).scroll_y
+        assert scrolled > 0
+    again = make_app(home, "en")
+    async with again.run_test(size=SIZE) as pilot:
+        await again.course_ready.wait()
+        await pilot.press("c")
+        await aim_over(again)
+        assert again.screen.lesson_id == "multi-head"
+        assert again.screen.query_one("#prose", VerticalScroll).scroll_y == scrolled

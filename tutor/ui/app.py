@@ -292,7 +292,10 @@ class TutorApp(App[int]):
             else:
                 offset = str(last.get("offset", ""))
                 await self.open_lesson(
-                    last["lesson"], last.get("section"), offset=int(offset) if offset.isdigit() else 0
+                    last["lesson"],
+                    last.get("section"),
+                    experiment=last.get("experiment"),  # the panel `e` moved to, if the place was there
+                    offset=int(offset) if offset.isdigit() else 0,
                 )
         elif self.tutor.lessons:
             self.notify(say("home.continue_none", self.lang))
@@ -304,7 +307,13 @@ class TutorApp(App[int]):
         if training is None:
             return None
         lesson = next(
-            (x for x in self.tutor.lessons for s in x.sections for r in s.experiments if r.name == training.experiment),
+            (
+                x
+                for x in self.tutor.lessons
+                for s in x.sections
+                for r in s.experiments
+                if r.name == training.experiment
+            ),
             None,
         )
         return (lesson.id, training.experiment) if lesson is not None else None

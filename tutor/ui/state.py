@@ -6,6 +6,7 @@ the app does it in a worker after the first screen is up; `load()` is that work.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,18 +99,26 @@ class Tutor:
         if where == self.where:
             return  # nothing new to write (screen switches ask often)
         self.where = where
+        self.write(lambda store: store.set_last_location(where))  # lost if the store fails: no matter
+
+    def write(
+        self, action: Callable[[Store], object], on_error: Callable[[Exception], None] | None = None
+    ) -> None:
+        """`action(store)` in the writer thread: a write takes a few ms (tens on a busy disk, or while
+        another process writes), never on the UI thread; one at a time, in order; all done before the
+        app ends (close). `on_error` is called in the writer thread."""
         if self.store is None:
             return
-        # a write takes a few ms (up to tens on a busy disk): off the UI thread, one at a time, in order
         if self._writer is None:
-            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tutor-remember")
-        self._writer.submit(self._save_location, where)
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tutor-writer")
+        self._writer.submit(self._write, action, on_error)
 
-    def _save_location(self, where: dict[str, str]) -> None:
+    def _write(self, action: Callable[[Store], object], on_error: Callable[[Exception], None] | None) -> None:
         try:
-            self.store.set_last_location(where)
-        except Exception:  # a busy or read-only store must not break navigation
-            pass
+            action(self.store)
+        except Exception as err:  # a busy or read-only store must not break the app
+            if on_error is not None:
+                on_error(err)
 
     def warm_judge(self) -> WarmJudge:
         """The app's warm judge, started the first time an exercise asks (a child process that imports

@@ -66,6 +66,7 @@ class LessonScreen(TutorScreen):
         Binding("escape", "home", "Home", id="home", show=False),
     ]
     AIM_S = 1.8  # how long an aim is kept while the text above the target lays out
+    REMEMBER_AFTER_S = 0.5  # the place is saved once the scrolling has stopped this long
 
     def __init__(self, lesson_id: str | None) -> None:
         super().__init__()
@@ -80,6 +81,8 @@ class LessonScreen(TutorScreen):
         self._aim_at: tuple[int, object, int, float] | None = None  # (generation, target, offset, until)
         self._aim_generation = 0
         self._aimed_y: float | None = None
+        self._remember_timer = None  # the save of the place, waiting for the scrolling to stop
+        self._place: dict[str, str | None] | None = None  # that place (measured as the scrolling went)
 
     @property
     def read(self) -> set[str]:
@@ -126,16 +129,33 @@ class LessonScreen(TutorScreen):
             except Exception:  # unknown read state only means no ✓ marks
                 pass
         prose = self.query_one("#prose", VerticalScroll)
-        self.watch(prose, "scroll_y", self._scrolled, init=False)
+        self.watch(prose, "scroll_y", self._moved, init=False)
         self.set_interval(0.5, self._tick)  # reading time; layout settles after mounting: re-check
 
     def on_screen_suspend(self) -> None:
         self.clock.pause()
         self._leave_panels()
         self._aim_at = None
+        self._remember_left()
+
+    def on_unmount(self) -> None:
+        """The app ends: a place measured and not saved yet is saved (nothing is measured now: the
+        widgets are gone)."""
+        if self._place is not None:
+            self._remember_left()
+
+    def _remember_left(self) -> None:
+        """Save the place now (the learner leaves, or the app ends), unless they went on elsewhere."""
+        place, self._place = self._place, None
+        if self._remember_timer is not None:
+            self._remember_timer.stop()
+            self._remember_timer = None
         where = self.tutor.where
         if where.get("screen") == "lesson" and where.get("lesson") == self.lesson_id:
-            self._remember(leaving=True)  # the line reached (unless the learner went on elsewhere)
+            if place is not None:
+                self.tutor.remember(**place)  # measured while it was laid out
+            else:
+                self._remember(leaving=True)  # the line reached
 
     # --- building --------------------------------------------------------------------------
 
@@ -250,6 +270,22 @@ class LessonScreen(TutorScreen):
             spans.append((box.id.removeprefix("sec-") if box.id else "", region.y, region.bottom))
         return spans
 
+    def _moved(self, _value: float) -> None:
+        """The prose scrolled (the learner, `e`, `n`, a jump): which section is at the top now, and
+        the place saved for "continue" once the scrolling stops (a write per stop, not per line)."""
+        self._scrolled()
+        if (place := self._where()) is None:
+            return
+        self._place = place
+        if self._remember_timer is not None:
+            self._remember_timer.stop()
+        self._remember_timer = self.set_timer(self.REMEMBER_AFTER_S, self._remember_settled)
+
+    def _remember_settled(self) -> None:
+        place, self._place, self._remember_timer = self._place, None, None
+        if place is not None and self.showing:
+            self.tutor.remember(**place)
+
     def _scrolled(self, _value: float | None = None) -> None:
         """The section at the top of the view is the current one ("continue" comes back to it)."""
         view, spans = self._view(), self._section_spans()
@@ -279,16 +315,34 @@ class LessonScreen(TutorScreen):
     def _remember(self, leaving: bool = False) -> None:
         """Where the learner is, down to the line inside the section, for "continue" (by the
         screen showing, or by this one as the learner leaves it)."""
-        if self.lesson_id is None or self.current_section is None or not (self.showing or leaving):
+        if not (self.showing or leaving) or (place := self._where()) is None:
             return
-        offset = 0
+        self.tutor.remember(**place)
+
+    def _where(self) -> dict[str, str | None] | None:
+        """The place in this lesson: the section at the top, the line in it, and the panel `e` moved
+        to if the view starts at it (continue opens there at any terminal width)."""
+        if self.lesson_id is None or self.current_section is None:
+            return None
+        offset, experiment = 0, None
         box = self._boxes.get(self.current_section)
         if box is not None and box.virtual_region.height:
             prose = self.query_one("#prose", VerticalScroll)
             offset = max(0, int(prose.scroll_y) - self._content_y(box))
-        self.tutor.remember(
-            screen="lesson", lesson=self.lesson_id, section=self.current_section, offset=str(offset)
-        )
+            chosen = self.chosen
+            if (
+                chosen is not None
+                and chosen.is_attached
+                and abs(prose.scroll_y - self._content_y(chosen)) < 1
+            ):
+                experiment = chosen.ref.name  # at the panel `e` moved to: continue there (any width)
+        return {
+            "screen": "lesson",
+            "lesson": self.lesson_id,
+            "section": self.current_section,
+            "offset": str(offset),
+            "experiment": experiment,
+        }
 
     def _tick(self) -> None:
         """Twice a second: count the time the sections in view have been on screen."""
@@ -299,15 +353,16 @@ class LessonScreen(TutorScreen):
         showing = [sid for sid, y, end in spans if on_screen(view[0], view[1], y, end)]
         newly_read = self.clock.tick(time.monotonic(), showing)
         lesson = self.lesson
-        for section_id in newly_read:
-            if self.tutor.store is not None:
-                try:
-                    self.tutor.store.mark_read(lesson.id, section_id)
-                except Exception as err:  # reading goes on; the mark is just lost
-                    self.notify(f"could not save progress: {err}", severity="warning")
+        for section_id in newly_read:  # written by the app's writer thread, not this one
+            self.tutor.write(
+                lambda store, s=section_id: store.mark_read(lesson.id, s), on_error=self._not_saved
+            )
         if newly_read:
             self._fill_toc(lesson)
         self._scrolled()
+
+    def _not_saved(self, err: Exception) -> None:  # in the writer thread: reading goes on, the mark is lost
+        self.app.call_from_thread(self.notify, self.t("err.app.not_saved", error=err), severity="warning")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id:
