@@ -180,3 +180,51 @@ async def test_continue_after_a_restart_comes_back_to_the_panel_of_e_and_the_lin
         await aim_over(again)
         assert again.screen.lesson_id == "multi-head"
         assert again.screen.query_one("#prose", VerticalScroll).scroll_y == scrolled
+
+
+async def test_a_finished_quiz_sitting_says_what_next_and_n_does_it(home, tmp_path):
+    from quiz_fixtures import write_lesson
+
+    from tests.ui_helpers import right_answer
+    from tutor.ui.widgets.quiz_panel import QuizPanel
+
+    app = make_app(home, "de", lessons=write_lesson(tmp_path / "lessons"))
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await app.open_quiz("tiny-heads")
+        await pilot.pause()
+        quiz = app.screen.query_one(QuizPanel)
+        while quiz.state != "done":
+            quiz.submit(right_answer(quiz.item.question))
+            quiz.submit("")
+        await settle(app)
+        lesson = app.tutor.lessons[0]
+        first = lesson.sections[0]
+        assert text_of(app, "#quiz-next") == (
+            f"Als Nächstes: lies „{pick(first.title, 'de')}“ in {pick(lesson.title, 'de')} · n öffnet ihn"
+        )
+        await pilot.press("n")
+        await aim_over(app)
+        assert (app.screen.lesson_id, app.screen.current_section) == (lesson.id, first.id)
+
+
+@pytest.mark.slow
+async def test_a_passed_exercise_says_what_next(home):
+    import shutil
+
+    from tests.test_ui_lab import _unlock
+
+    app = make_app(home, "en")
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        screen = await _unlock(app, pilot, "alibi")
+        lesson, ex = app.tutor.exercise("alibi")
+        shutil.copyfile(ex.folder / "solution.py", screen.file)
+        await pilot.press("g")
+        await settle(app, 0.3)
+        assert screen.result.status == "pass"
+        first = lesson.sections[0]  # nothing read yet: the lesson the learner is in, from its start
+        assert (
+            text_of(app, "#ex-next")
+            == f"Next: read “{pick(first.title, 'en')}” in {pick(lesson.title, 'en')} · n opens it"
+        )

@@ -424,6 +424,7 @@ class ExerciseScreen(TutorScreen):
             if pair is not None and pair[1].train is not None:
                 self.refresh_bindings()  # t (train) shows once the file passes
             self._show_result(self.result)
+            self._suggest_next(self.result.status == "pass")
             self.refresh(layout=True)  # laid out before the callback below, not after it
             self.call_after_refresh(self._reveal_result)
         elif event.state == WorkerState.ERROR:
@@ -472,6 +473,20 @@ class ExerciseScreen(TutorScreen):
         output = result.output.strip()
         self.query_one("#ex-output").display = bool(output)
         self.query_one("#ex-output-text", Static).update(escape(output))
+
+    def _suggest_next(self, passed: bool) -> None:
+        """Under a pass: what to do next (tutor.ui.widgets.next_step; n does it)."""
+        from tutor.ui.widgets.next_step import NextStep
+
+        shown = list(self.query(NextStep))
+        if not passed:
+            for step in shown:
+                step.display = False
+            return
+        if not shown:
+            shown = [NextStep(id="ex-next")]
+            self.query_one("#ex-box").mount(shown[0], after="#ex-checks")
+        shown[0].suggest()
 
     def _reveal_result(self) -> None:
         """Bring a new grade into view: the whole of it if it fits, else from its status line."""

@@ -15,6 +15,7 @@ from tutor.texts import say
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.state import Tutor
 from tutor.ui.widgets.key_bar import KeyBar
+from tutor.ui.widgets.next_step import NextStep
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
 
@@ -72,12 +73,18 @@ class QuizScreen(TutorScreen):
                 title.update(Text(self.t("home.loading") if self.tutor.course is None else self._title()))
                 return
             self.session = self.make_session(self.tutor)
-            self.query_one("#quiz-box").mount(QuizPanel(self.session, self.lang))
+            self.query_one("#quiz-box").mount(QuizPanel(self.session, self.lang, on_finished=self._finished))
         else:
             self.session.lang = self.lang
             if self.panel is not None:
                 self.panel.refresh_content(self.lang)
         title.update(Text(self._title()))
+
+    def _finished(self) -> None:
+        """The sitting is over: what next (n does it)."""
+        step = NextStep(id="quiz-next")
+        self.query_one("#quiz-box").mount(step)
+        step.suggest()
 
     def action_back(self) -> None:
         if self.lesson is not None:

@@ -25,6 +25,13 @@ class NextStep(Static):
         super().__init__(**kw)
         self.step: Step | None = None
 
+    def on_mount(self) -> None:
+        self.watch(self.app, "lang", self._relabel, init=False)
+
+    def _relabel(self) -> None:
+        if self.step is not None:
+            self.show(self.step)  # in the new language
+
     @property
     def tutor_app(self) -> TutorApp:
         return self.app  # type: ignore[return-value]
