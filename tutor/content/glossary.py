@@ -8,12 +8,13 @@ The glossary fixes one word per term and language and lists the words that must 
     de = { use = "Verlust", refuse = ["Loss"] }
     zh = { use = "损失", refuse = ["loss"] }
 
-`drift(glossary, lang, text)` finds every refused word in a text of that language. Code is not
+`Glossary.drift(lang, text)` finds every refused word in a text of that language. Code is not
 prose: code blocks, `inline code`, `{placeholders}` and `--options` are left out. A refused word
 written in Latin letters is found as a whole word (`Loss` finds "Validierungs-Loss", not "Glossar";
 a plural is a word of its own); one in Chinese characters anywhere (`热图` is not in `热力图`). A space
 in a refused word matches any run of spaces or a line break. Where a refused word means something
-else, `allow` names the longer phrases it may stand in (`键` in `关键`, `字符` in `字符串`).
+else, `allow` names the longer phrases it may stand in (`键` in `关键`, `字符` in `字符串`), in any
+term of the language; such a phrase may hold a `{placeholder}`.
 
 `check_terms(course)` reads every text of the course's files, each in its own language (the prose
 `de.md`, the `de` texts of lesson.toml, quiz.toml and each exercise.toml) and reports each refused
