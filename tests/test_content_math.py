@@ -121,7 +121,7 @@ def test_a_dollar_followed_by_a_space_is_a_dollar_sign():
 
 def test_unclosed_math_and_raw_latex_in_prose_are_reported_with_their_line():
     _, issues = convert_math("line one\nhas $x without end\n\nand \\frac{1}{2} here")
-    assert [(i.line, i.message.split(" (")[0]) for i in issues] == [
+    assert [(i.line, str(i.message).split(" (")[0]) for i in issues] == [
         (1, "unclosed $ math"),
         (3, "raw LaTeX \\frac outside $...$"),
     ]

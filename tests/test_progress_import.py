@@ -200,7 +200,7 @@ def test_every_bad_row_is_named_in_one_refusal(
     file = tmp_path / "many.json"
     file.write_text(json.dumps(data), encoding="utf-8")
     rows = len(source[1]["tables"]["quiz_answers"])
-    assert_refused(file, target, f"nothing was imported from {file}: 3 problem(s)")
+    assert_refused(file, target, f"nothing was imported from {file} (problems found: 3)")
     stderr = tutor(target[0], "progress", "--import", str(file)).stderr
     assert (
         f"{file}: quiz_answers[{rows}]: should be an object of column -> value, not [[['garbage']]]" in stderr

@@ -131,7 +131,7 @@ def test_garbage_file_is_moved_aside_not_wiped(home: Path) -> None:
         (notice,) = store.notices
         aside = home / f"{FILE_NAME}.corrupt-20260302T093000Z"
         assert aside.read_bytes() == garbage
-        assert aside.name in notice and "fresh progress store" in notice
+        assert aside.name in str(notice) and "fresh progress store" in str(notice)
         store.mark_read("l", "s")
         assert len(store.sections_read()) == 1
 
@@ -170,7 +170,7 @@ def test_foreign_sqlite_database_is_moved_aside(home: Path) -> None:
         conn.execute("CREATE TABLE recipes (name TEXT)")
         conn.execute("INSERT INTO recipes VALUES ('soup')")
     with Store(home) as store:
-        assert "some other program" in store.notices[0]
+        assert "some other program" in str(store.notices[0])
     (aside,) = home.glob(f"{FILE_NAME}.corrupt-*")
     assert sqlite3.connect(aside).execute("SELECT name FROM recipes").fetchall() == [("soup",)]
 

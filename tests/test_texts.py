@@ -171,6 +171,98 @@ def test_every_key_in_the_catalogue_is_used():
     assert not unused, unused
 
 
+# --- no English sentence written into the code reaches a learner ---
+
+# Where a text goes to a learner: an error (TutorError, CheckFailure and their subclasses, found in
+# the source), a toast or a widget of the app, a command's output, a lesson file's problem
+# (content.problems' error/warning, the second argument), a Said, the app's load error.
+SINKS = {"notify", "Static", "Label", "Button", "Text", "print", "update", "_status", "Said", "Loaded"}
+PROBLEMS = {"error", "warning"}  # called by name only: `log.error(...)` is a log
+SINK_KEYWORDS = {"title", "message", "error", "label", "placeholder", "tooltip", "detail"}
+_PROSE = re.compile(r"[A-Za-z]{2,}")
+
+# Texts that stay in code, each with the reason: (file, a part of the text; "" for all of the file's).
+NOT_FOR_LEARNERS = {
+    # a programming error of the tutor's own code (a caller passing a long experiment to run_quick)
+    ("tutor/experiments/runner.py", "trains models; run it with run_in_child"),
+    # the terminal's own control sequence, not words
+    ("tutor/commands/grade.py", "\r\x1b[K"),
+    # the lesson author's checks, run by `python -m tutor check` (and the tests), never by the app:
+    # exercise folders and their reference solutions, the starters in each language, the glossary
+    ("tutor/grading/authoring.py", ""),
+    ("tutor/content/starters.py", ""),
+    ("tutor/content/glossary.py", ""),
+    # a checks.py asking for a message its exercise.toml lacks: the author's bug, which
+    # `check --exercises` reports before a learner can meet it
+    ("tutor/grading/kit.py", "has no [messages] entry"),
+}
+
+
+def _error_classes(trees: dict[str, ast.Module]) -> set[str]:
+    """TutorError, CheckFailure and every class of tutor/ deriving from them."""
+    bases = {
+        node.name: {getattr(b, "id", None) or getattr(b, "attr", "") for b in node.bases}
+        for tree in trees.values()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+    }
+    found = {"TutorError", "CheckFailure"}
+    while new := {name for name, of in bases.items() if of & found} - found:
+        found |= new
+    return found
+
+
+def _english(node: ast.AST, keys: set[str]) -> str | None:
+    """The words of a text literal (a string that is not a catalogue key, an f-string, or one
+    joined with `+` or chosen with `if`), or None when `node` holds none."""
+    if isinstance(node, ast.BinOp):
+        return _english(node.left, keys) or _english(node.right, keys)
+    if isinstance(node, ast.IfExp):
+        return _english(node.body, keys) or _english(node.orelse, keys)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value not in keys:
+        text = node.value
+    elif isinstance(node, ast.JoinedStr):
+        text = "".join(str(part.value) for part in node.values if isinstance(part, ast.Constant))
+    else:
+        return None
+    return text if _PROSE.search(text) else None
+
+
+def _english_for_learners() -> list[str]:
+    """Every text literal of tutor/ that goes to a learner, as `file:line: text`."""
+    trees = {
+        str(file.relative_to(ROOT)): ast.parse(file.read_text(encoding="utf-8"))
+        for file in sorted((ROOT / "tutor").rglob("*.py"))
+    }
+    errors, keys = _error_classes(trees), set(catalogue("en"))
+    found = []
+    for where, tree in trees.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name in errors:
+                texts = [*node.args, *(k.value for k in node.keywords)]
+            elif name in SINKS:
+                texts = [*node.args[:1], *(k.value for k in node.keywords if k.arg in SINK_KEYWORDS)]
+            elif name in PROBLEMS and isinstance(node.func, ast.Name):
+                texts = node.args[1:2] + [k.value for k in node.keywords if k.arg == "message"]
+            else:
+                continue
+            for text in filter(None, (_english(t, keys) for t in texts)):
+                if not any(where == file and part in text for file, part in NOT_FOR_LEARNERS):
+                    found.append(f"{where}:{node.lineno}: {text!r}")
+    return found
+
+
+def test_no_english_sentence_in_the_code_reaches_a_learner():
+    """What the tutor says comes from the catalogue: an error carries a key and values
+    (`TutorError("err.…", path=…)`), a widget or a toast shows `say(…)`; an f-string with English
+    words in it, written where a learner will read it, is found here with its file and line."""
+    found = _english_for_learners()
+    assert not found, "\n".join(found)
+
+
 # --- experiment output in German and Chinese holds no English ---
 
 # Words the output may hold besides its language's own: names, and for Chinese the terms its lessons

@@ -119,7 +119,7 @@ async def test_bad_parameters_are_named_and_nothing_runs(home):
         assert panel.run() is False
         assert not panel.running and "Fix the parameters" in status_of(panel)
         error = str(panel.query_one(".param-error", Static).content)
-        assert "n_head" in error and "greater than or equal to 1" in error
+        assert "n_head: not allowed (got 0); allowed: integer 1..64, default 8" in error
         assert panel.query_one("#p-n_head", Input).has_class("-invalid")
 
 
@@ -146,9 +146,9 @@ async def test_a_lesson_that_fails_to_load_is_named_and_the_others_open(home, tm
     shutil.copytree(shipped_lessons_dir(), lessons, ignore=shutil.ignore_patterns("__pycache__"))
     broken = lessons / "03-rope-alibi" / "lesson.toml"
     broken.write_text(
-        broken.read_text(encoding="utf-8").replace("order = ", "order = 'two' #"), encoding="utf-8"
+        broken.read_text(encoding="utf-8").replace("order = ", "ordre = 1\norder = 'two' #"), encoding="utf-8"
     )
-    app = make_app(home, lessons=lessons)
+    app = make_app(home, lang="de", lessons=lessons)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
         await pilot.pause()
@@ -156,9 +156,29 @@ async def test_a_lesson_that_fails_to_load_is_named_and_the_others_open(home, tm
         assert [x.id for x in app.tutor.lessons] == ["multi-head", "positions"]
         errors = str(app.screen.query_one("#home-errors", Static).content)
         assert "lesson.toml" in errors and "order" in errors
+        # the problems in the learner's words (the values, and pydantic's reason, as they are)
+        assert "ordre: unbekannter Schlüssel „ordre“ (meintest du „order“?)" in errors
+        assert "(eingegeben: 'two')" in errors
+        await pilot.press("f5", "f5")  # de -> zh -> en
+        await pilot.pause()
+        errors = str(app.screen.query_one("#home-errors", Static).content)
+        assert "ordre: unknown key 'ordre' (did you mean 'order'?)" in errors
         await pilot.press("enter")
         await settle(app)
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson_id == "multi-head"
+
+
+async def test_a_missing_lessons_folder_is_said_in_the_learners_language(home, tmp_path):
+    app = make_app(home, lang="zh", lessons=tmp_path / "nowhere")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await pilot.pause()
+        errors = str(app.screen.query_one("#home-errors", Static).content)
+        assert f"找不到课程文件夹：{tmp_path / 'nowhere'}" in errors
+        await pilot.press("f5", "f5")  # zh -> en -> de: the same error, worded again
+        await pilot.pause()
+        errors = str(app.screen.query_one("#home-errors", Static).content)
+        assert f"Lektionsordner nicht gefunden: {tmp_path / 'nowhere'}" in errors
 
 
 async def test_no_editor_says_how_to_set_one(home, monkeypatch):

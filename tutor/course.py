@@ -13,6 +13,7 @@ from pathlib import Path
 from tutor.content.index import INDEX_FILE, fingerprint, index_of, save_index
 from tutor.content.loader import Course, load_course
 from tutor.content.problems import Problem, error
+from tutor.texts import Said
 
 REGISTRY_MODULE = "tutor.experiments.registry"
 COURSE_FILE = "course.pickle"  # in the app's cache folder, beside the cards (INDEX_FILE)
@@ -34,9 +35,8 @@ def _registry(where: Path) -> tuple[dict | None, Problem | None]:
 
         return dict(get_registry()), None
     except Exception as err:  # a broken registry is reported; it does not stop the lessons loading
-        return None, error(
-            where, f"{REGISTRY_MODULE} failed to load ({type(err).__name__}: {err}): experiments not checked"
-        )
+        said = Said("problem.registry", module=REGISTRY_MODULE, kind=type(err).__name__, detail=str(err))
+        return None, error(where, said)
 
 
 def open_course_cached(lessons_dir: Path, cache_dir: Path) -> Course:
@@ -44,7 +44,10 @@ def open_course_cached(lessons_dir: Path, cache_dir: Path) -> Course:
     parser's code has changed (tutor.content.index.fingerprint); a fresh parse is saved for next
     time, with the cards the home screen lists before the course is loaded. The cache is the
     tutor's own (the app's home folder): a copy it cannot read or write is parsed again."""
-    key = fingerprint(lessons_dir)
+    try:
+        key = fingerprint(lessons_dir)
+    except OSError:  # e.g. the folder does not exist: the loader says so in the learner's words
+        return open_course(lessons_dir)
     saved = Path(cache_dir) / COURSE_FILE
     try:
         with saved.open("rb") as fh:

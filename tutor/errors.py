@@ -41,6 +41,12 @@ class TutorError(Exception):
         return _rebuilt, (type(self), self.key, self.values)
 
 
+def in_lang(err: BaseException, lang: str) -> str:
+    """An exception's message in `lang`: one of ours worded from the catalogue, any other as it
+    says it (Python's or the system's own words)."""
+    return err.in_lang(lang) if isinstance(err, TutorError) else str(err)
+
+
 def _rebuilt(cls: type[TutorError], key: str, values: dict[str, Any]) -> TutorError:
     err = cls.__new__(cls)
     TutorError.__init__(err, key, **values)

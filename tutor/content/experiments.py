@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from tutor.content.problems import Problem, error, field_path
 from tutor.content.prose import ProseSection
 from tutor.content.schema import Section
+from tutor.texts import Said
 
 
 class ExperimentSpec(Protocol):
@@ -41,10 +42,12 @@ def check_sections(
             spec = specs.get(ref.name)
             if spec is None:
                 close = difflib.get_close_matches(ref.name, sorted(specs), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(sorted(specs))})"
-                problems.append(
-                    error(file, f"unknown experiment {ref.name!r}{hint}", field=where, line=ref.line)
+                said = (
+                    Said("problem.experiment.unknown_near", name=ref.name, near=close[0])
+                    if close
+                    else Said("problem.experiment.unknown", name=ref.name, known=sorted(specs))
                 )
+                problems.append(error(file, said, field=where, line=ref.line))
                 continue
             problems += check_params(spec, ref.params, file, where, ref.line)
     return problems
@@ -59,7 +62,12 @@ def check_params(
         problems = []
         for e in err.errors(include_url=False):
             key = field_path(tuple(e["loc"]), params)
-            msg = "unknown parameter" if e["type"] == "extra_forbidden" else e["msg"]
-            problems.append(error(file, f"parameter {key}: {msg}", field=where, line=line))
+            if e["type"] == "extra_forbidden":
+                said = Said("problem.experiment.param_unknown", key=key)
+            else:  # pydantic's reason, or an experiment's own check (worded from the catalogue)
+                cause = e.get("ctx", {}).get("error")
+                detail = Said(cause.key, **cause.values) if hasattr(cause, "in_lang") else e["msg"]
+                said = Said("problem.experiment.param", key=key, detail=detail)
+            problems.append(error(file, said, field=where, line=line))
         return problems
     return []

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor import __version__
+from tutor.i18n import LANGS
 
 FORMAT = 2  # bump when the cards or the saved course change shape
 INDEX_FILE = "course-index.json"  # the cards, in the app's cache folder (tutor.course saves them)
@@ -57,7 +58,7 @@ class Card:
 @dataclass(frozen=True)
 class Index:
     cards: list[Card]
-    problems: list[str]  # the course's errors as `file:line: field: message`, for home to show
+    problems: list[dict[str, str]]  # the course's errors, `file:line: field: message` by language
     skipped: int  # lesson folders not loaded because of errors
 
 
@@ -74,7 +75,7 @@ def index_of(course) -> Index:
         )
         for lesson in course.lessons
     ]
-    problems = [p.format(course.lessons_dir) for p in course.errors]
+    problems = [{lang: p.format(course.lessons_dir, lang) for lang in LANGS} for p in course.errors]
     return Index(cards, problems, len(course.skipped))
 
 

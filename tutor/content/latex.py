@@ -140,14 +140,14 @@ def latex_to_unicode(source: str) -> str:
     try:
         nodes, _, _ = walker.get_latex_nodes()
     except latexwalker.LatexWalkerError as err:
-        raise LatexError(f"cannot parse ${source}$: {str(err).splitlines()[0]}") from None
+        raise LatexError("problem.math.parse", source=source, detail=str(err).splitlines()[0]) from None
     try:
         return _tidy(_Converter().nodes(nodes))
     except LatexError:
         raise
     # an odd construct the rules above did not foresee: say so, never crash the loader
     except (IndexError, ValueError, AttributeError, TypeError) as err:
-        raise LatexError(f"cannot show ${source}$ ({type(err).__name__})") from None
+        raise LatexError("problem.math.cannot_show_formula", source=source, kind=type(err).__name__) from None
 
 
 def _tidy(text: str) -> str:
@@ -196,7 +196,7 @@ class _Converter:
                         elif i < len(items):  # argument is the next node: {group} or \macro
                             arg, i = self.node(items[i]), i + 1
                         else:
-                            raise LatexError(f"'{c}' at the end of the formula has nothing to apply to")
+                            raise LatexError("problem.math.dangling", mark=c)
                         spaced = " " if arg != arg.rstrip() else ""  # `p_i^\top p_j`: keep the gap
                         out.append(_script(arg, SUPERSCRIPT if c == "^" else SUBSCRIPT, c) + spaced)
                     else:
@@ -231,7 +231,7 @@ class _Converter:
             return self.environment(node)
         if isinstance(node, latexwalker.LatexMathNode):
             return self.nodes(node.nodelist)
-        raise LatexError(f"cannot show {node.latex_verbatim()!r}")
+        raise LatexError("problem.math.cannot_show", what=repr(node.latex_verbatim()))
 
     def args(self, node) -> list:
         return [a for a in (node.nodeargd.argnlist if node.nodeargd else []) if a is not None]
@@ -270,7 +270,7 @@ class _Converter:
             return "; "
         symbol = _symbol(name)
         if symbol is None:
-            raise LatexError(f"unknown LaTeX command \\{name} (write it in Unicode instead)")
+            raise LatexError("problem.math.command", name=f"\\{name}")
         # the space after a command name only ends the name; keep it as a gap except after an opener
         return symbol + ("" if symbol in _OPENERS else post)
 
@@ -288,7 +288,7 @@ class _Converter:
             return "{ " + "; ".join(parts) + " }"
         if name in _ROWS:
             return "; ".join(" ".join(cells) for cells in rows)
-        raise LatexError(f"unknown LaTeX environment {name!r}")
+        raise LatexError("problem.math.environment", name=name)
 
     def rows(self, nodes) -> list[list[str]]:
         """Split an environment body at `\\\\` (rows) and `&` (cells); empty trailing rows dropped."""

@@ -19,6 +19,7 @@ from tutor.content.schema import Exercise, Lesson, LessonFile, Question, QuizFil
 from tutor.content.tomlfile import load_toml, missing_translations, read_text
 from tutor.errors import TutorError
 from tutor.i18n import LANGS
+from tutor.texts import Said
 
 KNOWN_ENTRIES = {"lesson.toml", "quiz.toml", "exercises", "README.md", "__pycache__", "__init__.py"}
 KNOWN_ENTRIES |= {f"{lang}.md" for lang in LANGS}
@@ -84,11 +85,13 @@ def load_course(lessons_dir: Path, experiments: experiment_check.Specs | None = 
         try:
             meta, lesson = _load_folder(folder, experiments, problems)
         except Exception as err:  # a loader bug must not take the other lessons down either
-            problems.append(error(folder, f"internal error while loading: {type(err).__name__}: {err}"))
+            problems.append(
+                error(folder, Said("problem.lesson.bug", kind=type(err).__name__, detail=str(err)))
+            )
             meta, lesson = None, None
         loaded.append((folder, lesson, meta, problems))
     if not loaded:
-        course.problems.append(error(lessons_dir, "no lesson folders (each needs a lesson.toml)"))
+        course.problems.append(error(lessons_dir, Said("problem.lesson.none")))
     _check_across_lessons(loaded)
     for folder, lesson, _meta, problems in loaded:
         course.problems += problems
@@ -119,7 +122,7 @@ def _load_folder(
             problems.append(
                 warning(
                     entry,
-                    "not part of a lesson folder (lesson.toml, en.md, de.md, zh.md, quiz.toml, exercises/); ignored",
+                    Said("problem.lesson.stray_file"),
                 )
             )
     sections = _sections(folder, problems)
@@ -142,7 +145,7 @@ def _sections(folder: Path, problems: list[Problem]) -> list[Section]:
     for lang in LANGS:
         file = folder / f"{lang}.md"
         if lang != "en" and not file.exists():
-            problems.append(warning(file, f"no {lang} translation of the lesson text (English is shown)"))
+            problems.append(warning(file, Said("problem.lesson.untranslated", lang=lang)))
             continue
         text = read_text(file, problems)
         if text is not None:
@@ -166,10 +169,12 @@ def _sections(folder: Path, problems: list[Problem]) -> list[Section]:
                 title[lang], body[lang] = match.title or s.title, match.body
             else:
                 problems.append(
-                    warning(file, "section has no text (English is shown)", f"section[{s.id}]", match.line)
+                    warning(file, Said("problem.lesson.empty_translation"), f"section[{s.id}]", match.line)
                 )
         if not s.body.strip():
-            problems.append(error(en_file, "section has no text", field=f"section[{s.id}]", line=s.line))
+            problems.append(
+                error(en_file, Said("problem.lesson.empty_section"), field=f"section[{s.id}]", line=s.line)
+            )
             continue
         sections.append(Section(id=s.id, title=title, body=body, experiments=s.experiments))
     return sections
@@ -180,18 +185,17 @@ def _compare_with_english(en: list[ProseSection], other: list[ProseSection], fil
     if en_ids != ids:
         missing = [i for i in en_ids if i not in ids]
         extra = [i for i in ids if i not in en_ids]
-        detail = []
-        if missing:
-            detail.append(f"missing {', '.join(missing)}")
-        if extra:
-            detail.append(f"not in en.md: {', '.join(extra)}")
-        if not detail:
-            detail.append(f"order differs: en.md has {', '.join(en_ids)}")
-        return [
-            error(
-                file, f"section ids must match en.md in the same order: {'; '.join(detail)}", field="section"
+        if missing and extra:
+            detail = Said("problem.lesson.ids_both", missing=missing, extra=extra)
+        elif missing or extra:
+            detail = (
+                Said("problem.lesson.ids_missing", ids=missing)
+                if missing
+                else Said("problem.lesson.ids_extra", ids=extra)
             )
-        ]
+        else:
+            detail = Said("problem.lesson.ids_order", ids=en_ids)
+        return [error(file, Said("problem.lesson.ids", detail=detail), field="section")]
     problems = []
     for a, b in zip(en, other, strict=True):
         if a.broken_fence or b.broken_fence:
@@ -202,7 +206,7 @@ def _compare_with_english(en: list[ProseSection], other: list[ProseSection], fil
             problems.append(
                 error(
                     file,
-                    f"experiments differ from en.md: en.md has {_refs(refs_en)}, this file has {_refs(refs)}",
+                    Said("problem.lesson.experiments", en=_refs(refs_en), here=_refs(refs)),
                     field=f"section[{b.id}]",
                     line=b.line,
                 )  # fmt: skip
@@ -211,7 +215,7 @@ def _compare_with_english(en: list[ProseSection], other: list[ProseSection], fil
 
 
 def _refs(refs: list[tuple[str, dict]]) -> str:
-    return "[" + ", ".join(f"{n} {p}" if p else n for n, p in refs) + "]" if refs else "none"
+    return "[" + ", ".join(f"{n} {p}" if p else n for n, p in refs) + "]" if refs else "[]"
 
 
 def _quiz(file: Path, section_ids: set[str] | None, problems: list[Problem]) -> list[Question]:
@@ -237,7 +241,7 @@ def _question_checks(
             problems.append(
                 error(
                     file,
-                    f"duplicate question id (also question #{first[q.id] + 1})",
+                    Said("problem.lesson.duplicate_question", n=first[q.id] + 1),
                     field=f"question[{q.id}]",
                     line=line_of(text, loc + ("id",)),
                 )  # fmt: skip
@@ -262,7 +266,7 @@ def _unknown_section(
     file: Path, text: str, loc: tuple, field_name: str, ident: str, known: set[str]
 ) -> Problem:
     return error(
-        file, f"no section {ident!r} in this lesson (sections: {', '.join(sorted(known or ())) or 'none'})",
+        file, Said("problem.lesson.no_section", id=ident, known=sorted(known or ()) or "—"),
         field=field_name, line=line_of(text, loc + ("section",)),
     )  # fmt: skip
 
@@ -280,7 +284,7 @@ def _exercises(folder: Path, section_ids: set[str] | None, problems: list[Proble
             problems.append(
                 error(
                     file,
-                    f"exercise id {ex.id!r} must match its folder name {sub.name!r}",
+                    Said("problem.lesson.exercise_folder", id=ex.id, folder=sub.name),
                     field="id",
                     line=line_of(text, ("id",)),
                 )  # fmt: skip
@@ -307,7 +311,10 @@ def _check_across_lessons(loaded: list[tuple[Path, Lesson | None, LessonFile | N
         if meta.id in ids:
             problems.append(
                 error(
-                    file, f"duplicate lesson id (also in {ids[meta.id].name}/)", "id", _key_line(file, "id")
+                    file,
+                    Said("problem.lesson.duplicate_lesson", folder=ids[meta.id].name),
+                    "id",
+                    _key_line(file, "id"),
                 )
             )
         ids.setdefault(meta.id, folder)
@@ -315,7 +322,7 @@ def _check_across_lessons(loaded: list[tuple[Path, Lesson | None, LessonFile | N
             problems.append(
                 warning(
                     file,
-                    f"same order as {orders[meta.order].name}/ (ties sorted by id)",
+                    Said("problem.lesson.same_order", folder=orders[meta.order].name),
                     "order",
                     _key_line(file, "order"),
                 )
@@ -326,7 +333,7 @@ def _check_across_lessons(loaded: list[tuple[Path, Lesson | None, LessonFile | N
                 problems.append(
                     error(
                         ex_file := folder / "exercises" / ex.id / "exercise.toml",
-                        f"duplicate exercise id (also in {exercise_ids[ex.id].name}/)",
+                        Said("problem.lesson.duplicate_exercise", folder=exercise_ids[ex.id].name),
                         field="id",
                         line=_key_line(ex_file, "id"),
                     )
@@ -341,7 +348,7 @@ def _check_across_lessons(loaded: list[tuple[Path, Lesson | None, LessonFile | N
                 problems.append(
                     error(
                         folder / "lesson.toml",
-                        f"no lesson with id {p!r} (lessons: {', '.join(sorted(prereqs))})",
+                        Said("problem.lesson.no_prerequisite", id=p, known=sorted(prereqs)),
                         field="prerequisites",
                         line=_key_line(folder / "lesson.toml", "prerequisites"),
                     )
@@ -350,7 +357,7 @@ def _check_across_lessons(loaded: list[tuple[Path, Lesson | None, LessonFile | N
             problems.append(
                 error(
                     folder / "lesson.toml",
-                    "prerequisites form a cycle",
+                    Said("problem.lesson.cycle"),
                     field="prerequisites",
                     line=_key_line(folder / "lesson.toml", "prerequisites"),
                 )

@@ -20,6 +20,7 @@ from pathlib import Path
 from tutor.content.problems import Problem, error, line_of, warning
 from tutor.content.schema import CourseFile, Exercise, Lesson
 from tutor.content.tomlfile import load_toml
+from tutor.texts import Said
 
 MANIFEST = "course.toml"
 
@@ -55,7 +56,7 @@ def read_manifest(lessons_dir: Path, problems: list[Problem]) -> Manifest | None
         if entry.folder in manifest.exercises:
             first = manifest.lessons.index(entry.folder) + 1
             problems.append(
-                _error(manifest, f"listed twice (also lesson #{first})", i, "folder", entry.folder)
+                _error(manifest, Said("problem.manifest.twice", n=first), i, "folder", entry.folder)
             )
             continue
         manifest.lessons.append(entry.folder)
@@ -63,7 +64,9 @@ def read_manifest(lessons_dir: Path, problems: list[Problem]) -> Manifest | None
         for ex in entry.exercises:
             if ex in manifest.exercises[entry.folder]:
                 problems.append(
-                    _error(manifest, f"exercise {ex!r} listed twice", i, "exercises", entry.folder)
+                    _error(
+                        manifest, Said("problem.manifest.exercise_twice", id=ex), i, "exercises", entry.folder
+                    )
                 )
             else:
                 manifest.exercises[entry.folder].append(ex)
@@ -76,25 +79,26 @@ def check_manifest(manifest: Manifest, folders: list[Path]) -> list[Problem]:
     names = [f.name for f in folders]
     for i, name in enumerate(manifest.lessons):
         if name not in names:
-            known = ", ".join(names) or "none"
+            known = names or "—"
             problems.append(
-                _error(manifest, f"no lesson folder {name!r} (folders: {known})", i, "folder", name)
+                _error(
+                    manifest, Said("problem.manifest.no_folder", name=name, known=known), i, "folder", name
+                )
             )
             continue
         found = exercise_folders(folders[names.index(name)])
         for ex in manifest.exercises[name]:
             if ex not in found:
                 where = f"{name}/exercises/{ex}/"
-                known = ", ".join(found) or "none"
-                problems.append(
-                    _error(manifest, f"no exercise folder {where} (exercises: {known})", i, "exercises", name)
-                )
+                known = found or "—"
+                said = Said("problem.manifest.no_exercise", where=where, known=known)
+                problems.append(_error(manifest, said, i, "exercises", name))
         for ex in found:
             if ex not in manifest.exercises[name]:
                 problems.append(
                     _error(
                         manifest,
-                        f"exercise {ex!r} is not listed; add it where it belongs",
+                        Said("problem.manifest.exercise_unlisted", id=ex),
                         i,
                         "exercises",
                         name,
@@ -103,8 +107,7 @@ def check_manifest(manifest: Manifest, folders: list[Path]) -> list[Problem]:
     for name in names:
         if name not in manifest.lessons:
             problems.append(
-                error(manifest.file, f"lesson folder {name!r} is not listed; add a [[lesson]] with folder = {name!r}",
-                      field="lesson")
+                error(manifest.file, Said("problem.manifest.unlisted", name=name), field="lesson")
             )  # fmt: skip
     return problems
 
@@ -117,7 +120,7 @@ def check_orders(manifest: Manifest, lessons: list[Lesson]) -> list[Problem]:
         if name in manifest.lessons and lesson.order != (place := manifest.lessons.index(name) + 1):
             file = lesson.folder / "lesson.toml"
             problems.append(
-                warning(file, f"{lesson.order}, but {MANIFEST} lists this lesson as number {place}; set order = {place}",
+                warning(file, Said("problem.manifest.order", order=lesson.order, manifest=MANIFEST, place=place),
                         field="order", line=_line(file, ("order",)))
             )  # fmt: skip
     return problems
@@ -131,7 +134,7 @@ def exercise_folders(lesson_folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name[0] not in "._")
 
 
-def _error(manifest: Manifest, message: str, index: int, key: str, folder: str) -> Problem:
+def _error(manifest: Manifest, message: Said, index: int, key: str, folder: str) -> Problem:
     line = line_of(manifest.text, ("lesson", index, key))
     return error(manifest.file, message, field=f"lesson[{folder}].{key}", line=line)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from tutor.content.latex import LatexError, latex_to_unicode
 from tutor.content.schema import ExperimentRef
+from tutor.texts import Said
 
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`]*?)\s*$")
 _EXPERIMENT_INFO = re.compile(r"^experiment(?:\s+(\S+))?\s*(.*)$")
@@ -72,7 +73,7 @@ def blocks(text: str) -> Iterator[Block]:
 @dataclass(frozen=True)
 class MathIssue:
     line: int  # 0-based line within the converted text
-    message: str
+    message: Said  # what is wrong (a catalogue text)
 
 
 def convert_math(text: str, markdown: bool = True) -> tuple[str, list[MathIssue]]:
@@ -95,11 +96,7 @@ def convert_math(text: str, markdown: bool = True) -> tuple[str, list[MathIssue]
         c = text[i]
         if c == "\\" and i + 1 < n and text[i + 1].isascii() and text[i + 1].isalpha():
             name = re.match(r"[A-Za-z]+", text[i + 1 :]).group(0)
-            issues.append(
-                MathIssue(
-                    text.count("\n", 0, i), f"raw LaTeX \\{name} outside $...$ (wrap the formula in $...$)"
-                )
-            )
+            issues.append(MathIssue(text.count("\n", 0, i), Said("problem.math.raw", name=f"\\{name}")))
             out.append("\\" + name)
             i += 1 + len(name)
         elif c == "\\" and i + 1 < n:  # an escaped character, e.g. \$ for a real dollar sign
@@ -117,9 +114,7 @@ def convert_math(text: str, markdown: bool = True) -> tuple[str, list[MathIssue]
             close = _find_math_close(text, i + opener, display)
             if close < 0:
                 if display or (i + 1 < n and not text[i + 1].isspace()):
-                    issues.append(
-                        MathIssue(text.count("\n", 0, i), "unclosed $ math (write \\$ for a dollar sign)")
-                    )
+                    issues.append(MathIssue(text.count("\n", 0, i), Said("problem.math.unclosed")))
                 out.append(text[i : i + opener])
                 i += opener
                 continue
@@ -127,7 +122,7 @@ def convert_math(text: str, markdown: bool = True) -> tuple[str, list[MathIssue]
             try:
                 formula = latex_to_unicode(source).replace("*", "∗")
             except LatexError as err:
-                issues.append(MathIssue(text.count("\n", 0, i), str(err)))
+                issues.append(MathIssue(text.count("\n", 0, i), Said(err.key, **err.values)))
                 formula = source
             out.append(_MD_SPECIAL.sub(r"\\\1", formula) if markdown else formula)
             i = close + opener

@@ -1,7 +1,9 @@
 """Problems found in lesson files, and how pydantic's errors become them (with a line where we can).
 
 A problem says what is wrong and where: file, line (None when it cannot be placed), and the field
-path inside the file (`question[heads].answer`, `section[rope].experiment[2]`).
+path inside the file (`question[heads].answer`, `section[rope].experiment[2]`). What is wrong is a
+catalogue text (`Said`), worded in the reader's language where it is shown; its values (paths,
+keys, pydantic's own reason) stay as they are.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from tutor.texts import Said
+
 Severity = Literal["error", "warning"]
 
 
@@ -23,14 +27,23 @@ class Problem:
     file: Path
     line: int | None
     field: str
-    message: str
+    said: Said | str  # what is wrong; a str only from the author's tools (tutor.grading.authoring)
 
-    def format(self, relative_to: Path | None = None) -> str:
-        """`FILE:LINE: field: message` (line and field left out when unknown)."""
+    @property
+    def message(self) -> str:
+        """What is wrong, in English."""
+        return self.in_lang("en")
+
+    def in_lang(self, lang: str) -> str:
+        return self.said.in_lang(lang) if isinstance(self.said, Said) else self.said
+
+    def format(self, relative_to: Path | None = None, lang: str = "en") -> str:
+        """`FILE:LINE: field: message` (line and field left out when unknown), in `lang`."""
         where = str(_relative(self.file, relative_to))
         if self.line is not None:
             where += f":{self.line}"
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        message = self.in_lang(lang)
+        return f"{where}: {self.field}: {message}" if self.field else f"{where}: {message}"
 
 
 def _relative(path: Path, base: Path | None) -> Path:
@@ -42,11 +55,11 @@ def _relative(path: Path, base: Path | None) -> Path:
         return path
 
 
-def error(file: Path, message: str, field: str = "", line: int | None = None) -> Problem:
+def error(file: Path, message: Said | str, field: str = "", line: int | None = None) -> Problem:
     return Problem("error", file, line, field, message)
 
 
-def warning(file: Path, message: str, field: str = "", line: int | None = None) -> Problem:
+def warning(file: Path, message: Said | str, field: str = "", line: int | None = None) -> Problem:
     return Problem("warning", file, line, field, message)
 
 
@@ -133,22 +146,26 @@ def field_path(loc: tuple, data: Any) -> str:
     return out
 
 
-def _message(e: dict, loc: tuple, vocabulary: set[str]) -> str:
+def _message(e: dict, loc: tuple, vocabulary: set[str]) -> Said:
     kind, msg = e["type"], e["msg"]
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else ""
         close = difflib.get_close_matches(key, sorted(vocabulary), n=1)
-        return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+        return (
+            Said("problem.key.unknown_near", key=key, near=close[0])
+            if close
+            else Said("problem.key.unknown", key=key)
+        )
     if kind == "missing":
-        return "required key is missing"
-    if kind.startswith("value_error"):
-        return msg.removeprefix("Value error, ")
+        return Said("problem.key.missing")
+    if kind.startswith("value_error"):  # the schema's own check: pydantic's words, as they are
+        return Said("problem.detail", detail=msg.removeprefix("Value error, "))
     if isinstance(e.get("input"), dict | list):
-        return f"{msg[0].lower()}{msg[1:]}"
+        return Said("problem.detail", detail=f"{msg[0].lower()}{msg[1:]}")
     shown = repr(e.get("input"))
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    return f"{msg[0].lower()}{msg[1:]} (got {shown})"
+    return Said("problem.detail_got", detail=f"{msg[0].lower()}{msg[1:]}", got=shown)
 
 
 # --- finding a line in TOML text ------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pathlib import Path
 from tutor.content.markdown import Block, blocks, convert_math, convert_prose, parse_params
 from tutor.content.problems import Problem, error
 from tutor.content.schema import ExperimentRef
+from tutor.texts import Said
 
 _H2 = re.compile(r"^ {0,3}##(?!#)\s*(.*?)\s*#*\s*$")
 _H1 = re.compile(r"^ {0,3}#(?!#)\s")
@@ -40,8 +41,11 @@ def toml_error_line(err: tomllib.TOMLDecodeError) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def toml_error_message(err: tomllib.TOMLDecodeError) -> str:
-    return "invalid TOML: " + _TOML_LINE.sub("", str(err)).replace("(, column", "(column").replace(" ()", "")
+def toml_error_message(err: tomllib.TOMLDecodeError) -> Said:
+    """tomllib's reason (its own words), without the line it names (the problem has the line)."""
+    return Said(
+        "problem.toml", detail=_TOML_LINE.sub("", str(err)).replace("(, column", "(column").replace(" ()", "")
+    )
 
 
 def parse_language_file(text: str, file: Path) -> tuple[list[ProseSection], list[Problem]]:
@@ -79,19 +83,19 @@ def parse_language_file(text: str, file: Path) -> tuple[list[ProseSection], list
         problems.append(
             error(
                 file,
-                "text before the first `## Title {#id}` heading is never shown; move it into a section",
+                Said("problem.prose.stray"),
                 line=stray,
             )  # fmt: skip
         )
     if not sections:
-        problems.append(error(file, "no sections: a section starts with a line `## Title {#section-id}`"))
+        problems.append(error(file, Said("problem.prose.no_sections")))
     ids: dict[str, int] = {}
     for s in sections:
         if s.id in ids:
             problems.append(
                 error(
                     file,
-                    f"duplicate section id (first at line {ids[s.id]})",
+                    Said("problem.prose.duplicate", line=ids[s.id]),
                     field=f"section[{s.id}]",
                     line=s.line,
                 )
@@ -113,21 +117,19 @@ def _heading(raw: str, line: int, file: Path, problems: list[Problem]) -> ProseS
     m = _TITLE_ID.match(raw)
     title, ident = (m.group(1), m.group(2).strip()) if m else (raw, "")
     if not m:
-        problems.append(
-            error(file, "section heading has no id: write `## Title {#some-id}`", field="section", line=line)
-        )
+        problems.append(error(file, Said("problem.prose.no_id"), field="section", line=line))
         ident = f"line-{line}"
     elif not _SLUG.match(ident):
         problems.append(
             error(
                 file,
-                f"section id {ident!r} must be lower-case letters, digits and '-'",
+                Said("problem.prose.bad_id", id=ident),
                 field="section",
                 line=line,
             )
         )
     if not title.strip():
-        problems.append(error(file, "section heading has no title", field=f"section[{ident}]", line=line))
+        problems.append(error(file, Said("problem.prose.no_title"), field=f"section[{ident}]", line=line))
     converted, issues = convert_math(title, markdown=False)
     for issue in issues:
         problems.append(error(file, issue.message, field=f"section[{ident}].title", line=line))
@@ -141,7 +143,7 @@ def _check_fence(block: Block, file: Path, sections: list[ProseSection]) -> list
         return [
             error(
                 file,
-                "fence opened here is never closed (``` or ~~~ on a line of its own)",
+                Said("problem.prose.open_fence"),
                 field=where,
                 line=line,
             )
@@ -150,11 +152,9 @@ def _check_fence(block: Block, file: Path, sections: list[ProseSection]) -> list
     if not m:
         return []
     if not m.group(1):
-        return [error(file, "experiment fence needs a name: ```experiment NAME", field=where, line=line)]
+        return [error(file, Said("problem.prose.no_name"), field=where, line=line)]
     if m.group(2):
-        return [
-            error(file, f"unexpected text after the experiment name: {m.group(2)!r}", field=where, line=line)
-        ]
+        return [error(file, Said("problem.prose.after_name", text=repr(m.group(2))), field=where, line=line)]
     name = m.group(1)
     try:
         params = parse_params(block.body)
@@ -163,7 +163,7 @@ def _check_fence(block: Block, file: Path, sections: list[ProseSection]) -> list
         return [
             error(
                 file,
-                "parameters: " + toml_error_message(err),
+                Said("problem.prose.params", detail=toml_error_message(err)),
                 field=f"{where}.experiment[{name}]",
                 line=line + at if at else line,
             )  # fmt: skip

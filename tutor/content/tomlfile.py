@@ -21,6 +21,7 @@ from tutor.content.problems import (
 from tutor.content.prose import toml_error_line, toml_error_message
 from tutor.content.schema import CourseFile, Exercise, LessonFile, QuizFile
 from tutor.i18n import LANGS as LANGS_ALL
+from tutor.texts import Said
 
 M = TypeVar("M", bound=BaseModel)
 VOCABULARY = all_field_names(LessonFile, QuizFile, Exercise, CourseFile)
@@ -31,12 +32,12 @@ def read_text(file: Path, problems: list[Problem], required: bool = True) -> str
     """The file's text, or None with a problem: missing, unreadable, not UTF-8, or empty."""
     if not file.is_file():
         if required:
-            problems.append(error(file, "file is missing"))
+            problems.append(error(file, Said("problem.file.missing")))
         return None
     try:
         raw = file.read_bytes()
     except OSError as err:
-        problems.append(error(file, f"cannot read: {err.strerror or err}"))
+        problems.append(error(file, Said("problem.file.unreadable", why=str(err.strerror or err))))
         return None
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")
@@ -46,13 +47,13 @@ def read_text(file: Path, problems: list[Problem], required: bool = True) -> str
         problems.append(
             error(
                 file,
-                f"not UTF-8: byte 0x{raw[err.start]:02x} at column {column}; save the file as UTF-8",
+                Said("problem.file.not_utf8", byte=f"0x{raw[err.start]:02x}", column=column),
                 line=line,
             )
         )
         return None
     if not text.strip():
-        problems.append(error(file, "file is empty"))
+        problems.append(error(file, Said("problem.file.empty")))
         return None
     return text
 
@@ -76,7 +77,7 @@ def load_toml(
     for key in drop:
         if key in data:
             problems.append(
-                error(file, f"unknown key {key!r} (set by the loader)", field=key, line=line_of(text, (key,)))
+                error(file, Said("problem.key.loaders", key=key), field=key, line=line_of(text, (key,)))
             )
     try:
         result = model.model_validate({k: v for k, v in data.items() if k not in drop})
@@ -141,7 +142,7 @@ def missing_translations(data: Any, file: Path, text: str, item_field: str, loc:
     return [
         warning(
             file,
-            f"no {lang} text for {', '.join(fields)} (English is shown)",
+            Said("problem.untranslated", lang=lang, fields=fields),
             field=item_field,
             line=line_of(text, loc) if loc else None,
         )  # fmt: skip

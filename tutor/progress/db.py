@@ -23,6 +23,7 @@ from pathlib import Path
 from tutor.errors import TutorError
 from tutor.progress.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from tutor.settings import STORE_BUSY_TIMEOUT_S
+from tutor.texts import Said
 
 log = logging.getLogger("tutor.progress")
 
@@ -78,12 +79,12 @@ class Database:
         self.path = self.home / FILE_NAME
         self.now = now
         self.timeout_s = timeout_s
-        self.notices: list[str] = []  # things the CLI/app should tell the learner (e.g. a moved file)
+        self.notices: list[Said] = []  # things the CLI/app should tell the learner (e.g. a moved file)
         self._lock = threading.RLock()
         try:
             self.home.mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise TutorError(f"cannot create the tutor home {self.home}: {err.strerror}") from None
+            raise TutorError("err.store.no_home", path=str(self.home), why=err.strerror) from None
         with self._opening():
             self.conn = self._open()
 
@@ -98,7 +99,7 @@ class Database:
         try:
             fd = os.open(self.path.with_name(FILE_NAME + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as err:
-            raise TutorError(f"cannot open the progress store {self.path}: {err.strerror}") from None
+            raise TutorError("err.store.cannot_open", path=str(self.path), why=err.strerror) from None
         try:
             deadline = time.monotonic() + self.timeout_s
             while True:
@@ -127,7 +128,7 @@ class Database:
         try:
             problem = self._foreign_header()
         except OSError as err:
-            raise TutorError(f"cannot read the progress store {self.path}: {err.strerror}") from None
+            raise TutorError("err.store.cannot_read", path=str(self.path), why=err.strerror) from None
         if problem:
             self._move_aside(problem)
         conn: sqlite3.Connection | None = None
@@ -139,9 +140,9 @@ class Database:
                 conn.close()
             if _is_locked(err):
                 raise self._busy() from None
-            raise TutorError(f"cannot open the progress store {self.path}: {err}") from None
+            raise TutorError("err.store.cannot_open", path=str(self.path), why=str(err)) from None
         except sqlite3.DatabaseError as err:
-            problem = f"not a readable SQLite database ({err})"
+            problem = Said("err.store.unreadable", detail=str(err))
         if problem:
             if conn is not None:
                 conn.close()  # before the file is moved aside: no handle left on the old file
@@ -156,21 +157,21 @@ class Database:
             conn.close()
             if _is_locked(err):
                 raise self._busy() from None
-            raise TutorError(f"cannot open the progress store {self.path}: {err}") from None
+            raise TutorError("err.store.cannot_open", path=str(self.path), why=str(err)) from None
         return conn
 
-    def _foreign_header(self) -> str | None:
+    def _foreign_header(self) -> Said | None:
         if not self.path.exists() or self.path.stat().st_size == 0:
             return None
         with self.path.open("rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
-        return None if head == SQLITE_MAGIC else "not an SQLite database"
+        return None if head == SQLITE_MAGIC else Said("err.store.not_sqlite")
 
-    def _inspect(self, conn: sqlite3.Connection) -> str | None:
+    def _inspect(self, conn: sqlite3.Connection) -> Said | None:
         """Why the file is not a usable store of ours, or None. Raises StoreTooNew for newer files."""
         check = conn.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
-            return f"damaged database ({check})"
+            return Said("err.store.damaged", detail=check)
         app_id, version, tables = conn.execute(  # one statement: one snapshot of the file
             "SELECT (SELECT application_id FROM pragma_application_id),"
             " (SELECT user_version FROM pragma_user_version),"
@@ -179,16 +180,13 @@ class Database:
         if app_id == 0 and version == 0 and tables == 0:
             return None  # empty: a new store
         if app_id != APPLICATION_ID:
-            return "an SQLite database of some other program"
+            return Said("err.store.foreign")
         if version > SCHEMA_VERSION:
             conn.close()
-            raise StoreTooNew(
-                f"the progress store {self.path} was written by a newer version of the tutor "
-                f"(schema {version}, this one knows up to {SCHEMA_VERSION}); update the tutor or use another --home"
-            )
+            raise StoreTooNew("err.store.too_new", path=str(self.path), version=version, known=SCHEMA_VERSION)
         return None
 
-    def _move_aside(self, reason: str) -> None:
+    def _move_aside(self, reason: Said) -> None:
         stamp = self.now().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
         aside = first_free(lambda n: self.path.with_name(f"{FILE_NAME}.corrupt-{stamp}{n}"))
         try:
@@ -199,15 +197,11 @@ class Database:
                     companion.rename(aside.with_name(aside.name + suffix))
         except OSError as err:
             raise TutorError(
-                f"the progress file {self.path} could not be used ({reason}) and could not be moved aside "
-                f"({err.strerror}); move it away yourself, or use another --home"
+                "err.store.stuck", path=str(self.path), reason=reason, why=err.strerror
             ) from None
-        message = (
-            f"The progress file {self.path} could not be used ({reason}). "
-            f"It was kept as {aside.name} and a fresh progress store was started."
-        )
-        log.warning(message)
-        self.notices.append(message)
+        notice = Said("err.store.moved_aside", path=str(self.path), reason=reason, aside=aside.name)
+        log.warning(str(notice))
+        self.notices.append(notice)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
@@ -227,10 +221,7 @@ class Database:
         conn.execute("COMMIT")
 
     def _busy(self) -> StoreBusy:
-        return StoreBusy(
-            f"the progress store {self.path} is locked by another tutor process "
-            f"(waited {self.timeout_s:g} s); close the other one or try again"
-        )
+        return StoreBusy("err.store.busy", path=str(self.path), seconds=self.timeout_s)
 
     # --- using ---------------------------------------------------------------------------
 

@@ -31,6 +31,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
+from tutor.texts import Said
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 NAME_MAX = 200  # ids and keys: lesson, section, question, exercise, hint, session, run key, ...
 TEXT_MAX = 100_000  # free text: answers, check messages, notes, text inside JSON columns
@@ -370,9 +372,12 @@ ROWS: dict[str, type[Record]] = {
 }
 
 
-def problems(err: ValidationError) -> list[str]:
+def problems(err: ValidationError) -> list[Said]:
     """Each error as "field.path: what is wrong", with the bad input quoted short (so it prints)."""
-    return [f"{field_path(e['loc'])}: {_message(e)}" for e in err.errors(include_url=False)]
+    return [
+        Said("err.record.problem", field=field_path(e["loc"]), what=_message(e))
+        for e in err.errors(include_url=False)
+    ]
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
@@ -387,12 +392,12 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return text
 
 
-def _message(error: Any) -> str:
+def _message(error: Any) -> Said | str:
     if error["type"] == "missing":
-        return "is missing"
+        return Said("err.record.missing")
     if error["type"] == "extra_forbidden":
-        return "is not a known field"
+        return Said("err.record.unknown_field")
     message: str = error["msg"]
     if message.startswith("Input should"):  # pydantic's own wording: say what was found instead
-        return f"{message.removeprefix('Input ')}, not {short(error['input'])}"
+        return Said("err.record.found", detail=message.removeprefix("Input "), got=short(error["input"]))
     return message

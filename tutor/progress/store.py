@@ -7,7 +7,8 @@
     store.set_last_location({"lesson": "01-multi-head", "section": "split-heads"})
 
 Every method takes its time from the injectable `now` clock unless given `at=`.
-`store.notices` holds messages to show the learner (e.g. "the old file was corrupt and moved aside").
+`store.notices` holds messages to show the learner (e.g. "the old file was corrupt and moved aside"),
+worded by `notice.in_lang(lang)`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from tutor.progress.records import (
     short,
 )
 from tutor.settings import STORE_BUSY_TIMEOUT_S
+from tutor.texts import Said
 
 R = TypeVar("R", bound=Record)
 
@@ -66,7 +68,7 @@ class Store:
         return self.db.path
 
     @property
-    def notices(self) -> list[str]:
+    def notices(self) -> list[Said]:
         return self.db.notices
 
     def close(self) -> None:
@@ -356,7 +358,9 @@ def _checked(model: type[Record], **row: Any) -> dict[str, Any]:
     try:
         model.model_validate(row)
     except ValidationError as err:
-        raise ValueError(f"cannot store this {model.__name__}: {'; '.join(problems(err))}") from None
+        raise ValueError(
+            f"cannot store this {model.__name__}: {'; '.join(map(str, problems(err)))}"
+        ) from None
     return row
 
 
@@ -380,10 +384,7 @@ def _record(model: type[R], table: str, row: dict[str, Any]) -> R:
             if "id" in row
             else ", ".join(f"{k} {short(v)}" for k, v in list(row.items())[:2])
         )
-        raise StoreDamaged(
-            f"the progress store holds a {table} row this tutor cannot read ({where}: {'; '.join(problems(err))}); "
-            "python -m tutor progress --reset keeps a backup of everything and starts afresh"
-        ) from None
+        raise StoreDamaged("err.store.bad_row", table=table, where=where, problems=problems(err)) from None
 
 
 def _num(x: float | None) -> float | None:

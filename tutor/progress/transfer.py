@@ -27,6 +27,7 @@ from tutor.progress.migrations import SCHEMA_VERSION, TABLES
 from tutor.progress.records import ROWS, field_path, problems, short
 from tutor.progress.store import Store
 from tutor.settings import EXPORT_MAX_BYTES
+from tutor.texts import Said
 
 FORMAT = "attention-tutor-progress"
 FORMAT_VERSION = 1
@@ -75,7 +76,7 @@ def export_file(store: Store, path: Path) -> int:
     try:  # atomic: an interrupted export never leaves a cut-off file (or cuts off an earlier one)
         atomic_write_text(Path(path), text)
     except OSError as err:
-        raise TutorError(f"cannot write {path}: {err.strerror}") from None
+        raise TutorError("err.export.cannot_write", path=str(path), why=err.strerror) from None
     return sum(len(rows) for rows in data["tables"].values())
 
 
@@ -85,17 +86,17 @@ def read_export(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except RecursionError:
-        raise TutorError(f"{path}: the JSON nests too deeply to be a tutor progress export") from None
+        raise TutorError("err.export.too_deep", path=str(path)) from None
     except ValueError as err:
-        raise TutorError(f"{path} is not JSON ({err}); is the file cut off, or not an export?") from None
+        raise TutorError("err.export.not_json", path=str(path), detail=str(err)) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise TutorError(f"{path}: not a tutor progress export (field 'format' should be {FORMAT!r})")
+        raise TutorError("err.export.not_export", path=str(path), format=repr(FORMAT))
     if data.get("version") != FORMAT_VERSION:
         raise TutorError(
-            f"{path}: export format version {short(data.get('version'))} is not supported (need {FORMAT_VERSION})"
+            "err.export.version", path=str(path), got=short(data.get("version")), need=str(FORMAT_VERSION)
         )
     if not isinstance(data.get("tables"), dict):
-        raise TutorError(f"{path}: field 'tables' should be an object of table name -> rows")
+        raise TutorError("err.export.no_tables", path=str(path))
     return data
 
 
@@ -104,15 +105,13 @@ def _read_text(path: Path) -> str:
         with path.open("rb") as fh:
             raw = fh.read(EXPORT_MAX_BYTES + 1)
     except OSError as err:
-        raise TutorError(f"cannot read {path}: {err.strerror}") from None
+        raise TutorError("err.export.cannot_read", path=str(path), why=err.strerror) from None
     if len(raw) > EXPORT_MAX_BYTES:
-        raise TutorError(
-            f"{path} is larger than {EXPORT_MAX_BYTES // 2**20} MB, too large for a tutor progress export; is it the right file?"
-        )
+        raise TutorError("err.export.too_large", path=str(path), mb=EXPORT_MAX_BYTES // 2**20)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise TutorError(f"{path} is not UTF-8 text (byte {err.start}); an export is UTF-8 JSON") from None
+        raise TutorError("err.export.not_utf8", path=str(path), byte=str(err.start)) from None
 
 
 def import_data(store: Store, data: dict[str, Any], *, source: str = "import") -> int:
@@ -128,45 +127,47 @@ def import_data(store: Store, data: dict[str, Any], *, source: str = "import") -
 def checked_rows(tables: dict[str, Any], source: str) -> list[tuple[str, dict[str, Any]]]:
     """Every (table, row) of an export's tables, as the store will write it; ImportRejected if any is bad."""
     found: list[tuple[str, dict[str, Any]]] = []
-    bad: list[str] = []
+    bad: list[Said] = []
     for table, rows in tables.items():
         if table not in COLUMNS:
-            bad.append(f"{source}: tables.{field_path((table,))}: unknown table (known: {', '.join(TABLES)})")
+            where = f"{source}: tables.{field_path((table,))}"
+            bad.append(Said("err.import.unknown_table", where=where, known=list(TABLES)))
             continue
         if not isinstance(rows, list):
-            bad.append(f"{source}: {table}: should be a list of rows, not {short(rows)}")
+            bad.append(Said("err.import.not_rows", where=f"{source}: {table}", got=short(rows)))
             continue
         for i, row in enumerate(rows):
             stored, wrong = _stored_row(table, row)
-            bad += [f"{source}: {table}[{i}]{w}" for w in wrong]
+            bad += [Said("err.import.row", where=f"{source}: {table}[{i}]", problem=w) for w in wrong]
             if stored is not None:
                 found.append((table, stored))
     if bad:
-        more = f"\n... and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
-        raise ImportRejected(
-            f"nothing was imported from {source}: {len(bad)} problem(s); fix or remove the rows named"
-            " and import again:\n" + "\n".join(bad[:MAX_LISTED]) + more
-        )
+        listed = bad[:MAX_LISTED]
+        if len(bad) > MAX_LISTED:
+            listed.append(Said("err.import.more", n=len(bad) - MAX_LISTED))
+        raise ImportRejected("err.import.rejected", source=source, n=len(bad), problems=listed)
     return found
 
 
-def _stored_row(table: str, row: Any) -> tuple[dict[str, Any] | None, list[str]]:
+def _stored_row(table: str, row: Any) -> tuple[dict[str, Any] | None, list[Said]]:
     """(the row as the store writes it: times in UTC, marked imported; None if bad), [".field: what is wrong"]."""
     if not isinstance(row, dict):
-        return None, [f": should be an object of column -> value, not {short(row)}"]
+        return None, [Said("err.import.not_object", got=short(row))]
     model, columns = ROWS[table], COLUMNS[table]
     wrong = [
-        f".{field_path((k,))}: is not a column of {table} (columns: {', '.join(columns)})"
+        Said("err.import.not_column", field=field_path((k,)), table=table, columns=list(columns))
         for k in row
         if k not in columns
     ]
     wrong += [
-        f".{k}: is missing" for k in columns if k not in row and not model.model_fields[k].is_required()
+        Said("err.import.missing", field=k)
+        for k in columns
+        if k not in row and not model.model_fields[k].is_required()
     ]
     try:
         record = model.model_validate({k: row[k] for k in columns if k in row})
     except ValidationError as err:
-        return None, wrong + [f".{p}" for p in problems(err)]
+        return None, wrong + [Said("err.import.field", problem=p) for p in problems(err)]
     if wrong:
         return None, wrong
     stored = {k: _stored(getattr(record, k), row[k]) for k in columns}

@@ -132,7 +132,7 @@ class TutorApp(App[int]):
                 self.current_lesson = last["lesson"]
                 self.tutor.where = dict(last)
         for notice in loaded.notices:
-            self.notify(notice, severity="warning", timeout=10)
+            self.notify(notice.in_lang(self.lang), severity="warning", timeout=10)
         self.course_ready.set()
         self.course_loaded = True
         # Textual re-parses the stylesheet the first time a screen that has not seen it is shown
@@ -215,7 +215,8 @@ class TutorApp(App[int]):
         where the learner left it."""
         await self.course_ready.wait()  # home lists the lessons before they are loaded
         if self.tutor.lesson(lesson_id) is None:
-            self.notify(f"no lesson {lesson_id!r}", severity="error")
+            known = [lesson.id for lesson in self.tutor.lessons] or "—"
+            self.notify(say("err.content.no_lesson", self.lang, id=lesson_id, known=known), severity="error")
             return
         self.current_lesson = lesson_id
         await self._show_in_mode("lesson", self._lesson_screen_name(lesson_id))
@@ -245,7 +246,10 @@ class TutorApp(App[int]):
     async def open_exercise(self, exercise_id: str) -> None:
         await self.course_ready.wait()
         if self.tutor.exercise(exercise_id) is None:
-            self.notify(f"no exercise {exercise_id!r}", severity="error")
+            known = [ex.id for _lesson, ex in self.tutor.exercises()] or "—"
+            self.notify(
+                say("err.content.no_exercise", self.lang, id=exercise_id, known=known), severity="error"
+            )
             return
         self.current_exercise = exercise_id
         self.tutor.remember(screen="lab", lesson=self.tutor.exercise(exercise_id)[0].id, exercise=exercise_id)

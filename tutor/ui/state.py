@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from tutor.content.index import Index
     from tutor.content.loader import Course
     from tutor.content.schema import Exercise, Lesson
+    from tutor.errors import TutorError
     from tutor.grading.runner import WarmJudge
     from tutor.progress.store import Store
+    from tutor.texts import Said
 
 
 CACHE_DIR = "cache"  # in the learner's home: the parsed course, and the cards home lists
@@ -27,8 +29,8 @@ CACHE_DIR = "cache"  # in the learner's home: the parsed course, and the cards h
 class Loaded:
     course: Course | None
     store: Store | None
-    error: str | None = None  # the course or the store could not be opened at all
-    notices: list[str] = field(default_factory=list)
+    error: TutorError | None = None  # the course or the store could not be opened at all
+    notices: list[Said] = field(default_factory=list)  # worded where shown: notice.in_lang(lang)
 
 
 def saved_index(lessons_dir: Path, home: Path) -> Index | None:
@@ -51,16 +53,18 @@ def load(lessons_dir: Path, home: Path) -> Loaded:
     try:
         course = open_course_cached(lessons_dir, home / CACHE_DIR)
     except TutorError as err:  # e.g. the folder does not exist
-        return Loaded(None, None, error=str(err))
+        return Loaded(None, None, error=err)
     except Exception as err:  # a loader bug: shown in the app, which keeps running
-        return Loaded(None, None, error=f"{type(err).__name__}: {err}")
+        return Loaded(
+            None, None, error=TutorError("err.app.load_bug", kind=type(err).__name__, detail=str(err))
+        )
     try:
         from tutor.progress.store import Store
 
         home.mkdir(parents=True, exist_ok=True)
         store = Store(home)
     except Exception as err:
-        return Loaded(course, None, error=f"progress store in {home} could not be opened: {err}")
+        return Loaded(course, None, error=TutorError("err.app.no_store", home=str(home), error=err))
     return Loaded(course, store, notices=list(store.notices))
 
 
@@ -73,7 +77,7 @@ class Tutor:
     lang: str
     course: Course | None = None
     store: Store | None = None
-    error: str | None = None
+    error: TutorError | None = None  # worded where shown: error.in_lang(lang)
     where: dict[str, str] = field(default_factory=dict)  # the last remember(): where the learner is
     index: Index | None = None  # what home lists: saved cards at first, the loaded course's after
     _writer: ThreadPoolExecutor | None = field(default=None, repr=False)

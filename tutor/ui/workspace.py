@@ -40,7 +40,9 @@ async def _in_thread(work: Callable[[threading.Event], T]) -> T:
         raise
     except ChildCancelled:
         raise asyncio.CancelledError() from None
-    except (OSError, TutorError) as err:
+    except TutorError as err:
+        raise GradeFailed(err.key, **err.values) from None
+    except OSError as err:  # the system's own words
         raise GradeFailed(str(err)) from None
 
 

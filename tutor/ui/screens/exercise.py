@@ -328,13 +328,13 @@ class ExerciseScreen(TutorScreen):
         pair = self.pair
         if pair is None:
             return
-        from tutor.errors import TutorError
+        from tutor.errors import TutorError, in_lang
         from tutor.grading.service import solution_text
 
         try:
             code = solution_text(self.tutor.store, pair[1], self.lang)
         except (TutorError, OSError) as err:
-            self.notify(str(err))
+            self.notify(in_lang(err, self.lang))
             return
         text = f"```python\n{code}\n```" if pair[1].kind == "code" else code  # else Markdown already
         solution = self.query_one("#ex-solution", Static)

@@ -229,13 +229,14 @@ class HomeScreen(TutorScreen):
         tutor = self.tutor
         lines: list[str] = []
         if tutor.error:
-            lines.append(escape(tutor.error))
+            lines.append(escape(tutor.error.in_lang(self.lang)))
         elif tutor.index is not None and not tutor.index.cards:
             lines.append(escape(self.t("home.no_lessons", dir=tutor.lessons_dir)))
         if tutor.index is not None and tutor.index.skipped:
             problems = tutor.index.problems
             lines.append(self.t("home.load_errors"))
-            lines.extend(f"  • {escape(problem)}" for problem in problems[:MAX_ERRORS])
+            shown = [problem.get(self.lang, problem["en"]) for problem in problems[:MAX_ERRORS]]
+            lines.extend(f"  • {escape(problem)}" for problem in shown)
             if len(problems) > MAX_ERRORS:
                 lines.append("  " + escape(self.t("home.more_problems", n=len(problems) - MAX_ERRORS)))
         panel.update("\n".join(lines))

@@ -72,7 +72,7 @@ class ExperimentPanel(Vertical):
         self._curves: dict[
             int, tuple[Any, list[float], list[float]]
         ] = {}  # run -> (its label, steps, losses)
-        self._said: tuple[str, bool, str, dict[str, Any]] = ("run.ready", False, "", {})  # see _say
+        self._said: tuple[str, bool, Any, dict[str, Any]] = ("run.ready", False, "", {})  # see _say
         self._plotted_at = 0.0
 
     @property
@@ -120,7 +120,10 @@ class ExperimentPanel(Vertical):
         self.lang = lang
         if self.spec is None:
             self.border_title = self.ref.name
-            self._status(f"unknown experiment {self.ref.name!r}", error=True)
+            self._status(
+                say("err.experiment.unknown", lang, name=self.ref.name, names=list(get_registry())),
+                error=True,
+            )
             return
         self.border_title = f"⚗ {say(f'exp.{self.spec.name}.title', lang)}"
         self.border_subtitle = self.ref.name
@@ -175,10 +178,12 @@ class ExperimentPanel(Vertical):
         status.update(Text(text))
         status.set_class(error, "-error")
 
-    def _say(self, key: str, error: bool = False, detail: str = "", **values: Any) -> None:
-        """A status in the learner's words, kept so a language switch can say it again."""
+    def _say(self, key: str, error: bool = False, detail: Any = "", **values: Any) -> None:
+        """A status in the learner's words, kept so a language switch can say it again (`detail`:
+        text, or an error worded in the language)."""
         self._said = (key, error, detail, values)
         text = say(key, self.lang, **values)
+        detail = detail.in_lang(self.lang) if hasattr(detail, "in_lang") else detail
         self._status(f"{text}: {detail}" if detail else text, error)
 
     # --- running ---------------------------------------------------------------------------
@@ -360,11 +365,12 @@ class ExperimentPanel(Vertical):
             self._say("run.cancelled")
             return
         if isinstance(error, ExperimentError):
-            message = str(error)
+            detail: str | ExperimentError = error
+            message = error.in_lang(self.lang)
         else:
-            message = f"{type(error).__name__}: {error}"
+            detail = message = f"{type(error).__name__}: {error}"
         self.last_error = message
-        self._say("run.failed", error=True, detail=message)
+        self._say("run.failed", error=True, detail=detail)
         self.notify(message, title=say("run.failed", self.lang), severity="error", timeout=8)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
