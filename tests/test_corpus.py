@@ -564,13 +564,15 @@ def test_train_cli_reports_bad_corpus_input_with_exit_2_and_no_traceback(tmp_pat
     bad.write_text('[{"title": "甲", "paragraphs": 5}]', encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO), "TUTOR_HOME": str(tmp_path / "home")}
     done = subprocess.run(
-        [sys.executable, "-m", "tutor", "train", "--steps", "1", "--corpus", str(bad)],
+        [sys.executable, "-m", "tutor", "train", "--steps", "1", "--corpus", str(bad), "--lang", "de"],
         capture_output=True,
         text=True,
         env=env,
     )
-    assert done.returncode == 2
-    assert done.stderr.startswith(f"error: {bad}: entry [0] at line 1 (甲): field 'paragraphs'")
+    assert done.returncode == 2  # the corpus's own words, framed in the learner's language
+    assert done.stderr.startswith(
+        f"Fehler: der Korpus lässt sich nicht verwenden: {bad}: entry [0] at line 1 (甲): field 'paragraphs'"
+    )
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "home" / "runs").exists()
 

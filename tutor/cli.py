@@ -150,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
             return run_app(ctx)
         return args._module.run(args, ctx)
     except (TutorError, ModelError) as err:  # bad input, in the tutor or in a corpus/checkpoint
-        print(say("cli.error", ctx.lang, message=err), file=sys.stderr)
+        if isinstance(err, ModelError):  # models/ speaks English: its words, framed in the learner's
+            err = TutorError("err.app.model", detail=str(err))
+        print(say("cli.error", ctx.lang, message=err), file=sys.stderr)  # worded in ctx.lang (in_lang)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(say("cli.interrupted", ctx.lang), file=sys.stderr)

@@ -88,8 +88,8 @@ def run(args, ctx) -> int:
     try:
         poems, corpus = _read_corpus(args)
         train_poems, val_poems = split_poems(poems)
-    except ModelError as err:
-        raise TutorError(str(err)) from err
+    except ModelError as err:  # the corpus's own words (models/ speaks English), framed in the learner's
+        raise TutorError("err.train.corpus", detail=str(err)) from err
     out = _checkpoint_path(args, ctx, model_cfg, cfg)
     train_text, val_text = corpus_text(train_poems), corpus_text(val_poems)
     start = {
@@ -128,7 +128,7 @@ def run(args, ctx) -> int:
 
             strip_training_state(out)
     except ValueError as err:
-        raise TutorError(str(err)) from err
+        raise TutorError("err.train.failed", detail=str(err)) from err
     except OSError as err:  # e.g. the disk filled up or the folder became read-only mid-run
         raise TutorError(say("cli.train.cannot_write", ctx.lang, out=out, why=err.strerror or err)) from err
     done = {**result.__dict__, "baselines": result.baselines.to_dict()}
@@ -179,7 +179,7 @@ def _configs(args):
             windows=args.windows,
         )
     except ValueError as err:
-        raise TutorError(str(err)) from err
+        raise TutorError("err.train.settings", detail=str(err)) from err
     return model_cfg, cfg
 
 

@@ -36,7 +36,7 @@ def checkpoint(name: str = LEARNED, **overrides: Any):
             try:
                 _checkpoints[key] = load_checkpoint(path, **overrides)
             except ValueError as err:
-                raise ExperimentError(str(err)) from err
+                raise ExperimentError("err.experiment.bad_checkpoint", detail=str(err)) from err
         return _checkpoints[key]
 
 
