@@ -19,6 +19,7 @@ from pathlib import Path
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.command import CommandPalette
 from textual.reactive import var
 from textual.screen import Screen
 
@@ -452,4 +453,17 @@ class TutorApp(App[int]):
                 yield SystemCommand(
                     say("cmd.lang", lang, name=name), code, partial(self.post_message, SetLanguage(code))
                 )
-        yield from super().get_system_commands(screen)
+        # Textual's own (theme picker, keys panel, screenshot, quit) speak English: the tutor's instead
+        yield SystemCommand(say("cmd.help", lang), say("cmd.help_help", lang), self.action_help)
+        yield SystemCommand(say("cmd.theme", lang), say("cmd.theme_help", lang), self.action_toggle_theme)
+        yield SystemCommand(
+            say("cmd.screenshot", lang),
+            say("cmd.screenshot_help", lang),
+            lambda: self.set_timer(0.1, self.deliver_screenshot),
+        )
+        yield SystemCommand(say("cmd.quit", lang), say("cmd.quit_help", lang), self.action_quit)
+
+    def action_command_palette(self) -> None:
+        """The command palette, its search line in the learner's language."""
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(CommandPalette(placeholder=say("cmd.search", self.lang), id="--command-palette"))
