@@ -359,8 +359,8 @@ def test_the_missing_layers_are_named_in_the_learners_language(tmp_path):
                  tmp_path / "t", NO_USER_NAMESPACES)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert (
-        "Isolation: teilweise; es fehlt: eigenes Wurzelverzeichnis, PID-Namespace, Netzwerk-Namespace"
-        in out.stdout
+        "Dein Code lief in einer Box, aber dieses System konnte sie nicht ganz schließen (es fehlt: eigenes "
+        "Wurzelverzeichnis, PID-Namespace, Netzwerk-Namespace)." in out.stdout
     )
 
 

@@ -150,7 +150,7 @@ def test_the_batch_report_is_printed_and_the_exports_are_written(exported):
     out = exported["en"]
     assert out.returncode == 0, out.stderr
     assert len(json.loads(out.stdout)["results"]) == len(FILES)
-    assert out.stderr.splitlines()[-1].startswith(f"exports for {len(FILES)} file(s) written to ")
+    assert out.stderr.splitlines()[-1].startswith(f"exports for {len(FILES)} files written to ")
     en = exported["base"] / "en"
     assert sorted(p.name for p in en.iterdir()) == ["checks.csv", "feedback", "gradebook.csv"]
 

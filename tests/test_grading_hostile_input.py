@@ -310,9 +310,9 @@ VALUES = {
     "local datetime": ("1979-05-27T07:32:00", "the date and time 1979-05-27T07:32:00", ()),
     "date": ("1979-05-27", "the date 1979-05-27", ()),
     "time": ("07:32:00", "the time 07:32:00", ()),
-    "array": ("[1, 4]", "an array of 2 value(s)", ()),
-    "inline table": ("{ heads = 4 }", "a table of 1 key(s)", ()),
-    "nested table": (None, "a table of 1 key(s)", ()),
+    "array": ("[1, 4]", "an array of 2 values", ()),
+    "inline table": ("{ heads = 4 }", "a table of 1 key", ()),
+    "nested table": (None, "a table of 1 key", ()),
 }
 
 

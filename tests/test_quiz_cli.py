@@ -140,6 +140,8 @@ def test_refusals_hints_an_explained_miss_and_a_calculation_then_end_of_input(
             ("param-count", True, True, 2),
         ]
     assert "Stopped. 2 of 6 answered; every answer so far is saved." in out
+    assert "Score: 1/2 right at the first attempt (50%)" in out  # scored on what was asked
+    assert "4 questions not answered yet" in out
     quiz = progress_json(home, "--lessons", str(lessons))["lessons"][0]["quiz"]
     assert quiz == {"questions": 6, "answered": 2, "correct": 1, "due": 0}
 
@@ -208,7 +210,7 @@ def test_ctrl_c_ends_the_answer_line_and_says_what_was_saved(home: Path, tmp_pat
     code, out = learner.finish()
     assert code == 130
     assert "interrupted" not in out and "Traceback" not in out
-    assert "answer> \n\nStopped. 1 of 6 answered; every answer so far is saved." in out
+    assert "calculation)> \n\nStopped. 1 of 6 answered; every answer so far is saved." in out
 
 
 def _lines(out: str) -> list[str]:
@@ -265,7 +267,7 @@ def test_export_import_and_reset_through_the_cli(home: Path, tmp_path: Path) -> 
     assert tutor(home, "progress", "--export", str(export)).returncode == 0
     other = tmp_path / "other-home"
     result = tutor(other, "progress", "--import", str(export))
-    assert result.returncode == 0 and "imported 13 new or newer record(s)" in result.stdout
+    assert result.returncode == 0 and "imported 13 new or newer records" in result.stdout
     after = progress_json(other, "--lessons", str(lessons))
     assert after["lessons"] == before["lessons"] and after["last_location"] == before["last_location"]
 
@@ -340,7 +342,7 @@ def test_review_asks_due_then_capped_new_questions_and_says_which_is_which(
         home, "quiz", "--review", "--new", "2", "--lessons", str(lessons), stdin="263168\n1,4,5,8\n"
     )
     assert result.returncode == 0, result.stderr
-    assert "0 due today, 2 new. 2 question(s)." in result.stdout
+    assert "0 due today, 2 new. 2 questions." in result.stdout
     assert result.stdout.count("✓ Right") == 2
     nothing = tutor(home, "quiz", "--review", "--new", "0", "--lessons", str(lessons))
     assert "Nothing to review today. Next review:" in nothing.stdout

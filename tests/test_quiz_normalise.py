@@ -38,11 +38,20 @@ def test_shape_forms_are_right(typed: str) -> None:
     assert check_answer(exact("(1, 4, 5, 8)", kind="shape"), typed).correct is True
 
 
-@pytest.mark.parametrize(
-    "typed", ["(1, 5, 4, 8)", "(1, 4, 5)", "(1, 4, 5, 8, 1)", "1458", "(1,,4,5,8)", "()", "four"]
-)
+@pytest.mark.parametrize("typed", ["(1, 5, 4, 8)", "(1, 4, 5)", "(1, 4, 5, 8, 1)", "1458"])
 def test_wrong_shapes_are_wrong(typed: str) -> None:
     assert check_answer(exact("(1, 4, 5, 8)", kind="shape"), typed).correct is False
+
+
+@pytest.mark.parametrize(
+    "typed", ["2^-8", "2⁻⁸", "(1, 4, 5, 8.5)", "(B, 4, 5, 8)", "(1,,4,5,8)", "()", "four"]
+)
+def test_a_shape_of_numbers_is_answered_with_whole_numbers_or_asked_again(typed: str) -> None:
+    with pytest.raises(AnswerError) as err:
+        check_answer(exact("(1, 4, 5, 8)", kind="shape"), typed)
+    assert err.value.key == "quiz.err.not_a_shape"
+    assert "is not a shape: type its sizes as whole numbers" in str(err.value)
+    assert "ist keine Form" in err.value.in_lang("de") and "不是形状" in err.value.in_lang("zh")
 
 
 def test_symbolic_shapes_ignore_spacing_and_case() -> None:
@@ -67,6 +76,28 @@ def test_symbolic_shapes_ignore_spacing_and_case() -> None:
 )
 def test_text_answers_ignore_case_spacing_and_punctuation(typed: str, right: bool) -> None:
     assert check_answer(exact("multi-head attention", also=["MHA"]), typed).correct is right
+
+
+@pytest.mark.parametrize(
+    ("typed", "right"),
+    [
+        ("rotate_half", True),
+        ("rotate half", True),  # a space for the underscore
+        ("rotate-half", True),
+        ("Rotate  Half", True),
+        ("`rotate_half`", True),
+        ("rotate half(x)", True),  # listed in `also`
+        ("rotate_half ()", True),
+        ("rotatehalf", False),  # another name
+        ("rotate__half", False),
+        ("rotate halves", False),
+        ("rotate half x", False),
+        ("half rotate", False),
+    ],
+)
+def test_an_identifier_may_be_typed_with_spaces_or_hyphens_for_underscores(typed: str, right: bool) -> None:
+    q = exact("rotate_half", also=["rotate_half()", "rotate_half(x)"])
+    assert check_answer(q, typed).correct is right
 
 
 def test_chinese_punctuation_and_spacing() -> None:

@@ -68,6 +68,17 @@ def number(
         ("-2^2", -4),  # the power first
         ("2^3^2", 512),  # powers group to the right
         ("½", 0.5),
+        # German ways of writing a calculation
+        ("128 : 8", 16),
+        ("128:8", 16),
+        ("１２８：８", 16),  # full-width
+        ("4 ∶ 1", 4),  # the ratio sign
+        ("128 durch 8", 16),
+        ("128 geteilt durch 8", 16),
+        ("128 mal 128", 16384),
+        ("2 hoch -8", 0.00390625),
+        ("1.024 : 8", 128),  # German grouping
+        ("0,5 : 2", 0.25),
     ],
 )
 def test_number_forms_read_as_their_value(typed: str, value: float) -> None:
@@ -153,6 +164,11 @@ def test_a_non_number_is_refused_not_marked_wrong(typed: str) -> None:
     assert err.value.key == "quiz.err.not_a_number"
     assert "2^-8" in str(err.value)  # the message shows what it can read
     assert "不是能读懂的数" in err.value.in_lang("zh")
+
+
+def test_a_german_division_answers_a_number_question() -> None:
+    assert check_answer(number(16), "128 : 8", "de").correct is True
+    assert check_answer(number(16), "128 : 4", "de").correct is False
 
 
 def test_scientific_form_is_right_only_where_the_tolerance_allows() -> None:

@@ -66,6 +66,7 @@ async def test_a_wrong_choice_is_explained_at_once_and_no_choice_id_shows(home: 
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
         assert shown(quiz, "counter") == "1/6"
+        assert shown(quiz, "help") == "Type the number of your choice, e.g. 2"  # one choice: one number
         quiz.submit("7")
         assert shown(quiz, "error") == "'7' is not one of the choices: type a number from 1 to 2"
         quiz.submit(number_of(quiz, "times8"))
@@ -95,6 +96,7 @@ async def test_a_number_is_read_as_a_calculation_and_a_non_number_costs_nothing(
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
         answer(quiz, ["same"])  # next: the number question
+        assert shown(quiz, "help") == "A number or a calculation such as 2^-8 or 128*128, then Enter"
         box = quiz.query_one(".q-answer", Input)
         box.value = "sixteen"
         await pilot.press("enter")
@@ -197,7 +199,7 @@ async def test_home_review_screen_and_progress_agree_on_due_new_and_right(home: 
         app.screen.refresh_content()
         await pilot.pause()
         home_line = plain(app.screen.query_one("#home-due", Static).content).strip()
-        assert home_line == "1 review(s) due today · 5 new question(s) to try"
+        assert home_line == "1 review due today · 5 new questions to try"
         row = plain(app.screen.query_one("#lessons", OptionList).get_option_at_index(0).prompt)
         assert row.split()[-1] == "1" and "0/6" in row  # due column; "name" was missed: not right
         summary = summarise(store, course)

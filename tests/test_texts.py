@@ -22,7 +22,7 @@ from tutor.experiments.registry import get_registry
 from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, TextPanel
 from tutor.experiments.runner import run_quick
 from tutor.i18n import LANGS
-from tutor.texts import catalogue, number, say
+from tutor.texts import PLURAL_FORMS, catalogue, number, say
 
 # calls whose first argument is a catalogue key
 LOOKUPS = {"say", "t", "_say", "has", "Msg", "AnswerError"}
@@ -32,14 +32,61 @@ def _fields(text: str) -> Counter:
     return Counter((f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None)
 
 
+CATEGORIES = {"zero", "one", "two", "few", "many", "other"}
+
+
+def _by_count(table: dict[str, str]) -> dict[str, set[str]]:
+    """The texts with forms by count (a table holding only plural forms, `due.one` and `due.other`),
+    each with the forms it has."""
+    below: dict[str, set[str]] = {}
+    for key in table:
+        base, _, last = key.rpartition(".")
+        below.setdefault(base, set()).add(last)
+    return {base: names for base, names in below.items() if "other" in names and names <= CATEGORIES}
+
+
+def _text_key(key: str, by_count: dict[str, set[str]]) -> str:
+    """`key` without its plural form: 'home.due.one' -> 'home.due'."""
+    base = key.rpartition(".")[0]
+    return base if base in by_count else key
+
+
 def test_every_key_is_in_every_language_with_the_same_placeholders():
     en = catalogue("en")
+    en_by_count = _by_count(en)
+    assert "home.due" in en_by_count and "quiz.intro" in en_by_count
     for lang in LANGS:
         table = catalogue(lang)
-        assert set(table) == set(en), f"{lang}: missing {set(en) - set(table)}, extra {set(table) - set(en)}"
+        by_count = _by_count(table)
+        texts, en_texts = {_text_key(k, by_count) for k in table}, {_text_key(k, en_by_count) for k in en}
+        assert texts == en_texts, f"{lang}: missing {en_texts - texts}, extra {texts - en_texts}"
+        assert set(by_count) == set(en_by_count), lang
+        for base, forms in by_count.items():  # the forms the language tells apart, no more
+            assert forms == set(PLURAL_FORMS[lang]), (lang, base, forms)
         for key, text in table.items():
             assert isinstance(text, str) and text, (lang, key)
-            assert _fields(text) == _fields(en[key]), (lang, key, text)
+            english = en[key] if _text_key(key, by_count) == key else en[f"{_text_key(key, by_count)}.other"]
+            assert _fields(text) == _fields(english), (lang, key, text)
+
+
+def test_a_count_picks_the_form_of_its_language():
+    assert [say("quiz.new_waiting", "en", n=n) for n in (1, 10)] == [
+        "1 new question to try",
+        "10 new questions to try",
+    ]
+    assert [say("quiz.intro", "de", n=n).split(".")[0] for n in (1, 2, 0)] == [
+        "1 Frage",
+        "2 Fragen",
+        "0 Fragen",
+    ]
+    assert say("cmd.quiz_help", "zh", n=1) == say("cmd.quiz_help", "zh", n=5).replace("5", "1") == "1 道题"
+    assert say("grade.merge.missing_shards", "en", shards="2/3", given=2, total=3, n=1).startswith(
+        "shard 2/3 "
+    )
+    # no learner text guesses a plural with "(s)", "(n)", "(en)" or "(e)" any more
+    for lang in LANGS:
+        guessed = [k for k, v in catalogue(lang).items() if re.search(r"[a-zäöü]\((?:s|n|en|e)\)", v)]
+        assert not guessed, (lang, guessed)
 
 
 def test_numbers_are_written_the_languages_way():
@@ -152,7 +199,11 @@ def test_every_key_the_code_asks_for_exists():
         f"{where}: {key}"
         for key, where in asked
         if key.strip("*")
-        and not (key in keys if "*" not in key else any(_glob(key).fullmatch(k) for k in keys))
+        and not (
+            key in keys or f"{key}.other" in keys  # a text with forms by count
+            if "*" not in key
+            else any(_glob(key).fullmatch(k) for k in keys)
+        )
     ]
     assert not missing, "\n".join(missing)
 
@@ -161,12 +212,13 @@ def test_every_key_in_the_catalogue_is_used():
     """A text no code asks for is dead; metric and term keys are checked against live runs below."""
     _, constants, patterns = _keys_in_code()
     globs = [_glob(p) for p in patterns if not p.startswith("*")]
+    by_count = _by_count(catalogue("en"))
     unused = [
         key
         for key in catalogue("en")
         if not key.startswith(("metric.", "term."))
-        and key not in constants
-        and not any(g.fullmatch(key) for g in globs)
+        and _text_key(key, by_count) not in constants
+        and not any(g.fullmatch(_text_key(key, by_count)) for g in globs)
     ]
     assert not unused, unused
 
@@ -283,7 +335,7 @@ def _english_left(text: str, lang: str, experiment: str) -> list[str]:
     names nor code."""
     left = []
     for key, english in catalogue("en").items():
-        if english == catalogue(lang)[key]:
+        if english == catalogue(lang).get(key):
             continue  # the same in both languages: a name or a formula
         for chunk in re.split(r"\{[^}]*\}", english):
             english_words = set(re.findall(r"[A-Za-z]{4,}", chunk)) - NAMES
@@ -450,7 +502,7 @@ def test_grade_output_labels_are_in_the_learners_language(lang):
         for title in [c.title or c.name for c in checks] + [ex.id]:
             text = text.replace(title, "")
         assert not _english_left(text, lang, "rope"), text
-    assert say("grade.not_run", lang) in text and say("grade.level.strong", lang) in text
+    assert say("grade.not_run", lang) in text and say("grade.box.strong", lang) in text
 
 
 # --- the command line's help and its own errors ---
@@ -503,4 +555,7 @@ def test_the_command_lines_errors_are_in_the_learners_language(tmp_path):
     assert (missing.returncode, missing.stderr) == (2, f"错误：找不到课程文件夹：{tmp_path / 'nowhere'}\n")
     bad = tutor("experiment", "alibi", "--set", "n_head=0", "--lang", "zh")  # each problem on a line
     assert bad.returncode == 2
-    assert bad.stderr == "错误：实验「alibi」的参数有误：\n  n_head：不允许（输入的是 0）；允许：整数 1..64，默认 8\n"
+    assert (
+        bad.stderr
+        == "错误：实验「alibi」的参数有误：\n  n_head：不允许（输入的是 0）；允许：整数 1..64，默认 8\n"
+    )

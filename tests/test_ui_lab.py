@@ -65,7 +65,7 @@ async def test_the_command_to_copy_wraps_whole_at_80_columns(home):
         await app.course_ready.wait()
         screen = await _unlock(app, pilot, "head-count")
         task = _shown(screen.query_one("#ex-task", Static))
-        assert "--set vary=heads --set steps=1000" in task
+        assert "--set vary=heads --set" in task and "↪ steps=1000 --set seeds=2" in task  # goes on, marked
         lines = plain(screen.query_one("#ex-task", Static).content, 76).splitlines()
         assert all(len(line.rstrip()) <= 76 for line in lines)
 
@@ -117,11 +117,20 @@ async def test_check_hints_are_shown_whole_at_80_columns(home):
         screen = await _unlock(app, pilot, "alibi")
         await pilot.press("h", "h")
         checks = screen.query_one("#ex-checks", Static)
-        for broken, words in (
-            ("broken/power_of_two_only.py", "then slopes 0 and 2 of the 8-head list"),
-            ("broken/no_causal_mask.py", "so softmax gives those keys weight 0."),
+        for i, (broken, words) in enumerate(
+            (
+                ("broken/power_of_two_only.py", "then slopes 0 and 2 of the 8-head list"),
+                ("broken/no_causal_mask.py", "so softmax gives those keys weight 0."),
+            )
         ):
-            await _copy_and_grade(app, pilot, screen, broken)
+            shutil.copyfile(app.tutor.exercise(screen.exercise_id)[1].folder / broken, screen.file)
+            await pilot.press("g")
+            status = _shown(screen.query_one("#ex-status", Static))
+            # while a grade runs, the one before it stays dimmed and says it is the previous result
+            assert checks.has_class("-stale") == bool(i), status
+            assert status == ("grading… (below: the previous result)" if i else "grading…")
+            await settle(app, 0.3)
+            assert not checks.has_class("-stale")
             assert words in screen.result.first_failure.hint
             shown = _shown(checks)
             assert words in shown and "…" not in shown
@@ -145,5 +154,13 @@ async def test_the_unlocked_solution_wraps_and_no_line_is_cut(home):
         source = (app.tutor.exercise("alibi")[1].folder / "solution.py").read_text(encoding="utf-8")
         long_lines = [line.strip() for line in source.splitlines() if len(line) > width - 4]
         assert long_lines  # the test means something: some lines are wider than the screen
-        flat = " ".join(drawn.split())
+        # a long line goes on under its own indentation after "↪", never at column 0
+        drawn_lines = [line.rstrip() for line in drawn.splitlines() if line.strip()]
+        going_on = [
+            (above, line) for above, line in zip(drawn_lines, drawn_lines[1:], strict=False) if "↪" in line
+        ]
+        assert going_on
+        indent = [len(line) - len(line.lstrip()) for pair in going_on for line in pair]
+        assert all(below == above for above, below in zip(indent[::2], indent[1::2], strict=True)), going_on
+        flat = " ".join(drawn.replace("↪", " ").split())
         assert all(" ".join(line.split()) in flat for line in source.splitlines() if line.strip())

@@ -5,7 +5,13 @@ the app's prose (tutor.ui.prose) breaks Rich text at the same places (`breaks`).
 Texts come from Markdown and TOML, where authors break long lines; such a break is soft (`reflow`).
 English and German break between words, never inside one (a word longer than the line is the only
 exception). Chinese breaks between any two characters, except that a line never starts with closing
-punctuation (，。、；：？！）」』…) and never ends with opening punctuation (（「『).
+punctuation (，。、；：？！）」』…) and never ends with opening punctuation (（「『). In every language a
+formula written with spaces stays on one line: no break beside an operator between spaces ("d_k = 32",
+"4·C² + 4·C"), so a line never ends in "d_k =".
+
+Code is not prose: a line of code too long for the screen is broken for display only, and its
+continuation starts under the line's own indentation with "↪ " (`code_breaks`, `wrap_code`), so the
+code keeps its shape; a terminal's own wrap would start it at column 0.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from rich.cells import cell_len
 
 NO_LINE_START = frozenset("，。、；：？！）」』〕〉》】｝〗〙…‥・ー々〜％,.;:!?)]}%”’")
 NO_LINE_END = frozenset("（「『〔〈《【｛〖〘“‘([{")
+FORMULA_JOIN = frozenset("=+−×·÷/≈≠≤≥<>")  # an operator between spaces holds its formula together
 
 
 def wide(ch: str) -> bool:
@@ -48,7 +55,10 @@ def may_break_before(text: str, i: int) -> bool:
     before, after = text[i - 1], text[i]
     if after.isspace() or after in NO_LINE_START or before in NO_LINE_END:
         return False
-    return before.isspace() or wide(before) or wide(after)
+    if before.isspace():  # after a run of spaces, unless an operator stands beside it
+        left = text[:i].rstrip()[-1:]
+        return left not in FORMULA_JOIN and after not in FORMULA_JOIN
+    return wide(before) or wide(after)
 
 
 def _line_end(text: str, start: int, width: int) -> int:
@@ -103,3 +113,38 @@ def wrap(text: str, width: int) -> list[str]:
             lines.append(paragraph[start:end].rstrip())
             start = end
     return lines
+
+
+CONTINUED = "↪ "  # starts the continuation of a line of code broken for display
+
+
+def code_breaks(line: str, width: int) -> tuple[str, list[int]]:
+    """Where a line of code (one line, no line break in it) is broken to fit in `width` cells: what
+    each continuation starts with (the line's indentation and CONTINUED), and where in `line` each
+    continuation starts. A break comes after a space where one fits, else at the edge."""
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    prefix = indent + CONTINUED if cell_len(indent + CONTINUED) <= width // 2 else CONTINUED
+    out: list[int] = []
+    start, room = 0, max(width, 1)
+    while cell_len(line[start:]) > room:
+        used, end, space = 0, start, None
+        while end < len(line) and used + cell_len(line[end]) <= room:
+            used += cell_len(line[end])
+            end += 1
+            if line[end - 1] == " " and end < len(line) and line[end] != " " and end - start > len(indent):
+                space = end  # a continuation may start after this space
+        nxt = space if space is not None and line[start:space].strip() else max(end, start + 1)
+        out.append(nxt)
+        start, room = nxt, max(width - cell_len(prefix), 1)
+    return prefix, out
+
+
+def wrap_code(code: str, width: int) -> str:
+    """`code` with every line longer than `width` cells broken for display (`code_breaks`)."""
+    lines = []
+    for line in code.split("\n"):
+        prefix, starts = code_breaks(line, width)
+        pieces = [line[a:b] for a, b in zip([0, *starts], [*starts, len(line)], strict=True)]
+        shown = [piece.rstrip(" ") for piece in pieces[:-1]] + pieces[-1:]
+        lines.append("\n".join([shown[0], *(prefix + piece for piece in shown[1:])]))
+    return "\n".join(lines)

@@ -88,7 +88,14 @@ def run(args, ctx) -> int:
     if args.action == "train":
         return _train(ex, path, args.steps, ctx)
     with _store(ctx) as store:  # solution
-        print(service.solution_text(store, ex, ctx.lang), end="")
+        code = service.solution_text(store, ex, ctx.lang)
+    if sys.stdout.isatty() and ex.kind == "code":  # a terminal would wrap long lines to column 0
+        import shutil
+
+        from tutor.wrap import wrap_code
+
+        code = wrap_code(code, shutil.get_terminal_size().columns)
+    print(code, end="")
     return 0
 
 

@@ -66,12 +66,12 @@ def run(args, ctx) -> int:
                 )
                 print(f"      {s['id']}: {s['title']}{runs}")
             counts = say(
-                "cli.lessons.counts", ctx.lang, quiz=item["quiz_count"], exercises=item["exercise_count"]
+                "cli.lessons.counts", ctx.lang, n=item["quiz_count"], exercises=item["exercise_count"]
             )
             print(f"      {counts}" + (f" ({', '.join(item['exercises'])})" if item["exercises"] else ""))
         if not summaries:
             print(say("cli.lessons.none", ctx.lang))
     for folder in course.skipped:
         count = sum(1 for p in course.errors if folder in (p.file, *p.file.parents))
-        print(say("cli.lessons.skipped", ctx.lang, folder=folder, count=count), file=sys.stderr)
+        print(say("cli.lessons.skipped", ctx.lang, folder=folder, n=count), file=sys.stderr)
     return 0

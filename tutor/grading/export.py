@@ -189,13 +189,16 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
     own = hint_step(result, ex, None).own  # no store: the first failure's own hint, as `grade` shows it
     general = hint_step(result, ex, 0)  # none of the general hints seen: the first comes next
     student = md_code(person.id) + (f" ({md_code(person.name)})" if person.name else "")
+    total = (
+        f"{number(result.score, lang)}/{number(result.max_score, lang)} {say('grade.points', lang)}, "
+        f"**{say(f'grade.status.{result.status}', lang)}**"
+    )
     lines = [
         f"# {say('grade.export.md.title', lang, title=pick(ex.title, lang), id=ex.id)}",
         "",
-        f"- {say('grade.export.md.student', lang)}: {student}",
-        f"- {say('grade.export.md.file', lang)}: {md_code(row.file)}",
-        f"- {say('grade.export.md.total', lang)}: {number(result.score, lang)}/{number(result.max_score, lang)} "
-        f"{say('grade.points', lang)}, **{say(f'grade.status.{result.status}', lang)}**",
+        "- " + say("word.labelled", lang, label=say("grade.export.md.student", lang), text=student),
+        "- " + say("word.labelled", lang, label=say("grade.export.md.file", lang), text=md_code(row.file)),
+        "- " + say("word.labelled", lang, label=say("grade.export.md.total", lang), text=total),
         "",
         f"## {say('grade.export.md.checks', lang)}",
     ]

@@ -147,7 +147,8 @@ def run_judge(
     """Grade `files` ([(source text, display name)]); the judge's events per file, and why the judge
     stopped early (None when it finished), every message in `lang`. The judge is forked by `warm`
     when given, else started cold. With `train` (own_model.settings) it trains the one file's model
-    instead of grading it."""
+    instead of grading it. A file's "done" event carries the seconds the learner waited for it: from
+    the call (the first file: a judge starting or a warm one forking included) or the file before."""
     job = {
         "train": train,
         "root": str(ROOT),
@@ -164,6 +165,7 @@ def run_judge(
     per_file: list[list[Event]] = [[] for _ in files]
     stopped = None
     current = -1
+    since = time.monotonic()
     try:
         child = warm.judge() if warm is not None else _take_early() or _start_judge()
     except ServerGone as gone:
@@ -177,6 +179,9 @@ def run_judge(
             if event.get("event") == "file":
                 current = event["index"]
             elif 0 <= current < len(files):
+                if event.get("event") == "done":  # the wall time, not the judge's own clock
+                    event = {**event, "seconds": round(time.monotonic() - since, 3)}
+                    since = time.monotonic()
                 per_file[current].append(event)
                 if on_event is not None:
                     on_event(event)

@@ -215,7 +215,8 @@ def merge_reports(reports: list[Report], lang: str, exercise: str | None = None)
     warnings = []
     if missing:
         shown = say("word.list_sep", lang).join(f"{k}/{count}" for k in missing)
-        warnings.append(say("grade.merge.missing_shards", lang, shards=shown, given=len(shards), n=count))
+        warnings.append(say("grade.merge.missing_shards", lang, shards=shown, given=len(shards), total=count,
+                            n=len(missing)))  # fmt: skip
     rows = [row for report in reports for row in report.results]
     rows.sort(key=lambda row: raw_name(row["file"]))
     return Merged(want, rows, warnings)

@@ -17,8 +17,11 @@ def render(result: GradeResult, ex: Exercise, lang: str = "en", hints_seen: int 
     (tutor.grading.hints): the general hints first (`--hint`), then the first failure's own."""
     step = hint_step(result, ex, hints_seen)
     score, top = number(result.score, lang), number(result.max_score, lang)
+    status = say(
+        "word.labelled", lang, label=pick(ex.title, lang), text=say(f"grade.status.{result.status}", lang)
+    )
     lines = [
-        f"{ex.id} — {pick(ex.title, lang)}: {say(f'grade.status.{result.status}', lang)}  "
+        f"{ex.id} — {status}  "
         f"{score}/{top} {say('grade.points', lang)}  ({number(result.duration_s, lang, decimals=1)} s)"
     ]
     first = result.first_failure
@@ -30,32 +33,30 @@ def render(result: GradeResult, ex: Exercise, lang: str = "en", hints_seen: int 
         if message:
             lines.append(f"      {message}")
         if c is step.own:
-            lines.append(f"      {say('grade.hint', lang)}: {c.hint}")
+            lines.append("      " + say("word.labelled", lang, label=say("grade.hint", lang), text=c.hint))
     if step.next is not None:
         lines.append("  " + say("grade.more_hints", lang, id=ex.id, n=step.next, total=step.total))
     if result.output.strip():
-        lines.append(f"  {say('grade.output', lang)}:")
+        lines.append("  " + say("word.labelled", lang, label=say("grade.output", lang), text="").rstrip())
         lines.extend("    | " + line for line in result.output.rstrip().splitlines())
     if result.status == "pass":
         lines.append(say("grade.passed", lang, id=ex.id))
-    if (isolation := isolation_text(result.isolation, lang)) is not None:  # --json lists the layers
-        lines.append(f"  {say('grade.isolation', lang)}: {isolation}")
+    if (isolation := isolation_text(result.isolation, lang)) is not None:  # --json has the level and layers
+        lines.append(f"  {isolation}")
     if result.saved is False:
         lines.append(say("grade.not_saved", lang))
     return "\n".join(lines)
 
 
 def isolation_text(isolation: dict, lang: str) -> str | None:
-    """The box's level in words, with the layers it lacked ("partial; missing: private root, PID
-    namespace"); None for a grade no learner code ran for."""
+    """What the box meant for the learner's code, in a sentence ("Your code ran in a sealed box: no
+    network, no files outside its folder."), naming the layers this system lacked; None for a grade no
+    learner code ran for. The level's own name ("strong") and the layers are the JSON's."""
     level = isolation.get("level", "none")
     if level not in ("strong", "partial", "basic"):
         return None
-    words = say(f"grade.level.{level}", lang)
     missing = [say(f"grade.layer.{m}", lang) for m in isolation.get("missing", []) if m in LAYERS]
-    if not missing:
-        return words
-    return say("grade.level.missing", lang, level=words, layers=say("word.list_sep", lang).join(missing))
+    return say(f"grade.box.{level}", lang, layers=missing)
 
 
 def training_line(event: dict, lang: str, compare: str) -> str | None:

@@ -2,9 +2,9 @@
 
 Pure functions over the content schema; no store, no clock. `AnswerError` means the input could
 not be taken as an answer at all (empty, a choice that does not exist, a number question answered
-with something that is not a number): the caller asks again and nothing is recorded. Anything else
-that is not right is simply wrong. Choices are typed as their numbers in the order shown; their
-ids are internal and never asked for.
+with something that is not a number, a shape question with something that is not a shape): the
+caller asks again and nothing is recorded. Anything else that is not right is simply wrong.
+Choices are typed as their numbers in the order shown; their ids are internal and never asked for.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tutor.content.schema import (
     pick,
 )
 from tutor.errors import TutorError
-from tutor.quiz.normalise import fold, format_shape, normalise_text, shape_tokens
+from tutor.quiz.normalise import fold, format_shape, is_integer_shape, shape_tokens, text_matches
 from tutor.quiz.numbers import format_number, number_matches, number_readings
 
 SELF_RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
@@ -62,6 +62,14 @@ class Check(BaseModel):
     expected: str  # the right answer for display (the model answer for open questions)
     choices: list[ChoiceFeedback] = []
     rating: Literal[1, 2, 3, 4] | None = None  # the learner's own rating (open questions)
+
+
+def answer_kind(question: Question) -> str:
+    """What the learner types for `question`: "single", "multiple", "number", "shape", "text" or "open"
+    (the prompt and help texts, quiz.prompt.* and quiz.help.*, are per kind)."""
+    if isinstance(question, ExactQuestion):
+        return question.kind
+    return question.type
 
 
 def parse_choice_ids(question: SingleChoice | MultipleChoice, response: str | list[str]) -> list[str]:
@@ -152,10 +160,10 @@ def check_answer(question: Question, response: str | list[str] | int | Rating, l
     accepted = [question.answer, *question.also]
     if question.kind == "shape":
         mine = shape_tokens(text)
-        if mine is None:
-            return Check(correct=False, answer_text=text, expected=expected)
+        numeric = all(is_integer_shape(shape_tokens(a) or ()) for a in accepted)
+        if mine is None or (numeric and not is_integer_shape(mine)):
+            raise AnswerError("quiz.err.not_a_shape", token=text)
         ok = any(shape_tokens(a) == mine for a in accepted)
         return Check(correct=ok, answer_text=text, understood=format_shape(mine), expected=expected)
-    mine_text = normalise_text(text)
-    ok = any(normalise_text(a) == mine_text for a in accepted)
+    ok = any(text_matches(text, a) for a in accepted)
     return Check(correct=ok, answer_text=text, expected=expected)

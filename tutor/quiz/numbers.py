@@ -3,6 +3,8 @@
 Accepted (the forms the lesson explanations use):
 - literals: "262656", "262,656", "262 656", "262_656", "2.6e5", full-width digits;
 - operators: + - * × · x / ÷ ^ ** and parentheses; "2^-8" == "2**-8" == "1/2^8";
+- German ways of writing them: ":" divides ("128 : 8", as a ratio "4:1"), and the words "mal",
+  "durch" (or "geteilt durch") and "hoch" ("2 hoch -8");
 - superscript powers: "2⁻⁸", "128²", "2.6·10⁵" ("128²" is 128 squared, never 1282);
 - π: "π", "pi", "2π", "2*pi"; a number written right before π or "(" multiplies it, binding
   tighter than "/" ("1/2π" is 1/(2π)), and a power binds tighter still ("2π^2" is 2·π²);
@@ -44,11 +46,12 @@ _TO_ASCII = str.maketrans(_SUPERSCRIPTS, "0123456789-+")
 _DIGIT_GAP = re.compile(r"(?<=\d)[\s_'’\u2009\u202f\u00a0](?=\d)")
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>(?:\d[\d.,]*|[.,]\d+)(?:e[+-]?\d+)?)"
-    r"|(?P<op>\*\*|[-+*/^()×·⋅x÷⁄])"
+    r"|(?P<op>\*\*|[-+*/^()×·⋅x÷⁄:∶]|(?:geteilt\s+)?durch|mal|hoch)"
     r"|(?P<pi>pi|π))",
     re.IGNORECASE,
 )
-_OPERATOR = {"**": "^", "×": "*", "·": "*", "⋅": "*", "x": "*", "X": "*", "÷": "/", "⁄": "/"}
+_OPERATOR = {"**": "^", "×": "*", "·": "*", "⋅": "*", "x": "*", "÷": "/", "⁄": "/", ":": "/", "∶": "/",
+             "mal": "*", "durch": "/", "hoch": "^"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,10 @@ def tokens(text: str) -> list[tuple[str, str]]:
             raise NotANumber(f"cannot read {text[pos:]!r}")
         kind = m.lastgroup or ""
         value = m.group(kind)
-        out.append((kind, _OPERATOR.get(value, value) if kind == "op" else value))
+        if kind == "op":
+            value = value.casefold().split()[-1]  # "X" is "x", "geteilt durch" is "durch"
+            value = _OPERATOR.get(value, value)
+        out.append((kind, value))
         pos = m.end()
     return out
 

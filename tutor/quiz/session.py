@@ -110,7 +110,14 @@ class Score(BaseModel):
 
     @property
     def percent(self) -> float:
-        return 100.0 * self.correct / self.total if self.total else 0.0
+        """Right at the first attempt, of the items answered (a sitting stopped early is scored on
+        what was asked)."""
+        return 100.0 * self.correct / self.answered if self.answered else 0.0
+
+    @property
+    def left(self) -> int:
+        """Items of the sitting not answered yet."""
+        return self.total - self.answered
 
 
 class QuizSession:

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tutor.content.schema import Lesson, MultipleChoice, OpenQuestion, SingleChoice, pick
-from tutor.quiz.check import AnswerError, parse_rating
+from tutor.quiz.check import AnswerError, answer_kind, parse_rating
 from tutor.quiz.feedback import STYLE, Line, counter, feedback_lines, open_answer_lines
 from tutor.quiz.session import Feedback, Item, QuizSession, due_items
 from tutor.texts import say
@@ -78,7 +78,7 @@ class _Terminal:
 
     def answer(self, item: Item) -> Feedback:
         q = item.question
-        key = f"quiz.prompt.{q.type if q.type in ('multiple', 'single', 'open') else 'text'}"
+        key = f"quiz.prompt.{answer_kind(q)}"
         used_hint = False
         while True:
             text = self.ask(key)
@@ -95,7 +95,9 @@ class _Terminal:
             try:
                 return self.session.answer(text, used_hint=used_hint)
             except AnswerError as err:
-                self.out(err.in_lang(self.lang) + (f" — {self.say('quiz.try_hint')}" if q.hint else ""), "red")
+                self.out(
+                    err.in_lang(self.lang) + (f" — {self.say('quiz.try_hint')}" if q.hint else ""), "red"
+                )
 
     def rating(self) -> str:
         while True:
@@ -119,10 +121,12 @@ class _Terminal:
         if score.answered and session.mode != "predict":
             percent = f"{score.percent:.0f}"
             self.out(
-                self.say("quiz.score", correct=score.correct, total=score.total, percent=percent),
+                self.say("quiz.score", correct=score.correct, answered=score.answered, percent=percent),
                 "bold",
                 indent=0,
             )
+            if score.left:
+                self.out(self.say("quiz.left", n=score.left), indent=0)
         for pointer in score.go_back:
             self.out(self.say("quiz.reread", title=pointer.title, lesson=pointer.lesson))
         due = due_items(session.store, self.lessons, session.now())

@@ -6,6 +6,10 @@ one lookup. A key missing in a language falls back to English (a test keeps all 
 the same placeholders). Lesson content (prose, quizzes, exercise texts) is the author's and comes
 from the lesson files instead (`tutor.content.schema.pick`).
 
+A text about a count has a form per plural category the language tells apart (`PLURAL_FORMS`):
+`due.one = "{n} review due today"` and `due.other = "{n} reviews due today"` in English and German,
+only `due.other` in Chinese; `say("home.due", lang, n=3)` picks the form by the value `n`.
+
 Values are filled in the language's way: a number with its digit grouping and decimal mark
 (`262,656` and `0.5` in English and Chinese, `262.656` and `0,5` in German), a nested text (anything
 with an `in_lang(lang)` method: a `Said`, an error, an experiment's `Msg`) in the same language, a
@@ -65,13 +69,39 @@ def _flatten(table: dict[str, Any], prefix: str = ""):
             yield prefix + name, value
 
 
+# The plural forms each language tells apart, by CLDR's names: English and German say "1 question" and
+# "2 questions", Chinese has one form for every count.
+PLURAL_FORMS = {"en": ("one", "other"), "de": ("one", "other"), "zh": ("other",)}
+
+
+def plural_form(n: float, lang: str) -> str:
+    """The form of a text with forms by count that goes with the count `n` in `lang`."""
+    return "one" if n == 1 and "one" in PLURAL_FORMS.get(lang, ()) else "other"
+
+
+def _text(key: str, lang: str, values: dict[str, Any]) -> str | None:
+    """`key`'s text in `lang`: the text itself, or for a text with forms by count (a table of its
+    forms, `key.one` and `key.other`) the form for the count `n`; None if `lang` lacks it."""
+    table = catalogue(lang)
+    if key in table:
+        return table[key]
+    if f"{key}.other" not in table:
+        return None
+    if "n" not in values:
+        raise KeyError(f"{key} has forms by count: say it with n=")
+    return table.get(f"{key}.{plural_form(values['n'], lang)}")
+
+
 def has(key: str) -> bool:
-    return key in catalogue(FALLBACK)
+    table = catalogue(FALLBACK)
+    return key in table or f"{key}.other" in table
 
 
 def say(key: str, lang: str = FALLBACK, /, **values: Any) -> str:
     """The text for `key` in `lang` (English where it is missing), with `values` filled in."""
-    text = catalogue(lang if lang in LANGS else FALLBACK).get(key) or catalogue(FALLBACK)[key]
+    text = _text(key, lang if lang in LANGS else FALLBACK, values) or _text(key, FALLBACK, values)
+    if text is None:
+        raise KeyError(key)
     return _Filler(lang).vformat(text, (), values) if values else text
 
 

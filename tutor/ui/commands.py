@@ -47,7 +47,7 @@ def course_entries(app: TutorApp) -> list[Entry]:
         title = pick(lesson.title, lang)
         out.append(
             Entry(
-                f"{say('cmd.lesson', lang)}: {title}",
+                say("word.labelled", lang, label=say("cmd.lesson", lang), text=title),
                 pick(lesson.summary, lang) or lesson.id,
                 partial(post, OpenLesson(lesson.id)),
             )
@@ -55,7 +55,7 @@ def course_entries(app: TutorApp) -> list[Entry]:
         if lesson.quiz:
             out.append(
                 Entry(
-                    f"{say('cmd.quiz', lang)}: {title}",
+                    say("word.labelled", lang, label=say("cmd.quiz", lang), text=title),
                     say("cmd.quiz_help", lang, n=len(lesson.quiz)),
                     partial(post, OpenQuiz(lesson.id)),
                 )
@@ -66,7 +66,12 @@ def course_entries(app: TutorApp) -> list[Entry]:
                 name = say(key, lang) if has(key) else ref.name
                 out.append(
                     Entry(
-                        f"{say('cmd.experiment', lang)}: {name} ({ref.name})",
+                        say(
+                            "word.labelled",
+                            lang,
+                            label=say("cmd.experiment", lang),
+                            text=say("word.named", lang, name=name, id=ref.name),
+                        ),
                         f"{title} › {pick(section.title, lang)}",
                         partial(post, OpenLesson(lesson.id, section.id, ref.name)),
                         ref.name,
@@ -75,7 +80,12 @@ def course_entries(app: TutorApp) -> list[Entry]:
         for ex in lesson.exercises:
             out.append(
                 Entry(
-                    f"{say('cmd.exercise', lang)}: {pick(ex.title, lang)} ({ex.id})",
+                    say(
+                        "word.labelled",
+                        lang,
+                        label=say("cmd.exercise", lang),
+                        text=say("word.named", lang, name=pick(ex.title, lang), id=ex.id),
+                    ),
                     title,
                     partial(post, OpenExercise(ex.id)),
                     ex.id,
@@ -129,7 +139,8 @@ def text_hits(app: TutorApp, query: str) -> list[Hit]:
         shown, at, until = snippet(passage.text, start, end)
         line = Text(shown)
         line.stylize("bold reverse", at, until)
-        where = f"{say('cmd.in_text', lang)}: {pick(lesson.title, lang)} › {pick(section.title, lang)}"
+        place = f"{pick(lesson.title, lang)} › {pick(section.title, lang)}"
+        where = say("word.labelled", lang, label=say("cmd.in_text", lang), text=place)
         hits.append(
             Hit(
                 TEXT_SCORE * (1 - rank / 1000),

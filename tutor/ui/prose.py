@@ -6,11 +6,13 @@ Rich alone breaks only at spaces, so a Chinese paragraph is cut at any cell, "�
 and mixed Chinese and Latin text breaks raggedly at its few spaces. It also measures a line's
 trailing space in characters rather than cells (Text.rstrip_end), so a line holding a wide character
 (Chinese, an emoji) that ends exactly at the edge loses its last word to an ellipsis in a table cell
-("slopes … and 2"). `ProseText` wraps with tutor.wrap.breaks and strips by cells instead.
+("slopes … and 2"). `ProseText` (tutor.ui.prose_text) wraps with tutor.wrap.breaks and strips by
+cells instead.
 
 `Prose` is Rich's Markdown with ProseText in paragraphs, headings and table cells, lines at most
-`MAX_WIDTH` columns (wider lines are hard to read), code blocks wrapped rather than cut (Rich's
-Syntax with word_wrap), numbered items numbered as written ("1."), and emphasis on Chinese text shown
+`MAX_WIDTH` columns (wider lines are hard to read), code blocks wrapped rather than cut, a long line
+of code going on under its own indentation after "↪" (tutor.wrap.code_breaks; Rich's Syntax would
+start it at column 0), numbered items numbered as written ("1."), and emphasis on Chinese text shown
 bold: many terminals draw no italics for Chinese characters.
 """
 
@@ -18,14 +20,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
-from rich.markdown import Heading, ListItem, Markdown, Paragraph, TableDataElement
-from rich.measure import Measurement
+from rich.markdown import CodeBlock, Heading, ListItem, Markdown, Paragraph, TableDataElement
+from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Lines, Text
+from rich.syntax import Syntax
+from rich.text import Text
 
-from tutor.wrap import breaks, wide, widest_unit
+from tutor.ui.prose_text import ProseText
+from tutor.wrap import CONTINUED, code_breaks, wide
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -35,52 +38,6 @@ if TYPE_CHECKING:
 MAX_WIDTH = 100  # prose lines, in columns, however wide the terminal (the plain quiz keeps to 100 too)
 
 _NOT_ITALIC = Style(italic=False, bold=True)
-
-
-class ProseText(Text):
-    """A Rich Text that breaks its lines at tutor.wrap's places and is never cut short."""
-
-    def wrap(
-        self,
-        console: Console,
-        width: int,
-        *,
-        justify=None,
-        overflow=None,
-        tab_size: int = 8,
-        no_wrap: bool | None = None,
-    ) -> Lines:
-        if (no_wrap if no_wrap is not None else bool(self.no_wrap)) or overflow == "ignore":
-            return super().wrap(
-                console, width, justify=justify, overflow=overflow, tab_size=tab_size, no_wrap=no_wrap
-            )
-        justify = justify or self.justify or "default"
-        lines = Lines()
-        for line in self.split(allow_blank=True):
-            if "\t" in line.plain:
-                line.expand_tabs(tab_size)
-            parts = line.divide(breaks(line.plain, width))
-            for part in parts:
-                part.rstrip()  # the spaces at a break, measured as they are: no word is lost for them
-            parts.justify(console, width, justify=justify, overflow="fold")
-            lines.extend(parts)
-        return lines
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        lines = self.plain.split("\n")
-        return Measurement(max(map(widest_unit, lines)), max(map(cell_len, lines)))
-
-    def copy(self) -> ProseText:
-        return ProseText(
-            self.plain,
-            style=self.style,
-            justify=self.justify,
-            overflow=self.overflow,
-            no_wrap=self.no_wrap,
-            end=self.end,
-            tab_size=self.tab_size,
-            spans=list(self.spans),
-        )
 
 
 def cjk_safe(style: Style, text: TextType) -> Style:
@@ -139,6 +96,25 @@ class _ListItem(ListItem):
             yield Segment("\n")
 
 
+class _CodeBlock(CodeBlock):
+    """Highlighted code whose long lines go on under their own indentation after "↪"."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        width = max(options.max_width - 2, 1)  # a column of padding on each side, as Rich's Syntax has
+        shown = Text()
+        for line in Syntax(code, self.lexer_name, theme=self.theme).highlight(code).split("\n"):
+            prefix, starts = code_breaks(line.plain, width)
+            for i, piece in enumerate(line.divide(starts)):
+                if i:
+                    shown.append(prefix.removesuffix(CONTINUED))
+                    shown.append(CONTINUED, "dim")
+                shown.append_text(piece)
+                shown.append("\n")
+        shown.rstrip()
+        yield Padding(shown, 1, style=Syntax.get_theme(self.theme).get_background_style(), expand=True)
+
+
 class Prose(Markdown):
     """Rich Markdown whose lines break at tutor.wrap's places, at most `width` columns wide."""
 
@@ -149,6 +125,8 @@ class Prose(Markdown):
         "list_item_open": _ListItem,
         "td_open": _Cell,
         "th_open": _Cell,
+        "fence": _CodeBlock,
+        "code_block": _CodeBlock,
     }
 
     def __init__(self, markup: str, *, width: int = MAX_WIDTH, **kw) -> None:

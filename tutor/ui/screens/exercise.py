@@ -124,8 +124,9 @@ class ExerciseScreen(TutorScreen):
         task = self.query_one("#ex-task", Static)
         task.update(self._prose(pick(ex.task, lang)))
         task.display = self.unlocked
+        where = self.t("word.labelled", label=self.t("ex.file"), text=self.file)
         self.query_one("#ex-file", Static).update(
-            ProseText(f"{self.t('ex.file')}: {self.file}\n{self.t('ex.keys')}") if self.file else ""
+            ProseText(f"{where}\n{self.t('ex.keys')}") if self.file else ""
         )
         self.query_one("#ex-file").display = self.unlocked
         self._show_hints()
@@ -239,7 +240,9 @@ class ExerciseScreen(TutorScreen):
     def action_grade(self) -> None:
         if self._locked() or self.file is None:
             return
-        self._status(self.t("ex.grading"), "yellow")
+        stale = self.result is not None  # the last grade stays, dimmed, until the new one replaces it
+        self._status(self.t("ex.grading_again" if stale else "ex.grading"), "yellow")
+        self.query_one("#ex-checks").set_class(stale, "-stale")
         self.query_one("#ex-status").scroll_visible(animate=False)
         self._grade(self.lang)
 
@@ -418,6 +421,12 @@ class ExerciseScreen(TutorScreen):
             return
         if event.worker.group != "grade":
             return
+        if event.state == WorkerState.CANCELLED and any(
+            w.group == "grade" and w.node is self and not w.is_finished for w in self.workers
+        ):
+            return  # a newer grade replaced it and runs
+        if event.worker.is_finished:
+            self.query_one("#ex-checks").remove_class("-stale")
         if event.state == WorkerState.SUCCESS:
             self._graded_in, self.result = event.worker.result
             pair = self.pair
@@ -468,7 +477,7 @@ class ExerciseScreen(TutorScreen):
                 "", ProseText(self.t("ex.more_hints", n=step.next, total=step.total), style="yellow")
             )
         if (isolation := isolation_text(result.isolation, self.lang)) is not None:
-            table.add_row("", Text(self.t("ex.isolation", level=isolation), style="dim"))
+            table.add_row("", ProseText(isolation, style="dim"))
         self.query_one("#ex-checks", Static).update(table)
         output = result.output.strip()
         self.query_one("#ex-output").display = bool(output)

@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from tutor.texts import LANGS, say
 from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz
+from tutor.ui.prose_text import ProseText
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.next_step import NextStep
@@ -251,7 +252,7 @@ class HomeScreen(TutorScreen):
     def _show_summary(self) -> None:
         card = self.card(self._selected())
         if card is not None or self.tutor.index is not None:
-            text = Text(pick(card.summary, self.lang) if card else "")
+            text = ProseText(pick(card.summary, self.lang) if card else "")  # Chinese breaks as prose does
             self.query_one("#lesson-summary", Static).update(text)
 
     def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:

@@ -19,6 +19,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
+from tutor.quiz.check import answer_kind
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
 from tutor.texts import say
 from tutor.ui.bindings import localise
@@ -114,9 +115,7 @@ class QuizPanel(Vertical):
         q = self.item.question
         if self.state == "rating":
             return say("quiz.rate", self.lang)
-        if isinstance(q, SingleChoice | MultipleChoice):
-            return say("quiz.choices_help", self.lang)
-        return say("quiz.open_help" if isinstance(q, OpenQuestion) else "quiz.answer", self.lang)
+        return say(f"quiz.help.{answer_kind(q)}", self.lang)
 
     def _hint(self) -> str:
         item = self.item
