@@ -8,9 +8,11 @@ from types import SimpleNamespace
 
 from tutor.experiments.base import RunContext
 from tutor.experiments.params import TrainCompareParams
+from tutor.experiments.result import Msg
 from tutor.experiments.training import JobClock, Progress, RunPlan, expected_seconds, run_config
 from tutor.texts import say
 from tutor.ui.messages import Training
+from tutor.ui.widgets.experiment_panel import progress_line
 from tutor.ui.widgets.key_bar import about, training_line
 
 STEPS = 100
@@ -96,8 +98,15 @@ def test_the_expected_length_comes_from_the_learners_kept_runs():
     assert expected_seconds(p, []) is None
 
 
-def test_the_training_line_says_the_jobs_length_before_it_starts_and_its_loss_in_german_numbers():
+def test_the_training_line_says_the_jobs_length_before_it_starts():
     line = training_line(Training("train-compare", 1, 6, eta_s=14 * 60 + 10), "de")
     assert "etwa 14 min insgesamt" in line
     assert say("run.about_min", "zh", m=3) in training_line(Training("train-compare", 1, 6, eta_s=170), "zh")
     assert about(90).in_lang("en") == "90 s"
+
+
+def test_the_panels_training_status_writes_the_languages_numbers():
+    event = {"event": "progress", "run": 2, "runs": 6, "label": Msg("exp.train-compare.heads", n=4).model_dump(),
+             "step": 100, "steps": 1000, "loss": 5.9071, "eta_s": 754.0}  # fmt: skip
+    assert "Verlust 5,907" in progress_line(event, "de") and "noch 12:34" in progress_line(event, "de")
+    assert "loss 5.907" in progress_line(event, "en")

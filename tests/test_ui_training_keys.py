@@ -14,6 +14,7 @@ from tutor.ui.screens.home import HomeScreen
 from tutor.ui.screens.lesson import LessonScreen
 from tutor.ui.screens.quit_training import QuitTraining
 from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.params_toggle import ParamsToggle
 
 # a run long enough to be going while keys are pressed (it is stopped before it ends)
@@ -34,7 +35,7 @@ def _panel_of(widget) -> ExperimentPanel | None:
 
 async def test_keys_never_land_in_a_hidden_parameter_field(home):
     app = make_app(home)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head", experiment="train-compare")
         await pilot.pause(0.5)
@@ -47,6 +48,15 @@ async def test_keys_never_land_in_a_hidden_parameter_field(home):
         seeds.focus()
         await pilot.press("enter")  # Enter in a field runs the experiment
         await _training_started(app, pilot, panel)
+
+        # the language toast sits above the training line and its stop key
+        await pilot.press("f5")
+        await pilot.pause(0.5)
+        bar = lesson.query_one(KeyBar)
+        toasts = list(app.screen.query("Toast"))
+        assert bar.region.height == 2 and toasts
+        assert not any(toast.region.overlaps(bar.region) for toast in toasts)
+        await pilot.press("f5", "f5")  # back to English
 
         # Esc leaves the field, not the lesson; a second Esc goes home
         await pilot.press("escape")

@@ -6,10 +6,13 @@ sparkline). Numbers go through tutor.texts.number, so 262,656 reads the same eve
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cache
 
-from rich.console import Console, Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
@@ -43,13 +46,74 @@ def cell(value: Cell, lang: str) -> str:
     return words(value, lang)
 
 
-def table(panel: TablePanel, lang: str) -> Table:
-    out = Table(title=words(panel.title, lang), title_justify="left", header_style="bold")
-    for column in panel.columns:
-        out.add_column(words(column, lang))
-    for row in panel.rows:
-        out.add_row(*(cell(v, lang) for v in row))
-    return out
+def table(panel: TablePanel, lang: str) -> FittedTable:
+    return FittedTable(
+        words(panel.title, lang),
+        [words(c, lang) for c in panel.columns],
+        [[cell(v, lang) for v in row] for row in panel.rows],
+        [
+            all(v is None or isinstance(v, int | float | Num) for v in col)
+            for col in zip(*panel.rows, strict=True)
+        ]
+        if panel.rows
+        else [False] * len(panel.columns),
+    )
+
+
+def fit_widths(natural: list[int], least: list[int], room: int) -> list[int]:
+    """Column widths that fit in `room` cells: the natural ones if they fit, else the widest columns
+    narrowed first, none below its least width (the sum may stay above `room`)."""
+    widths = list(natural)
+    while sum(widths) > room:
+        shrinkable = [i for i, w in enumerate(widths) if w > least[i]]
+        if not shrinkable:
+            break
+        widest = max(shrinkable, key=lambda i: widths[i])
+        widths[widest] -= 1
+    return widths
+
+
+class FittedTable:
+    """A table laid out for the width it is drawn in. A column of numbers is never narrower than its
+    widest number, so no number is cut (1.570.816, not 1.570.…); where the natural widths do not fit, the
+    widest columns are narrowed first and their headings and texts break as tutor.wrap breaks lines
+    (between words; Chinese between characters, never before "。"), words whole where that fits, and
+    only then inside a long word of a heading."""
+
+    def __init__(self, title: str, headers: list[str], rows: list[list[str]], numeric: list[bool]) -> None:
+        self.title, self.headers, self.rows, self.numeric = title, headers, rows, numeric
+
+    def _widths(self, room: int) -> list[int]:
+        from tutor.wrap import widest_unit
+
+        columns = list(zip(self.headers, *self.rows, strict=True))
+        natural = [max(max(cell_len(line) for line in text.split("\n")) for text in col) for col in columns]
+        words = [max(widest_unit(line) for text in col for line in text.split("\n")) for col in columns]
+        in_cells = [
+            max((widest_unit(line) for t in col[1:] for line in t.split("\n")), default=1) for col in columns
+        ]
+        room -= 3 * len(columns) + 1  # each column's padding and border, and the last border
+        widths = fit_widths(natural, words, room)  # every word whole (a number is one word)
+        if sum(widths) > room:  # then a heading may break inside a word; the cells' words stay whole
+            widths = fit_widths(widths, [max(w, 4) for w in in_cells], room)
+        return widths
+
+    def build(self, width: int) -> Table:
+        from tutor.wrap import wrap
+
+        widths = self._widths(width)
+        out = Table(title=self.title, title_justify="left", header_style="bold")
+        for header, w in zip(self.headers, widths, strict=True):
+            out.add_column("\n".join(wrap(header, w)), width=w, overflow="fold")
+        for row in self.rows:
+            out.add_row(*("\n".join(wrap(text, w)) for text, w in zip(row, widths, strict=True)))
+        return out
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.build(options.max_width)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.build(options.max_width))
 
 
 def _colour(t: float) -> tuple[int, int, int]:
@@ -182,6 +246,82 @@ def series_table(panel: SeriesPanel, lang: str) -> Table:
         low, high = (cell(min(vals), lang), cell(max(vals), lang)) if vals else ("", "")
         out.add_row(words(s.name, lang), low, high, _sparkline(s.y))
     return out
+
+
+# --- line plots: ticks at round numbers, a legend measured in terminal cells -------------------------
+
+NICE_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
+LINE_COLOURS = [
+    (86, 180, 233),
+    (230, 159, 0),
+    (0, 158, 115),
+    (204, 121, 167),
+    (240, 228, 66),
+    (213, 94, 0),
+    (0, 114, 178),
+    (170, 170, 170),
+]  # fmt: skip  (Okabe-Ito: told apart by most eyes)
+
+
+def nice_ticks(lo: float, hi: float, most: int = 5) -> list[float]:
+    """Ticks at round values inside [lo, hi]: the finest step of 1, 2, 2.5 or 5 times a power of ten
+    that gives at most `most` of them (7.71-8.71: 7.75 8.00 8.25 8.50; 1-1000: 200 400 ... 1000)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    lo, hi = min(lo, hi), max(lo, hi)
+    if hi - lo < 1e-12 * max(1.0, abs(lo)):
+        return [lo]
+    power = 10 ** math.floor(math.log10((hi - lo) / most))
+    for step in (nice * power * scale for scale in (1, 10, 100) for nice in NICE_STEPS[:-1]):
+        first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+        if last - first + 1 <= most:
+            return [round(k * step, 12) + 0.0 for k in range(first, last + 1)]
+    return [lo, hi]
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """The powers of ten inside [lo, hi] (both > 0), for a logarithmic axis."""
+    return [10.0**k for k in range(math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9) + 1)]
+
+
+def tick_labels(ticks: list[float], lang: str) -> list[str]:
+    """The ticks as the language writes numbers, all with the decimals the finest one needs (7.5 8.0 8.5)."""
+    decimals = 0
+    while decimals < 6 and any(abs(t - round(t, decimals)) > 1e-9 * max(1.0, abs(t)) for t in ticks):
+        decimals += 1
+    return [number(float(t), lang, decimals=decimals) if decimals else number(round(t), lang) for t in ticks]
+
+
+def legend_rows(names: list[str], width: int, gap: int = 2) -> list[list[int]]:
+    """The legend's entries ("── name") packed into rows of at most `width` terminal cells (a Chinese
+    character is two), as lists of indexes into `names`; an entry wider than the row gets one to itself."""
+    rows: list[list[int]] = []
+    used = 0
+    for i, name in enumerate(names):
+        cells = 3 + cell_len(name)
+        if rows and used + gap + cells <= width:
+            rows[-1].append(i)
+            used += gap + cells
+        else:
+            rows.append([i])
+            used = cells
+    return rows
+
+
+def legend(names: list[str], colours: list[tuple[int, int, int]], width: int) -> Text:
+    """The legend as right-aligned lines of coloured entries, to sit above a plot rather than on its lines."""
+    lines = []
+    for row in legend_rows(names, width):
+        line = Text()
+        for n, i in enumerate(row):
+            if n:
+                line.append("  ")
+            r, g, b = colours[i % len(colours)]
+            line.append("── ", style=f"bold rgb({r},{g},{b})")
+            line.append(names[i])
+        line.pad_left(max(0, width - line.cell_len))
+        lines.append(line)
+    return Text("\n").join(lines)
 
 
 def heading(result: Result, lang: str) -> Text:

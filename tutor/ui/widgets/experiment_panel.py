@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, ProgressBar, Static
@@ -27,6 +26,7 @@ from tutor.experiments.result import Msg, Series, SeriesPanel, words
 from tutor.settings import PLOT_EVERY_S, TRAINING_GRACE_S, TRAINING_NICENESS
 from tutor.texts import number, say
 from tutor.ui.messages import Training, TrainingProgress
+from tutor.ui.prose import ProseText
 from tutor.ui.screens import on_top
 from tutor.ui.widgets.key_bar import about, duration, stop_key
 from tutor.ui.widgets.params_form import ParamsForm
@@ -51,6 +51,16 @@ def thin(xs: list[float], ys: list[float], most: int = LIVE_POINTS) -> tuple[lis
 
 
 READY = ("run.ready", "run.ready_long", "run.ready_untimed")  # the idle statuses
+
+
+def progress_line(event: dict[str, Any], lang: str) -> str:
+    """A training progress event as the panel's status: run, step, loss (in the language's numbers) and
+    the whole job's time left."""
+    loss = event.get("loss")
+    return say("run.eta", lang, run=int(event.get("run", 1)), runs=int(event.get("runs", 1)),
+               label=words(event.get("label"), lang), step=int(event.get("step", 0)),
+               steps=int(event.get("steps", 1)), eta=duration(float(event.get("eta_s") or 0)),
+               loss=number(loss, lang, decimals=3) if isinstance(loss, float) else "—")  # fmt: skip
 
 
 def training_workers(workers: Iterable[Worker]) -> list[Worker]:
@@ -127,7 +137,8 @@ class ExperimentPanel(Vertical):
             return
         self.border_title = f"⚗ {say(f'exp.{self.spec.name}.title', lang)}"
         self.border_subtitle = self.ref.name
-        self.query_one(".exp-summary", Static).update(Text(say(f"exp.{self.spec.name}.summary", lang)))
+        summary = ProseText(say(f"exp.{self.spec.name}.summary", lang))  # Chinese breaks as prose does
+        self.query_one(".exp-summary", Static).update(summary)
         self._title_params()
         if not self.running:  # a running one says its progress in the new words at the next event
             if self._said[0] in READY:
@@ -175,7 +186,7 @@ class ExperimentPanel(Vertical):
 
     def _status(self, text: str, error: bool = False) -> None:
         status = self.query_one(".exp-status", Static)
-        status.update(Text(text))
+        status.update(ProseText(text))
         status.set_class(error, "-error")
 
     def _say(self, key: str, error: bool = False, detail: Any = "", **values: Any) -> None:
@@ -273,19 +284,7 @@ class ExperimentPanel(Vertical):
         for bar in self.query(".exp-progress").results(ProgressBar):
             bar.update(total=runs * steps, progress=(run - 1) * steps + step)
         loss = event.get("loss")
-        self._status(
-            say(
-                "run.eta",
-                self.lang,
-                run=run,
-                runs=runs,
-                label=words(event.get("label"), self.lang),
-                step=step,
-                steps=steps,
-                loss=number(loss, self.lang, decimals=3) if isinstance(loss, float) else "—",
-                eta=duration(eta_s),
-            )
-        )
+        self._status(progress_line(event, self.lang))
         if isinstance(loss, float):
             _, xs, ys = self._curves.setdefault(run, (event.get("label"), [], []))
             xs.append(step)

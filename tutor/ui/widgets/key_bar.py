@@ -107,7 +107,11 @@ class KeyBar(Static):
             text.append_text(self._training(training, lang, accent, stop_key(app)[0], width))
             text.append("\n")
         text.append_text(self._keys)
-        self.styles.height = 2 if training is not None else 1
+        height = 2 if training is not None else 1
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
+            for rack in self.screen.query("ToastRack"):  # toasts sit above the bar, never on its keys
+                rack.styles.margin = (0, 0, height, 0)
         self.update(text)
 
     def _keys_line(self, accent: str, lang: str, width: int) -> Text:

@@ -2,7 +2,9 @@
 
 Tables, heatmaps, headline numbers and notes are tutor.experiments.render's Rich renderables (the
 same as the CLI prints) in Statics: Rich measures Chinese characters as two cells, so the labels line
-up. Line plots use textual-plotext.
+up. Line plots use textual-plotext, with our ticks (round values, in the language's numbers) and our
+legend above the plot, right-aligned and measured in terminal cells (plotext's own sits top-left, on
+the start of every loss curve, and counts a Chinese character as one cell).
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import math
 
 from rich.columns import Columns
+from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
@@ -27,6 +31,18 @@ class SeriesPlot(PlotextPlot):
         super().__init__(**kw)
         self._panel = panel
         self.lang = lang
+        self._names: list[str] = []  # the lines' names, for the legend
+
+    def render(self) -> RenderableType:
+        """The legend's rows, then the plot in the lines left."""
+        width, height = self.size.width, self.size.height
+        top = render.legend(self._names, render.LINE_COLOURS, width) if self._names else Text()
+        rows = len(top.plain.split("\n")) if self._names else 0
+        self.plt.plotsize(width, max(height - rows, 1))
+        self.plt._set_size(width, max(height - rows, 1))  # as PlotextPlot.render does (textual-plotext#5)
+        self.plt.theme(self._get_plotext_theme_name(self.app.theme))
+        plot = Text.from_ansi(self.plt.build())
+        return Group(top, plot) if rows else plot
 
     def on_mount(self) -> None:
         if self._panel is not None:
@@ -41,12 +57,29 @@ class SeriesPlot(PlotextPlot):
         plt.ylabel(words(panel.y_label, self.lang))
         if panel.log_y:
             plt.yscale("log")
+        self._names = []
+        xs: list[float] = []
+        ys: list[float] = []
         for s in panel.series:
             pairs = [(x, y) for x, y in zip(s.x, s.y, strict=True) if y is not None and math.isfinite(y)]
             if panel.log_y:
                 pairs = [(x, y) for x, y in pairs if y > 0]
             if pairs:
-                plt.plot([p[0] for p in pairs], [p[1] for p in pairs], label=words(s.name, self.lang))
+                colour = render.LINE_COLOURS[len(self._names) % len(render.LINE_COLOURS)]
+                plt.plot([p[0] for p in pairs], [p[1] for p in pairs], color=colour)
+                self._names.append(words(s.name, self.lang))
+                xs += [p[0] for p in pairs]
+                ys += [p[1] for p in pairs]
+        if xs:
+            ticks = render.nice_ticks(min(xs), max(xs))
+            plt.xticks(ticks, render.tick_labels(ticks, self.lang))
+            if panel.log_y:
+                ticks = render.log_ticks(min(ys), max(ys))
+                labels = [render.tick_labels([t], self.lang)[0] for t in ticks]  # 0.1 0.01 0.001
+                plt.yticks(ticks, labels)  # plotext takes their logarithms
+            else:
+                ticks = render.nice_ticks(min(ys), max(ys))
+                plt.yticks(ticks, render.tick_labels(ticks, self.lang))
         self.refresh()
 
 
