@@ -4,8 +4,17 @@ from __future__ import annotations
 
 
 def run_app(ctx) -> int:
+    """Run the app; when it has ended, the process ends at once: the store is closed, the children
+    stopped and the terminal restored already, and the interpreter's own teardown of the app's heap
+    (Textual, the course, pydantic) took 40-300 ms after ctrl+q (benchmarks/bench_responsiveness.py)."""
+    import os
+    import sys
+
     from tutor.ui.app import TutorApp
 
     app = TutorApp(lang=ctx.lang, lessons_dir=ctx.lessons_dir, home=ctx.home)
     code = app.run()
-    return code if isinstance(code, int) else (app.return_code or 0)
+    code = code if isinstance(code, int) else (app.return_code or 0)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -62,17 +61,17 @@ class Read(NamedTuple):  # of records.SectionRead
     section: str
 
 
-@dataclass
-class Glance:
+class Glance(NamedTuple):
     """The rows home needs, read at one moment. Its methods are the Store's that tutor.quiz.status
-    calls, so the same functions count for both."""
+    calls, so the same functions count for both. (NamedTuples, not dataclasses, here: this module
+    is imported before the first frame, and a dataclass costs a millisecond to define.)"""
 
-    answers_: list[Answer] = field(default_factory=list)  # quiz answers (not predictions), oldest first
-    due_: list[Due] = field(default_factory=list)  # review cards, earliest due first
-    reads: list[Read] = field(default_factory=list)
-    attempted: set[str] = field(default_factory=set)  # exercises graded at least once
-    passed: set[str] = field(default_factory=set)
-    location: dict[str, str] = field(default_factory=dict)  # "continue where I left off"
+    answers_: tuple[Answer, ...] = ()  # quiz answers (not predictions), oldest first
+    due_: tuple[Due, ...] = ()  # review cards, earliest due first
+    reads: tuple[Read, ...] = ()
+    attempted: frozenset[str] = frozenset()  # exercises graded at least once
+    passed: frozenset[str] = frozenset()
+    location: tuple[tuple[str, str], ...] = ()  # "continue where I left off", as (key, value) pairs
 
     def answers(self) -> list[Answer]:
         return self.answers_
@@ -127,7 +126,14 @@ def read_glance(home: Path) -> Glance | None:
         conn.close()
     if not isinstance(location, dict):
         location = {}
-    return Glance(answers, due, reads, attempted, passed, {str(k): str(v) for k, v in location.items()})
+    return Glance(
+        tuple(answers),
+        tuple(due),
+        tuple(reads),
+        frozenset(attempted),
+        frozenset(passed),
+        tuple((str(k), str(v)) for k, v in location.items()),
+    )
 
 
 # --- the lessons as tutor.quiz.status reads them ---------------------------------------------
@@ -149,8 +155,7 @@ def _lessons(cards: Sequence[Card]) -> list[_Lesson]:
 # --- home's table ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LessonRow:
+class LessonRow(NamedTuple):
     id: str
     sections_read: int
     sections_total: int
@@ -161,8 +166,7 @@ class LessonRow:
     exercises_total: int
 
 
-@dataclass(frozen=True)
-class Standing:
+class Standing(NamedTuple):
     """Home's progress columns, its review line's counts and its next step."""
 
     rows: list[LessonRow]
@@ -197,8 +201,7 @@ def standing(
 # --- the next step ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """What to do next: `kind` (see the module docstring) and what it is about."""
 
     kind: str  # review | training | exercise | quiz | read | new | done
@@ -232,7 +235,7 @@ def next_step(
         finished = card.sections and all((card.id, s.id) in read for s in card.sections)
         if finished and any((card.id, q) not in answered for q in card.questions):
             return Step("quiz", lesson=card.id)
-    if (unread := _unread(cards, read, glance.location)) is not None:
+    if (unread := _unread(cards, read, dict(glance.location))) is not None:
         return Step("read", lesson=unread[0], section=unread[1])
     if plan.new:
         return Step("new", lesson=plan.new[0][0], count=len(plan.new))

@@ -42,6 +42,21 @@ from tutor.ui.state import Tutor, load, saved_index
 from tutor.ui.widgets.key_bar import training_line
 
 DARK, LIGHT = "textual-dark", "textual-light"
+SCREEN_MODULES = (
+    "tutor.ui.screens.lesson",
+    "tutor.quiz.session",
+    "tutor.ui.screens.quiz",
+    "tutor.ui.screens.exercise",
+    "tutor.ui.workspace",
+    "tutor.ui.screens.help",
+)
+
+
+def _import_screens() -> None:
+    from importlib import import_module
+
+    for name in SCREEN_MODULES:
+        import_module(name)
 
 
 class TutorApp(App[int]):
@@ -140,6 +155,9 @@ class TutorApp(App[int]):
         # again; the home screen (started as the default screen) has not: do it now, not at the
         # learner's first return home.
         self.refresh_css(animate=False)
+        # The other screens' code (Markdown, plotext, the quiz's scheduler, grading): imported now, in
+        # a thread, not at the learner's first F2/F3/F4 (a few hundred ms there, while a run trains).
+        await asyncio.to_thread(_import_screens)
         # The course, pydantic and Textual make a large, long-lived heap: freezing it keeps the
         # garbage collector's full passes (tens of ms, at random key presses) short from here on.
         gc.freeze()
