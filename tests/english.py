@@ -26,6 +26,8 @@ NAMES = set(
     "csv fifo valueerror gptconfig nopos embd freq proj lang eval params nats autograd gpts llms press meta "
     "aware dynamic english".split()
 )
+# the English names the acronyms stand for, written out beside them in every language
+EXPANSIONS = ("Rotary Position Embedding", "Attention with Linear Biases")
 # words German writes too (the same letters, a German word or a term German uses as it is)
 GERMAN_TOO = set(
     "absolute addition also argument bias biases bits bytes blind block blocks code dimension editor enter "
@@ -87,6 +89,11 @@ def _code_free(text: str) -> str:
 
 def words(text: str) -> set[str]:
     """Whole words of 4+ Latin letters (n_embd, float32, d_k and Köpfe are not English words)."""
+    for name in EXPANSIONS:
+        text = text.replace(name, " ")
+    # a German quotation cut by the screen's edge: its closing mark with no opening one, or the reverse
+    text = re.sub(r"^[^„“\u3000-\u9fff]{0,200}?“", " ", text)
+    text = re.sub(r"„[^“\u3000-\u9fff]{0,200}$", " ", text)
     return {w for w in re.findall(r"\w+", _code_free(text)) if re.fullmatch(r"[A-Za-z]{4,}", w)}
 
 
