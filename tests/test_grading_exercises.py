@@ -1,4 +1,4 @@
-"""Every shipped exercise: the reference passes, the starter fails, each broken variant fails the
+"""Every shipped exercise: the reference passes, in every language, the starter fails, each broken variant fails the
 check it names in its first line (`# fails: CHECK — why`), first, and a file that does nothing (returns
 its input, zeros, the unscaled default or a constant) scores 0. Graded once for the module, all files
 in one child process per exercise (runner.grade_trusted), every judge forked from one warm judge the
@@ -117,22 +117,32 @@ def warm():
 
 @pytest.fixture(scope="module")
 def graded(nothing, warm) -> dict[Path, object]:
-    """Grade result per file (solution, starter in each language, broken and accepted variants of every
-    code exercise, and the files that do nothing)."""
+    """Grade result per file (solution and starter in each language, broken and accepted variants of
+    every code exercise, and the files that do nothing)."""
     items = []
     for ex in CODE:
-        files = [solution_file(ex), *(starter_file(ex, lang) for lang in LANGS)]
+        files = [*(solution_file(ex, lang) for lang in LANGS), *(starter_file(ex, lang) for lang in LANGS)]
         files += sorted((ex.folder / "broken").glob("*.py"))
         files += sorted((ex.folder / "accepted").glob("*.py"))
         items.append((ex, files + [path for (exercise, _), path in nothing.items() if exercise == ex.id]))
     return grade_trusted(items, warm=warm)
 
 
+@pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("ex", CODE, ids=lambda ex: ex.id)
-def test_reference_solution_passes_every_check(ex, graded):
-    result = graded[solution_file(ex)]
+def test_reference_solution_passes_every_check_in_each_language(ex, lang, graded):
+    assert solution_file(ex, lang).name == ("solution.py" if lang == "en" else f"solution.{lang}.py")
+    result = graded[solution_file(ex, lang)]
     assert result.status == "pass", [(c.name, c.message) for c in result.checks if c.status != "pass"]
     assert result.score == result.max_score == sum(c.points for c in ex.checks)
+    if ex.id == "split-heads":  # the check shows the error the reference raises: in its language
+        said = {
+            "en": "cannot be split evenly into",
+            "de": "lassen sich nicht gleichmäßig auf",
+            "zh": "无法平均分给",
+        }
+        (refused,) = (c.message for c in result.checks if c.name == "rejects_bad_split")
+        assert said[lang] in refused
 
 
 @pytest.mark.parametrize("ex", CODE, ids=lambda ex: ex.id)
@@ -393,7 +403,9 @@ def test_authoring_check_flags_a_passing_starter_and_a_missing_check_function(tm
     problems = check_exercises(_Course([src.model_copy(update={"folder": folder})]))
     errors = [p.message for p in problems if p.severity == "error"]
     assert errors == ["the starter of 'split-heads' passes every check; it must fail"]
-    assert {p.file.name for p in problems if p.severity == "warning"} == {"starter.de.py", "starter.zh.py"}
+    assert {p.file.name for p in problems if p.severity == "warning"} == {
+        f"{role}.{lang}.py" for role in ("starter", "solution") for lang in ("de", "zh")
+    }
 
     (folder / "checks.py").write_text("def check_shape(sub):\n    return 'ok'\n", encoding="utf-8")
     problems = check_exercises(_Course([src.model_copy(update={"folder": folder})]))

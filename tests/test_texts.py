@@ -240,9 +240,10 @@ NOT_FOR_LEARNERS = {
     # the terminal's own control sequence, not words
     ("tutor/commands/grade.py", "\r\x1b[K"),
     # the lesson author's checks, run by `python -m tutor check` (and the tests), never by the app:
-    # exercise folders and their reference solutions, the starters in each language, the glossary
+    # exercise folders and their reference solutions, their starters and solutions in each language,
+    # the glossary
     ("tutor/grading/authoring.py", ""),
-    ("tutor/content/starters.py", ""),
+    ("tutor/content/variants.py", ""),
     ("tutor/content/glossary.py", ""),
     # a checks.py asking for a message its exercise.toml lacks: the author's bug, which
     # `check --exercises` reports before a learner can meet it

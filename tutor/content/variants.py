@@ -1,16 +1,21 @@
-"""An exercise's starter in each language: `starter.py` is the English one, `starter.de.py` and
-`starter.zh.py` beside it the German and Chinese (`starter.toml`, `starter.de.toml`, … for an answer
-file). The variants are the same code: only docstrings, comments and the text of the errors the file
-raises differ (in TOML, only comments).
+"""An exercise's files in each language: the starter a learner begins from and the reference
+solution shown after a pass. `starter.py` and `solution.py` (`starter.toml` and `solution.md` for a
+runs exercise) are the English ones; beside them `starter.de.py`, `solution.zh.py`, … the German and
+Chinese. A variant is the same program: only docstrings, comments and the text of the errors the file
+raises differ (TOML: only comments; Markdown: the prose, not its code and figures).
 
-starter_path(folder, file_name, "de")   # the file a German learner starts from (English if none)
-starter_problems(ex)                    # for `python -m tutor check`: a missing variant, drifted code
+exercise_file(ex, "starter", "de")   # the starter a German learner is given (English if none)
+exercise_file(ex, "solution", "zh")  # the reference a Chinese learner is shown
+variants(ex, "solution")             # {lang: path} of the files that exist, English first
+variant_problems(ex)                 # for `python -m tutor check`: a missing variant, drifted code
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,68 +23,82 @@ from tutor.content.problems import Problem, error, line_of, warning
 from tutor.content.prose import toml_error_line, toml_error_message
 from tutor.i18n import FALLBACK, LANGS
 
-FIELD = "starter"
+ROLES = ("starter", "solution")
 
 
-def variant_path(folder: Path, file_name: str, lang: str) -> Path:
-    """Where the starter in `lang` is written: starter.py for English, starter.LANG.py otherwise."""
-    suffix = Path(file_name).suffix
-    return folder / (f"starter{suffix}" if lang == FALLBACK else f"starter.{lang}{suffix}")
+def english_file(ex, role: str) -> Path:
+    """The English `role` file of an exercise: starter.py (starter.toml for an answer file), and
+    solution.py (solution.md for a runs exercise)."""
+    if role == "starter":
+        suffix = Path(ex.file_name).suffix
+    else:
+        suffix = ".py" if ex.kind == "code" else ".md"
+    return Path(ex.folder or ".") / f"{role}{suffix}"
 
 
-def starter_path(folder: Path, file_name: str, lang: str = FALLBACK) -> Path:
-    """The starter a learner in `lang` is given: its variant, or the English one when there is none."""
-    variant = variant_path(folder, file_name, lang)
-    return variant if variant.is_file() else variant_path(folder, file_name, FALLBACK)
+def variant_path(english: Path, lang: str) -> Path:
+    """Where the variant in `lang` of an English file is written: solution.py -> solution.de.py."""
+    return english if lang == FALLBACK else english.with_name(f"{english.stem}.{lang}{english.suffix}")
 
 
-def variants(folder: Path, file_name: str) -> dict[str, Path]:
-    """{lang: path} of the starters that exist, English first."""
-    found = {lang: variant_path(folder, file_name, lang) for lang in LANGS}
+def exercise_file(ex, role: str, lang: str = FALLBACK) -> Path:
+    """The `role` file a learner in `lang` is given: its variant, or the English one when there is none."""
+    variant = variant_path(english_file(ex, role), lang)
+    return variant if variant.is_file() else english_file(ex, role)
+
+
+def variants(ex, role: str) -> dict[str, Path]:
+    """{lang: path} of the `role` files that exist, English first."""
+    found = {lang: variant_path(english_file(ex, role), lang) for lang in LANGS}
     return {lang: path for lang, path in found.items() if path.is_file()}
 
 
-def starter_problems(ex) -> list[Problem]:
-    """A language the exercise's task is written in but its starter is not (a warning: that learner
-    gets the English starter), and a variant that is not the English starter's code (an error, at the
-    first line that differs). Nothing when the English starter itself is missing (reported elsewhere)."""
-    folder = Path(ex.folder or ".")
-    english = variant_path(folder, ex.file_name, FALLBACK)
-    if not english.is_file():
-        return []
+def variant_problems(ex) -> list[Problem]:
+    """For the starter and the solution: a language the exercise's task is written in but the file is
+    not (a warning: that learner gets the English one), and a variant that is not the English file's
+    code (an error, at the first line that differs). Nothing for a role whose English file is missing
+    (reported elsewhere)."""
     problems: list[Problem] = []
-    for lang in (lang for lang in LANGS if lang != FALLBACK):
-        variant = variant_path(folder, ex.file_name, lang)
-        if not variant.is_file():
-            if lang in ex.task:
-                problems.append(warning(variant, f"file is missing: a learner in {lang!r} gets the English "
-                                        f"starter ({english.name})", FIELD))  # fmt: skip
+    for role in ROLES:
+        english = english_file(ex, role)
+        if not english.is_file():
             continue
-        problems += compare(english, variant)
+        for lang in (lang for lang in LANGS if lang != FALLBACK):
+            variant = variant_path(english, lang)
+            if not variant.is_file():
+                if lang in ex.task:
+                    problems.append(warning(variant, f"file is missing: a learner in {lang!r} gets the English "
+                                            f"{role} ({english.name})", role))  # fmt: skip
+                continue
+            problems += compare(english, variant, role)
     return problems
 
 
-def compare(english: Path, variant: Path) -> list[Problem]:
-    """Problems that make `variant` another program than `english`: unreadable, unparsable, or code
-    that differs beyond docstrings, comments and raised messages (TOML: beyond comments)."""
+def compare(english: Path, variant: Path, field: str = "starter") -> list[Problem]:
+    """Problems (in `field`) that make `variant` another program than `english`: unreadable,
+    unparsable, or code that differs beyond docstrings, comments and raised messages (TOML: beyond
+    comments; Markdown: beyond the prose)."""
     texts = {}
     for path in (english, variant):
         try:
             texts[path] = path.read_text(encoding="utf-8").removeprefix("\ufeff")
         except (OSError, UnicodeDecodeError) as err:
-            return [error(path, f"cannot read: {getattr(err, 'strerror', None) or err}", FIELD)]
+            return [error(path, f"cannot read: {getattr(err, 'strerror', None) or err}", field)]
     if english.suffix == ".py":
-        return _compare_python(english, variant, texts)
+        return _compare_python(english, variant, texts, field)
     if english.suffix == ".toml":
-        return _compare_toml(english, variant, texts)
-    return [] if texts[english] == texts[variant] else [error(variant, f"differs from {english.name}", FIELD)]
+        return _compare_toml(english, variant, texts, field)
+    if english.suffix == ".md":
+        return _compare_markdown(english, variant, texts, field)
+    return [] if texts[english] == texts[variant] else [error(variant, f"differs from {english.name}", field)]
 
 
 # --- Python: the AST without docstrings, raised messages blanked ------------------------------------
 
 
 class _Normalise(ast.NodeTransformer):
-    """Docstrings removed; every string inside a `raise` (the message, f-string text) made empty."""
+    """Docstrings removed; every string inside a `raise` made empty, and an f-string's text left out
+    (a translation may start or end it with a value)."""
 
     def _body(self, node):
         body = node.body
@@ -91,8 +110,14 @@ class _Normalise(ast.NodeTransformer):
     visit_Module = visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _body
 
     def visit_Raise(self, node):
+        specs = [sub.format_spec for sub in ast.walk(node) if isinstance(sub, ast.FormattedValue)]
+        code = {id(part) for spec in specs if spec for part in ast.walk(spec)}  # `{x:.3f}` is code
         for sub in ast.walk(node):
-            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            if id(sub) in code:
+                continue
+            if isinstance(sub, ast.JoinedStr):
+                sub.values = [v for v in sub.values if not isinstance(v, ast.Constant)]
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                 sub.value = ""
         return node
 
@@ -101,19 +126,19 @@ def _normalised(text: str, path: Path) -> ast.Module:
     return _Normalise().visit(ast.parse(text, str(path)))
 
 
-def _compare_python(english: Path, variant: Path, texts: dict[Path, str]) -> list[Problem]:
+def _compare_python(english: Path, variant: Path, texts: dict[Path, str], field: str) -> list[Problem]:
     trees = {}
     for path in (english, variant):
         try:
             trees[path] = _normalised(texts[path], path)
         except SyntaxError as err:
-            return [error(path, f"syntax error: {err.msg}", FIELD, err.lineno)]
+            return [error(path, f"syntax error: {err.msg}", field, err.lineno)]
     where = _difference(trees[english], trees[variant], 1, 1)
     if where is None:
         return []
     line_en, line_var = where
     return [error(variant, f"not the same code as {english.name} line {line_en}: only docstrings, comments "
-                  "and the messages of raised errors may differ", FIELD, line_var)]  # fmt: skip
+                  "and the messages of raised errors may differ", field, line_var)]  # fmt: skip
 
 
 def _difference(a: Any, b: Any, line_a: int, line_b: int) -> tuple[int, int] | None:
@@ -148,13 +173,13 @@ def _end(x: list, y: list, line: int) -> int:
 # --- TOML: the same keys in the same order, the same values -----------------------------------------
 
 
-def _compare_toml(english: Path, variant: Path, texts: dict[Path, str]) -> list[Problem]:
+def _compare_toml(english: Path, variant: Path, texts: dict[Path, str], field: str) -> list[Problem]:
     data = {}
     for path in (english, variant):
         try:
             data[path] = tomllib.loads(texts[path])
         except tomllib.TOMLDecodeError as err:
-            return [error(path, toml_error_message(err), FIELD, toml_error_line(err))]
+            return [error(path, toml_error_message(err), field, toml_error_line(err))]
     where = _toml_difference(data[english], data[variant], ())
     if where is None:
         return []
@@ -163,7 +188,7 @@ def _compare_toml(english: Path, variant: Path, texts: dict[Path, str]) -> list[
     line_en = line_of(texts[english], loc_en) if loc_en else None
     there = f"{english.name} line {line_en}" if line_en else english.name
     return [error(variant, f"{key}: not as in {there}: the same keys in the same order with the same "
-                  "values; only comments may differ", FIELD, line_of(texts[variant], loc_var))]  # fmt: skip
+                  "values; only comments may differ", field, line_of(texts[variant], loc_var))]  # fmt: skip
 
 
 def _toml_difference(a: Any, b: Any, loc: tuple) -> tuple[tuple, tuple] | None:
@@ -185,3 +210,43 @@ def _toml_difference(a: Any, b: Any, loc: tuple) -> tuple[tuple, tuple] | None:
                 return found
         return None
     return None if type(a) is type(b) and a == b else (loc, loc)
+
+
+# --- Markdown: the same code and figures -------------------------------------------------------------
+
+_CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _code_and_figures(text: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """The code of a Markdown text (fenced blocks and inline spans) and its figures outside the code
+    (numbers; `0,5` is `0.5`), each in order with its line."""
+
+    code = [(m.group(), text.count("\n", 0, m.start()) + 1) for m in _CODE.finditer(text)]
+    prose = _CODE.sub(lambda m: "\n" * m.group().count("\n"), text)  # its lines stay where they were
+    figures = [
+        (m.group().replace(",", "."), prose.count("\n", 0, m.start()) + 1) for m in _FIGURE.finditer(prose)
+    ]
+    return code, figures
+
+
+def _compare_markdown(english: Path, variant: Path, texts: dict[Path, str], field: str) -> list[Problem]:
+    """The same code in the same order; the same figures, in any order (a translation may order its
+    sentences otherwise)."""
+    (code_en, figures_en), (code_var, figures_var) = (_code_and_figures(texts[p]) for p in (english, variant))
+    for i in range(max(len(code_en), len(code_var))):
+        a = code_en[i] if i < len(code_en) else None
+        b = code_var[i] if i < len(code_var) else None
+        if a is None or b is None or a[0] != b[0]:
+            there = f"{english.name} line {a[1]}" if a else english.name
+            return [error(variant, f"{(b or a)[0]}: not as in {there}: the same code in the same order; "
+                          "only the prose may differ", field, b[1] if b else None)]  # fmt: skip
+    left = Counter(value for value, _ in figures_en)
+    for value, line in figures_var:
+        if left[value] == 0:
+            return [error(variant, f"{value}: a figure {english.name} does not have; only the prose may "
+                          "differ", field, line)]  # fmt: skip
+        left[value] -= 1
+    if missing := sorted(left.elements()):
+        return [error(variant, f"figures of {english.name} missing: {', '.join(missing)}", field)]
+    return []

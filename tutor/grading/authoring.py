@@ -1,6 +1,7 @@
 """For course authors: every exercise's starter must fail, in every language, and its reference must
-pass; the starter's language variants are the same code (tutor.content.starters); and every message
-its checks.py says (`msg("key")`) is in its exercise.toml's [messages], and used.
+pass, in every language; the language variants of the starter and the reference are the same code
+(tutor.content.variants); and every message its checks.py says (`msg("key")`) is in its
+exercise.toml's [messages], and used.
 
 `check_exercises(course)` returns content problems (tutor.content.problems.Problem); it is one of
 the checkers `python -m tutor check` runs. Code exercises are graded for real in one child process
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from tutor.content.problems import Problem, error, warning
 from tutor.content.schema import Exercise
-from tutor.content.starters import starter_problems, variants
+from tutor.content.variants import ROLES, variant_problems, variants
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import grade_trusted
 from tutor.grading.service import solution_file, starter_file
@@ -30,7 +31,7 @@ def _static_problems(ex: Exercise) -> list[Problem]:
     folder = Path(ex.folder or ".")
     problems = [error(f, "file is missing") for f in _files(ex) if not f.is_file()]
     problems += _worker_problems(ex)
-    problems += starter_problems(ex)
+    problems += variant_problems(ex)
     checks = folder / "checks.py"
     if checks.is_file():
         try:
@@ -129,7 +130,7 @@ def _runs_problems(ex: Exercise) -> list[Problem]:
     answer = "\n".join(f"{k} = {json.dumps(v)}" for k, v in reference(runs).items())
     ref = grade_runs(ex, answer.encode(), "reference answer", runs)
     problems = []
-    for starter in _starters(ex):
+    for starter in variants(ex, "starter").values():
         if grade_runs(ex, starter.read_bytes(), starter.name, runs).status == "pass":
             problems.append(error(starter, "the starter passes every check; it must fail"))
     if ref.status != "pass":
@@ -137,17 +138,13 @@ def _runs_problems(ex: Exercise) -> list[Problem]:
     return problems
 
 
-def _starters(ex: Exercise) -> list[Path]:
-    """The exercise's starters: the English one and each language's variant."""
-    return list(variants(Path(ex.folder or "."), ex.file_name).values())
-
-
 def check_exercises(course) -> list[Problem]:
     """Problems with the course's exercises: missing files or check functions, a starter (in any
-    language) that passes or whose code drifted from the English one, a reference that fails. Code
-    exercises are graded for real, through the judge."""
+    language) that passes, a reference (in any language) that fails, a language variant whose code
+    drifted from the English file. Code exercises are graded for real, through the judge."""
     problems: list[Problem] = []
     items: list[tuple[Exercise, list[Path]]] = []
+    roles: dict[Path, str] = {}  # each file graded: "starter" (must fail) or "solution" (must pass)
     for ex in course.exercises():
         if not any(f.is_file() for f in _files(ex)):
             continue  # a content-only fixture (no code at all): nothing to grade, nothing half-written
@@ -158,15 +155,20 @@ def check_exercises(course) -> list[Problem]:
         if ex.kind == "runs":
             problems += _runs_problems(ex)
         else:
-            items.append((ex, [*_starters(ex), solution_file(ex)]))
+            files = {path: role for role in ROLES for path in variants(ex, role).values()}
+            roles |= files
+            items.append((ex, list(files)))
     results = grade_trusted(items) if items else {}
-    for ex, (*starters, solution) in items:
-        for starter in starters:
-            if results[starter].status == "pass":
-                problems.append(error(starter, f"the starter of {ex.id!r} passes every check; it must fail"))
-        ref = results[solution]
-        if ref.status != "pass":
-            problems.append(
-                error(solution, f"the reference of {ex.id!r} does not pass ({ref.status}): {_summary(ref)}")
-            )
+    for ex, files in items:
+        for path in files:
+            result = results[path]
+            if roles[path] == "starter" and result.status == "pass":
+                problems.append(error(path, f"the starter of {ex.id!r} passes every check; it must fail"))
+            elif roles[path] == "solution" and result.status != "pass":
+                problems.append(
+                    error(
+                        path,
+                        f"the reference of {ex.id!r} does not pass ({result.status}): {_summary(result)}",
+                    )
+                )
     return problems

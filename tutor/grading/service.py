@@ -4,7 +4,7 @@ ex = load_course(lessons_dir).exercise("rope")
 path, created = start_exercise(home, ex, "de")    # the German starter; never overwrites the learner's work
 result = grade(ex, path, lang="de", store=Store(home), on_event=print)
 text = reveal_hint(store, ex, 1, "de")            # general hint 1 (recorded)
-code = solution_text(store, ex)                   # only after a recorded pass
+code = solution_text(store, ex, "zh")             # the Chinese reference, only after a recorded pass
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from tutor.content.schema import Exercise, pick
-from tutor.content.starters import starter_path
+from tutor.content.variants import exercise_file
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import (
@@ -42,12 +42,13 @@ def workspace_file(home: Path, ex: Exercise) -> Path:
 
 def starter_file(ex: Exercise, lang: str = "en") -> Path:
     """The starter in `lang` (starter.de.py beside starter.py), the English one when there is none."""
-    return starter_path(Path(ex.folder or "."), ex.file_name, lang)
+    return exercise_file(ex, "starter", lang)
 
 
-def solution_file(ex: Exercise) -> Path:
-    folder = Path(ex.folder or ".")
-    return folder / "solution.py" if ex.kind == "code" else folder / "solution.md"
+def solution_file(ex: Exercise, lang: str = "en") -> Path:
+    """The reference in `lang` (solution.zh.py beside solution.py; solution.md for a runs exercise),
+    the English one when there is none."""
+    return exercise_file(ex, "solution", lang)
 
 
 def start_exercise(home: Path, ex: Exercise, lang: str = "en") -> tuple[Path, bool]:
@@ -260,7 +261,7 @@ def has_passed(store, ex: Exercise) -> bool:
 
 
 def solution_text(store, ex: Exercise, lang: str = "en") -> str:
-    """The reference solution, only once the learner has a recorded pass."""
+    """The reference solution in `lang`, only once the learner has a recorded pass."""
     if not has_passed(store, ex):
         raise TutorError(say("grade.help.solution_locked", lang, id=ex.id))
-    return solution_file(ex).read_text(encoding="utf-8")
+    return solution_file(ex, lang).read_text(encoding="utf-8")

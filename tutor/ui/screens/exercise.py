@@ -75,6 +75,7 @@ class ExerciseScreen(TutorScreen):
         self._graded_in: str | None = None  # the language of the grade on screen (F5 words it again)
         self.hints_shown = 0
         self.unlocked = False
+        self._solution_shown = False  # s showed the reference: a redraw shows it in the new language
         self._watcher: SaveWatcher | None = None
         self._training: list[str] = []  # the lines of the current training run (t) that stay
         self._progress: str | None = None  # its live step line
@@ -134,6 +135,8 @@ class ExerciseScreen(TutorScreen):
             self._show_result(self.result)
             self._reword()
         self.query_one("#ex-output", Collapsible).title = self.t("grade.output")
+        if self._solution_shown:
+            self.action_solution(scroll=False)
 
     def _start(self, ex) -> None:
         from tutor.grading.service import start_exercise
@@ -326,8 +329,9 @@ class ExerciseScreen(TutorScreen):
         if self.result is not None:  # the grade's own line about hints follows the count
             self._show_result(self.result)
 
-    def action_solution(self) -> None:
-        """The reference solution, once the learner has passed (the grading service enforces it)."""
+    def action_solution(self, scroll: bool = True) -> None:
+        """The reference solution in the learner's language, once the learner has passed (the grading
+        service enforces it); shown again, where it is, when the language or the theme changes."""
         pair = self.pair
         if pair is None:
             return
@@ -342,8 +346,9 @@ class ExerciseScreen(TutorScreen):
         text = f"```python\n{code}\n```" if pair[1].kind == "code" else code  # else Markdown already
         solution = self.query_one("#ex-solution", Static)
         solution.update(self._prose(text))  # code wrapped, never cut at the edge
-        solution.display = True
-        solution.scroll_visible(top=True, animate=False)
+        solution.display = self._solution_shown = True
+        if scroll:
+            solution.scroll_visible(top=True, animate=False)
 
     def action_back(self) -> None:
         pair = self.pair
