@@ -3,11 +3,12 @@ in the app while it keeps working; quitting mid-training leaves no child process
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import time
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Button, Input, Static
 
 from tests.ui_helpers import (
     child_pids,
@@ -244,7 +245,12 @@ async def _stop_while_training(home, wait_for_steps: bool, how: str = "quit") ->
         assert child_pids() - before
         started = time.monotonic()
         if how == "quit":
-            await app.action_quit()
+            await app.action_quit()  # a training run goes: the tutor asks first
+            await pilot.pause()
+            started = time.monotonic()
+            app.screen.query_one("#lose", Button).press()  # quit and lose the run
+            while app.is_running and time.monotonic() - started < 10:
+                await asyncio.sleep(0.02)
         else:
             app.screen.set_focus(None)  # out of the inputs: c is a key of the lesson screen
             await pilot.press("c")

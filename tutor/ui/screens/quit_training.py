@@ -28,6 +28,7 @@ class QuitTraining(ModalScreen[bool]):
     QuitTraining Button { margin-right: 2; }
     """
     BINDINGS = [Binding("escape", "keep", show=False)]
+    AUTO_FOCUS = "#keep"  # Enter keeps training
 
     def __init__(self, training: Training, lang: str) -> None:
         super().__init__()
@@ -53,9 +54,6 @@ class QuitTraining(ModalScreen[bool]):
             with Horizontal():
                 yield Button(say("run.quit_keep", lang), id="keep", variant="primary")
                 yield Button(say("run.quit_lose", lang), id="lose", variant="error")
-
-    def on_mount(self) -> None:
-        self.query_one("#keep", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
