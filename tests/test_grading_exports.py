@@ -248,7 +248,7 @@ def test_a_pass_and_an_error_row_in_english(exported):
 def test_the_exports_are_in_german_when_the_instructor_says_so(exported):
     out = exported["de"]
     assert out.returncode == 0, out.stderr
-    assert "Exporte für 2 Datei(en) in " in out.stderr
+    assert "Exporte für 2 Dateien in " in out.stderr
     de = exported["base"] / "de"
     rows = read_csv(de / "checks.csv")
     assert [(r["student_id"], r["check"], r["status"]) for r in rows] == [
