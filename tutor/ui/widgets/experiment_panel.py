@@ -26,7 +26,7 @@ from tutor.experiments.result import Msg, Series, SeriesPanel, words
 from tutor.settings import PLOT_EVERY_S, TRAINING_GRACE_S, TRAINING_NICENESS
 from tutor.texts import number, say
 from tutor.ui.messages import Training, TrainingProgress
-from tutor.ui.prose import ProseText
+from tutor.ui.prose_text import ProseText
 from tutor.ui.screens import on_top
 from tutor.ui.widgets.key_bar import about, duration, stop_key
 from tutor.ui.widgets.params_form import ParamsForm
