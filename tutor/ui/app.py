@@ -15,6 +15,7 @@ import gc
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -93,6 +94,7 @@ class TutorApp(App[int]):
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None
         self.course_ready = asyncio.Event()
+        self.next_steps: WeakKeyDictionary[Screen, object] = WeakKeyDictionary()  # what n does, by screen
         self._quit_confirmed = False  # the learner said to quit although a training run goes
         self.add_mode("lesson", self._lesson_base)
         self.add_mode("quiz", self._quiz_base)
@@ -355,11 +357,10 @@ class TutorApp(App[int]):
             await self.open_lesson(step.lesson, step.section)
 
     def _shown_step(self):
-        """The next step the screen shows (None: none shown, or nothing left to do)."""
-        from tutor.ui.widgets.next_step import NextStep
-
-        shown = [w.step for w in self.screen.query(NextStep) if w.display and w.step is not None]
-        return shown[0] if shown and shown[0].kind != "done" else None
+        """The next step the screen shows (None: none shown, or nothing left to do). Asked at every
+        key (check_action): a lookup, not a walk through the screen's widgets."""
+        step = self.next_steps.get(self.screen)
+        return step if step is not None and step.kind != "done" else None
 
     def action_next_step(self) -> None:
         if (step := self._shown_step()) is not None:

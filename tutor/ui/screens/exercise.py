@@ -495,7 +495,7 @@ class ExerciseScreen(TutorScreen):
         shown = list(self.query(NextStep))
         if not passed:
             for step in shown:
-                step.display = False
+                step.show(None)
             return
         if not shown:
             shown = [NextStep(id="ex-next")]

@@ -63,4 +63,5 @@ class NextStep(Static):
         self.display = step is not None and index is not None
         if self.display:
             self.update(Text(step_text(step, index.cards, app.lang)))
+        app.next_steps[self.screen] = step if self.display else None  # n follows it on this screen
         app.refresh_bindings()
