@@ -61,7 +61,7 @@ async def test_language_switch_relabels_the_screen_and_the_footer_keys(home):
         assert app.lang == "zh"
         assert app.screen.active_bindings["c"].binding.description == "继续"
         titles = [c.title for c in course_entries(app)]
-        assert f"课程: {app.tutor.lessons[0].title['zh']}" in titles
+        assert f"课程：{app.tutor.lessons[0].title['zh']}" in titles  # full-width colon in Chinese
         await app.open_lesson("positions")
         await pilot.pause()
         lesson = app.tutor.lesson("positions")
