@@ -8,12 +8,12 @@ from types import SimpleNamespace
 
 from tutor.experiments.base import RunContext
 from tutor.experiments.params import TrainCompareParams
-from tutor.experiments.result import Msg
+from tutor.experiments.result import Msg, about
 from tutor.experiments.training import JobClock, Progress, RunPlan, expected_seconds, run_config
 from tutor.texts import say
 from tutor.ui.messages import Training
 from tutor.ui.widgets.experiment_panel import progress_line
-from tutor.ui.widgets.key_bar import about, training_line
+from tutor.ui.widgets.key_bar import training_line
 
 STEPS = 100
 PLAN = [0.10, 0.15, 0.20]  # seconds a step, timed before the job: the runs' settings differ in speed
@@ -110,3 +110,15 @@ def test_the_panels_training_status_writes_the_languages_numbers():
              "step": 100, "steps": 1000, "loss": 5.9071, "eta_s": 754.0}  # fmt: skip
     assert "Verlust 5,907" in progress_line(event, "de") and "noch 12:34" in progress_line(event, "de")
     assert "loss 5.907" in progress_line(event, "en")
+
+
+def test_the_command_lines_training_lines_write_the_languages_numbers_and_the_jobs_length(capsys):
+    from tutor.commands.experiment import _print_progress
+
+    _print_progress("de", {"event": "estimate", "runs": 3, "seconds": 1500.0})
+    event = {"event": "progress", "run": 1, "runs": 3, "label": "h1", "step": 100, "steps": 100}
+    _print_progress("de", event | {"loss": 5.9071, "val_loss": 5.9183, "tokens_per_s": 9600.4, "eta_s": 61.0})
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == say("run.estimate", "de", runs=3, time=about(1500.0))
+    assert "25 min" in lines[0]
+    assert "5,907" in lines[1] and "5,918" in lines[1] and "5.907" not in lines[1]

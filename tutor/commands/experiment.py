@@ -225,16 +225,21 @@ def _said(err: TutorError) -> dict[str, Any] | None:
 
 
 def _print_progress(lang: str, event: dict[str, Any]) -> None:
-    from tutor.experiments.result import words
-    from tutor.texts import say
+    from tutor.experiments.result import about, words
+    from tutor.texts import number, say
 
     kind = event.get("event")
     run = {"run": event.get("run"), "runs": event.get("runs"), "label": words(event.get("label"), lang)}
     if kind == "stored":
         print(say("run.stored", lang, **run), file=sys.stderr)
+    elif kind == "estimate":  # the job's length, timed before its first run starts
+        seconds = float(event.get("seconds") or 0)
+        print(say("run.estimate", lang, runs=int(event.get("runs", 1)), time=about(seconds)), file=sys.stderr)
     elif kind == "progress" and (event.get("val_loss") is not None or event["step"] == event["steps"]):
         val = (
-            say("run.val", lang, loss=f"{event['val_loss']:.3f}") if event.get("val_loss") is not None else ""
+            say("run.val", lang, loss=number(event["val_loss"], lang, decimals=3))
+            if event.get("val_loss") is not None
+            else ""
         )
         line = say(
             "run.progress",
@@ -242,7 +247,7 @@ def _print_progress(lang: str, event: dict[str, Any]) -> None:
             **run,
             step=event["step"],
             steps=event["steps"],
-            loss=f"{event['loss']:.3f}",
+            loss=number(event["loss"], lang, decimals=3),
             val=val,
             speed=round(event["tokens_per_s"]),
             eta=round(event["eta_s"]),

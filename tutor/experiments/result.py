@@ -63,6 +63,13 @@ Words = str | Msg  # plain text (a name, code, the learner's characters) or a ca
 Cell = str | int | float | Num | Msg | None
 
 
+def about(seconds: float) -> Msg:
+    """A job's expected length, rounded as an estimate is: seconds under two minutes, else minutes."""
+    if seconds < 120:
+        return Msg("run.about_s", s=max(1, round(seconds)))
+    return Msg("run.about_min", m=round(seconds / 60))
+
+
 def words(value: Words | Num | dict | None, lang: str) -> str:
     """Anything a panel or a progress event holds, as text in `lang` (a Msg may arrive as its JSON)."""
     if isinstance(value, dict):

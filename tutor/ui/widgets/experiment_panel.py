@@ -22,13 +22,13 @@ from textual.worker import Worker, WorkerState
 
 from tutor.content.schema import ExperimentRef
 from tutor.experiments.registry import get_registry
-from tutor.experiments.result import Msg, Series, SeriesPanel, words
+from tutor.experiments.result import Msg, Series, SeriesPanel, about, words
 from tutor.settings import PLOT_EVERY_S, TRAINING_GRACE_S, TRAINING_NICENESS
 from tutor.texts import number, say
 from tutor.ui.messages import Training, TrainingProgress
 from tutor.ui.prose_text import ProseText
 from tutor.ui.screens import on_top
-from tutor.ui.widgets.key_bar import about, duration, stop_key
+from tutor.ui.widgets.key_bar import duration, stop_key
 from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.params_toggle import ParamsToggle
 from tutor.ui.widgets.result_view import SeriesPlot, panel_widgets

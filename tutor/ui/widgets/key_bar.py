@@ -34,18 +34,9 @@ def duration(seconds: float) -> str:
     )
 
 
-def about(seconds: float):
-    """A job's expected length as a Msg, rounded as an estimate is: seconds under two minutes, else minutes."""
-    from tutor.experiments.result import Msg  # only where a training job is going or planned
-
-    if seconds < 120:
-        return Msg("run.about_s", s=max(1, round(seconds)))
-    return Msg("run.about_min", m=round(seconds / 60))
-
-
 def training_line(training: Training, lang: str) -> str:
     """Where the training run stands, in the learner's language: the whole job's time left."""
-    from tutor.experiments.result import words  # only once a run is going: experiments are loaded
+    from tutor.experiments.result import about, words  # only once a run is going: experiments are loaded
 
     title = say(f"exp.{training.experiment}.title", lang)
     if not training.steps:
