@@ -57,9 +57,14 @@ def test_lines_stop_at_a_readable_width_on_a_wide_terminal():
 def test_a_long_command_in_a_code_block_wraps_and_keeps_every_character():
     command = "python -m tutor experiment train-compare --set vary=heads --set steps=1000 --set seeds=2"
     text = f"Run:\n\n    {command}\n\nthen look."
-    shown = " ".join(_lines(Prose(text), 60))
+    lines = _lines(Prose(text), 60)
+    shown = " ".join(lines)
     assert "steps=1000" in shown and "seeds=2" in shown
-    assert " ".join(shown.split()).count(command) == 1
+    assert " ".join(shown.replace("↪", " ").split()).count(command) == 1
+    # it goes on under its own start after "↪", not at the block's edge
+    (going_on,) = [line for line in lines if "↪" in line]
+    (start,) = [line for line in lines if "python -m tutor" in line]
+    assert going_on.index("↪") == start.index("python")
 
 
 def test_emphasis_on_chinese_is_bold_not_italic_and_on_english_stays_italic():
