@@ -171,6 +171,13 @@ def test_a_german_division_answers_a_number_question() -> None:
     assert check_answer(number(16), "128 : 4", "de").correct is False
 
 
+def test_numbers_are_shown_back_in_the_learners_way() -> None:
+    check = check_answer(number(262656, tolerance=0.5), "262 656", "de")
+    assert (check.understood, check.expected) == ("262.656", "262.656 ± 0,5")
+    assert check_answer(number(0.125, tolerance=0.01), "1/8", "de").understood == "0,125"
+    assert check_answer(number(0.125, tolerance=0.01), "1/8", "zh").understood == "0.125"
+
+
 def test_scientific_form_is_right_only_where_the_tolerance_allows() -> None:
     assert check_answer(number(262656, rel=0.02), "2.6e5").correct is True
     assert check_answer(number(262656, rel=0.001), "2.6e5").correct is False

@@ -108,10 +108,10 @@ def expected_text(question: Question, lang: str) -> str:
     if isinstance(question, SingleChoice | MultipleChoice):
         return "; ".join(pick(c.text, lang) for c in question.choices if c.correct)
     if isinstance(question, NumberQuestion):
-        text = format_number(question.answer)
+        text = format_number(question.answer, lang)
         allowed = max(question.tolerance, question.rel_tolerance * abs(question.answer))
         if allowed:
-            text += f" ± {format_number(allowed)}"
+            text += f" ± {format_number(allowed, lang)}"
         unit = pick(question.unit, lang)
         return f"{text} {unit}" if unit else text
     if isinstance(question, ExactQuestion):
@@ -154,7 +154,7 @@ def check_answer(question: Question, response: str | list[str] | int | Rating, l
             for r in readings
             if number_matches(r, question.answer, question.tolerance, question.rel_tolerance)
         ]
-        shown = format_number((ok or readings)[0])
+        shown = format_number((ok or readings)[0], lang)
         return Check(correct=bool(ok), answer_text=text, understood=shown, expected=expected)
     assert isinstance(question, ExactQuestion)
     accepted = [question.answer, *question.also]

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tutor.quiz.normalise import fold
+from tutor.texts import marked
 
 _APPLY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
 MAX_LENGTH = 80  # longer input is not a number anyone types; it also bounds the recursion
@@ -231,8 +232,7 @@ def number_matches(value: float, answer: float, tolerance: float = 0.0, rel_tole
     return abs(value - answer) <= allowed + 1e-9 * max(1.0, abs(answer))
 
 
-def format_number(x: float) -> str:
-    """262656.0 -> '262,656'; 0.125 -> '0.125'; 2.6e-07 -> '2.6e-07'."""
-    if x == int(x) and abs(x) < 1e15:
-        return f"{int(x):,}"
-    return f"{x:.6g}"
+def format_number(x: float, lang: str = "en") -> str:
+    """262656.0 -> '262,656'; 0.125 -> '0.125'; 2.6e-07 -> '2.6e-07'; in German '262.656', '0,125'."""
+    text = f"{int(x):,}" if x == int(x) and abs(x) < 1e15 else f"{x:.6g}"
+    return marked(text, lang)

@@ -147,6 +147,11 @@ def number(value: float, lang: str = FALLBACK, digits: int = 4, decimals: int | 
         text = f"{value:.{max(digits - 1, 0)}e}"
     else:
         text = f"{value:.{digits}g}"
+    return marked(text, lang)
+
+
+def marked(text: str, lang: str) -> str:
+    """A number written with English marks ("262,656.5") with `lang`'s (German: "262.656,5")."""
     return text.translate(_MARKS[lang]) if lang in _MARKS else text
 
 
@@ -164,6 +169,5 @@ class _Filler(string.Formatter):
         elif isinstance(value, int | float) and not isinstance(value, bool):
             if not format_spec:
                 return number(value, self.lang)
-            text = format(value, format_spec)
-            return text.translate(_MARKS[self.lang]) if self.lang in _MARKS else text
+            return marked(format(value, format_spec), self.lang)
         return format(value, format_spec)
