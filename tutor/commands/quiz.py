@@ -7,9 +7,11 @@
 LESSON is a lesson id, its folder name or its order number. Works without a TTY: answers are read
 line by line from stdin, so a test (or a script) can pipe them in. Choices are answered by their
 numbers as shown ("2", "1, 3"; the order changes from sitting to sitting); numbers may be written as
-calculations ("2^-8", "128²", "2π"); "?" shows the hint where there is one (a right answer after a
-hint is scheduled as "hard"); open questions ask for your own answer, show the model answer beside
-it, then ask you to rate yourself. A lesson's quiz left unfinished resumes where it stopped.
+calculations ("2^-8", "128²", "2π", German "128 : 8"); a shape is whole numbers ("(1, 4, 5, 8)"); a
+name from the code may have spaces for its underscores ("rotate half"); "?" shows the hint where there
+is one (a right answer after a hint is scheduled as "hard"); open questions ask for your own answer,
+show the model answer beside it, then ask you to rate yourself. The score counts the questions answered; a lesson's quiz left
+unfinished says how many are left and resumes where it stopped.
 End of input (Ctrl-D) or Ctrl-C stops cleanly: every answer given so far is already saved.
 """
 
