@@ -116,7 +116,7 @@ def test_a_bad_folder_next_to_a_good_one_does_not_hide_it(tmp_path: Path):
     )  # fmt: skip
     assert proc.returncode == 0
     assert "basics: Basics of attention" in proc.stdout
-    assert "02-broken" in proc.stderr and "1 error(s)" in proc.stderr and "Traceback" not in proc.stderr
+    assert "02-broken" in proc.stderr and "1 error;" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_every_problem_of_a_folder_is_reported_at_once(tmp_path: Path):

@@ -349,7 +349,7 @@ def test_head_count_without_all_runs_says_which_are_missing(home, tmp_path):
     result = _grade_runs(home, _answer(tmp_path, best_heads=1, loss_gap=0.05, same_params=True))
     assert result.status == "fail"
     first = result.checks[0]
-    assert first.status == "fail" and "8 heads: 0 seed(s)" in first.message
+    assert first.status == "fail" and "8 heads, seeds: 0" in first.message
     assert "train-compare" in first.message and "seeds=2" in first.message
 
 
@@ -363,7 +363,7 @@ def test_head_count_one_seed_per_head_count_is_not_enough(home, tmp_path):
                 )  # fmt: skip
     result = _grade_runs(home, _answer(tmp_path, best_heads=1, loss_gap=0.1, same_params=True))
     first = result.checks[0]
-    assert first.status == "fail" and "1 head: 1 seed(s)" in first.message
+    assert first.status == "fail" and "1 head, seeds: 1" in first.message
 
 
 def test_head_count_starter_fails_and_bad_toml_is_an_error(home, tmp_path):
