@@ -24,7 +24,13 @@ class PtyApp:
         master, slave = os.openpty()
         cols, rows = size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith("TUTOR_")}
+        # as a learner's terminal: none of the tutor's variables, and Python keeps the bytecode it
+        # compiles (a session that sets PYTHONDONTWRITEBYTECODE had every start compile the tutor)
+        full_env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("TUTOR_") and k != "PYTHONDONTWRITEBYTECODE"
+        }
         full_env |= {
             "TERM": "xterm-256color",
             "PYTHONPATH": str(ROOT),

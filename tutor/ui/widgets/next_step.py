@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 
 class NextStep(Static):
-    DEFAULT_CSS = "NextStep { margin: 0 1 1 1; padding: 0 1; color: $success; height: auto; }"
+    # styled in tutor.tcss: a DEFAULT_CSS here made Textual parse the stylesheet again before home's
+    # first frame
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
