@@ -68,7 +68,7 @@ def _assert_check_output(name: str, out: str, code: int) -> None:
         field = re.escape(expected["field"]) + ": " if "field" in expected else ""
         pattern = re.compile(rf"^\s*tests/content_cases/{name}/{re.escape(expected['file'])}{line}: {field}")
         assert any(pattern.match(x) and expected["message"] in x for x in out.splitlines()), out
-    assert "error(s)" in out.splitlines()[-1]  # the summary line comes last
+    assert "errors: " in out.splitlines()[-1]  # the summary line comes last
 
 
 @pytest.mark.parametrize("name", CASE_NAMES)

@@ -112,7 +112,7 @@ def test_check_runs_extra_checkers_after_loading(capsys):
     out = capsys.readouterr().out
     assert code == 2
     assert "01-basics/exercises: first-steps: starter passes already" in out
-    assert out.splitlines()[-1] == "1 lesson(s) loaded; 1 error(s), 0 warning(s)"
+    assert out.splitlines()[-1] == "lessons loaded: 1; errors: 1, warnings: 0"
 
 
 def test_check_on_a_missing_folder_is_a_clear_usage_error(tmp_path: Path, capsys):

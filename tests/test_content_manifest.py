@@ -108,7 +108,7 @@ def test_check_names_every_manifest_problem_with_file_line_and_field(tmp_path: P
         "course/course.toml:7: lesson[03-gone].folder: no lesson folder '03-gone' (folders: 01-basics, 02-more)",
         "course/course.toml:10: lesson[01-basics].folder: listed twice (also lesson #1)",
     ]
-    assert out[-1] == "2 lesson(s) loaded; 5 error(s), 0 warning(s)"  # the lessons themselves still load
+    assert out[-1] == "lessons loaded: 2; errors: 5, warnings: 0"  # the lessons themselves still load
 
 
 @pytest.mark.parametrize(

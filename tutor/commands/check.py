@@ -66,9 +66,9 @@ def run(args, ctx) -> int:
     loaded = len(course.lessons)
     skipped = ", ".join(f.name for f in course.skipped)
     summary = (
-        f"{loaded} lesson(s) loaded"
-        + (f", {len(course.skipped)} skipped ({skipped})" if course.skipped else "")
-        + f"; {len(errors)} error(s), {len(warnings)} warning(s)"
+        f"lessons loaded: {loaded}"
+        + (f", skipped: {len(course.skipped)} ({skipped})" if course.skipped else "")
+        + f"; errors: {len(errors)}, warnings: {len(warnings)}"
     )
     print(summary, file=sys.stdout)
     return 2 if errors else 0
