@@ -14,6 +14,21 @@ from tutor.content.schema import pick
 SIZE = (80, 24)
 
 
+async def at_section(app, lesson: str, section: str, timeout: float = 5.0) -> bool:
+    """Wait until the lesson screen shows `lesson` at `section` (the aim sets it when it starts)."""
+    import asyncio
+
+    for _ in range(int(timeout / 0.05)):
+        screen = app.screen
+        if (
+            getattr(screen, "lesson_id", None) == lesson
+            and getattr(screen, "current_section", None) == section
+        ):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
 def text_of(app, selector: str) -> str:
     return " ".join(plain(app.screen.query_one(selector, Static).content, SIZE[0]).split())
 
@@ -49,8 +64,7 @@ async def test_home_names_the_next_step_in_each_language_n_does_it_and_f5_keeps_
         )
         assert columns(app) == where  # the columns did not move
         await pilot.press("n")
-        await aim_over(app)
-        assert app.screen.lesson_id == lesson.id and app.screen.current_section == first.id
+        assert await at_section(app, lesson.id, first.id)
 
 
 def words(text: str) -> str:
@@ -149,8 +163,7 @@ async def test_the_palette_finds_a_word_of_the_lesson_text_in_german_and_opens_i
         assert len(prompts[index].splitlines()[0]) <= 62  # a snippet, not the paragraph
         hits.highlighted = index
         await pilot.press("enter")
-        await aim_over(app)
-        assert (app.screen.lesson_id, app.screen.current_section) == (lesson.id, target.id)
+        assert await at_section(app, lesson.id, target.id)
 
 
 async def test_continue_after_a_restart_comes_back_to_the_panel_of_e_and_the_line_scrolled_to(home):
@@ -204,8 +217,7 @@ async def test_a_finished_quiz_sitting_says_what_next_and_n_does_it(home, tmp_pa
             f"Als Nächstes: lies „{pick(first.title, 'de')}“ in {pick(lesson.title, 'de')} · n öffnet ihn"
         )
         await pilot.press("n")
-        await aim_over(app)
-        assert (app.screen.lesson_id, app.screen.current_section) == (lesson.id, first.id)
+        assert await at_section(app, lesson.id, first.id)
 
 
 @pytest.mark.slow
