@@ -21,6 +21,7 @@ SIGNALS = {
     "tutor.grading.wire.WireError": "a message from the worker that is not plain data; the judge voids the run",
     "tutor.quiz.numbers.NotANumber": "an answer that is not a number; the quiz asks again",
     "tutor.quiz.terminal._Stop": "the end of the plain quiz's input; everything answered is saved",
+    "tutor.grading.sandbox.RootRefused": "a mount the system refused; the worker goes on and the grade names the layer",
 }
 
 

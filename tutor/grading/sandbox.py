@@ -35,7 +35,6 @@ import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tutor.errors import TutorError
 from tutor.grading import landlock, seccomp
 
 SCRATCH = Path("/scratch")  # the worker's folder inside its private root
@@ -266,9 +265,9 @@ def _bind(libc, staging: Path, source: Path, flags: int, bound: set[Path]) -> No
     _mount(libc, None, str(target), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags)
 
 
-class RootRefused(TutorError, OSError):
+class RootRefused(OSError):
     """The private root could not be built (a kernel or policy that refuses a mount): nothing of it
-    is left, and the worker goes on without it."""
+    is left, and the worker goes on without it (the grade names the missing layer; this is never shown)."""
 
 
 def build_root(staging: Path, handed: list[str], scratch_bytes: int) -> None:
