@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input
 
 from tests.english import english_left, screen_text
-from tests.ui_helpers import aim_over, make_app, panel_named, right_answer, settle, wrong_answer
+from tests.ui_helpers import aim_over, make_app, panel_named, right_answer, settle, status_of, wrong_answer
 from tutor.content.schema import OpenQuestion
 from tutor.experiments.registry import get_registry
 from tutor.ui.widgets.quiz_panel import QuizPanel
@@ -90,6 +90,7 @@ async def _training(walk: Walk, pilot) -> None:
             break
         await pilot.pause(0.1)
     await aim_over(app, 0.3)
+    assert panel.result is not None, status_of(panel)  # the job ran to its end
     walk.look("train-compare's result")
 
 
