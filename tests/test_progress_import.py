@@ -1,6 +1,8 @@
 """`python -m tutor progress --import` as a real subprocess on real SQLite: hostile files are refused
 whole (exit 2, each bad table[row].field named, the store untouched), good ones round-trip, and
-imported progress is marked in `progress` and `exercise list`."""
+imported progress is marked in `progress` and `exercise list`. What the store holds before and after
+is read with `progress` and `exercise list` run in this process (tests/test_quiz_cli.py runs them as
+real subprocesses)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PYTHON, ROOT, add_experiment_run, run_tutor_env
+from conftest import PYTHON, ROOT, add_experiment_run, run_tutor_env, tutor_here
 
 from tutor.content.loader import load_course
 from tutor.progress.db import FILE_NAME
@@ -38,8 +40,13 @@ def tutor(home: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def read(home: Path, *args: str) -> subprocess.CompletedProcess:
+    """A command that only reads the store (`progress`, `exercise list`), run in this process."""
+    return tutor_here(*args, "--home", str(home), "--lang", "en")
+
+
 def progress_json(home: Path) -> dict[str, Any]:
-    result = tutor(home, "progress", "--json")
+    result = read(home, "progress", "--json")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -180,7 +187,9 @@ def test_a_hostile_row_is_refused_and_nothing_is_written(
     assert_refused(file, target, f"{file}: {message}")
 
 
-def assert_refused(file: Path, target: tuple[Path, dict[str, Any], bytes], message: str) -> None:
+def assert_refused(
+    file: Path, target: tuple[Path, dict[str, Any], bytes], message: str
+) -> subprocess.CompletedProcess:
     home, before, raw = target
     result = tutor(home, "progress", "--import", str(file))
     assert result.returncode == 2, result.stdout + result.stderr
@@ -188,6 +197,7 @@ def assert_refused(file: Path, target: tuple[Path, dict[str, Any], bytes], messa
     assert "Traceback" not in result.stderr and result.stdout == ""
     assert (home / FILE_NAME).read_bytes() == raw
     assert progress_json(home) == before
+    return result
 
 
 def test_every_bad_row_is_named_in_one_refusal(
@@ -200,8 +210,7 @@ def test_every_bad_row_is_named_in_one_refusal(
     file = tmp_path / "many.json"
     file.write_text(json.dumps(data), encoding="utf-8")
     rows = len(source[1]["tables"]["quiz_answers"])
-    assert_refused(file, target, f"nothing was imported from {file} (problems found: 3)")
-    stderr = tutor(target[0], "progress", "--import", str(file)).stderr
+    stderr = assert_refused(file, target, f"nothing was imported from {file} (problems found: 3)").stderr
     assert (
         f"{file}: quiz_answers[{rows}]: should be an object of column -> value, not [[['garbage']]]" in stderr
     )
@@ -287,18 +296,18 @@ def test_imported_progress_is_marked_in_progress_and_exercise_list(
     assert (marks["reviews_due"], marks["training_runs"], marks["experiment_runs"]) == (1, 1, 1)
     assert marks["last_location"] is True
 
-    text = " ".join(tutor(fresh, "progress").stdout.split())  # as words: the console may wrap lines
+    text = " ".join(read(fresh, "progress").stdout.split())  # as words: the console may wrap lines
     assert "* imported from a file, not done on this machine: sections read 2, quiz answers 2," in text
     assert f"1/{len(FIRST.exercises)}*" in text
-    listed = tutor(fresh, "exercise", "list").stdout
+    listed = read(fresh, "exercise", "list").stdout
     assert f"{PASSED:<16} passed (imported)" in listed
-    rows = {r["id"]: r for r in json.loads(tutor(fresh, "exercise", "list", "--json").stdout)}
+    rows = {r["id"]: r for r in json.loads(read(fresh, "exercise", "list", "--json").stdout)}
     assert (rows[PASSED]["state"], rows[PASSED]["imported"]) == ("passed", True)
     assert (rows[FAILED]["state"], rows[FAILED]["imported"]) == ("new", False)
 
     with Store(fresh) as store:  # passed here too: no longer only imported
         store.record_submission(PASSED, sha256="12" * 32, status="pass", score=2, max_score=2)
-    listed = tutor(fresh, "exercise", "list").stdout
+    listed = read(fresh, "exercise", "list").stdout
     assert f"{PASSED:<16} passed " in listed and "(imported)" not in listed
     assert progress_json(fresh)["imported"]["lessons"][FIRST.id]["passed"] == 0
 
