@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import PYTHON, ROOT, run_tutor_env
+from conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 
 from models.baselines import ngram_baselines
 from models.checkpoint import keep_in_meta, load_checkpoint, save_checkpoint, strip_training_state
@@ -327,14 +327,13 @@ def test_train_cli_refuses_a_folder_as_out_and_negative_threads_before_training(
 
 
 def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, small_corpus):
-    base = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--steps", "2"]
+    base = ["train", "--embd", "32", "--layers", "1", "--block", "16", "--steps", "2"]
     base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", small_corpus, *ONE_THREAD]
-
-    def run(extra: list[str]) -> subprocess.CompletedProcess:
-        return subprocess.run(base + extra, capture_output=True, text=True, env=run_tutor_env(tmp_path))
-
-    with ThreadPoolExecutor(max_workers=3) as pool:  # the three runs at once: they share only the home
-        procs = list(pool.map(run, ([], ["--seed", "2"], ["--lr", "0.001"])))
+    with ThreadPoolExecutor(max_workers=1) as pool:  # they share only the home: a real process, and meanwhile
+        first = pool.submit(subprocess.run, [PYTHON, "-m", "tutor", *base], capture_output=True, text=True,
+                            env=run_tutor_env(tmp_path))  # fmt: skip
+        procs = [tutor_here(*base, *extra) for extra in (["--seed", "2"], ["--lr", "0.001"])]  # in this one
+        procs.append(first.result())
     for proc in procs:
         assert proc.returncode == 0, proc.stderr
     assert len(list((tmp_path / "runs").glob("learned-h4-l1-e32-s2-*.pt"))) == 3
@@ -342,18 +341,21 @@ def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, 
 
 @pytest.fixture(scope="module")
 def reports(small_corpus, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path]]:
-    """One short `train` run in each language, the three at once: (its output, its checkpoint)."""
+    """One short `train` run in each language: (its output, its checkpoint). English as a real process,
+    German and Chinese meanwhile in this one (the same command; the process's own edges are English's)."""
     folders = {lang: tmp_path_factory.mktemp(f"report-{lang}") for lang in ("en", "de", "zh")}
 
-    def run(lang: str) -> tuple[subprocess.CompletedProcess, Path]:
-        out = folders[lang] / "m.pt"
-        cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16"]
-        cmd += ["--batch", "4", "--steps", "4", "--eval-interval", "2", "--corpus", small_corpus]
-        cmd += ["--out", str(out), *ONE_THREAD, "--lang", lang]
-        return subprocess.run(cmd, capture_output=True, text=True, env=run_tutor_env(folders[lang])), out
+    def args(lang: str) -> list[str]:
+        cmd = ["train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4", "--steps", "4"]
+        cmd += ["--eval-interval", "2", "--corpus", small_corpus, "--out", str(folders[lang] / "m.pt")]
+        return [*cmd, *ONE_THREAD, "--lang", lang]
 
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        return dict(zip(folders, pool.map(run, folders), strict=True))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        en = pool.submit(subprocess.run, [PYTHON, "-m", "tutor", *args("en")], capture_output=True, text=True,
+                         env=run_tutor_env(folders["en"]))  # fmt: skip
+        done = {lang: tutor_here(*args(lang), home=folders[lang]) for lang in ("de", "zh")}
+        done["en"] = en.result()
+    return {lang: (done[lang], folder / "m.pt") for lang, folder in folders.items()}
 
 
 @pytest.mark.parametrize(
@@ -387,7 +389,8 @@ def test_train_cli_reports_the_corpus_vocabulary_and_loss_beside_both_baselines_
 
 def test_a_traditional_script_poetry_file_from_outside_imports_as_simplified_and_trains(tmp_path, tang):
     """A chinese-poetry style file in traditional script (written here with OpenCC's s2t from 120 Tang poems,
-    with `paragraphs`, and one entry without text) trains through the CLI on simplified characters."""
+    with `paragraphs`, and one entry without text) trains through `train` on simplified characters (run
+    in this process; the tests above run `train` as a real process)."""
     from opencc import OpenCC
 
     to_trad = OpenCC("s2t").convert
@@ -401,10 +404,9 @@ def test_a_traditional_script_poetry_file_from_outside_imports_as_simplified_and
     assert sum(simplified(c) != c for c in set(text)) > 50  # it really is in traditional script
     src = tmp_path / "poet.tang.99000.json"
     src.write_text(text, encoding="utf-8")
-    cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4"]
-    cmd += ["--steps", "4", "--eval-interval", "2", "--corpus", str(src), "--out", str(tmp_path / "t.pt")]
-    cmd += ONE_THREAD
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_tutor_env(tmp_path))
+    cmd = ["train", "--embd", "32", "--layers", "1", "--block", "16", "--batch", "4", "--steps", "4"]
+    cmd += ["--eval-interval", "2", "--corpus", str(src), "--out", str(tmp_path / "t.pt"), *ONE_THREAD]
+    proc = tutor_here(*cmd, home=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "read 120 poems" in proc.stdout and "(traditional converted to simplified)" in proc.stdout
     assert re.search(r"skipped 1: .*", proc.stdout)
