@@ -8,7 +8,9 @@ it or fake an escape; CSV cells a spreadsheet would run as formulas are neutrali
 
 Answer files (head-count's head_count.toml): every kind of TOML value, for every key the checks read,
 gets a message naming the key, what it must be and what the file holds; an integer too long for Python
-to read is an error naming its line and key. Never a traceback.
+to read is an error naming its line and key. Never a traceback. (The kinds of value and the messages'
+languages are graded by `grade` run in this process, 30 grades that start no judge; the other answer
+files go through the real CLI.)
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, ROOT, run_tutor_env
+from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 from tests.grading_helpers import exercise_course
 from tutor.progress.store import Store
 
@@ -340,29 +342,37 @@ def runs_home(tmp_path_factory) -> Path:
     return home
 
 
-def _grade_answer(home: Path, path: Path, *extra: str) -> subprocess.CompletedProcess:
+def _grade_answer(home: Path, path: Path, *extra: str, here: bool = False) -> subprocess.CompletedProcess:
+    """`grade head-count PATH --json` as a real process, or with `here` in this one (tutor_here)."""
+    if here:
+        return tutor_here("grade", "head-count", str(path), "--json", *extra, home=home)
     return tutor(home, "grade", "head-count", str(path), "--json", *extra, timeout=60)
 
 
-def _grade_each(home: Path, texts: dict[str, str], base: Path) -> dict[str, subprocess.CompletedProcess]:
-    """Each answer file (name: text) graded in `home`, two at a time (one per core)."""
+def _grade_each(
+    home: Path, texts: dict[str, str], base: Path, here: bool = False
+) -> dict[str, subprocess.CompletedProcess]:
+    """Each answer file (name: text) graded in `home`: real processes two at a time (one per core), or
+    with `here` one after the other in this process."""
 
     def run(name: str) -> subprocess.CompletedProcess:
         folder = base / name
         folder.mkdir()
         path = folder / "head_count.toml"
         path.write_text(texts[name], encoding="utf-8")
-        return _grade_answer(home, path)
+        return _grade_answer(home, path, here=here)
 
+    if here:
+        return {name: run(name) for name in texts}
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(texts, pool.map(run, texts), strict=True))
 
 
 @pytest.fixture(scope="module")
 def kind_grades(runs_home, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
-    """The answer file of every kind of value graded, each through the CLI."""
+    """The answer file of every kind of value graded, each by `grade` in this process."""
     texts = {kind: _answer_text(kind) for kind in VALUES}
-    return _grade_each(runs_home, texts, tmp_path_factory.mktemp("kinds"))
+    return _grade_each(runs_home, texts, tmp_path_factory.mktemp("kinds"), here=True)
 
 
 @pytest.mark.parametrize("kind", sorted(VALUES))
@@ -445,11 +455,11 @@ def test_answer_messages_are_in_the_learners_language(lang, runs_home, tmp_path)
     for kind in ("string", "huge hex integer", "offset datetime", "array", "nested table"):
         path = tmp_path / "head_count.toml"
         path.write_text(_answer_text(kind), encoding="utf-8")
-        out = _grade_answer(runs_home, path, "--lang", lang)
+        out = _grade_answer(runs_home, path, "--lang", lang, here=True)
         assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
         for check in json.loads(out.stdout)["checks"]:
             assert not english(check["message"], lang, ex), (kind, check["message"])
     path.write_text("best_heads = " + "7" * 5000 + "\n", encoding="utf-8")
-    out = _grade_answer(runs_home, path, "--lang", lang)
+    out = _grade_answer(runs_home, path, "--lang", lang, here=True)
     message = json.loads(out.stdout)["checks"][0]["message"].replace(str(path), "")  # the path is not ours
     assert out.returncode == 2 and "best_heads" in message and not english(message, lang, ex), message
