@@ -138,6 +138,7 @@ def test_train_compare_runs_every_setting_with_each_seed_and_measures_the_spread
     assert seeds == [1337, 1337, 1338, 1338]  # each seed is a run of its own, kept under its own key
 
 
+@pytest.mark.slow  # default run: the asyncio cancel below (no child left), test_training's should_stop (no file)
 def test_cancelling_a_training_child_leaves_no_process_and_no_half_written_file(home):
     cancel = threading.Event()
     seen: list[dict] = []
