@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 
+import pytest
 from textual.command import CommandList
 from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
@@ -68,6 +69,7 @@ async def test_esc_to_home_and_back_lands_where_the_learner_was(home):
             assert _prose(app).scroll_y == where, back
 
 
+@pytest.mark.slow  # test_ui_edges' continue-after-a-restart test proves the line scrolled to comes back
 async def test_continue_after_a_restart_returns_to_the_line_in_the_section(home):
     app = make_app(home)
     async with app.run_test(size=(80, 24)) as pilot:
