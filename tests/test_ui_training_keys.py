@@ -9,7 +9,7 @@ import pytest
 from textual.containers import VerticalScroll
 from textual.widgets import Button, Input
 
-from tests.ui_helpers import make_app, panel_named, settle, status_of
+from tests.ui_helpers import make_app, opened_at, panel_named, settle, status_of, until
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.screens.lesson import LessonScreen
 from tutor.ui.screens.quit_training import QuitTraining
@@ -38,7 +38,7 @@ async def test_keys_never_land_in_a_hidden_parameter_field(home):
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head", experiment="train-compare")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: opened_at(app, "train-compare"))
         lesson = app.screen
         panel = panel_named(app, "train-compare")
         await panel.show_params()
@@ -51,7 +51,8 @@ async def test_keys_never_land_in_a_hidden_parameter_field(home):
 
         # the language toast sits above the training line and its stop key
         await pilot.press("f5")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: any(toast.region.area for toast in app.screen.query("Toast")))
+        await pilot.pause()
         bar = lesson.query_one(KeyBar)
         toasts = list(app.screen.query("Toast"))
         assert bar.region.height == 2 and toasts
@@ -65,35 +66,34 @@ async def test_keys_never_land_in_a_hidden_parameter_field(home):
         seeds.focus()
         await pilot.pause()
         await pilot.press("f1")  # leaving the lesson with the focus in a field
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, HomeScreen)
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
         await pilot.press("f2")
-        await pilot.pause(0.3)
-        assert app.screen is lesson
+        await until(pilot, lambda: app.screen is lesson)
+        await pilot.pause()
         section = lesson.current_section
         await pilot.press("p")  # the lesson's key, not a letter typed into `seeds`
-        await pilot.pause(0.3)
+        await until(pilot, lambda: lesson.current_section != section)
         assert seeds.value == "2" and lesson.current_section != section
         assert not isinstance(app.focused, Input)
 
         # the c key of the lesson cancels the run of the panel in view only
         await app.open_lesson("multi-head", experiment="heads")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: lesson.panel_in_view() is panel_named(app, "heads"))
         await pilot.press("c")
-        await pilot.pause(0.3)
+        await pilot.pause(0.3)  # time for a cancel that must not come
         assert app.training is not None and panel.running
 
         # ctrl+q asks first; Esc keeps training
         await pilot.press("ctrl+q")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: isinstance(app.screen, QuitTraining))
         assert isinstance(app.screen, QuitTraining) and app.is_running
         asked = _words(app.screen)
         assert "Keep training" in asked and "Quit and lose this run" in asked and "run 1 of 2" in asked
         await pilot.press("escape")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: not isinstance(app.screen, QuitTraining))
         assert not isinstance(app.screen, QuitTraining) and app.training is not None and panel.running
         await app.open_lesson("multi-head", experiment="train-compare")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: lesson.panel_in_view() is panel)
         await pilot.press("c")
         await settle(app, 0.2)
         assert app.training is None and "cancelled" in status_of(panel)
@@ -101,8 +101,9 @@ async def test_keys_never_land_in_a_hidden_parameter_field(home):
         # Tab goes through what is in view, never into a panel far away
         prose = lesson.query_one("#prose", VerticalScroll)
         prose.focus()
-        await pilot.press("n")
-        await pilot.pause(0.5)
+        await pilot.press("n")  # in the last section: to its top, away from the panel
+        await until(pilot, lambda: lesson.chosen is None)
+        await pilot.pause()
         reached = []
         for _ in range(8):
             await pilot.press("tab")
@@ -115,15 +116,15 @@ async def test_keys_never_land_in_a_hidden_parameter_field(home):
         await pilot.press("escape")
         prose.focus()
         await pilot.press("e")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: lesson.chosen is not None)
         target = lesson.chosen
         await pilot.press("o")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: isinstance(app.focused, Input))
         assert target.query_one(ParamsToggle).expanded and _panel_of(app.focused) is target
         assert isinstance(app.focused, Input)
         # collapsing the parameters takes the focus out of them
         target.query_one(ParamsToggle).action_toggle()
-        await pilot.pause(0.2)
+        await until(pilot, lambda: not isinstance(app.focused, Input))
         assert not isinstance(app.focused, Input)
         assert isinstance(app.screen, LessonScreen)
 

@@ -70,6 +70,19 @@ def _state(pid: int) -> str:
         return "Z"
 
 
+async def until(pilot, condition, timeout: float = 10.0) -> None:
+    """Let the app run until `condition()` is true (looked at every 0.05 s), instead of a fixed pause
+    long enough for it; an AssertionError after `timeout` s."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not so after {timeout} s: {condition.__code__.co_filename}:"
+                                 f"{condition.__code__.co_firstlineno}")  # fmt: skip
+        await pilot.pause(0.05)
+
+
 async def settle(app, pause: float = 0.1) -> None:
     """Wait until every worker has finished (failed ones included), then let the screen update."""
     import asyncio
@@ -108,8 +121,15 @@ def status_of(panel) -> str:
     return str(panel.query_one(".exp-status", Static).content)
 
 
+def opened_at(app, name: str) -> bool:
+    """Whether the lesson on screen is built and has moved to the panel of experiment `name`."""
+    chosen = getattr(app.screen, "chosen", None)
+    return chosen is not None and chosen.ref.name == name and chosen.is_mounted
+
+
 async def open_experiment(app, pilot, lesson: str, name: str):
     """Open `lesson` at experiment `name`, let the opening settle, and return that experiment's panel."""
     await app.open_lesson(lesson, experiment=name)
-    await pilot.pause(0.5)
+    await until(pilot, lambda: opened_at(app, name))
+    await pilot.pause()
     return panel_named(app, name)
