@@ -11,7 +11,16 @@ import pytest
 from textual.containers import VerticalScroll
 from textual.widgets import Input
 
-from tests.ui_helpers import child_pids, make_app, open_experiment, panel_named, settle, status_of
+from tests.ui_helpers import (
+    child_pids,
+    make_app,
+    open_experiment,
+    opened_at,
+    panel_named,
+    settle,
+    status_of,
+    until,
+)
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.screens.lesson import LessonScreen
 from tutor.ui.widgets.experiment_panel import LIVE_POINTS, ExperimentPanel, thin
@@ -30,7 +39,7 @@ def _in_view(screen: LessonScreen, widget) -> bool:
 
 async def _start_small_training(app, pilot, lesson: str = "multi-head") -> ExperimentPanel:
     await app.open_lesson(lesson, experiment="train-compare")
-    await pilot.pause(0.5)
+    await until(pilot, lambda: opened_at(app, "train-compare"))
     panel = panel_named(app, "train-compare")
     await panel.show_params()
     for key, value in SMALL_TRAINING.items():
@@ -124,7 +133,7 @@ async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_
 
         # a quick experiment in another lesson runs at once (no "already running")
         await app.open_lesson("positions", experiment="shuffle")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: app.screen.panel_in_view() is panel_named(app, "shuffle"))
         await pilot.press("r")
         shuffle = panel_named(app, "shuffle")
         for _ in range(300):
@@ -135,13 +144,14 @@ async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_
 
         # a second training run is refused while the first goes
         await app.open_lesson("rope-alibi", experiment="train-compare")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: opened_at(app, "train-compare"))
         assert panel_named(app, "train-compare").run() is False
         assert not panel_named(app, "train-compare").running
 
         # home says where training stands, with the key that stops it
         await pilot.press("f1")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        await pilot.pause()
         assert isinstance(app.screen, HomeScreen)
         bar = str(app.screen.query_one(KeyBar).content)
         assert "step" in bar and "ETA" in bar and "f7 Stop training" in bar
