@@ -10,7 +10,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON, ROOT, run_tutor_env
+from conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 from fsrs import Rating
 from quiz_fixtures import ANSWERS, Learner, choice_numbers, write_lesson
 from rich.cells import cell_len
@@ -79,8 +79,12 @@ def choices_shown(out: str, prompt_start: str) -> list[list[str]]:
     return [re.findall(r"^ +\d+\) .*$", block, re.MULTILINE) for block in blocks]
 
 
-def progress_json(home: Path, *extra: str) -> dict:
-    result = tutor(home, "progress", "--json", *extra)
+def progress_json(home: Path, *extra: str, here: bool = True) -> dict:
+    """`progress --json`, by default run in this process (the first test below runs it as a real one)."""
+    if here:
+        result = tutor_here("progress", "--json", *extra, "--home", str(home), "--lang", "en")
+    else:
+        result = tutor(home, "progress", "--json", *extra)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -101,7 +105,7 @@ def test_a_full_shipped_lesson_quiz_at_a_terminal_shows_in_progress(home: Path) 
     n = len(lesson.quiz)
     assert f"Score: {n}/{n} right at the first attempt (100%)" in out
     assert out.count("✓ Right") == n - opens
-    (shown,) = [x for x in progress_json(home)["lessons"] if x["id"] == lesson.id]
+    (shown,) = [x for x in progress_json(home, here=False)["lessons"] if x["id"] == lesson.id]
     assert shown["quiz"] == {"questions": n, "answered": n, "correct": n, "due": 0}
 
 
