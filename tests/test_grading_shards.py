@@ -2,6 +2,7 @@
 whole folder's report (apart from timings), a bad --shard or a bad set of reports is exit 2 with a
 message naming what and where, and README's Slurm and Kubernetes recipes, taken from README itself,
 run locally shard by shard with the variable each engine sets, then merge to the whole folder's report.
+(Most refusals, which start no grader, are checked in the test's process beside real processes of each kind.)
 
 Two of the folder's seven entries are graded (a pass and a fail); the rest are error rows that cost no
 grader, named so the shards differ and so the folder's order is not the order of the escaped names.
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import PYTHON, ROOT, run_tutor_env
+from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
 from tutor.grading.batch import raw_name, shard_of, shown_name
 
@@ -72,6 +73,12 @@ def folder(tmp_path_factory) -> Path:
 
 def grade(lessons: Path, home: Path, *args: str, lang: str | None = None) -> subprocess.CompletedProcess:
     return tutor(home, "--lessons", str(lessons), "grade", *args, lang=lang)
+
+
+def grade_here(lessons: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
+    """As `grade`, in this process (tutor_here): for refusals that start no grader, beside one of the same
+    kind as a real process."""
+    return tutor_here("--lessons", str(lessons), "grade", *args, home=home)
 
 
 @pytest.fixture(scope="module")
@@ -158,8 +165,10 @@ def test_shards_one_two_three_of_three_merged_are_the_whole_batch(whole, thirds,
 
 
 def test_a_bad_shard_is_a_usage_error_in_the_learners_language(lessons, folder, tmp_path):
-    for value in ("0/3", "4/3", "a/b", "3", "-1/3"):
-        out = grade(lessons, tmp_path, "probe", "--batch", str(folder), f"--shard={value}")
+    for i, value in enumerate(("0/3", "4/3", "a/b", "3", "-1/3")):  # the first as a real process
+        out = (grade if i == 0 else grade_here)(
+            lessons, tmp_path, "probe", "--batch", str(folder), f"--shard={value}"
+        )
         assert out.returncode == 2 and f"--shard takes K/N, shard K of N with 1 ≤ K ≤ N (e.g. 2/8), not {value}" in out.stderr, (value, out.stderr)  # fmt: skip
         assert out.stdout == "" and "Traceback" not in out.stderr
     de = grade(lessons, tmp_path, "probe", "--batch", str(folder), "--shard", "4/3", lang="de")
@@ -167,9 +176,9 @@ def test_a_bad_shard_is_a_usage_error_in_the_learners_language(lessons, folder, 
         de.returncode == 2
         and "--shard erwartet K/N, Teil K von N mit 1 ≤ K ≤ N (etwa 2/8), nicht 4/3" in de.stderr
     )
-    alone = grade(lessons, tmp_path, "probe", "--shard", "1/3")
+    alone = grade_here(lessons, tmp_path, "probe", "--shard", "1/3")
     assert alone.returncode == 2 and "--shard goes with --batch DIR" in alone.stderr
-    no_id = grade(lessons, tmp_path)
+    no_id = grade_here(lessons, tmp_path)
     assert no_id.returncode == 2 and "grade needs an exercise id" in no_id.stderr
 
 
@@ -204,12 +213,10 @@ def test_merge_refuses_what_cannot_be_joined_naming_the_report_and_the_place(rep
         ((_write(tmp_path / "split.json", empty), reports[1]), "split.json is shard 4/4 but"),
         ((tmp_path / "missing.json",), "missing.json: no such file"),
     ]  # fmt: skip
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = [pool.submit(grade, lessons, tmp_path, "--merge", *map(str, paths)) for paths, _ in cases]
-        for (paths, message), run in zip(cases, runs, strict=True):
-            out = run.result()
-            assert out.returncode == 2 and message in out.stderr, (paths, out.stderr)
-            assert out.stdout == "" and "Traceback" not in out.stderr
+    for paths, message in cases:  # in this process; the two below are real processes
+        out = grade_here(lessons, tmp_path, "--merge", *map(str, paths))
+        assert out.returncode == 2 and message in out.stderr, (paths, out.stderr)
+        assert out.stdout == "" and "Traceback" not in out.stderr
     wrong_id = grade(lessons, tmp_path, "rope", "--merge", str(reports[0]))
     assert (
         wrong_id.returncode == 2 and "shard-1.json is a report of 'probe', not of 'rope'" in wrong_id.stderr
