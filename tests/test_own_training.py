@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, ROOT, run_tutor_env
+from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 from tests.grading_helpers import grading_processes
 
 ROPE = ROOT / "lessons/03-rope-alibi/exercises/rope"
@@ -47,8 +47,8 @@ def tutor(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedP
 
 def _home(root: Path, name: str, source: str | None) -> Path:
     home = root / name
-    if source is not None:
-        assert tutor(home, "exercise", "start", "rope").returncode == 0
+    if source is not None:  # `exercise start` in this process (test_grading_cli runs it as a real one)
+        assert tutor_here("exercise", "start", "rope", home=home).returncode == 0
         (home / "workspace" / "rope" / "rope.py").write_text(source, encoding="utf-8")
     return home
 
