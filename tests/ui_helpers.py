@@ -122,9 +122,17 @@ def status_of(panel) -> str:
 
 
 def opened_at(app, name: str) -> bool:
-    """Whether the lesson on screen is built and has moved to the panel of experiment `name`."""
-    chosen = getattr(app.screen, "chosen", None)
-    return chosen is not None and chosen.ref.name == name and chosen.is_mounted
+    """Whether the lesson on screen has moved to the panel of experiment `name`, laid out and in view
+    (the panel `r` runs)."""
+    screen = app.screen
+    chosen = getattr(screen, "chosen", None)
+    return (
+        chosen is not None
+        and chosen.ref.name == name
+        and chosen.is_mounted
+        and chosen.outer_size.height > 0
+        and screen.panel_in_view() is chosen
+    )
 
 
 async def open_experiment(app, pilot, lesson: str, name: str):
