@@ -428,15 +428,10 @@ def test_every_headline_number_has_a_label_and_every_label_a_metric(results):
 
 
 def test_the_cli_prints_experiments_in_the_learners_language(tmp_path):
-    import subprocess
-
-    from conftest import PYTHON, run_tutor_env
+    from conftest import tutor_here  # in this process: test_experiments_cli runs `experiment` as a real one
 
     for lang, expect in (("de", "Steigung m"), ("zh", "斜率 m")):
-        proc = subprocess.run(
-            [PYTHON, "-m", "tutor", "experiment", "alibi", "--set", "n_head=4", "--lang", lang],
-            env=run_tutor_env(tmp_path), cwd=ROOT, capture_output=True, text=True, encoding="utf-8", timeout=120,
-        )  # fmt: skip
+        proc = tutor_here("experiment", "alibi", "--set", "n_head=4", "--lang", lang, home=tmp_path)
         assert proc.returncode == 0, proc.stderr
         assert expect in proc.stdout and not _english_left(proc.stdout, lang, "alibi"), proc.stdout
 
