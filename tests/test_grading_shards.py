@@ -290,6 +290,7 @@ def test_the_slurm_recipe_in_readme_runs_shard_by_shard_and_merges_to_the_whole(
     merge_as_readme_says(course, lessons, whole)
 
 
+@pytest.mark.slow  # the Slurm recipe test runs README's shard-then-merge (the same merge block) by default
 def test_the_kubernetes_recipe_in_readme_runs_pod_by_pod_and_merges_to_the_whole(whole, lessons, tmp_path):
     job = yaml.safe_load(readme_block("yaml", "completionMode: Indexed"))
     assert (job["apiVersion"], job["kind"], job["spec"]["completionMode"]) == ("batch/v1", "Job", "Indexed")
