@@ -16,8 +16,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # a handler is reset to default on exec
 
 # The run keeps both cores busy (a worker per core, and the children they start), where torch's thread
-# pool spins while its threads wait on each other: `generate` took 9.6 s of CPU with two threads during
-# a run, 2.2 s with one. So this process and every process it starts (`python -m tutor`, the app's
+# pool spins while its threads wait on each other: a `generate` took about 9.6 s of CPU with two threads
+# during a run, 2.8 s with one. So this process and every process it starts (`python -m tutor`, the app's
 # children) use one intra-op thread, as the judges and training children of the tutor already do; set
 # before torch is imported. A test of a thread setting passes its own (`--threads`, `threads=`).
 os.environ.setdefault("OMP_NUM_THREADS", "1")

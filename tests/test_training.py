@@ -325,10 +325,11 @@ def test_train_cli_refuses_a_folder_as_out_and_negative_threads_before_training(
 def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, small_corpus):
     base = ["train", "--embd", "32", "--layers", "1", "--block", "16", "--steps", "2"]
     base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", small_corpus, *ONE_THREAD]
-    with ThreadPoolExecutor(max_workers=1) as pool:  # they share only the home: a real process, and meanwhile
+    # three runs that share only the home: one as a real process, meanwhile two in this process
+    with ThreadPoolExecutor(max_workers=1) as pool:
         first = pool.submit(subprocess.run, [PYTHON, "-m", "tutor", *base], capture_output=True, text=True,
                             env=run_tutor_env(tmp_path))  # fmt: skip
-        procs = [tutor_here(*base, *extra) for extra in (["--seed", "2"], ["--lr", "0.001"])]  # in this one
+        procs = [tutor_here(*base, *extra) for extra in (["--seed", "2"], ["--lr", "0.001"])]
         procs.append(first.result())
     for proc in procs:
         assert proc.returncode == 0, proc.stderr
