@@ -1,4 +1,5 @@
-"""`python -m tutor experiment` end to end in a subprocess: listing, running, JSON, exit codes."""
+"""`python -m tutor experiment` end to end in a subprocess: listing, running, JSON, exit codes (the
+heatmaps of a model experiment are drawn by the command in the test's process)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import PYTHON, ROOT, run_tutor_env
+from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 from tutor.experiments import cache
 from tutor.experiments.registry import get_registry
 from tutor.experiments.result import Result
@@ -73,7 +74,7 @@ def test_json_output_is_a_result_with_the_set_parameters():
 def test_terminal_output_draws_heatmaps_labelled_with_the_characters():
     if not (cache.checkpoints_dir() / cache.LEARNED).is_file():
         pytest.skip("shipped checkpoint not trained yet")
-    proc = tutor("heads", "--set", "layer=1", "--set", "text=床前明月光")
+    proc = tutor_here("experiment", "heads", "--set", "layer=1", "--set", "text=床前明月光")
     assert proc.returncode == 0, proc.stderr
     assert "layer 1 · head 1" in proc.stdout
     assert "(1, 4, 5, 8)" in proc.stdout
