@@ -356,6 +356,7 @@ def test_batch_keeps_the_timeout_given(lessons, tmp_path):
     assert (row["status"], row["message"]) == ("timeout", "timed out after 1 s while loading your file")
 
 
+@pytest.mark.slow  # by default test_grading_lang and test_grading_sandbox batch split-heads through the CLI
 def test_batch_grades_a_real_exercise(tmp_path):
     d = tmp_path / "subs"
     d.mkdir()
