@@ -81,7 +81,7 @@ def bench_train(steps: int) -> None:
     from models.gpt import GPTConfig
     from models.tokenizer import CharTokenizer
     from models.train import TrainConfig, train
-    from tutor.experiments.corpus import course_texts
+    from tutor.experiments.course_text import course_texts
     from tutor.experiments.params import TrainCompareParams
     from tutor.experiments.training import run_config
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
-from tutor.experiments.base import RunContext
 from tutor.experiments.params import TrainCompareParams
 from tutor.experiments.result import Msg, about
+from tutor.experiments.run_context import RunContext
 from tutor.experiments.training import JobClock, Progress, RunPlan, expected_seconds, run_config
 from tutor.texts import say
 from tutor.ui.messages import Training

@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 
 from tutor.experiments import cache
-from tutor.experiments.base import RunContext
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import ContextScalingParams
 from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, reading, result
+from tutor.experiments.run_context import RunContext
 
 METHODS = ("none", "pi", "ntk", "yarn")  # models.context.METHODS, kept here so importing stays torch-free
 MULTIPLES = (1, 2, 4)
@@ -29,7 +29,7 @@ TEXT = "exp.context-scaling."
 
 
 def val_text() -> str:
-    from tutor.experiments.corpus import course_texts
+    from tutor.experiments.course_text import course_texts
 
     return course_texts()[1]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tutor.experiments.base import RunContext
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import ContextFinetuneParams
 from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, reading, result
+from tutor.experiments.run_context import RunContext
 from tutor.experiments.training import Progress
 from tutor.settings import ROPE_SHORT_CHECKPOINT, checkpoints_dir
 
@@ -25,7 +25,7 @@ def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
     from models.checkpoint import load_checkpoint
     from models.context import measure
     from models.train import TrainConfig, train
-    from tutor.experiments.corpus import course_texts
+    from tutor.experiments.course_text import course_texts
 
     path = checkpoints_dir() / ROPE_SHORT_CHECKPOINT
     if not path.is_file():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from tutor.experiments.base import RunContext
 from tutor.experiments.params import AlibiParams, RopeFrequenciesParams, RopeRelativeParams
 from tutor.experiments.result import (
     HeatmapPanel,
@@ -20,6 +19,7 @@ from tutor.experiments.result import (
     reading,
     result,
 )
+from tutor.experiments.run_context import RunContext
 
 if TYPE_CHECKING:
     from tutor.experiments.result import Result

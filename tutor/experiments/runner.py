@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from tutor.childproc import AsyncChild, ChildCancelled, SyncChild
-from tutor.experiments.base import RunContext, StoredRun
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import Params
 from tutor.experiments.registry import ExperimentSpec, canonical_params, get_spec, validate_params
 from tutor.experiments.result import Msg, Result
+from tutor.experiments.run_context import RunContext, StoredRun
 from tutor.settings import CHILD_GRACE_S, RESULT_CACHE_SIZE, tutor_child_env
 
 EventSink = Callable[[dict[str, Any]], None]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from tutor.experiments.base import RunContext
 from tutor.experiments.params import DkScalingParams
 from tutor.experiments.result import Msg, Num, Series, SeriesPanel, TablePanel, columns, reading, result
+from tutor.experiments.run_context import RunContext
 
 if TYPE_CHECKING:
     from tutor.experiments.result import Result

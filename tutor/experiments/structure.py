@@ -4,7 +4,6 @@ permutation test. Each is `(params, ctx) -> Result`; torch is imported inside th
 from __future__ import annotations
 
 from tutor.experiments import cache
-from tutor.experiments.base import RunContext
 from tutor.experiments.errors import ExperimentError
 from tutor.experiments.params import HeadsParams, ParamCountParams, PermutationParams, ShuffleParams
 from tutor.experiments.result import (
@@ -18,6 +17,7 @@ from tutor.experiments.result import (
     reading,
     result,
 )
+from tutor.experiments.run_context import RunContext
 
 COL = "exp.col."
 

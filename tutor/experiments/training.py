@@ -23,7 +23,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tutor.experiments.base import RunContext
 from tutor.experiments.errors import Cancelled
 from tutor.experiments.params import TrainCompareParams
 from tutor.experiments.result import (
@@ -37,6 +36,7 @@ from tutor.experiments.result import (
     reading,
     result,
 )
+from tutor.experiments.run_context import RunContext
 from tutor.settings import TRAINING_PROGRESS_EVERY_S
 
 KEY_VERSION = 2  # 2: the Tang corpus, its vocabulary policy and several seeds
@@ -280,7 +280,7 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     from models.gpt import GPTConfig
     from models.tokenizer import CharTokenizer
     from models.train import TrainConfig, train
-    from tutor.experiments.corpus import course_texts
+    from tutor.experiments.course_text import course_texts
 
     train_text, val_text = course_texts()
     tokenizer = CharTokenizer.for_training(train_text)  # the vocabulary policy of `python -m tutor train`

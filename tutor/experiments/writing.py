@@ -12,10 +12,10 @@ at another character of the same poem.
 from __future__ import annotations
 
 from tutor.experiments import cache
-from tutor.experiments.base import RunContext
 from tutor.experiments.errors import ExperimentError
 from tutor.experiments.params import WriteParams
 from tutor.experiments.result import HeatmapPanel, Msg, Result, TablePanel, TextPanel, columns, result
+from tutor.experiments.run_context import RunContext
 
 TEXT = "exp.write."
 COL = "exp.col."

@@ -4,17 +4,19 @@ splits it, loaded once per process (about 1 s; see README, "The Tang corpus").""
 from __future__ import annotations
 
 import threading
+from functools import cache
 
-_lock = threading.Lock()
-_texts: tuple[str, str] | None = None
+_loading = threading.Lock()  # experiments on two threads wait for one load rather than doing two
 
 
 def course_texts() -> tuple[str, str]:
     """(training text, validation text) of the Tang corpus."""
-    global _texts
-    with _lock:
-        if _texts is None:
-            from models.corpus import tang_texts
+    with _loading:
+        return _tang_texts()
 
-            _texts = tang_texts()
-        return _texts
+
+@cache
+def _tang_texts() -> tuple[str, str]:
+    from models.corpus import tang_texts
+
+    return tang_texts()
