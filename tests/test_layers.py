@@ -198,6 +198,79 @@ def test_only_the_ui_imports_textual(source_imports):
     assert not wrong, "\n".join(wrong)
 
 
+def _tutor_part(dotted: str) -> str | None:
+    """The package or top-level module of tutor/ that `dotted` lies in: tutor.quiz.session.Item ->
+    tutor.quiz; None outside tutor/ and for the names of tutor/__init__.py itself."""
+    parts = dotted.split(".")
+    if parts[0] != "tutor" or len(parts) < 2 or not _is_module(f"tutor.{parts[1]}"):
+        return None
+    return f"tutor.{parts[1]}"
+
+
+def _path(edges: dict[str, dict[str, Import]], start: str, goal: str) -> list[str] | None:
+    """A shortest chain of packages from start to goal (breadth first), or None."""
+    came_from: dict[str, str | None] = {start: None}
+    queue = [start]
+    for here in queue:
+        if here == goal:
+            chain = [here]
+            while came_from[chain[-1]] is not None:
+                chain.append(came_from[chain[-1]])
+            return chain[::-1]
+        for there in sorted(edges.get(here, {})):
+            if there not in came_from:
+                came_from[there] = here
+                queue.append(there)
+    return None
+
+
+def package_cycles(source_imports) -> list[str]:
+    """Each cycle among tutor's packages, once, named by its packages and one import per step.
+    Every import counts: at module level, inside functions, and under `if TYPE_CHECKING:`."""
+    edges: dict[str, dict[str, Import]] = {}  # package -> package it imports -> first such import
+    for module, (imports, _uses) in sorted(source_imports.items()):
+        here = _tutor_part(module)
+        for imp in imports:
+            there = _tutor_part(imp.target)
+            if here and there and there != here:
+                edges.setdefault(here, {}).setdefault(there, imp)
+    cycles: dict[frozenset[str], str] = {}
+    for here in sorted(edges):
+        for there in sorted(edges[here]):
+            back = _path(edges, there, here)
+            if back is None or frozenset([here, *back]) in cycles:
+                continue
+            chain = [here, *back]
+            steps = [_where(edges[a][b]) for a, b in zip(chain, chain[1:], strict=False)]
+            cycles[frozenset(chain)] = " -> ".join(chain) + "\n    " + "\n    ".join(steps)
+    return list(cycles.values())
+
+
+def test_tutor_packages_import_each_other_in_one_direction(source_imports):
+    """No cycle among tutor's packages and top-level modules: each can be read, tested and moved
+    knowing only what it imports."""
+    cycles = package_cycles(source_imports)
+    assert not cycles, "package cycles:\n" + "\n".join(cycles)
+
+
+def test_the_cycle_finder_names_a_cycle_inside_a_function():
+    def imp(module: str, target: str) -> Import:
+        return Import(module, target, 1, False)
+
+    found = package_cycles(
+        {
+            "tutor.quiz.session": ([imp("tutor.quiz.session", "tutor.progress.store.Store")], []),
+            "tutor.progress.summary": ([imp("tutor.progress.summary", "tutor.quiz.status.is_due")], []),
+            "tutor.content.loader": ([imp("tutor.content.loader", "tutor.texts.say")], []),
+        }
+    )
+    assert found == [
+        "tutor.progress -> tutor.quiz -> tutor.progress\n"
+        "    tutor.progress.summary:1 imports tutor.quiz.status.is_due\n"
+        "    tutor.quiz.session:1 imports tutor.progress.store.Store"
+    ]
+
+
 def test_no_module_imports_a_private_name_of_another(source_imports):
     wrong = [
         _where(imp)

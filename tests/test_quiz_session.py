@@ -11,11 +11,11 @@ import pytest
 from conftest import run_in_two_threads
 from quiz_fixtures import ANSWERS, tiny_lesson
 
+from tutor.progress.quiz_status import is_due, quiz_counts, review_plan
 from tutor.progress.store import Store
 from tutor.progress.summary import summarise
 from tutor.quiz.check import AnswerError
 from tutor.quiz.session import Item, QuizSession, predictions_unlocked
-from tutor.quiz.status import is_due, quiz_counts, review_plan
 
 RIGHT = {qid: right for qid, right, _ in ANSWERS}
 WRONG = {qid: wrong for qid, _, wrong in ANSWERS}
@@ -344,7 +344,7 @@ def test_sittings_are_numbered_per_scope(store: Store) -> None:
     assert predict.session_id == "predict:split-heads#1"
 
 
-# --- due, new and right: one definition (tutor.quiz.status) --------------------------------
+# --- due, new and right: one definition (tutor.progress.quiz_status) --------------------------------
 
 
 def test_due_new_and_right_mean_the_same_in_every_count(store: Store, clock: Clock) -> None:

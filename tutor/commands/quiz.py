@@ -47,9 +47,9 @@ def run(args, ctx) -> int:
     from tutor.content.schema import pick
     from tutor.course import open_course
     from tutor.errors import TutorError
+    from tutor.progress.quiz_status import NEW_PER_REVIEW
     from tutor.progress.store import Store
     from tutor.quiz.session import QuizSession
-    from tutor.quiz.status import NEW_PER_REVIEW
     from tutor.quiz.terminal import run_session
     from tutor.texts import say
 

@@ -3,7 +3,7 @@
 Home draws its progress columns, its review line and its next step in the very first frame, before
 the course (pydantic, Markdown) and the store (pydantic records, migrations) are open. So this reads
 the progress file directly, read-only, with the standard library, into plain rows with the fields
-tutor.quiz.status reads; "due", "new" and "right" are then worked out by tutor.quiz.status itself,
+tutor.progress.quiz_status reads; "due", "new" and "right" are then worked out by quiz_status itself,
 as for `python -m tutor progress` and the review screen. The lessons are home's cards
 (tutor.content.index), saved by the last start or made from the loaded course.
 
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from tutor.progress.db import FILE_NAME, from_text
 from tutor.progress.migrations import APPLICATION_ID, SCHEMA_VERSION
-from tutor.quiz.status import quiz_counts, review_plan
+from tutor.progress.quiz_status import quiz_counts, review_plan
 from tutor.texts import say
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 LAST_LOCATION = "last_location"  # tutor.progress.records.LAST_LOCATION (that module imports pydantic)
 
 
-class Answer(NamedTuple):  # the fields of records.QuizAnswer that tutor.quiz.status reads
+class Answer(NamedTuple):  # the fields of records.QuizAnswer that tutor.progress.quiz_status reads
     lesson: str
     question: str
     session: str | None
@@ -62,8 +62,8 @@ class Read(NamedTuple):  # of records.SectionRead
 
 
 class Glance(NamedTuple):
-    """The rows home needs, read at one moment. Its methods are the Store's that tutor.quiz.status
-    calls, so the same functions count for both. (NamedTuples, not dataclasses, here: this module
+    """The rows home needs, read at one moment. Its methods are the Store's that quiz_status calls,
+    so the same functions count for both. (NamedTuples, not dataclasses, here: this module
     is imported before the first frame, and a dataclass costs a millisecond to define.)"""
 
     answers_: tuple[Answer, ...] = ()  # quiz answers (not predictions), oldest first
@@ -136,7 +136,7 @@ def read_glance(home: Path) -> Glance | None:
     )
 
 
-# --- the lessons as tutor.quiz.status reads them ---------------------------------------------
+# --- the lessons as tutor.progress.quiz_status reads them ---------------------------------------------
 
 
 class _Question(NamedTuple):

@@ -1,6 +1,6 @@
 """Progress per lesson, for `python -m tutor progress` and the app's home screen.
 
-The quiz counts ("answered", "correct", "due") are defined once, in tutor.quiz.status, and shown
+The quiz counts ("answered", "correct", "due") are defined once, in tutor.progress.quiz_status, and shown
 alike by this summary, the app's home screen, the review screen and `python -m tutor quiz`.
 "imported" says how much of that came only from `progress --import`, not from work on this machine.
 """
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from tutor.content.schema import Lesson, pick
+from tutor.progress.quiz_status import is_due, quiz_counts
 from tutor.progress.records import LAST_LOCATION
 from tutor.progress.store import Store
-from tutor.quiz.status import is_due, quiz_counts
 
 
 class QuizProgress(BaseModel):

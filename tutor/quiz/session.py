@@ -14,7 +14,7 @@ Modes:
 - "lesson": the lesson's questions straight through; the score counts first attempts; missed
   questions come back in a second round after the pass (not scored). A lesson sitting left
   unfinished is resumed: the next one starts at its first unanswered question (or its second round).
-- "review": what tutor.quiz.status.review_plan names: the questions due today across all lessons,
+- "review": what tutor.progress.quiz_status.review_plan names: the questions due today across all lessons,
   then a few new ones; a missed item comes back `requeue_gap` items later.
 - "predict": an exercise's predict-before-you-code questions; nothing is scheduled; a missed one
   comes back until answered right.
@@ -39,11 +39,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from tutor.content.schema import Exercise, Lesson, MultipleChoice, Question, SingleChoice, pick
+from tutor.progress.quiz_status import NEW_PER_REVIEW, ReviewPlan, due_keys, is_miss, review_plan
 from tutor.progress.records import QuizAnswer, ReviewState
 from tutor.progress.store import Store
 from tutor.quiz.check import ChoiceFeedback, check_answer
 from tutor.quiz.schedule import counts_today, rating_for, review
-from tutor.quiz.status import NEW_PER_REVIEW, ReviewPlan, due_keys, is_miss, review_plan
 
 Mode = Literal["lesson", "review", "predict"]
 
@@ -161,7 +161,7 @@ class QuizSession:
     def for_review(
         cls, store: Store, lessons: Sequence[Lesson], *, new_limit: int = NEW_PER_REVIEW, **kw
     ) -> QuizSession:
-        """Everything due today, then up to `new_limit` new questions (tutor.quiz.status)."""
+        """Everything due today, then up to `new_limit` new questions (tutor.progress.quiz_status)."""
         plan = review_plan(store, lessons, (kw.get("now") or store.now)(), new_limit)
         known = {(lesson.id, q.id): Item(lesson, q) for lesson in lessons for q in lesson.quiz}
         items = [known[k] for k in [*plan.due, *plan.new]]
@@ -362,7 +362,7 @@ class QuizSession:
 
 
 def due_items(store: Store, lessons: Sequence[Lesson], now: datetime | None = None) -> list[Item]:
-    """Quiz questions due today (tutor.quiz.status.due_keys), earliest first."""
+    """Quiz questions due today (tutor.progress.quiz_status.due_keys), earliest first."""
     known = {(lesson.id, q.id): Item(lesson, q) for lesson in lessons for q in lesson.quiz}
     return [known[k] for k in due_keys(store, lessons, now or store.now())]
 
