@@ -20,7 +20,7 @@ from tests.ui_helpers import (
     status_of,
 )
 from tutor.settings import shipped_lessons_dir
-from tutor.ui.commands import course_entries
+from tutor.ui.palette import course_entries
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.help import HelpScreen
 from tutor.ui.screens.home import HomeScreen

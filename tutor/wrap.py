@@ -1,6 +1,6 @@
 """Laying out text for a terminal: reflowing source lines, and where a line may break, measured in
 terminal cells (a Chinese character is two). The plain-terminal quiz breaks its lines with `wrap`;
-the app's prose (tutor.ui.prose) breaks Rich text at the same places (`breaks`).
+the app's prose (tutor.ui.rich_markdown) breaks Rich text at the same places (`breaks`).
 
 Texts come from Markdown and TOML, where authors break long lines; such a break is soft (`reflow`).
 English and German break between words, never inside one (a word longer than the line is the only

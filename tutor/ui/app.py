@@ -28,7 +28,6 @@ from tutor.i18n import LANG_NAMES
 from tutor.settings import LOAD_DELAY_S, MODE_SWITCH_HOLD_S, QUIT_GRACE_S
 from tutor.texts import say
 from tutor.ui.bindings import localise
-from tutor.ui.commands import CourseCommands
 from tutor.ui.messages import (
     ContinueLast,
     OpenExercise,
@@ -38,6 +37,7 @@ from tutor.ui.messages import (
     Training,
     TrainingProgress,
 )
+from tutor.ui.palette import CourseCommands
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.state import Tutor, load, saved_index
 from tutor.ui.widgets.key_bar import training_line
@@ -456,7 +456,7 @@ class TutorApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The app's own commands; the course's (lessons, quizzes, experiments, exercises) come from
-        tutor.ui.commands.CourseCommands, which ranks an exact id first."""
+        tutor.ui.palette.CourseCommands, which ranks an exact id first."""
         lang = self.lang
         if self.training is not None:
             yield SystemCommand(

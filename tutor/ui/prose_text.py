@@ -1,6 +1,6 @@
 """`ProseText`: a Rich Text that breaks its lines the way tutor.wrap does (Chinese between characters,
 never before ，。）」 nor after （「; a formula written with spaces kept whole) and strips by cells, so it is
-never cut short. Apart from tutor.ui.prose (Rich's Markdown with it) so that a screen of the app's
+never cut short. Apart from tutor.ui.rich_markdown (Rich's Markdown with it) so that a screen of the app's
 first frame (home) can use it without loading Markdown."""
 
 from __future__ import annotations

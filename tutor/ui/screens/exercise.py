@@ -6,7 +6,7 @@ showing, saving the file re-grades it (the kernel says when, tutor.grading.watch
 file's mtime is polled once a second).
 
 The page scrolls with the keys from the start (it holds the focus once the predictions are done),
-and a new grade or hint is scrolled into view. Texts are tutor.ui.prose renderables: they wrap,
+and a new grade or hint is scrolled into view. Texts are tutor.ui.rich_markdown renderables: they wrap,
 code and commands included, and nothing is cut. A failing grade says what is wrong; how to fix it
 comes from the tiered hints, one at a time, by the rule the terminal follows (tutor.grading.hints).
 """
@@ -33,7 +33,7 @@ from tutor.grading.text import isolation_text
 from tutor.grading.watch import SaveWatcher
 from tutor.settings import FILE_POLL_S, env
 from tutor.ui.messages import OpenLesson
-from tutor.ui.prose import Prose, ProseText
+from tutor.ui.rich_markdown import Prose, ProseText
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.quiz_panel import QuizPanel

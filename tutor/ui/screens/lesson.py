@@ -1,7 +1,7 @@
 """A lesson: Markdown prose with a table of contents and the experiments inline.
 
 The prose is Rich's Markdown in a Static, one per chunk between experiments, its lines broken by
-tutor.ui.prose (Chinese between characters, at most 100 columns): Textual's Markdown widget makes a
+tutor.ui.rich_markdown (Chinese between characters, at most 100 columns): Textual's Markdown widget makes a
 widget per paragraph, and a few hundred widgets made every return to the lesson (screen resume
 restyles them all) take a quarter of a second.
 
@@ -28,8 +28,8 @@ from textual.widgets.option_list import Option
 from tutor.content.markdown import split_body
 from tutor.content.schema import Lesson, pick
 from tutor.ui.messages import OpenExercise, OpenQuiz
-from tutor.ui.prose import Prose
 from tutor.ui.reading import ReadingClock, on_screen
+from tutor.ui.rich_markdown import Prose
 from tutor.ui.screens import on_top
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.experiment_panel import RUN_GROUPS, ExperimentPanel

@@ -4,7 +4,7 @@ Used by the quiz screen (lesson and review sittings) and the exercise screen (pr
 Choice questions take the choice numbers as shown ("2" or "1, 3"); open questions take the
 learner's own answer, then show it beside the model answer and ask for a self-rating (1–4).
 What is said about an answer comes from tutor.quiz.feedback, as in the plain-terminal quiz. Prompt
-and feedback are tutor.ui.prose text: Chinese breaks between characters, as in the lesson.
+and feedback are tutor.ui.rich_markdown text: Chinese breaks between characters, as in the lesson.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tutor.quiz.check import answer_kind
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
 from tutor.texts import say
 from tutor.ui.bindings import localise
-from tutor.ui.prose import Prose
+from tutor.ui.rich_markdown import Prose
 from tutor.wrap import reflow
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from textual_plotext import PlotextPlot
 
 from tutor.experiments import render
 from tutor.experiments.result import HeatmapPanel, Result, SeriesPanel, TablePanel, TextPanel, words
-from tutor.ui.prose import as_prose
+from tutor.ui.rich_markdown import as_prose
 
 
 class SeriesPlot(PlotextPlot):

@@ -1,4 +1,4 @@
-"""The app's prose (tutor.ui.prose) breaks lines as tutor.wrap does: Chinese between characters with
+"""The app's prose (tutor.ui.rich_markdown) breaks lines as tutor.wrap does: Chinese between characters with
 the line-start rules, English between words; lines at most 100 columns; code wrapped, never cut;
 emphasis on Chinese bold; and nothing lost to an ellipsis in a table cell."""
 
@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tests.ui_helpers import plain
-from tutor.ui.prose import MAX_WIDTH, Prose, ProseText
+from tutor.ui.rich_markdown import MAX_WIDTH, Prose, ProseText
 from tutor.wrap import NO_LINE_END, NO_LINE_START
 
 ZH = (
