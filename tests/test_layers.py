@@ -20,8 +20,8 @@ LOGIC = [
 ]
 
 
-# Every module of the package, not just its __init__ (the packages export lazily, so importing the
-# package alone would load almost nothing).
+# Every module of the package, not just its __init__ (a package's __init__ imports nothing, so
+# importing the package alone would load almost nothing).
 IMPORT_ALL = """
 import importlib, pkgutil, sys
 top = importlib.import_module({module!r})

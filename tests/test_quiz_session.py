@@ -73,7 +73,7 @@ def test_missed_question_comes_back_after_the_pass_and_score_counts_first_attemp
     answers = dict(RIGHT, **{"head-shape": WRONG["head-shape"]})
     for _ in range(6):  # the pass
         session.answer(answers[session.next_question().question.id])
-    assert session.second_round and session.remaining == 1
+    assert session.second_round and not session.finished
     item = session.next_question()  # the missed one, asked again
     assert item is not None and item.question.id == "head-shape"
     fb = session.answer(RIGHT["head-shape"])
@@ -143,7 +143,7 @@ def test_again_comes_back_sooner_than_easy(store: Store, clock: Clock) -> None:
     assert due == {"hard-one": timedelta(days=1), "easy-one": timedelta(days=8)}
 
     def due_lessons() -> list[str]:
-        return [i.lesson.id for i in QuizSession.for_review(store, [hard_one, easy_one], new_limit=0).queued]
+        return [i.lesson.id for i in QuizSession.for_review(store, [hard_one, easy_one], new_limit=0).items]
 
     assert due_lessons() == []
     clock.advance(days=1)
@@ -157,12 +157,12 @@ def test_review_lists_what_is_due_by_date(store: Store, clock: Clock) -> None:
     answers = dict(RIGHT, **{"name": WRONG["name"]})
     lesson_session = QuizSession.for_lesson(store, lesson)
     sit(lesson_session, answers)  # "name" missed in the pass, then asked again (and missed again)
-    assert [i.question.id for i in QuizSession.for_review(store, [lesson]).queued] == []  # nothing due today
+    assert [i.question.id for i in QuizSession.for_review(store, [lesson]).items] == []  # nothing due today
     clock.advance(days=1)
-    due = [i.question.id for i in QuizSession.for_review(store, [lesson]).queued]
+    due = [i.question.id for i in QuizSession.for_review(store, [lesson]).items]
     assert due == ["name"]  # "again" -> due in one day; "good" first reviews -> two days
     clock.advance(days=1)
-    due = {i.question.id for i in QuizSession.for_review(store, [lesson]).queued}
+    due = {i.question.id for i in QuizSession.for_review(store, [lesson]).items}
     assert due == {q.id for q in lesson.quiz}
 
 
@@ -170,7 +170,7 @@ def test_review_reasks_a_miss_a_few_items_later_and_caps_new_items(store: Store,
     lesson, unopened = tiny_lesson(), tiny_lesson("never-opened", order=2)
     store.mark_read("tiny-heads", "split")  # the learner has started this lesson only
     session = QuizSession.for_review(store, [lesson, unopened], new_limit=5, requeue_gap=2)
-    assert [i.lesson.id for i in session.queued] == ["tiny-heads"] * 5
+    assert [i.lesson.id for i in session.items] == ["tiny-heads"] * 5
     asked = []
     while (item := session.next_question()) is not None:
         qid = item.question.id
@@ -315,7 +315,6 @@ def test_an_unfinished_lesson_sitting_resumes_at_its_first_unanswered_question(s
 
     resumed = QuizSession.for_lesson(store, lesson)
     assert resumed.session_id == first.session_id and resumed.answered == 2
-    assert [i.question.id for i in resumed.queued] == ["head-shape", "which-split", "name", "why-heads"]
     asked = [i.question.id for i in [resumed.next_question()]]
     resumed.answer(RIGHT["head-shape"])
     while (item := resumed.next_question()) is not None:

@@ -210,13 +210,6 @@ class Store:
         )
         return _records(ReviewState, "review_cards", rows)
 
-    def due_reviews(self, before: datetime) -> list[ReviewState]:
-        """Review states due before `before` (e.g. the end of today), earliest first."""
-        rows = self.db.read(
-            "SELECT * FROM review_cards WHERE due < ? ORDER BY due, lesson, question", (to_text(before),)
-        )
-        return _records(ReviewState, "review_cards", rows)
-
     # --- exercises -----------------------------------------------------------------------
 
     def record_submission(

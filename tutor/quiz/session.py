@@ -214,15 +214,6 @@ class QuizSession:
         return not self._queue and not self._second_round
 
     @property
-    def queued(self) -> list[Item]:
-        """The items still to ask, in order (a copy; a lesson's second round is not included yet)."""
-        return list(self._queue)
-
-    @property
-    def remaining(self) -> int:
-        return len(self._queue) + len(self._second_round)
-
-    @property
     def second_round(self) -> bool:
         """True once a lesson sitting has moved on to re-asking the questions missed in the pass."""
         return self.mode == "lesson" and len(self._first) == len(self.items) and bool(self.items)
