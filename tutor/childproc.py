@@ -22,7 +22,7 @@ explains a failure.
     child = server.fork()                                     # a fresh process; send/events/stop as above
     server.close()
 
-Users: experiments (tutor/experiments/runner.py), the app's grading (tutor/ui/workspace.py) and the
+Users: experiments (tutor/experiments/runner.py), the app's grading (tutor/ui/grading_client.py) and the
 grader (tutor/grading/runner.py: cold judges as SyncChild, warm ones forked by a ForkServer); the
 judge forks its sandboxed worker itself, on top of this.
 """

@@ -48,7 +48,7 @@ SCREEN_MODULES = (
     "tutor.quiz.session",
     "tutor.ui.screens.quiz",
     "tutor.ui.screens.exercise",
-    "tutor.ui.workspace",
+    "tutor.ui.grading_client",
     "tutor.ui.screens.help",
 )
 

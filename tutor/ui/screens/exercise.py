@@ -1,7 +1,7 @@
 """An exercise: predictions first, then the task, the learner's file, grading, hints.
 
 `e` opens the file in $VISUAL/$EDITOR (the app is suspended meanwhile), `g` grades it with a judge
-forked from the app's warm judge (tutor.ui.workspace), `h` reveals the next hint. While the screen is
+forked from the app's warm judge (tutor.ui.grading_client), `h` reveals the next hint. While the screen is
 showing, saving the file re-grades it (the kernel says when, tutor.grading.watch; where it cannot, the
 file's mtime is polled once a second).
 
@@ -297,11 +297,12 @@ class ExerciseScreen(TutorScreen):
 
     @work(exclusive=True, group="train", exit_on_error=False)
     async def _train(self):
-        from tutor.ui.workspace import train
+        from tutor.ui.grading_client import train_in_thread
 
         pair = self.pair
         assert pair is not None and self.file is not None
-        return await train(pair[1], self.file, self.lang, self.tutor.warm_judge(), self._on_training)
+        warm = self.tutor.warm_judge()
+        return await train_in_thread(pair[1], self.file, self.lang, warm, self._on_training)
 
     def _trained(self, run) -> None:
         from tutor.grading.text import training_end
@@ -385,12 +386,12 @@ class ExerciseScreen(TutorScreen):
 
     @work(exclusive=True, group="grade", exit_on_error=False)
     async def _grade(self, lang: str):
-        from tutor.ui.workspace import grade
+        from tutor.ui.grading_client import grade_in_thread
 
         pair = self.pair
         assert pair is not None and self.file is not None
         self.workers.cancel_group(self, "reword")  # a new grade replaces the one being worded again
-        return lang, await grade(pair[1], self.file, self.tutor.home, lang, self.tutor.warm_judge())
+        return lang, await grade_in_thread(pair[1], self.file, self.tutor.home, lang, self.tutor.warm_judge())
 
     def _reword(self) -> None:
         """The grade on screen came in another language: the checks' own messages are worded as they
@@ -402,12 +403,13 @@ class ExerciseScreen(TutorScreen):
 
     @work(exclusive=True, group="reword", exit_on_error=False)
     async def _reword_in(self, lang: str) -> None:
-        from tutor.ui.workspace import grade
+        from tutor.ui.grading_client import grade_in_thread
 
         pair, shown = self.pair, self.result
         if pair is None or shown is None:
             return
-        again = await grade(pair[1], self.file, self.tutor.home, lang, self.tutor.warm_judge(), record=False)
+        warm = self.tutor.warm_judge()
+        again = await grade_in_thread(pair[1], self.file, self.tutor.home, lang, warm, record=False)
         if (
             self.result is shown
             and again.seed == shown.seed

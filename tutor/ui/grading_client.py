@@ -46,7 +46,7 @@ async def _in_thread(work: Callable[[threading.Event], T]) -> T:
         raise GradeFailed(str(err)) from None
 
 
-async def grade(
+async def grade_in_thread(
     ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge, record: bool = True
 ) -> GradeResult:
     """Grade `file` with a judge forked from `warm`; GradeFailed when no verdict comes back.
@@ -61,7 +61,7 @@ async def grade(
     return await _in_thread(work)
 
 
-async def train(ex: Exercise, file: Path, lang: str, warm: WarmJudge, on_event) -> OwnTraining:
+async def train_in_thread(ex: Exercise, file: Path, lang: str, warm: WarmJudge, on_event) -> OwnTraining:
     """Train the model `file` builds, in a judge forked from `warm` (service.train_own); `on_event`
     gets the progress events in the calling thread's event loop. GradeFailed when the file cannot be read."""
     from tutor.grading import service
