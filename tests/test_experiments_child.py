@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 
 import pytest
 
-from tutor.experiments.errors import Cancelled, ExperimentError
-from tutor.experiments.runner import run_child_sync, run_in_child
+from tutor.experiments.errors import ExperimentError
+from tutor.experiments.runner import run_in_child
 from tutor.progress.store import Store
 
 TINY = {
@@ -39,9 +38,9 @@ def _files(home) -> set[str]:
     return {str(p.relative_to(home)) for p in home.rglob("*") if p.is_file()}
 
 
-def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
+async def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
     events: list[dict] = []
-    result = run_child_sync("train-compare", TINY, events.append, home=home, use_cache=False)
+    result = await run_in_child("train-compare", TINY, events.append, home=home, use_cache=False)
     assert set(result.metrics) >= {
         "val_loss_h1",
         "val_loss_h2",
@@ -63,7 +62,7 @@ def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
 
     # asked again (one more head count), the two finished runs are read back, only the new one trains
     again_events: list[dict] = []
-    again = run_child_sync("train-compare", {**TINY, "heads": [1, 2, 4]}, again_events.append, home=home)
+    again = await run_in_child("train-compare", {**TINY, "heads": [1, 2, 4]}, again_events.append, home=home)
     assert [e["run"] for e in again_events if e["event"] == "stored"] == [1, 2]
     assert {e["run"] for e in again_events if e["event"] == "progress"} == {3}
     assert again.metrics["val_loss_h1"] == result.metrics["val_loss_h1"]
@@ -128,9 +127,11 @@ def test_train_compare_asks_for_every_setting_with_each_seed_and_measures_the_sp
 
 
 @pytest.mark.slow  # the test above proves the same without training; this one trains the four runs
-def test_train_compare_runs_every_setting_with_each_seed_and_measures_the_spread(home):
+async def test_train_compare_runs_every_setting_with_each_seed_and_measures_the_spread(home):
     events: list[dict] = []
-    result = run_child_sync("train-compare", {**TINY, "seeds": 2}, events.append, home=home, use_cache=False)
+    result = await run_in_child(
+        "train-compare", {**TINY, "seeds": 2}, events.append, home=home, use_cache=False
+    )
     _two_seeds_measured_and_shown(result)
     assert {e["run"] for e in events if e["event"] == "progress"} == {1, 2, 3, 4}
     with Store(home) as store:
@@ -139,20 +140,23 @@ def test_train_compare_runs_every_setting_with_each_seed_and_measures_the_spread
 
 
 @pytest.mark.slow  # default run: the asyncio cancel below (no child left), test_training's should_stop (no file)
-def test_cancelling_a_training_child_leaves_no_process_and_no_half_written_file(home):
-    cancel = threading.Event()
+async def test_cancelling_a_training_child_leaves_no_process_and_no_half_written_file(home):
     seen: list[dict] = []
+    training = asyncio.Event()
 
     def on_event(event: dict) -> None:
         seen.append(event)
         if event["event"] == "progress" and event["step"] >= 2:
-            cancel.set()
+            training.set()
 
     before = _files(home)
-    with pytest.raises(Cancelled):
-        run_child_sync(
-            "train-compare", {**TINY, "steps": 20000}, on_event, cancel=cancel, home=home, grace_s=10
-        )
+    task = asyncio.create_task(
+        run_in_child("train-compare", {**TINY, "steps": 20000}, on_event, home=home, grace_s=10)
+    )
+    await asyncio.wait_for(training.wait(), 120)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
     pid = next(e["pid"] for e in seen if e["event"] == "start")
     assert _gone(pid)
     with Store(home) as store:
@@ -182,17 +186,17 @@ async def test_cancelling_the_asyncio_task_terminates_the_child(home):
     assert pids and _gone(pids[0])
 
 
-def test_a_failed_child_reports_why_and_the_next_run_works(home, tmp_path, monkeypatch):
+async def test_a_failed_child_reports_why_and_the_next_run_works(home, tmp_path, monkeypatch):
     monkeypatch.setenv("TUTOR_CHECKPOINTS", str(tmp_path / "no-checkpoints"))
     with pytest.raises(ExperimentError, match="gpt-learned.pt is missing") as failed:
-        run_child_sync("permutation", {"seed": 11}, home=home)
+        await run_in_child("permutation", {"seed": 11}, home=home)
     # the error crosses the process boundary as its key and values, worded in the parent's language
     assert failed.value.key == "err.experiment.no_checkpoint_train"
     assert failed.value.in_lang("de").startswith(
         f"der Checkpoint {tmp_path / 'no-checkpoints'}/gpt-learned.pt fehlt"
     )
     monkeypatch.undo()
-    result = run_child_sync("rope-frequencies", {"d": 8}, home=home, use_cache=False)
+    result = await run_in_child("rope-frequencies", {"d": 8}, home=home, use_cache=False)
     assert result.metrics["pairs"] == 4
 
 

@@ -15,7 +15,7 @@ from models.gpt import GPT, GPTConfig
 from tutor.experiments import cache
 from tutor.experiments.course_text import course_texts
 from tutor.experiments.params import ContextScalingParams, TrainCompareParams
-from tutor.experiments.runner import run_child_sync, run_here, run_quick
+from tutor.experiments.runner import run_here, run_in_child, run_quick
 
 
 @pytest.fixture(scope="module")
@@ -125,10 +125,10 @@ def test_context_finetune_scores_each_method_before_and_after_its_fine_tune(rope
 
 
 @pytest.mark.slow
-def test_context_finetune_runs_in_a_child_with_progress(home):
+async def test_context_finetune_runs_in_a_child_with_progress(home):
     events: list[dict] = []
     params = {"steps": 20, "windows": 16, "methods": ["pi", "yarn"]}
-    result = run_child_sync("context-finetune", params, events.append, home=home, use_cache=False)
+    result = await run_in_child("context-finetune", params, events.append, home=home, use_cache=False)
     assert [e["run"] for e in events if e["event"] == "progress"][-1] == 2
     for method in ("pi", "yarn"):
         assert result.metrics[f"after_long_{method}"] < result.metrics[f"before_long_{method}"]

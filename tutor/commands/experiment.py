@@ -174,7 +174,7 @@ def run(args, ctx) -> int:
 def _run_jsonl(spec, params, ctx) -> int:
     from tutor.childproc import die_with_parent
 
-    die_with_parent()  # a child of the app or of run_child_sync: it ends with its parent
+    die_with_parent()  # a child of the app (run_in_child): it ends with its parent
     from tutor.experiments import runner
     from tutor.experiments.errors import Cancelled, ExperimentError
 

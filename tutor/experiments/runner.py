@@ -3,7 +3,6 @@
 
     result = run_quick("alibi", {"n_head": 6}, should_stop=event.is_set)        # the CLI; run_async's thread
     result = await run_async("train-compare", {"steps": 50}, on_event=print)  # asyncio (the app): either kind
-    result = run_child_sync("train-compare", {"steps": 50}, on_event=print, cancel=event)  # blocking (tests)
 
 The child is `python -m tutor experiment NAME --set K=V ... --jsonl`, which prints one JSON object
 per line: {"event": "progress", ...} while it works, then {"event": "result", "result": {...}}, or
@@ -27,7 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tutor.childproc import AsyncChild, ChildCancelled, SyncChild
+from tutor.childproc import AsyncChild
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import Params
 from tutor.experiments.registry import ExperimentSpec, canonical_params, get_spec, validate_params
@@ -94,7 +93,7 @@ def run_quick(
     `on_event` gets what it streams (the poem of `write`, as it is written)."""
     spec, params = prepare(name, raw)
     if spec.long:
-        raise ExperimentError(f"{name!r} trains models; run it with run_in_child / run_child_sync")
+        raise ExperimentError(f"{name!r} trains models; run it with run_in_child")
     _one_thread()
     return run_here(name, params, should_stop=should_stop, on_event=on_event, use_cache=use_cache)
 
@@ -194,36 +193,6 @@ async def run_in_child(
         await child.stop(grace_s)
         raise
     await child.stop()
-    result = outcome.finish(child.returncode, child.stderr_tail())
-    _remember(result, params)
-    return result
-
-
-def run_child_sync(
-    name: str,
-    raw: Mapping[str, Any] | Params | None = None,
-    on_event: EventSink | None = None,
-    *,
-    cancel: threading.Event | None = None,
-    home: Path | None = None,
-    use_cache: bool = True,
-    grace_s: float = CHILD_GRACE_S,
-) -> Result:
-    """The same as run_in_child, blocking; setting `cancel` stops the child and raises Cancelled."""
-    spec, params = prepare(name, raw)
-    if use_cache and (hit := cached(name, params)) is not None:
-        return hit
-    child = SyncChild(child_command(name, params, home), env=tutor_child_env())
-    outcome = _Outcome(name, on_event)
-    try:
-        child.send()
-        for event in child.events(cancel=cancel):
-            outcome.event(event)
-    except ChildCancelled:
-        raise Cancelled() from None
-    finally:
-        child.stop(grace_s)
-        child.close()
     result = outcome.finish(child.returncode, child.stderr_tail())
     _remember(result, params)
     return result
