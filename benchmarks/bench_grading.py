@@ -55,7 +55,7 @@ def median(values: list[float]) -> float:
 
 
 def cold_rounds(exercises, repeat: int, home: str) -> tuple[list[float], dict[str, list[float]], dict]:
-    from tutor.grading.service import solution_file
+    from tutor.grading.workspace import solution_file
 
     floor: list[float] = []
     cold: dict[str, list[float]] = {ex.id: [] for ex in exercises}
@@ -73,7 +73,7 @@ def cold_rounds(exercises, repeat: int, home: str) -> tuple[list[float], dict[st
 
 def warm_rounds(exercises, repeat: int) -> dict[str, list[float]]:
     from tutor.grading.runner import WarmJudge, grade_code
-    from tutor.grading.service import solution_file
+    from tutor.grading.workspace import solution_file
 
     warm: dict[str, list[float]] = {ex.id: [] for ex in exercises}
     with WarmJudge() as judge:
@@ -89,7 +89,7 @@ def warm_rounds(exercises, repeat: int) -> dict[str, list[float]]:
 
 
 def batch_rounds(ex, repeat: int, home: str, files: int = 20, jobs: int = 2) -> list[float]:
-    from tutor.grading.service import solution_file
+    from tutor.grading.workspace import solution_file
 
     times = []
     with tempfile.TemporaryDirectory() as folder:

@@ -17,7 +17,8 @@ from tutor.content.loader import load_course
 from tutor.grading.authoring import check_exercises
 from tutor.grading.runner import WarmJudge, grade_trusted
 from tutor.grading.runs import load_checks
-from tutor.grading.service import grade, solution_file, starter_file
+from tutor.grading.submissions import grade_file
+from tutor.grading.workspace import solution_file, starter_file
 from tutor.i18n import LANGS
 from tutor.progress.store import Store
 
@@ -292,7 +293,7 @@ def _answer(tmp_path: Path, **values) -> Path:
 
 def _grade_runs(home: Path, path: Path):
     with Store(home) as store:
-        return grade(HEAD_COUNT, path, store=store)
+        return grade_file(HEAD_COUNT, path, store=store)
 
 
 def test_head_count_passes_with_the_answer_the_stored_runs_support(home, tmp_path):
@@ -424,8 +425,9 @@ def test_grading_modules_import_neither_torch_nor_textual():
     import sys
 
     code = (
-        "import sys, tutor.grading.service, tutor.grading.runner, tutor.grading.batch, tutor.grading.runs,"
-        " tutor.grading.authoring, tutor.grading.kit, tutor.grading.watch, tutor.grading.text,"
+        "import sys, tutor.grading.submissions, tutor.grading.workspace, tutor.grading.safe_read,"
+        " tutor.grading.hints, tutor.grading.runner, tutor.grading.batch, tutor.grading.runs, tutor.grading.authoring,"
+        " tutor.grading.kit, tutor.grading.watch, tutor.grading.text,"
         " tutor.commands.grade, tutor.commands.exercise;"
         " print(sorted(m for m in ('torch', 'textual') if m in sys.modules))"
     )

@@ -247,7 +247,7 @@ def test_an_entry_swapped_after_the_listing_is_refused_when_it_is_opened(tmp_pat
     """read_entry's own checks, as met when a regular file is swapped for a link, a FIFO or a device
     between the listing and the open: nothing is followed, nothing blocks."""
     from tutor.errors import TutorError
-    from tutor.grading.service import read_entry
+    from tutor.grading.safe_read import read_entry
 
     (tmp_path / "secret.txt").write_text(SECRET, encoding="utf-8")
     (tmp_path / "link.py").symlink_to(tmp_path / "secret.txt")

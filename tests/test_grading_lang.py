@@ -30,8 +30,8 @@ from tutor.grading.authoring import _message_problems
 from tutor.grading.remote import LearnerError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import WarmJudge, grade_trusted
-from tutor.grading.service import solution_file, starter_file
 from tutor.grading.text import render
+from tutor.grading.workspace import solution_file, starter_file
 from tutor.texts import catalogue, say
 
 COURSE = load_course(ROOT / "lessons")

@@ -10,7 +10,7 @@ import pytest
 from test_grading_lang import COURSE, LANGS, _shown, english
 
 from tutor.grading.authoring import _message_problems
-from tutor.grading.service import starter_file
+from tutor.grading.workspace import starter_file
 
 
 def test_head_count_says_its_words_through_messages():

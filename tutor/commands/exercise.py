@@ -37,7 +37,7 @@ def _store(ctx):
 def run(args, ctx) -> int:
     from tutor.content.schema import pick
     from tutor.course import open_course
-    from tutor.grading import service
+    from tutor.grading import workspace
     from tutor.texts import say
 
     lang = ctx.lang
@@ -47,10 +47,10 @@ def run(args, ctx) -> int:
     if not args.id:
         raise TutorError(say("cli.exercise.needs_id", lang, action=args.action))
     ex = course.exercise(args.id)
-    path = service.workspace_file(ctx.home, ex)
+    path = workspace.workspace_file(ctx.home, ex)
     if args.action == "start":
         try:
-            path, created = service.start_exercise(ctx.home, ex, lang)
+            path, created = workspace.start_exercise(ctx.home, ex, lang)
         except OSError as err:  # an unwritable home, or a file where a folder should be
             raise TutorError(
                 say("cli.exercise.cannot_create", lang, path=path, why=err.strerror or err)
@@ -69,7 +69,7 @@ def run(args, ctx) -> int:
                 print(say("ex.cli.nothing_changed", lang))
                 return 1
         try:
-            path, backup = service.reset_exercise(ctx.home, ex, lang)
+            path, backup = workspace.reset_exercise(ctx.home, ex, lang)
         except OSError as err:
             raise TutorError(
                 say("cli.exercise.cannot_restore", lang, path=path, why=err.strerror or err)
@@ -88,7 +88,7 @@ def run(args, ctx) -> int:
     if args.action == "train":
         return _train(ex, path, args.steps, ctx)
     with _store(ctx) as store:  # solution
-        code = service.solution_text(store, ex, ctx.lang)
+        code = workspace.solution_text(store, ex, ctx.lang)
     if sys.stdout.isatty() and ex.kind == "code":  # a terminal would wrap long lines to column 0
         import shutil
 
@@ -101,8 +101,8 @@ def run(args, ctx) -> int:
 
 def _train(ex, path, steps: int | None, ctx) -> int:
     """Grade the file; once it passes, train the model it builds, printing progress as it comes."""
-    from tutor.grading import service
     from tutor.grading.runner import WarmJudge
+    from tutor.grading.submissions import grade_file, train_own_model
     from tutor.grading.text import training_end, training_line
     from tutor.texts import say
 
@@ -115,7 +115,7 @@ def _train(ex, path, steps: int | None, ctx) -> int:
         raise TutorError(say("cli.exercise.not_started", lang, id=ex.id))
     compare = say(f"term.pos.{ex.train.compare}", lang)
     with WarmJudge() as warm, _store(ctx) as store:
-        result = service.grade(ex, path, lang=lang, store=store, warm=warm)
+        result = grade_file(ex, path, lang=lang, store=store, warm=warm)
         if result.status != "pass":
             print(say("train.own.must_pass", lang, id=ex.id, score=result.score, max=result.max_score,
                       status=say(f"grade.status.{result.status}", lang)))  # fmt: skip
@@ -127,14 +127,14 @@ def _train(ex, path, steps: int | None, ctx) -> int:
                 print(line, flush=True)
 
         print(say("train.own.start", lang, steps=steps or ex.train.steps, compare=compare), flush=True)
-        run = service.train_own(ex, path, steps=steps, lang=lang, on_event=show, warm=warm)
+        run = train_own_model(ex, path, steps=steps, lang=lang, on_event=show, warm=warm)
     print(training_end(run, lang, compare))
     return 1 if run.stop is not None or not run.curve else 0
 
 
 def _list(course, ctx, as_json: bool) -> int:
     from tutor.content.schema import pick
-    from tutor.grading import service
+    from tutor.grading import workspace
     from tutor.texts import number, say
 
     with _store(ctx) as store:
@@ -147,7 +147,7 @@ def _list(course, ctx, as_json: bool) -> int:
     rows = []
     for lesson in course.lessons:
         for ex in lesson.exercises:
-            path = service.workspace_file(ctx.home, ex)
+            path = workspace.workspace_file(ctx.home, ex)
             state = "passed" if ex.id in passed else ("started" if path.exists() else "new")
             rows.append(
                 {"id": ex.id, "lesson": lesson.id, "title": pick(ex.title, ctx.lang), "kind": ex.kind,

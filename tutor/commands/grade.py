@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from contextlib import closing
+from contextlib import closing, nullcontext
 from pathlib import Path
 
 from tutor.errors import TutorError
@@ -46,62 +46,84 @@ def run(args, ctx) -> int:
     if args.merge is not None:
         return _merge(args, ctx)
     _instructor_options(args, ctx.lang)
-    from tutor.grading.runner import Limits, WarmJudge, start_judge_early
+    from tutor.grading.runner import EarlyJudge
 
-    if args.batch is None and args.hint is None and not args.watch:
-        start_judge_early()  # it imports torch while the course loads
-    from tutor.course import open_course
+    one_grade = args.batch is None and args.hint is None and not args.watch
+    with EarlyJudge() if one_grade else nullcontext() as early:  # it imports torch while the course loads
+        from tutor.course import open_course
 
-    ex = open_course(ctx.lessons_dir).exercise(args.id)
-    limits = None
-    if args.timeout is not None:
-        if not 0 < args.timeout <= 600:
-            raise TutorError(say("grade.usage.timeout", ctx.lang, got=f"{args.timeout:g}"))
-        limits = Limits(timeout_s=args.timeout)
-    if args.batch is not None:
-        if args.file or args.watch or args.hint is not None:
-            raise TutorError(say("grade.usage.batch_alone", ctx.lang))
-        return _batch(ex, args, ctx, limits)
-    from tutor.grading import service
+        ex = open_course(ctx.lessons_dir).exercise(args.id)
+        limits = _limits(args.timeout, ctx.lang)
+        if args.batch is not None:
+            return _batch(ex, args, ctx, limits)
+        return _grade_learner_file(ex, args, ctx, limits, early)
+
+
+def _limits(timeout: float | None, lang: str):
+    """--timeout S as the grade's limits (None: the exercise's own)."""
+    if timeout is None:
+        return None
+    if not 0 < timeout <= 600:
+        raise TutorError(say("grade.usage.timeout", lang, got=f"{timeout:g}"))
+    from tutor.grading.runner import Limits
+
+    return Limits(timeout_s=timeout)
+
+
+def _grade_learner_file(ex, args, ctx, limits, early) -> int:
+    """`grade ID [FILE] [--hint [N]] [--watch]`: the general hint first if asked for, then the grade,
+    recorded; with --watch again after every save. The exit code is the last finished grade's."""
+    from tutor.grading.workspace import workspace_file
     from tutor.progress.store import Store
 
-    path = args.file or service.workspace_file(ctx.home, ex)
+    path = args.file or workspace_file(ctx.home, ex)
     if args.file is None and not path.exists():
         raise TutorError(say("grade.usage.no_file", ctx.lang, path=str(path), id=ex.id))
     with Store(ctx.home) as store:
         if args.hint is not None:
-            number, text = service.reveal_hint(store, ex, args.hint or None, ctx.lang)
-            line = say("grade.hint_line", ctx.lang, n=number, total=len(ex.hints), text=text)
-            print(line + "\n", file=sys.stderr if args.json else sys.stdout)
-
+            _print_hint(ex, args, ctx, store)
         last = {"code": 2}  # the exit code of the last grade that finished (kept through Ctrl-C)
-        if not args.watch:
-            _grade_and_print(ex, path, ctx, args, store, limits, last)
-            return last["code"]
-        from tutor.grading.watch import SaveWatcher, watch_file
-
-        # one warm judge for every grade of the watch; the watcher starts before the first grade, so a
-        # save during it is seen
-        with WarmJudge() as warm, closing(SaveWatcher(path)) as watcher:
-            try:
-                _grade_and_print(ex, path, ctx, args, store, limits, last, warm)
-                print(say("grade.watching", ctx.lang, path=path), file=sys.stderr)
-
-                def again() -> None:
-                    print("\n" + "─" * 60, file=sys.stderr)
-                    _grade_and_print(ex, path, ctx, args, store, limits, last, warm)
-
-                watch_file(watcher, again)
-            except KeyboardInterrupt:
-                print("\n" + say("grade.stopped_watching", ctx.lang), file=sys.stderr)
+        if args.watch:
+            _watch(ex, path, ctx, args, store, limits, last)
+        else:
+            _grade_and_print(ex, path, ctx, args, store, limits, last, early)
         return last["code"]
 
 
+def _print_hint(ex, args, ctx, store) -> None:
+    """--hint [N]: general hint N (or the next unseen one), recorded; on stderr under --json."""
+    from tutor.grading.hints import reveal_hint
+
+    number, text = reveal_hint(store, ex, args.hint or None, ctx.lang)
+    line = say("grade.hint_line", ctx.lang, n=number, total=len(ex.hints), text=text)
+    print(line + "\n", file=sys.stderr if args.json else sys.stdout)
+
+
+def _watch(ex, path, ctx, args, store, limits, last: dict) -> None:
+    """--watch: grade now and after every save, until Ctrl-C. One warm judge for every grade; the
+    watcher starts before the first grade, so a save during it is seen."""
+    from tutor.grading.runner import WarmJudge
+    from tutor.grading.watch import SaveWatcher, watch_file
+
+    with WarmJudge() as warm, closing(SaveWatcher(path)) as watcher:
+        try:
+            _grade_and_print(ex, path, ctx, args, store, limits, last, warm)
+            print(say("grade.watching", ctx.lang, path=path), file=sys.stderr)
+
+            def again() -> None:
+                print("\n" + "─" * 60, file=sys.stderr)
+                _grade_and_print(ex, path, ctx, args, store, limits, last, warm)
+
+            watch_file(watcher, again)
+        except KeyboardInterrupt:
+            print("\n" + say("grade.stopped_watching", ctx.lang), file=sys.stderr)
+
+
 def _grade_and_print(ex, path, ctx, args, store, limits, last: dict, warm=None) -> None:
-    from tutor.grading import service
+    from tutor.grading.submissions import grade_file
 
     progress = _Progress(ex, ctx.lang) if not args.json and sys.stderr.isatty() else None
-    result = service.grade(ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress, warm=warm)
+    result = grade_file(ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress, warm=warm)
     if progress is not None:
         progress.clear()
     last["code"] = result.exit_code  # before printing: a Ctrl-C while printing keeps it
@@ -142,7 +164,11 @@ def _print(result, ex, lang: str, as_json: bool, hints_seen: int | None = None) 
 
 
 def _batch(ex, args, ctx, limits) -> int:
+    """`grade ID --batch DIR [--shard K/N]`: every file of the folder, reported as --format says."""
     from tutor.grading import batch
+
+    if args.file or args.watch or args.hint is not None:
+        raise TutorError(say("grade.usage.batch_alone", ctx.lang))
 
     def show(row) -> None:
         print(f"  {row.file}: {say(f'grade.verdict.{row.result.status}', ctx.lang)}", file=sys.stderr)

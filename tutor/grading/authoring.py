@@ -20,7 +20,7 @@ from tutor.content.schema import Exercise
 from tutor.content.variants import ROLES, variant_problems, variants
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import grade_trusted
-from tutor.grading.service import solution_file, starter_file
+from tutor.grading.workspace import solution_file, starter_file
 
 
 def _files(ex: Exercise) -> tuple[Path, Path, Path]:

@@ -34,7 +34,7 @@ from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import Limits, WarmJudge, error_result, grade_many
-from tutor.grading.service import entry_problem, read_entry
+from tutor.grading.safe_read import entry_problem, read_entry
 from tutor.texts import say
 
 CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256")

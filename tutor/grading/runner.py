@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,7 +38,6 @@ from tutor.settings import (
     GRADE_OUTPUT_CHARS,
     GRADE_TOTAL_BYTES,
     ROOT,
-    TRAIN_OWN_TIMEOUT_S,
 )
 from tutor.texts import say
 
@@ -126,6 +125,43 @@ class WarmJudge:
         self.close()
 
 
+class EarlyJudge:
+    """A cold judge started ahead of its job, so that it imports torch while this process loads the
+    course; the first grade given it as `warm` uses it, a later one gets a judge started cold. For a
+    command about to grade one file; closing it ends the judge if no grade took it.
+
+        with EarlyJudge() as early:
+            ex = open_course(lessons).exercise("rope")
+            result = grade_file(ex, path, warm=early)
+    """
+
+    def __init__(self) -> None:
+        self._child: SyncChild | None = _start_judge()
+
+    def judge(self) -> SyncChild:
+        child, self._child = self._child, None
+        return child if child is not None else _start_judge()
+
+    def close(self) -> None:
+        if self._child is not None:
+            self._child.close()
+            self._child = None
+
+    def __enter__(self) -> EarlyJudge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# where a grade's judge comes from: forked by a warm judge, or started ahead (None: started cold)
+JudgeSource = WarmJudge | EarlyJudge
+
+
+def _start_judge() -> SyncChild:
+    return SyncChild([sys.executable, "-I", str(JUDGE)], env=_judge_env(), cwd=tempfile.gettempdir())
+
+
 @lru_cache(maxsize=16)
 def _box(imports: tuple[str, ...], files: tuple[str, ...]) -> dict:
     """What a worker is handed (sandbox.box_for), worked out once per process and exercise."""
@@ -140,16 +176,41 @@ def run_judge(
     reuse: bool = False,
     on_event: OnEvent | None = None,
     lang: str = "en",
-    warm: WarmJudge | None = None,
+    warm: JudgeSource | None = None,
     cancel: threading.Event | None = None,
     train: dict | None = None,
 ) -> tuple[list[list[Event]], str | None]:
     """Grade `files` ([(source text, display name)]); the judge's events per file, and why the judge
-    stopped early (None when it finished), every message in `lang`. The judge is forked by `warm`
-    when given, else started cold. With `train` (own_model.settings) it trains the one file's model
+    stopped early (None when it finished), every message in `lang`. The judge comes from `warm` when
+    given, else it is started cold. With `train` (own_model.settings) it trains the one file's model
     instead of grading it. A file's "done" event carries the seconds the learner waited for it: from
     the call (the first file: a judge starting or a warm one forking included) or the file before."""
-    job = {
+    job = _job(ex, files, limits, reuse=reuse, lang=lang, train=train)
+    per_file: list[list[Event]] = [[] for _ in files]
+    since = time.monotonic()
+    try:
+        child = warm.judge() if warm is not None else _start_judge()
+    except ServerGone as gone:
+        return per_file, _judge_exit("?", str(gone), lang)
+    try:
+        child.send(json.dumps(job).encode())
+        deadline = time.monotonic() + limits.timeout_s * max(len(files), 1) + GRADE_JUDGE_SLACK_S
+        _sort_events(child.events(deadline=deadline, cancel=cancel), per_file, since, on_event)
+        if child.returncode not in (0, None):
+            return per_file, _judge_exit(str(child.returncode), child.stderr_tail(), lang)
+    except ChildTimeout:
+        return per_file, say("grade.stop.judge_late", lang)
+    finally:
+        child.close()  # the workers die with it (their parent-death signal)
+    return per_file, None
+
+
+def _job(
+    ex: Exercise, files: list[tuple[str, str]], limits: Limits, *, reuse: bool, lang: str, train: dict | None
+) -> dict:
+    """What the judge is told: the checks to run (or the training), the files with their seeds, the
+    limits, the worker's box and the messages in the learner's language."""
+    return {
         "train": train,
         "root": str(ROOT),
         "checks_file": str((Path(ex.folder or ".") / "checks.py").resolve()),
@@ -162,59 +223,37 @@ def run_judge(
         "lang": lang,
         "messages": {key: pick(text, lang) for key, text in ex.messages.items()},
     }
-    per_file: list[list[Event]] = [[] for _ in files]
-    stopped = None
+
+
+def _sort_events(
+    events: Iterable[Event], per_file: list[list[Event]], since: float, on_event: OnEvent | None
+) -> None:
+    """The judge's events into the list of the file they are about (a "file" event starts the next);
+    a "done" event gets the wall time since `since` or the file before, not the judge's own clock."""
     current = -1
-    since = time.monotonic()
-    try:
-        child = warm.judge() if warm is not None else _take_early() or _start_judge()
-    except ServerGone as gone:
-        tail = str(gone).strip().splitlines()
-        return per_file, say("grade.stop.judge_exit", lang, code="?",
-                             error=tail[-1] if tail else say("grade.stop.no_output", lang))  # fmt: skip
-    try:
-        child.send(json.dumps(job).encode())
-        deadline = time.monotonic() + limits.timeout_s * max(len(files), 1) + GRADE_JUDGE_SLACK_S
-        for event in child.events(deadline=deadline, cancel=cancel):
-            if event.get("event") == "file":
-                current = event["index"]
-            elif 0 <= current < len(files):
-                if event.get("event") == "done":  # the wall time, not the judge's own clock
-                    event = {**event, "seconds": round(time.monotonic() - since, 3)}
-                    since = time.monotonic()
-                per_file[current].append(event)
-                if on_event is not None:
-                    on_event(event)
-        if child.returncode not in (0, None):
-            tail = child.stderr_tail().strip().splitlines()
-            stopped = say("grade.stop.judge_exit", lang, code=str(child.returncode),
-                          error=tail[-1] if tail else say("grade.stop.no_output", lang))  # fmt: skip
-    except ChildTimeout:
-        stopped = say("grade.stop.judge_late", lang)
-    finally:
-        child.close()  # the workers die with it (their parent-death signal)
-    return per_file, stopped
+    for event in events:
+        if event.get("event") == "file":
+            current = event["index"]
+            continue
+        if not 0 <= current < len(per_file):
+            continue
+        if event.get("event") == "done":
+            event = {**event, "seconds": round(time.monotonic() - since, 3)}
+            since = time.monotonic()
+        per_file[current].append(event)
+        if on_event is not None:
+            on_event(event)
 
 
-_early: SyncChild | None = None
-
-
-def _start_judge() -> SyncChild:
-    return SyncChild([sys.executable, "-I", str(JUDGE)], env=_judge_env(), cwd=tempfile.gettempdir())
-
-
-def _take_early() -> SyncChild | None:
-    global _early
-    child, _early = _early, None
-    return child
-
-
-def start_judge_early() -> None:
-    """Start the judge now, so it imports torch while this process loads the course; the next
-    grade uses it. For a command that is about to grade one file."""
-    global _early
-    if _early is None:
-        _early = _start_judge()
+def _judge_exit(code: str, stderr: str, lang: str) -> str:
+    """Why the grade stopped when the judge itself ended badly: its exit code and its last word."""
+    tail = stderr.strip().splitlines()
+    return say(
+        "grade.stop.judge_exit",
+        lang,
+        code=code,
+        error=tail[-1] if tail else say("grade.stop.no_output", lang),
+    )
 
 
 def _state(events: list[Event]) -> dict:
@@ -309,7 +348,7 @@ def grade_many(
     limits: Limits | None = None,
     reuse: bool = False,
     on_event: OnEvent | None = None,
-    warm: WarmJudge | None = None,
+    warm: JudgeSource | None = None,
     jobs: int = 1,
     cancel: threading.Event | None = None,
 ) -> list[GradeResult]:
@@ -342,7 +381,7 @@ def grade_code(
     lang: str = "en",
     on_event: OnEvent | None = None,
     limits: Limits | None = None,
-    warm: WarmJudge | None = None,
+    warm: JudgeSource | None = None,
     cancel: threading.Event | None = None,
 ) -> GradeResult:
     return grade_many(ex, [(source, display_name)], lang=lang, limits=limits, on_event=on_event, warm=warm,
@@ -379,35 +418,14 @@ class OwnTraining:
     isolation: dict | None = None
 
 
-def train_own_model(
-    ex: Exercise,
-    source: str,
-    display_name: str,
-    *,
-    steps: int | None = None,
-    lang: str = "en",
-    on_event: OnEvent | None = None,
-    warm: WarmJudge | None = None,
-    cancel: threading.Event | None = None,
-) -> OwnTraining:
-    """Train the model the learner's file builds (the exercise's `[train]`), in the grading box, beside
-    the course GPT with the comparison's positions; progress through `on_event` ("training",
-    "validated" events). For a file that passes the exercise's checks."""
-    from tutor.grading.own_model import settings
-
-    if ex.train is None:
-        raise ValueError(f"exercise {ex.id!r} has no [train] table: there is no model of yours to train")
-    run = settings(ex.train.model_dump(), steps)
-    limits = Limits(timeout_s=TRAIN_OWN_TIMEOUT_S)
-    per_file, stopped = run_judge(ex, [(source, display_name)], limits, on_event=on_event, lang=lang,
-                                  warm=warm, cancel=cancel, train=run)  # fmt: skip
-    state = _state(per_file[0])
+def training_result(events: list[Event], stopped: str | None, compare: str, lang: str) -> OwnTraining:
+    """The training run of the learner's model from the judge's events (a job with `train`), and
+    `stopped`, why the judge stopped early (run_judge)."""
+    state = _state(events)
     curve = [
-        {k: e[k] for k in ("step", "val", "compare_val")}
-        for e in per_file[0]
-        if e.get("event") == "validated"
+        {k: e[k] for k in ("step", "val", "compare_val")} for e in events if e.get("event") == "validated"
     ]
-    done = [e for e in per_file[0] if e.get("event") == "trained"]
+    done = [e for e in events if e.get("event") == "trained"]
     stop = None
     if state["import_error"] is not None:
         stop = say("grade.stop.load", lang, error=state["import_error"])
@@ -419,7 +437,7 @@ def train_own_model(
         steps=done[0]["steps"] if done else (curve[-1]["step"] if curve else 0),
         seconds=float(done[0]["seconds"]) if done else state["seconds"],
         curve=curve,
-        compare=run["compare"],
+        compare=compare,
         stop=stop,
         isolation=state["isolation"],
     )

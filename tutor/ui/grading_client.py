@@ -3,7 +3,7 @@ training the model a passing file builds (exercise train).
 
 The grade runs in a thread: the file is read, a judge is forked from the warm judge (Tutor.warm_judge),
 the judge builds the worker's box, and the submission is recorded in the progress store exactly as
-`python -m tutor grade` records it (tutor.grading.service.grade). Cancelling the awaiting task (the
+`python -m tutor grade` records it (tutor.grading.submissions.grade_file). Cancelling the awaiting task (the
 learner left, or quit) stops the judge, and its box dies with it.
 """
 
@@ -51,25 +51,25 @@ async def grade_in_thread(
 ) -> GradeResult:
     """Grade `file` with a judge forked from `warm`; GradeFailed when no verdict comes back.
     `record=False`: the same grade worded in another language, not a new submission."""
-    from tutor.grading import service
+    from tutor.grading.submissions import grade_file
     from tutor.progress.store import Store
 
     def work(cancel: threading.Event) -> GradeResult:
         with Store(home) as store:
-            return service.grade(ex, file, lang=lang, store=store, record=record, warm=warm, cancel=cancel)
+            return grade_file(ex, file, lang=lang, store=store, record=record, warm=warm, cancel=cancel)
 
     return await _in_thread(work)
 
 
 async def train_in_thread(ex: Exercise, file: Path, lang: str, warm: WarmJudge, on_event) -> OwnTraining:
-    """Train the model `file` builds, in a judge forked from `warm` (service.train_own); `on_event`
+    """Train the model `file` builds, in a judge forked from `warm` (submissions.train_own_model); `on_event`
     gets the progress events in the calling thread's event loop. GradeFailed when the file cannot be read."""
-    from tutor.grading import service
+    from tutor.grading.submissions import train_own_model
 
     loop = asyncio.get_running_loop()
 
     def work(cancel: threading.Event) -> OwnTraining:
-        return service.train_own(ex, file, lang=lang, warm=warm, cancel=cancel,
+        return train_own_model(ex, file, lang=lang, warm=warm, cancel=cancel,
                                  on_event=lambda e: loop.call_soon_threadsafe(on_event, e))  # fmt: skip
 
     return await _in_thread(work)

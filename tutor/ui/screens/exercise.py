@@ -139,7 +139,7 @@ class ExerciseScreen(TutorScreen):
             self.action_solution(scroll=False)
 
     def _start(self, ex) -> None:
-        from tutor.grading.service import start_exercise
+        from tutor.grading.workspace import start_exercise
 
         try:
             self.file, _created = start_exercise(self.tutor.home, ex, self.lang)
@@ -317,7 +317,7 @@ class ExerciseScreen(TutorScreen):
         if self.hints_shown >= len(ex.hints):
             self.notify(self.t("ex.no_more_hints"))
             return
-        from tutor.grading.service import reveal_hint
+        from tutor.grading.hints import reveal_hint
 
         try:
             reveal_hint(self.tutor.store, ex, self.hints_shown + 1, self.lang)  # records the reveal
@@ -331,13 +331,14 @@ class ExerciseScreen(TutorScreen):
             self._show_result(self.result)
 
     def action_solution(self, scroll: bool = True) -> None:
-        """The reference solution in the learner's language, once the learner has passed (the grading
-        service enforces it); shown again, where it is, when the language or the theme changes."""
+        """The reference solution in the learner's language, once the learner has passed
+        (grading.workspace.solution_text enforces it); shown again, where it is, when the language or
+        the theme changes."""
         pair = self.pair
         if pair is None:
             return
         from tutor.errors import TutorError, in_lang
-        from tutor.grading.service import solution_text
+        from tutor.grading.workspace import solution_text
 
         try:
             code = solution_text(self.tutor.store, pair[1], self.lang)

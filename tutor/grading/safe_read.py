@@ -1,0 +1,92 @@
+"""Reading the files the tutor is handed, which it does not trust: a learner's file (a regular file of
+bounded size, never a FIFO or a device, in a batch never through a link) and an instructor's (a
+roster, a shard report). Every way a file cannot be read is a TutorError that names it, in `lang`.
+
+source = read_submission(path, lang="de")               # bytes of at most GRADE_MAX_SOURCE_BYTES
+source = read_entry(folder_fd, name, shown, lang="de")  # an entry of an open folder, never a link
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from tutor.errors import TutorError
+from tutor.settings import GRADE_MAX_SOURCE_BYTES
+from tutor.texts import say
+
+
+def read_submission(path: Path, limit: int = GRADE_MAX_SOURCE_BYTES, lang: str = "en") -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. The file is opened once, without
+    blocking, and checked on the open descriptor: a FIFO, a device or a link to one is refused
+    before anything is read, and a file swapped after the check is not the one read. What is wrong
+    is said in `lang`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise TutorError(say("grade.file.missing", lang, path=str(path))) from None
+    except IsADirectoryError:
+        raise TutorError(say("grade.file.folder", lang, path=str(path))) from None
+    except OSError as err:
+        raise _unreadable(str(path), err, lang) from None
+    return _read_open(fd, str(path), limit, lang)
+
+
+def read_entry(
+    folder_fd: int, name: str, shown: str, limit: int = GRADE_MAX_SOURCE_BYTES, lang: str = "en"
+) -> bytes:
+    """The bytes of the regular file `name` directly in the open folder `folder_fd`, never through a
+    link: a link (to anything) is refused without being followed, and the open descriptor is checked
+    again, so an entry swapped for a link, a FIFO or a device after it was listed is refused too.
+    Messages name the entry as `shown` (its escaped name), in `lang`."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(name, flags | getattr(os, "O_NOCTTY", 0), dir_fd=folder_fd)
+    except FileNotFoundError:
+        raise TutorError(say("grade.file.missing", lang, path=shown)) from None
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link (EMLINK on the BSDs)
+            raise TutorError(say("grade.file.link", lang, path=shown)) from None
+        try:  # a socket cannot be opened at all (ENXIO): say what the entry is
+            mode = os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode
+        except OSError:
+            mode = stat.S_IFREG
+        raise (entry_problem(mode, shown, lang) or _unreadable(shown, err, lang)) from None
+    return _read_open(fd, shown, limit, lang)
+
+
+# what an entry is when it is not a regular file: the key of its message under grade.file
+_KINDS = ((stat.S_ISLNK, "link"), (stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "fifo"), (stat.S_ISCHR, "device"),
+          (stat.S_ISBLK, "device"), (stat.S_ISSOCK, "socket"))  # fmt: skip
+
+
+def entry_problem(mode: int, shown: str, lang: str = "en") -> TutorError | None:
+    """Why a file of this `st_mode` is not graded (it is not a regular file), or None."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((kind for test, kind in _KINDS if test(mode)), "not_regular")
+    return TutorError(say(f"grade.file.{kind}", lang, path=shown))
+
+
+def _unreadable(shown: str, err: OSError, lang: str) -> TutorError:
+    return TutorError(say("grade.file.unreadable", lang, path=shown, error=str(err.strerror or err)))
+
+
+def _read_open(fd: int, shown: str, limit: int, lang: str) -> bytes:
+    """At most `limit` bytes of the regular file open as `fd` (closed here), checked on the
+    descriptor itself."""
+    try:
+        problem = entry_problem(os.fstat(fd).st_mode, shown, lang)
+        if problem is not None:
+            raise problem
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as err:
+        raise _unreadable(shown, err, lang) from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise TutorError(say("grade.file.too_large", lang, path=shown, kb=str(limit // 2**10)))
+    return data
