@@ -16,7 +16,7 @@ import pytest
 from tutor.content.loader import load_course
 from tutor.grading.authoring import check_exercises
 from tutor.grading.runner import WarmJudge, grade_trusted
-from tutor.grading.runs import load_checks
+from tutor.grading.runs import exercise_checks
 from tutor.grading.submissions import grade_file
 from tutor.grading.workspace import solution_file, starter_file
 from tutor.i18n import LANGS
@@ -273,7 +273,7 @@ def test_three_layers_messages_report_the_measured_gaps(graded):
 # --- head-count: stored runs + the answer file ------------------------------------------------------
 
 HEAD_COUNT = COURSE.exercise("head-count")
-SAMPLE = load_checks(HEAD_COUNT).sample_runs
+SAMPLE = exercise_checks(HEAD_COUNT).sample_runs
 
 
 def _store_runs(store: Store, losses: dict[int, float], steps: int = 1000, spread: float = 0.01) -> None:

@@ -329,10 +329,10 @@ def _answer_text(kind: str) -> str:
 def runs_home(tmp_path_factory) -> Path:
     """A home holding a complete set of comparable runs, so every check reads its key."""
     from tutor.content.loader import load_course
-    from tutor.grading.runs import load_checks
+    from tutor.grading.runs import exercise_checks
 
     home = tmp_path_factory.mktemp("runs-home")
-    sample = load_checks(load_course(ROOT / "lessons").exercise("head-count")).sample_runs
+    sample = exercise_checks(load_course(ROOT / "lessons").exercise("head-count")).sample_runs
     with Store(home) as store:
         for run in sample({1: 5.30, 4: 5.35, 8: 5.40}):
             store.record_training_run(

@@ -297,7 +297,7 @@ def test_the_cli_grade_text_and_a_refused_file_are_in_the_learners_language(tmp_
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_what_the_learners_code_did_is_told_in_the_learners_language(lang):
-    """The worker describes an exception as data; the judge tells it (tutor.grading.worker.describe)."""
+    """The worker describes an exception as data; the judge tells it (tutor.grading.worker.describe_error)."""
     at = [[3, "split_heads", "return x.view(2)"]]
     cases = [
         ({"type": "SystemExit", "kind": "exit", "code": "0"}, "grade.code.exit"),

@@ -21,10 +21,10 @@ def test_head_count_says_its_words_through_messages():
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_head_count_says_no_english(lang):
-    from tutor.grading.runs import grade_runs, load_checks
+    from tutor.grading.runs import exercise_checks, grade_runs
 
     ex = COURSE.exercise("head-count")
-    sample = load_checks(ex).sample_runs
+    sample = exercise_checks(ex).sample_runs
     full, noisy = sample({1: 5.30, 4: 5.35, 8: 5.40}), sample({1: 5.40, 4: 5.38, 8: 5.39}, spread=0.05)
     partial = [
         r for r in full if r["config"]["model"]["n_head"] != 8 and r["config"]["train"]["seed"] == 1337

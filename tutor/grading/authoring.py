@@ -117,9 +117,9 @@ def _summary(result: GradeResult) -> str:
 
 
 def _runs_problems(ex: Exercise) -> list[Problem]:
-    from tutor.grading.runs import grade_runs, load_checks
+    from tutor.grading.runs import exercise_checks, grade_runs
 
-    module = load_checks(ex)
+    module = exercise_checks(ex)
     sample = getattr(module, "sample_runs", None)
     reference = getattr(module, "reference_answer", None)
     checks = Path(ex.folder or ".") / "checks.py"

@@ -22,7 +22,7 @@ class LearnerError(CheckFailure):
 
     @classmethod
     def from_reply(cls, error: Any, lang: str) -> LearnerError:
-        """The worker's description of an exception (tutor.grading.worker.describe), told in `lang`.
+        """The worker's description of an exception (tutor.grading.worker.describe_error), told in `lang`.
         The worker is untrusted: every field is taken as plain text, of bounded length. The
         exception's own text (the learner's words, or Python's) is kept as it is, and comes last."""
         from tutor.texts import say

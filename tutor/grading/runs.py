@@ -55,7 +55,8 @@ def stored_runs(store) -> list[dict[str, Any]]:
     ]
 
 
-def load_checks(ex: Exercise) -> types.ModuleType:
+def exercise_checks(ex: Exercise) -> types.ModuleType:
+    """The exercise's checks.py as a module, loaded as the judge loads it (judge.load_checks)."""
     from tutor.grading.judge import load_checks as load
 
     return load(str(Path(ex.folder or ".") / "checks.py"))
@@ -240,7 +241,7 @@ def grade_runs(
     from tutor.grading.runner import Limits, build_result
 
     t0 = time.perf_counter()
-    module = load_checks(ex)
+    module = exercise_checks(ex)
     answer, problem = parse_answer(source, display_name, lang, getattr(module, "ANSWER", None))
     if problem is not None:
         events = [{"event": "import_error", "message": problem}]

@@ -61,7 +61,9 @@ _CAP_LAST = 63
 
 
 @dataclass
-class Limits:
+class ResourceLimits:
+    """The worker's resource limits (setrlimit, soft = hard); from the grade's limits (runner.Limits)."""
+
     mem_bytes: int
     cpu_s: int
     file_bytes: int  # per file (RLIMIT_FSIZE); the scratch tmpfs caps the total
@@ -320,7 +322,7 @@ def drop_capabilities() -> None:
 # --- the last layers (in the worker, just before the learner's code runs) --------------------------
 
 
-def _set_limits(limits: Limits) -> None:
+def _set_limits(limits: ResourceLimits) -> None:
     # soft = hard, so the learner's code cannot raise them again
     for name, value in (
         ("RLIMIT_AS", limits.mem_bytes),
@@ -335,7 +337,7 @@ def _set_limits(limits: Limits) -> None:
         resource.setrlimit(limit, (value, value))
 
 
-def confine(report: Report, limits: Limits, readable: list[str], scratch: Path) -> Report:
+def confine(report: Report, limits: ResourceLimits, readable: list[str], scratch: Path) -> Report:
     """Limits, then Landlock and the allow-list where the platform has them; every layer in force is
     added to `report` (which holds the namespace layers already)."""
     _set_limits(limits)

@@ -28,7 +28,7 @@ from tutor.grading import sandbox, wire
 SUBMISSION = "submission"
 
 
-def describe(err: BaseException, filename: str, limit_mb: int) -> dict:
+def describe_error(err: BaseException, filename: str, limit_mb: int) -> dict:
     """The exception as plain data, for the judge to tell in the learner's language
     (tutor.grading.remote.LearnerError.from_reply): its type, one line of text, what kind of failure
     it is, and the learner's own frames (line, function, source line; the last three)."""
@@ -166,7 +166,7 @@ class Worker:
                 kwargs = wire.decode(msg.get("kwargs", {}), refs=self.kept)
                 reply = {"id": msg["id"], "ok": wire.encode(op(msg, args, kwargs))}
             except BaseException as err:  # whatever the learner's code raised is the answer
-                reply = {"id": msg["id"], "error": describe(err, self.display, self.limit_mb)}
+                reply = {"id": msg["id"], "error": describe_error(err, self.display, self.limit_mb)}
             _flush()  # what the probe printed reaches the judge before its answer
             self.send(reply)
 
@@ -196,7 +196,7 @@ def serve_forked(probe_fd: int, reply_fd: int, job: dict, namespaces: bool) -> N
     import faulthandler
 
     faulthandler.enable(file=sys.stderr)  # a segfault prints where it happened into the output
-    limits = sandbox.Limits(
+    limits = sandbox.ResourceLimits(
         **{k: job["limits"][k] for k in ("mem_bytes", "cpu_s", "file_bytes", "total_bytes")}
     )
     report = sandbox.Report()
