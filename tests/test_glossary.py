@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 import shutil
-from functools import cache
+import tomllib
+from collections.abc import Iterator
+from functools import cache, partial
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from tutor.cli import main
 from tutor.content.glossary import (
     GLOSSARY,
     Glossary,
-    catalogue_texts,
+    Text,
     course_texts,
     problems_in,
     prose,
@@ -27,6 +29,37 @@ from tutor.settings import shipped_lessons_dir
 
 LESSONS = shipped_lessons_dir()
 CATALOGUE = ROOT / "tutor" / "texts"
+
+_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")  # a [table] or [[array]] header
+
+
+def catalogue_texts(file: Path, lang: str) -> Iterator[Text]:
+    """Every text of a catalogue file (tutor/texts/LANG.toml): all of it in one language."""
+    lines = file.read_text(encoding="utf-8").splitlines()
+    tables = {m.group(1): n for n, line in enumerate(lines) if (m := _TABLE.match(line))}
+
+    def place(loc: tuple) -> int | None:
+        """The line of `a.b.c = …`: the key `c` under the header `[a.b]`, else `b.c` under `[a]`, …"""
+        for cut in range(len(loc) - 1, -1, -1):
+            start = tables.get(".".join(loc[:cut]), -1) if cut else -1
+            if cut and start < 0:
+                continue
+            key = re.compile(r"^\s*" + r"\s*\.\s*".join(f'"?{re.escape(k)}"?' for k in loc[cut:]) + r"\s*=")
+            for n in range(start + 1, len(lines)):
+                if cut and n > start + 1 and _TABLE.match(lines[n]):
+                    break
+                if key.match(lines[n]):
+                    return n + 1
+        return None
+
+    def walk(node: dict, loc: tuple) -> Iterator[Text]:
+        for key, value in node.items():
+            if isinstance(value, dict):
+                yield from walk(value, loc + (key,))
+            elif isinstance(value, str):
+                yield Text(lang, file, value, partial(place, loc + (key,)))
+
+    yield from walk(tomllib.loads(file.read_text(encoding="utf-8")), ())
 
 
 @cache

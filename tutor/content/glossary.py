@@ -87,7 +87,6 @@ def read_glossary(lessons_dir: Path, problems: list[Problem]) -> Glossary | None
 # --- finding refused words ------------------------------------------------------------------------
 
 _LATIN = "A-Za-z0-9_À-ɏ"
-_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")  # a [table] or [[array]] header
 _NOT_PROSE = re.compile(
     r"```.*?```"  # a fenced block (code, an experiment's parameters)
     r"|`[^`]*`"  # inline code, also across a line break
@@ -207,35 +206,6 @@ def toml_texts(file: Path) -> Iterator[Text]:
                 yield from walk(value, loc + (i,))
 
     yield from walk(tomllib.loads(raw), ())
-
-
-def catalogue_texts(file: Path, lang: str) -> Iterator[Text]:
-    """Every text of a catalogue file (tutor/texts/LANG.toml): all of it in one language."""
-    lines = file.read_text(encoding="utf-8").splitlines()
-    tables = {m.group(1): n for n, line in enumerate(lines) if (m := _TABLE.match(line))}
-
-    def place(loc: tuple) -> int | None:
-        """The line of `a.b.c = …`: the key `c` under the header `[a.b]`, else `b.c` under `[a]`, …"""
-        for cut in range(len(loc) - 1, -1, -1):
-            start = tables.get(".".join(loc[:cut]), -1) if cut else -1
-            if cut and start < 0:
-                continue
-            key = re.compile(r"^\s*" + r"\s*\.\s*".join(f'"?{re.escape(k)}"?' for k in loc[cut:]) + r"\s*=")
-            for n in range(start + 1, len(lines)):
-                if cut and n > start + 1 and _TABLE.match(lines[n]):
-                    break
-                if key.match(lines[n]):
-                    return n + 1
-        return None
-
-    def walk(node: dict, loc: tuple) -> Iterator[Text]:
-        for key, value in node.items():
-            if isinstance(value, dict):
-                yield from walk(value, loc + (key,))
-            elif isinstance(value, str):
-                yield Text(lang, file, value, partial(place, loc + (key,)))
-
-    yield from walk(tomllib.loads(file.read_text(encoding="utf-8")), ())
 
 
 def course_texts(lessons_dir: Path) -> Iterator[Text]:

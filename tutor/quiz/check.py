@@ -28,7 +28,6 @@ from tutor.errors import TutorError
 from tutor.quiz.normalise import fold, format_shape, is_integer_shape, shape_tokens, text_matches
 from tutor.quiz.numbers import format_number, number_matches, number_readings
 
-SELF_RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
 # Accepted spellings of the four self-ratings, also in German and Chinese.
 _RATING_WORDS = {
     Rating.Again: ("again", "1", "a", "nochmal", "wieder", "重来", "再来"),
