@@ -14,8 +14,8 @@
   runs until the verdict is on screen; beside it, in the same rounds, a warm grade of the same text by the
   app's own warm judge.
 
-Goals (issues 17 and 18): cold ≤ 2 s for every code exercise; warm ≤ 0.25× cold; the batch ≤ 3× one
-cold grade; the app within 1.3× the warm grade.
+Goals, so that a grade comes back while the learner still looks at the code: cold ≤ 2 s for every
+code exercise; warm ≤ 0.25× cold; the batch ≤ 3× one cold grade; the app within 1.3× the warm grade.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 20: line plots have ticks at round values in the language's numbers, and their legend sits above
+"""Line plots have ticks at round values in the language's numbers, and their legend sits above
 the plot, right-aligned and measured in terminal cells, never on the start of the curves."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Grade output in German and Chinese holds no English (issue 12): the grader's own words (why it
+"""Grade output in German and Chinese holds no English: the grader's own words (why it
 stopped, what the learner's code did, "expected … got …") come from the catalogue, and each
 exercise's checks say theirs from the [messages] of its exercise.toml, in the learner's language.
 

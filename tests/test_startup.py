@@ -1,4 +1,4 @@
-"""What makes the first screen quick (issue 12 item 9; the time itself: benchmarks/bench_startup.py):
+"""What makes the first screen quick (the time itself: benchmarks/bench_startup.py):
 the app's command line imports no subcommand, the catalogue and the parsed course are reused while
 their files are unchanged, and home lists the lessons from the saved cards before the course loads."""
 

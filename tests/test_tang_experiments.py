@@ -1,4 +1,4 @@
-"""The experiments that rest on training, on the Tang corpus and the shipped checkpoints (issue 11):
+"""The experiments that rest on training, on the Tang corpus and the shipped checkpoints:
 train-compare's defaults stay under one epoch, context-scaling reads its stored tables quickly and they
 are what a fresh measurement gives, and context-finetune fine-tunes each method and scores it again."""
 

@@ -207,7 +207,8 @@ def _readme_row(name: str) -> list[str]:
 
 
 def test_shipped_learned_model_beats_the_bigram_by_0_3_nats_on_its_validation_windows(tang):
-    """The goal of issue 11, from the shipped files alone: the checkpoint, the corpus and the trainer's split."""
+    """What the shipped model is for, from the shipped files alone: the checkpoint, the corpus and
+    the trainer's split."""
     ck = load_checkpoint(default_checkpoint())
     assert ck.model.cfg.n_embd == 128 and ck.model.cfg.n_head == 4 and ck.model.cfg.pos == "learned"
     train_text, val_text = (corpus_text(p) for p in split_poems(tang))

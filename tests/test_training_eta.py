@@ -1,4 +1,4 @@
-"""Issue 20: a training job's ETA is the whole job's and settles instead of growing during a run; its
+"""A training job's ETA is the whole job's and settles instead of growing during a run; its
 length is known before it starts (from the learner's kept runs, or timed for a few steps)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The app at its edges (issue 20): home's next step and its columns across F5, search in the lesson
+"""The app at its edges: home's next step and its columns across F5, search in the lesson
 text from the palette, a language switch redrawing the quiz, and Continue after a restart. Real app
 (Pilot at 80×24), real store in a temporary home."""
 

@@ -1,4 +1,4 @@
-"""Experiment panels as a learner uses them (issue 12 items 1-3): the parameter form is compact and
+"""Experiment panels as a learner uses them: the parameter form is compact and
 keeps the results in view, Enter in a field runs, `r` runs the panel the learner is looking at,
 quick experiments run while a training run goes, and the one training run shows on every screen
 and stops from any."""

@@ -1,4 +1,4 @@
-"""Keys that move the learner (issue 12 item 8): `e` right after `n`, Esc to home and back, continue
+"""Keys that move the learner: `e` right after `n`, Esc to home and back, continue
 across a restart, F4 to the lesson's own exercise, `t` and `e` in the key bar, the palette's
 ranking for an experiment's name, a broken lessons folder on home, and home's header in German."""
 

@@ -1,4 +1,4 @@
-"""'Read' means a section was on screen for a few seconds (issue 12 item 6): paging through a lesson
+"""'Read' means a section was on screen for a few seconds: paging through a lesson
 with `n` reads nothing, staying on a section reads it, and the contents ticks and the home
 screen's percentage follow the store."""
 

@@ -1,4 +1,4 @@
-"""Issue 20: keys never land in a hidden parameter field, a training run never ends without asking.
+"""Keys never land in a hidden parameter field, a training run never ends without asking.
 
 Pilot tests at 80x24 on the real app; the training runs are real, at the tiniest sizes the experiment
 allows, and are stopped as soon as what is tested has been seen."""

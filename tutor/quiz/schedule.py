@@ -1,6 +1,6 @@
 """Spaced repetition with FSRS (the `fsrs` package, v6), in whole days.
 
-Rules (issue 6):
+Rules:
 - a wrong answer is Again, a right one Good; Hard only for a right answer given after a hint;
   open questions take the learner's own rating (the only way to reach Easy);
 - only the first answer of an item on a given (local) day moves its long-term schedule;
