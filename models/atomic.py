@@ -1,4 +1,11 @@
-"""Atomic file writes: a temp file beside the target, fsync, then os.replace — never a half-written file."""
+"""Atomic file writes: a temp file beside the target, fsync, then os.replace, so a reader never sees a
+half-written file and an interrupted write leaves the old one in place.
+
+The one implementation in the project: checkpoints and corpora here, and the tutor's own files (the
+progress export, the course and catalogue caches, the grade exports, the learner's reset file). It
+imports nothing but the standard library, so the tutor's logic may use it without depending on the
+model (tests/test_layers.py allows `models.atomic` alone).
+"""
 
 from __future__ import annotations
 
@@ -23,3 +30,8 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """`text` as UTF-8, written atomically."""
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))

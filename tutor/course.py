@@ -58,7 +58,7 @@ def open_course_cached(lessons_dir: Path, cache_dir: Path) -> Course:
         pass
     course = open_course(lessons_dir)
     try:
-        from tutor.fileio import atomic_write
+        from models.atomic import atomic_write
 
         atomic_write(saved, lambda fh: pickle.dump((key, course), fh, protocol=pickle.HIGHEST_PROTOCOL))
         save_index(Path(cache_dir) / INDEX_FILE, key, index_of(course))

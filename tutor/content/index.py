@@ -104,7 +104,7 @@ def fingerprint(lessons_dir: Path) -> list[Any]:
 
 
 def save_index(file: Path, key: list[Any], index: Index) -> None:
-    from tutor.fileio import atomic_write_text
+    from models.atomic import atomic_write_text
 
     data = {"key": key, "cards": [asdict(c) for c in index.cards], "problems": index.problems}
     data["skipped"] = index.skipped

@@ -37,9 +37,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from models.atomic import atomic_write_text
 from tutor.content.schema import Exercise, pick
 from tutor.errors import TutorError
-from tutor.fileio import atomic_write_text
 from tutor.grading.batch import BatchRow, csv_cell, shown_name
 from tutor.grading.hints import hint_step
 from tutor.texts import number, say

@@ -13,6 +13,7 @@ import shutil
 import time
 from pathlib import Path
 
+from models.atomic import atomic_write
 from tutor.content.schema import Exercise
 from tutor.content.variants import exercise_file
 from tutor.errors import TutorError
@@ -58,10 +59,8 @@ def reset_exercise(home: Path, ex: Exercise, lang: str = "en") -> tuple[Path, Pa
     if target.exists():
         backup = target.with_name(f"{target.name}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(target, backup)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(starter_file(ex, lang).read_bytes())
-    tmp.replace(target)
+    starter = starter_file(ex, lang).read_bytes()
+    atomic_write(target, lambda fh: fh.write(starter))
     return target, backup
 
 

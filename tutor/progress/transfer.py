@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from models.atomic import atomic_write_text
 from tutor.errors import TutorError
-from tutor.fileio import atomic_write_text
 from tutor.progress.db import first_free, to_text
 from tutor.progress.migrations import SCHEMA_VERSION, TABLES
 from tutor.progress.records import ROWS, field_path, problems, short

@@ -53,7 +53,7 @@ def catalogue(lang: str) -> dict[str, str]:
     with source.open("rb") as f:
         texts = dict(_flatten(tomllib.load(f)))
     try:
-        from tutor.fileio import atomic_write_text
+        from models.atomic import atomic_write_text
 
         atomic_write_text(saved, json.dumps({"stamp": stamp, "texts": texts}, ensure_ascii=False))
     except OSError:  # a read-only install parses the TOML each time

@@ -1,10 +1,10 @@
-"""tutor.fileio: a write either completes or leaves the file as it was."""
+"""models.atomic: a write either completes or leaves the file as it was."""
 
 from pathlib import Path
 
 import pytest
 
-from tutor.fileio import atomic_write, atomic_write_text
+from models.atomic import atomic_write, atomic_write_text
 
 
 def test_a_write_that_fails_midway_leaves_the_earlier_file_and_no_temp_file(tmp_path: Path) -> None:
