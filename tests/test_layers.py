@@ -324,9 +324,9 @@ def test_logic_modules_load_neither_textual_nor_torch_at_import(source_imports, 
 
 # --- the UI uses Textual's public API ---------------------------------------------------------------
 
-# Binding descriptions have no public setter (Textual issue #1410, "Allow Binding descriptions to
-# change"); tutor/ui/bindings.py and the help screen read a node's bindings to label keys per language.
-TEXTUAL_PRIVATE_ALLOWED = {"_bindings"}
+# None: binding descriptions have no public setter, so tutor/ui/bindings.py labels keys at drawing time
+# and reads the keys from the classes' BINDINGS rather than from a node's private `_bindings`.
+TEXTUAL_PRIVATE_ALLOWED: set[str] = set()
 
 
 def _textual_private_names() -> set[str]:

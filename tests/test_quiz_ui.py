@@ -234,8 +234,8 @@ async def test_the_hint_key_is_labelled_in_the_learners_language(home: Path, tmp
         quiz = app.screen.query_one(QuizPanel)
         answer(quiz, ["same"])  # to the question with a hint
         await pilot.pause()
-        assert app.screen.active_bindings["ctrl+g"].binding.description == "提示"
+        assert "ctrl+g" in app.screen.active_bindings
+        assert "^g 提示" in plain(app.screen.query_one("KeyBar").content)
         await pilot.press("f5")  # zh -> en, in place
         await pilot.pause()
-        assert app.screen.active_bindings["ctrl+g"].binding.description == "Hint"
         assert "^g Hint" in plain(app.screen.query_one("KeyBar").content)

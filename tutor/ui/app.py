@@ -27,7 +27,6 @@ from textual.screen import Screen
 from tutor.i18n import LANG_NAMES
 from tutor.settings import LOAD_DELAY_S, MODE_SWITCH_HOLD_S, QUIT_GRACE_S
 from tutor.texts import say
-from tutor.ui.bindings import localise
 from tutor.ui.messages import (
     ContinueLast,
     OpenExercise,
@@ -126,7 +125,6 @@ class TutorApp(App[int]):
     def on_mount(self) -> None:
         self.add_mode("home", HomeScreen)  # its stack exists already: see DEFAULT_MODE
         self.theme = DARK
-        localise(self, self.lang)
 
     def on_ready(self) -> None:
         # Load once the first frame is out, so the loader thread (pydantic, SQLite, holding the GIL
@@ -401,7 +399,6 @@ class TutorApp(App[int]):
     def watch_lang(self, lang: str) -> None:
         """Runs before the screens' watchers: the model and the app's own key labels first."""
         self.tutor.lang = lang
-        localise(self, lang)
         self.refresh_bindings()
         self.notify(say("lang.switched", lang), timeout=2)
 

@@ -12,7 +12,6 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from tutor.texts import say
-from tutor.ui.bindings import localise
 from tutor.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
@@ -43,7 +42,6 @@ class TutorScreen(Screen):
     def on_mount(self) -> None:
         for name in WATCHED:
             self.watch(self.app, name, self._app_changed, init=False)
-        localise(self, self.lang)
         self.draw()
 
     def on_screen_resume(self) -> None:
@@ -59,7 +57,6 @@ class TutorScreen(Screen):
 
     def redraw(self) -> None:
         """Everything in the current language and theme: texts, key labels, the key bar."""
-        localise(self, self.lang)
         self.draw()
         for bar in self.query(KeyBar):
             bar.redraw()

@@ -10,15 +10,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from tutor.texts import say
+from tutor.ui.bindings import label, own_bindings
 
 
-def _rows(bindings, app: App) -> list[tuple[str, str]]:
-    rows = []
-    for b in bindings:
-        if not b.description:
-            continue
-        rows.append((app.get_key_display(b), b.description))
-    return rows
+def _rows(bindings, app: App, lang: str) -> list[tuple[str, str]]:
+    return [(app.get_key_display(b), label(b, lang)) for b in bindings if label(b, lang)]
 
 
 class HelpScreen(ModalScreen):
@@ -27,25 +23,22 @@ class HelpScreen(ModalScreen):
     def __init__(self, under: Screen, app: App) -> None:
         super().__init__()
         lang = app.tutor.lang  # type: ignore[attr-defined]
-        here: list = []
-        for node in [under, *under.focus_chain]:
-            for bindings in node._bindings.key_to_bindings.values():
-                here.extend(b for b in bindings if b.id)
-        # with an id: ours, labelled in the learner's language (Textual's own ctrl+p says "palette")
-        everywhere = [b for bs in app._bindings.key_to_bindings.values() for b in bs if b.id]
+        here = [b for node in [under, *under.focus_chain] for b in own_bindings(node)]
+        # ours (with an id), labelled in the learner's language (Textual's own ctrl+p says "palette")
+        everywhere = own_bindings(app)
         everywhere.append(Binding(app.COMMAND_PALETTE_BINDING, "command_palette", say("key.palette", lang)))
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
         table.add_column(style="bold")
         table.add_column()
         table.add_row(f"[u]{say('help.here', lang)}[/]", "")
         seen = set()
-        for key, desc in _rows(here, app):
+        for key, desc in _rows(here, app, lang):
             if (key, desc) not in seen:
                 seen.add((key, desc))
                 table.add_row(key, desc)
         table.add_row("", "")
         table.add_row(f"[u]{say('help.global', lang)}[/]", "")
-        for key, desc in _rows(everywhere, app):
+        for key, desc in _rows(everywhere, app, lang):
             table.add_row(key, desc)
         self._table = table
         self._title = say("help.title", lang)

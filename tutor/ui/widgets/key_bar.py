@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tutor.texts import say
+from tutor.ui.bindings import label, own_bindings
 from tutor.ui.screens import on_top
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def training_line(training: Training, lang: str) -> str:
 
 def stop_key(app) -> tuple[Binding | None, str]:
     """The app's binding that stops the training run, and its key as the learner types it."""
-    binding = next((b for bs in app._bindings.key_to_bindings.values() for b in bs if b.id == STOP), None)
+    binding = next((b for b in own_bindings(app) if b.id == STOP), None)
     return binding, app.get_key_display(binding) if binding is not None else ""
 
 
@@ -112,14 +113,15 @@ class KeyBar(Static):
         seen: set[str] = set()
         for active in self.screen.active_bindings.values():
             binding = active.binding
-            if not binding.show or not binding.description or binding.action in seen:
+            caption = label(binding, lang)
+            if not binding.show or not caption or binding.action in seen:
                 continue
             if binding.action == STOP:
                 continue  # shown in the training line, while there is one
             seen.add(binding.action)
             style = f"bold {accent}" if active.enabled else "dim"
             text.append(f" {app.get_key_display(binding)} ", style=style)
-            text.append(f"{binding.description} ", style="" if active.enabled else "dim")
+            text.append(f"{caption} ", style="" if active.enabled else "dim")
             ends.append(len(text))
         text.append(" ^p ", style=f"bold {accent}")
         text.append(say("key.palette", lang))
@@ -134,7 +136,7 @@ class KeyBar(Static):
         key = Text()
         if stop is not None:
             key.append(f" {self.app.get_key_display(stop)} ", style=f"bold {accent}")
-            key.append(stop.description)
+            key.append(label(stop, lang))
         status = Text(f" {training_line(training, lang)}", style=f"bold {accent}")
         if width and status.cell_len + key.cell_len > width:
             status.truncate(max(width - key.cell_len - 1, 1), overflow="ellipsis")

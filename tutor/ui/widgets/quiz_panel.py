@@ -22,7 +22,6 @@ from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pic
 from tutor.quiz.check import answer_kind
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
 from tutor.texts import say
-from tutor.ui.bindings import localise
 from tutor.ui.rich_markdown import Prose
 from tutor.wrap import reflow
 
@@ -69,7 +68,6 @@ class QuizPanel(Vertical):
         yield Static(classes="q-feedback")
 
     def on_mount(self) -> None:
-        localise(self, self.lang)  # the app relabels screens; this widget's own key is ours to do
         self._next()
 
     # --- showing ---------------------------------------------------------------------------
@@ -145,7 +143,6 @@ class QuizPanel(Vertical):
         """Everything on screen in `lang`: the question, the hint, why an input was refused, and
         the feedback with the explanation and the right answer."""
         self.lang = lang
-        localise(self, lang)
         if self.state in ("asking", "rating", "feedback"):
             self._show_question()
             self._show_hint()
