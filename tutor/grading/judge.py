@@ -42,6 +42,11 @@ import types
 from pathlib import Path
 from typing import Any
 
+if __name__ == "__main__":  # started as a script (python -I judge.py): the course's root is not on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tutor.grading.remote import LearnerError, Stopped, Submission  # noqa: E402 - after the path is set
+
 REPLY_LIMIT = 16 * 2**20  # bytes of one answer: far above any probe's (the largest is well under 1 MB)
 _PR_SET_PDEATHSIG = 1
 # the signals a crash is explained by (grade.signal.NAME in the catalogue)
@@ -172,8 +177,6 @@ class Channel:
     # --- the select loop ------------------------------------------------------------------------
     def _pump(self) -> None:
         """Move bytes once: the pending probe out, answers and output in. Raises Stopped."""
-        from tutor.grading.remote import Stopped
-
         left = self.deadline - time.monotonic()
         if left <= 0:
             self.kill()
@@ -200,8 +203,6 @@ class Channel:
                 raise Stopped("error", self.say("grade.stop.answer_too_large", mb=REPLY_LIMIT // 2**20))
 
     def _take_output(self) -> None:
-        from tutor.grading.remote import Stopped
-
         chunk = os.read(self.out_r, 65536)
         if not chunk:
             os.close(self.out_r)
@@ -247,8 +248,6 @@ class Channel:
             self._pump()
 
     def _answer(self) -> dict:
-        from tutor.grading.remote import Stopped
-
         line = self._line()
         try:
             reply = json.loads(line)
@@ -261,8 +260,6 @@ class Channel:
         return reply
 
     def ready(self) -> dict:
-        from tutor.grading.remote import Stopped
-
         if self.isolation is None:
             try:
                 reply = self._answer()
@@ -276,8 +273,6 @@ class Channel:
         return self.isolation
 
     def probe(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> Any:
-        from tutor.grading.remote import LearnerError, Stopped
-
         self.ready()
         message = {"id": self.next_id, "op": op, **fields, "args": self.wire.encode(args or []),
                    "kwargs": self.wire.encode(kwargs or {})}  # fmt: skip
@@ -352,7 +347,6 @@ def run_check(function, sub) -> tuple[str, str]:
     the exercise lacks (MessageMissing): the grader failed, not the learner. Messages are in the
     language of the enclosing `kit.speaking`."""
     from tutor.grading.kit import CheckFailed, MessageMissing, lang
-    from tutor.grading.remote import LearnerError, Stopped
     from tutor.texts import say
 
     try:
@@ -409,8 +403,6 @@ class Judge:
         """Load file `index` in the worker and hand it to `work(sub, channel)`: every way that can end
         is an event, then "done" with what the worker printed. With `reuse` the worker stays for the
         next file (unless it died)."""
-        from tutor.grading.remote import LearnerError, Stopped, Submission
-
         self.emit({"event": "file", "index": index})
         t0 = time.monotonic()
         channel = self.open_channel()
@@ -529,7 +521,6 @@ def _serve_forks(control_fd: int) -> None:
 
 
 def main() -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     _die_with_parent()
     if os.getppid() == 1:  # the tutor was already gone
         os._exit(1)
