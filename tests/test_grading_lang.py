@@ -109,7 +109,6 @@ def test_every_code_exercise_says_its_words_through_messages():
     (head-count, graded from stored runs: tests/test_grading_lang_head_count.py.)"""
     for ex in CODE:
         tree = ast.parse((ex.folder / "checks.py").read_text(encoding="utf-8"))
-        assert ex.messages, ex.id
         assert not _message_problems(ex, ex.folder / "checks.py", tree), ex.id
 
 
@@ -123,17 +122,16 @@ def test_a_message_check_py_lacks_or_a_translation_with_other_fields_is_reported
     (lesson / "lesson.toml").write_text('id = "x"\norder = 1\ntitle = { en = "X" }\n', encoding="utf-8")
     (lesson / "en.md").write_text("# X\n\n## Split {#split-heads}\n\nText.\n", encoding="utf-8")
     toml = (shipped / "exercise.toml").read_text(encoding="utf-8")
-    (ex_dir / "exercise.toml").write_text(
-        toml.replace('de = "Form {shape}"', 'de = "Form {form}"'), encoding="utf-8"
-    )
+    message = '\n[messages.a_shape]\nen = "shape {shape}"\nde = "Form {form}"\nzh = "形状 {shape}"\n'
+    (ex_dir / "exercise.toml").write_text(toml + message, encoding="utf-8")
     course = load(tmp_path / "lessons")
     (problem,) = [p for p in course.problems if p.severity == "error"]
     assert problem.file.name == "exercise.toml" and "messages" in problem.field
     assert "{form}" in problem.message and "{shape}" in problem.message
 
-    ex = COURSE.exercise("split-heads")
+    ex = COURSE.exercise("three-layers")
     tree = ast.parse('from tutor.grading.kit import msg\n\ndef check_x(sub):\n    return msg("no_such")\n')
-    problems = _message_problems(ex, shipped / "checks.py", tree)
+    problems = _message_problems(ex, ex.folder / "checks.py", tree)
     assert [(p.severity, p.line) for p in problems if "no_such" in p.message] == [("error", 4)]
     assert {p.severity for p in problems} == {"error", "warning"}  # and the shipped ones go unused
 
@@ -180,14 +178,19 @@ def test_grading_the_course_files_says_no_english(graded, lang):
 
 
 def test_the_messages_are_in_the_learners_language(graded):
-    """A fixed message, word for word from the catalogue and from the exercise's table."""
+    """A fixed message, word for word from the catalogue: the check API's own words."""
     ex = COURSE.exercise("split-heads")
     for lang in LANGS:
         checks = {c.name: c.message for c in graded[lang][ex.folder / "broken/no_check.py"].checks}
-        want = say("grade.check.expected", lang, expected=ex.messages["want_value_error"][lang], got="")
-        assert checks["rejects_bad_split"].startswith(want.format(c=10, n=3)), checks
-        assert checks["rejects_bad_split"].endswith(ex.messages["no_error"][lang])
-        assert checks["round_trip"] == ex.messages["round_trip_ok"][lang]
+        no_error = say("grade.check.no_error", lang)
+        why = "split_heads(Tensor[1, 2, 10], 3)"
+        assert checks["rejects_bad_split"] == say(
+            "grade.check.expected_why", lang, why=why, expected="ValueError", got=no_error
+        )
+        passed = re.escape(say("grade.check.as_expected_call", lang, call="@"))
+        assert re.fullmatch(
+            passed.replace("@", r"merge_heads\(Tensor\[\d+, \d+, \d+, \d+\]\)"), checks["round_trip"]
+        )
 
 
 # --- hostile submissions through the CLI -------------------------------------------------------------

@@ -23,11 +23,16 @@ def test_tensors_keep_dtype_shape_and_every_value(dtype):
     assert back.dtype == dtype and back.shape == (2, 3, 4) and torch.equal(back, t)
 
 
-def test_a_view_is_sent_as_its_values_and_a_permuted_probe_arrives_as_a_view():
-    x = torch.randn(2, 3, 4)
-    assert torch.equal(_round_trip(x.transpose(1, 2)), x.transpose(1, 2))
-    arrived = _round_trip(wire.Permuted(x, (0, 2, 1)))
-    assert not arrived.is_contiguous() and torch.equal(arrived, x.permute(0, 2, 1))
+def test_a_transposed_view_arrives_as_a_view_with_the_same_layout():
+    x = torch.randn(2, 3, 4, 5)
+    heads = x.transpose(1, 2)  # what split_heads returns, and what merge_heads must take
+    arrived = _round_trip(heads)
+    assert not arrived.is_contiguous() and arrived.stride() == heads.stride() and torch.equal(arrived, heads)
+    gathered = x.permute(3, 0, 2, 1)
+    assert _round_trip(gathered).stride() == gathered.stride()
+    sliced = x[..., :2]  # not a permutation of a contiguous tensor: its values, contiguous
+    arrived = _round_trip(sliced)
+    assert arrived.is_contiguous() and torch.equal(arrived, sliced)
 
 
 def test_a_tensor_subclass_arrives_as_a_plain_tensor_of_its_data():

@@ -341,24 +341,36 @@ def load_checks(path: str) -> types.ModuleType:
     return module
 
 
-def run_check(function, sub) -> tuple[str, str]:
+def run_check(function, learner) -> tuple[str, str]:
     """(status, message): pass, fail (a wrong answer) or error (the learner's code raised).
+    A check that returns nothing passes "as expected", naming its last call to the learner.
     Stopped (the worker is gone) passes through: the remaining checks cannot run; so does a message
     the exercise lacks (MessageMissing): the grader failed, not the learner. Messages are in the
     language of the enclosing `kit.speaking`."""
-    from tutor.grading.kit import CheckFailed, MessageMissing, lang
-    from tutor.texts import say
+    from tutor.grading.kit import CheckFailed, MessageMissing, describe, last_call, tell
 
     try:
-        return "pass", str(function(sub) or "")
+        said = function(learner)
     except (CheckFailed, AssertionError) as err:
-        return "fail", str(err) or say("grade.code.assertion", lang())
+        return "fail", str(err) or tell("grade.code.assertion")
     except LearnerError as err:
         return "error", err.text
     except (Stopped, MessageMissing):
         raise
-    except Exception as err:  # what came back could not even be compared
-        return "fail", say("grade.code.no_compare", lang(), error=f"{type(err).__name__}: {err}")[:1500]
+    except Exception as err:  # what came back could not even be compared: not what the check wanted
+        error = f"{type(err).__name__}: {err}"
+        call, value = last_call()
+        if not call:
+            return "fail", tell("grade.code.no_compare", error=error)[:1500]
+        return "fail", tell(
+            "grade.check.type_mismatch_returned", call=call, got=describe(value), error=error
+        )[:1500]
+    if said is not None:
+        return "pass", str(said)
+    call, _ = last_call()
+    return "pass", tell("grade.check.as_expected_call", call=call) if call else tell(
+        "grade.check.as_expected"
+    )
 
 
 class Judge:
@@ -375,13 +387,14 @@ class Judge:
         return self.channel
 
     def grade(self, index: int, item: dict, functions: dict) -> None:
-        from tutor.grading.kit import seeded
+        from tutor.grading.kit import Learner, seeded
 
         def checks(sub, channel: Channel) -> None:
+            learner = Learner(sub)
             for cid, function in functions.items():
                 self.emit({"event": "start", "check": cid})
                 with seeded(item["seed"], cid):
-                    status, message = run_check(function, sub)
+                    status, message = run_check(function, learner)
                 self.emit({"event": "check", "check": cid, "status": status, "message": message[:2000]})
 
         self._serve(index, item, checks, reuse=self.job["reuse"])

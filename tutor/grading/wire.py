@@ -2,11 +2,11 @@
 
 Nothing else crosses: no pickle, no objects. A value is None, a bool, an int, a float (NaN and the
 infinities as {"__float__": "nan"}), a string, a list, a dict with string keys, or a tensor:
-{"__tensor__": [dtype, shape, base64 bytes]}, optionally with "permute" (the worker applies it, so a
-probe can hand the learner a tensor that is not contiguous in memory). Anything the worker cannot
-express this way arrives as {"__object__": type name, "repr": short text}, so a check can say what
-came back. `decode` on the judge's side rebuilds tensors with its own torch from the raw bytes,
-checks every shape against the byte count and refuses deep or oversized structures.
+{"__tensor__": [dtype, shape, base64 bytes]}, with "permute" when it is a permutation of those (a
+transposed view crosses as a transposed view, so the learner's code meets the layout the check chose).
+Anything the worker cannot express this way arrives as {"__object__": type name, "repr": short text},
+so a check can say what came back. `decode` on the judge's side rebuilds tensors with its own torch
+from the raw bytes, checks every shape against the byte count and refuses deep or oversized structures.
 """
 
 from __future__ import annotations
@@ -36,19 +36,27 @@ def _tensor_to_wire(t: Any) -> dict:
     dtype = str(t.dtype).removeprefix("torch.")
     if dtype not in DTYPES:
         return {"__object__": f"tensor of dtype {dtype}", "repr": f"shape {tuple(t.shape)}"}
-    raw = t.contiguous().reshape(-1)
+    base, undo = _layout(t)
+    raw = base.contiguous().reshape(-1)
     if dtype == "bfloat16":
         data = raw.view(torch.int16).numpy().tobytes()
     else:
         data = raw.numpy().tobytes()
-    return {"__tensor__": [dtype, list(t.shape), base64.b64encode(data).decode("ascii")]}
+    wired = {"__tensor__": [dtype, list(base.shape), base64.b64encode(data).decode("ascii")]}
+    return {**wired, "permute": undo} if undo else wired
 
 
-class Permuted:
-    """A tensor to hand over as a view: the worker gets `base.permute(*dims)`, not a contiguous copy."""
-
-    def __init__(self, base: Any, dims: tuple[int, ...]):
-        self.base, self.dims = base, dims
+def _layout(t: Any) -> tuple[Any, list[int] | None]:
+    """(a tensor whose memory is in row-major order, the permutation that turns it back into `t`), or
+    (t, None) when t is contiguous or not a permutation of a contiguous tensor. A transposed view
+    (the heads of attention) crosses as one, so the other side meets the same memory layout."""
+    if t.is_contiguous() or t.dim() < 2:
+        return t, None
+    order = sorted(range(t.dim()), key=lambda i: (-t.stride(i), -t.size(i)))
+    base = t.permute(*order)
+    if not base.is_contiguous():
+        return t, None
+    return base, [order.index(i) for i in range(t.dim())]
 
 
 def _array_like(value: Any) -> dict | None:
@@ -71,8 +79,6 @@ def _array_like(value: Any) -> dict | None:
 
 def encode(value: Any, depth: int = 0) -> Any:
     """`value` as JSON-ready plain data (used by both sides)."""
-    if isinstance(value, Permuted):
-        return {**_tensor_to_wire(value.base), "permute": list(value.dims)}
     if depth > MAX_DEPTH:
         return {"__object__": "structure", "repr": "nested too deeply"}
     if value is None or isinstance(value, bool | str):
