@@ -22,20 +22,18 @@ from pathlib import Path
 import pytest
 
 import models.corpus
+import models.corpus_import
 from models.corpus import (
     ALWAYS_TRAIN,
-    SKIP_DUPLICATE,
-    SKIP_LOST_GLYPHS,
-    SKIP_NO_TEXT,
     CorpusError,
     Poem,
     corpus_text,
-    import_corpus,
     load_poems,
     load_tang,
     save_poems,
     split_poems,
 )
+from models.corpus_import import SKIP_DUPLICATE, SKIP_LOST_GLYPHS, SKIP_MALFORMED, SKIP_NO_TEXT, import_corpus
 from models.data import build_corpus
 from models.errors import ModelError
 from models.tokenizer import MIN_COUNT, UNK, CharTokenizer
@@ -210,7 +208,7 @@ def test_build_keeps_clean_simplified_verse_and_reports_what_it_dropped(
         (1, build_corpus.SKIP_DIGITS_LATIN),
     ]:
         assert re.search(rf"dropped +{count}  {re.escape(reason)}", report), reason
-    assert "poet.tang.0.json: entry [3] at line" in report  # where the first bracketed poem was
+    assert "poet.tang.0.json: entry [3] (注)" in report  # where the first bracketed poem was
     first = out.read_bytes()
     build_corpus.main([str(tarball), "--out", str(out)])
     assert out.read_bytes() == first  # reproducible to the byte
@@ -425,8 +423,37 @@ def test_import_reports_what_it_skipped_and_why_with_the_first_position(tmp_path
     poems, report = import_corpus(src)
     assert [p.title for p in poems] == ["春晓"]
     assert report.skipped == {SKIP_NO_TEXT: 2, SKIP_DUPLICATE: 1, SKIP_LOST_GLYPHS: 2}
-    assert re.fullmatch(r".*poems\.json: entry \[1\] at line 9 \(空\)", report.first_skipped[SKIP_NO_TEXT])
-    assert report.first_skipped[SKIP_DUPLICATE].endswith("entry [2] at line 14 (春曉)")
+    assert re.fullmatch(r".*poems\.json: entry \[1\] \(空\)", report.first_skipped[SKIP_NO_TEXT])
+    assert report.first_skipped[SKIP_DUPLICATE].endswith("entry [2] (春曉)")
+
+
+def test_a_collection_with_lines_as_lists_of_characters_imports_without_those_entries(tmp_path: Path) -> None:
+    # The layout of third-party Tang collections (chinese-poetry's shape, "lines" for "paragraphs"), where
+    # a few entries hold each line as a list of characters: those are skipped and reported, not the file.
+    src = _write_json(
+        tmp_path / "tang-collection.json",
+        [
+            {
+                "title": "春曉",
+                "author": "孟浩然",
+                "lines": ["春眠不覺曉，處處聞啼鳥。", "夜來風雨聲，花落知多少。"],
+            },
+            {"title": "登鸛雀樓", "author": "王之渙", "lines": [list(line) for line in DENG_TRADITIONAL]},
+            {
+                "title": "江雪",
+                "author": "柳宗元",
+                "lines": ["千山鳥飛絕，萬徑人蹤滅。", "孤舟蓑笠翁，獨釣寒江雪。"],
+            },
+            {"title": "靜夜思", "author": "李白", "lines": [list("床前明月光，疑是地上霜。")]},
+            {"title": "乙", "author": 5, "lines": ["春風又綠江南岸。"]},
+        ],
+    )
+    poems, report = import_corpus(src)
+    assert [(p.title, p.author) for p in poems] == [("春晓", "孟浩然"), ("江雪", "柳宗元")]
+    assert report.skipped == {SKIP_MALFORMED: 3}
+    assert report.first_skipped[SKIP_MALFORMED] == (
+        f"{src}: entry [1] (登鸛雀樓): field 'lines' must be a list of strings or a string; lines[0] is list"
+    )
 
 
 def test_import_plain_text_with_titles_untitled_poems_duplicates_and_a_bom(tmp_path: Path) -> None:
@@ -469,11 +496,13 @@ def test_the_streaming_reader_gives_the_same_poems_with_tiny_chunks(
     src = tmp_path / "ours.json"
     save_poems(poems[:40], src, source={"n": 12345})  # a number, strings and CJK cut at every point
     whole, _ = import_corpus(src, keep_script=True)
-    monkeypatch.setattr(models.corpus, "_READ_CHUNK", 3)
+    monkeypatch.setattr(models.corpus_import, "_READ_CHUNK", 3)
     assert import_corpus(src, keep_script=True)[0] == whole == poems[:40]
     broken = tmp_path / "broken.json"
     broken.write_text('[\n  {"title": "甲",\n   "lines": ["春风。"]},\n  {"title": "乙" "lines": []}\n]')
-    with pytest.raises(CorpusError, match=r"broken\.json: invalid JSON at line 4, column 17: Expecting ','"):
+    with pytest.raises(
+        CorpusError, match=r"broken\.json: invalid JSON in entry \[1\]: parse error: after key and value"
+    ):
         import_corpus(broken)
 
 
@@ -487,7 +516,7 @@ def test_importing_a_large_file_costs_about_twice_its_size_in_memory(
     as_json.write_text(json.dumps(entries, ensure_ascii=False, indent=4), encoding="utf-8")
     as_text = tmp_path / "big.txt"  # the densest input there is: nothing but titles and lines
     as_text.write_text("\n\n".join(f"{p.title}\n{p.text}" for p in sample) + "\n", encoding="utf-8")
-    models.corpus._converter()  # OpenCC's own tables are not the file's cost
+    models.corpus_import._converter()  # OpenCC's own tables are not the file's cost
     # Plain text peaks higher: the poems' own strings take 1.9x its size (each poem's title and text carry
     # a 74-byte header), and the duplicate index adds the rest.
     for path, bound in ((as_json, 2.0), (as_text, 2.4)):
@@ -511,29 +540,28 @@ def test_importing_a_large_file_costs_about_twice_its_size_in_memory(
             r"gbk\.json: not UTF-8 text \(invalid byte at offset 13, line 2\)",
         ),
         ("empty.txt", b"  \n\n", r"empty\.txt: file is empty"),
-        ("broken.json", b'[\n{"title": "x",\n', r"broken\.json: invalid JSON at line 3, column 1"),
-        ("scalar.json", b"42", r"scalar\.json: invalid JSON at line 1, column 1: expected a JSON list"),
+        (
+            "broken.json",
+            b'[\n{"title": "x",\n',
+            r"broken\.json: invalid JSON in entry \[0\]: parse error: premature EOF",
+        ),
+        ("scalar.json", b"42", r"scalar\.json: invalid JSON at the start: expected a JSON list"),
         (
             "trailing.json",
             b'[]\n[{"title": "x"}]',
-            r"trailing\.json: invalid JSON at line 2, column 1: unexpected",
+            r"trailing\.json: invalid JSON after the end of the JSON document: parse error: trailing garbage",
         ),
         (
-            "types.json",
-            '[{"title": "甲", "paragraphs": ["春。"]},\n {"title": "乙", "paragraphs": "春。", "author": 5}]'.encode(),
-            r"types\.json: entry \[1\] at line 2 \(乙\): field 'author' must be a string, found int",
+            "numbers.json",
+            b"[1, 2]",
+            r"numbers\.json: no poems found \(skipped 2 malformed entry; first: .*numbers\.json: entry \[0\]: "
+            r"expected an object, found int\)",
         ),
-        (
-            "lines.json",
-            '[{"title": "甲", "paragraphs": ["春。", 7]}]'.encode(),
-            r"lines\.json: entry \[0\] at line 1 \(甲\): field 'paragraphs' must be a list of strings",
-        ),
-        ("numbers.json", b"[1, 2]", r"numbers\.json: entry \[0\] at line 1: expected an object, found int"),
         ("object.json", b'{"poems": []}', r"object\.json: a top-level object must be our format"),
         (
             "notext.json",
             '[{"title": "甲", "author": "某"}]'.encode(),
-            r"notext\.json: no poems found \(skipped 1 no text\)",
+            r"notext\.json: no poems found \(skipped 1 no text; first: .*notext\.json: entry \[0\] \(甲\)\)",
         ),
         ("nothing.json", b"[]", r"nothing\.json: no poems found$"),
     ],
@@ -571,7 +599,8 @@ def test_train_cli_reports_bad_corpus_input_with_exit_2_and_no_traceback(tmp_pat
     )
     assert done.returncode == 2  # the corpus's own words, framed in the learner's language
     assert done.stderr.startswith(
-        f"Fehler: der Korpus lässt sich nicht verwenden: {bad}: entry [0] at line 1 (甲): field 'paragraphs'"
+        f"Fehler: der Korpus lässt sich nicht verwenden: {bad}: no poems found (skipped 1 malformed entry; "
+        f"first: {bad}: entry [0] (甲): field 'paragraphs' must be a list of strings or a string, found int)"
     )
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "home" / "runs").exists()
@@ -581,7 +610,7 @@ def test_train_cli_reports_bad_corpus_input_with_exit_2_and_no_traceback(tmp_pat
 
 
 def test_corpus_module_does_not_import_torch_or_textual() -> None:
-    code = "import sys, models.corpus; print(sorted({'torch', 'textual'} & set(sys.modules)))"
+    code = "import sys, models.corpus_import; print(sorted({'torch', 'textual'} & set(sys.modules)))"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
     assert done.returncode == 0, done.stderr

@@ -31,7 +31,8 @@ import tarfile
 from importlib.metadata import version
 from pathlib import Path
 
-from models.corpus import TANG_CORPUS, Importer, ImportReport, Poem, save_poems
+from models.corpus import TANG_CORPUS, Poem, save_poems
+from models.corpus_import import Importer, ImportReport
 
 PACKAGE = "chinese-poetry@2.0.1"
 MEMBERS = re.compile(r"package/dist/quantangshi/poet\.tang\.(\d+)\.json")

@@ -185,7 +185,8 @@ def _configs(args):
 
 def _read_corpus(args):
     """The poems to train on and a description of them (for an import: what it read and skipped)."""
-    from models.corpus import import_corpus, load_tang
+    from models.corpus import load_tang
+    from models.corpus_import import import_corpus
 
     if not args.corpus:
         poems = load_tang()
@@ -223,9 +224,10 @@ def _default_name(args, model_cfg, cfg) -> str:
 
 def _printer(lang: str) -> Callable[[dict], None]:
     """Training events as lines for a person, in `lang`."""
-    from models.corpus import SKIP_DUPLICATE, SKIP_LOST_GLYPHS, SKIP_NO_TEXT
+    from models.corpus_import import SKIP_DUPLICATE, SKIP_LOST_GLYPHS, SKIP_MALFORMED, SKIP_NO_TEXT
 
-    skip_keys = {SKIP_NO_TEXT: "no_text", SKIP_DUPLICATE: "duplicate", SKIP_LOST_GLYPHS: "lost_glyphs"}
+    skip_keys = {SKIP_NO_TEXT: "no_text", SKIP_DUPLICATE: "duplicate", SKIP_LOST_GLYPHS: "lost_glyphs",
+                 SKIP_MALFORMED: "malformed"}  # fmt: skip
 
     def _say(key: str, **values) -> None:  # one line
         print(say(key, lang, **values), flush=True)
