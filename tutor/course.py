@@ -10,13 +10,12 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
-from tutor.content.index import INDEX_FILE, fingerprint, index_of, save_index
+from tutor.content.index import index_of, kept_course
 from tutor.content.loader import Course, load_course
 from tutor.content.problems import Problem, error
 from tutor.texts import Said
 
 REGISTRY_MODULE = "tutor.experiments.registry"
-COURSE_FILE = "course.pickle"  # in the app's cache folder, beside the cards (INDEX_FILE)
 
 
 def open_course(lessons_dir: Path) -> Course:
@@ -39,29 +38,24 @@ def _registry(where: Path) -> tuple[dict | None, Problem | None]:
         return None, error(where, said)
 
 
-def open_course_cached(lessons_dir: Path, cache_dir: Path) -> Course:
-    """`open_course`, reusing the course parsed last time while no lesson file and none of the
-    parser's code has changed (tutor.content.index.fingerprint); a fresh parse is saved for next
-    time, with the cards the home screen lists before the course is loaded. The cache is the
-    tutor's own (the app's home folder): a copy it cannot read or write is parsed again."""
-    try:
-        key = fingerprint(lessons_dir)
-    except OSError:  # e.g. the folder does not exist: the loader says so in the learner's words
+def open_course_cached(lessons_dir: Path) -> Course:
+    """`open_course`, reusing the course parsed last time while no lesson file and none of the code
+    that parsed it has changed (the start-up cache, tutor.parse_cache); a fresh parse is kept for
+    next time, with the cards the home screen lists before the course is loaded."""
+    kept = kept_course(lessons_dir)
+    if kept is None:  # the folder cannot be read: the loader says why in the learner's words
         return open_course(lessons_dir)
-    saved = Path(cache_dir) / COURSE_FILE
+    value = kept.load()
     try:
-        with saved.open("rb") as fh:
-            stored_key, course = pickle.load(fh)
-        if stored_key == key and isinstance(course, Course):
+        course = pickle.loads(value["course"])
+        if isinstance(course, Course):
             return course
-    except Exception:  # missing, truncated, or pickled by other code: parse again
+    except Exception:  # nothing kept, or pickled by other code: parse again
         pass
     course = open_course(lessons_dir)
     try:
-        from models.atomic import atomic_write
-
-        atomic_write(saved, lambda fh: pickle.dump((key, course), fh, protocol=pickle.HIGHEST_PROTOCOL))
-        save_index(Path(cache_dir) / INDEX_FILE, key, index_of(course))
-    except Exception:  # a read-only home only costs the next start its speed
-        pass
+        course_bytes = pickle.dumps(course, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a course that cannot be pickled is parsed at each start
+        return course
+    kept.save({"cards": index_of(course), "course": course_bytes})
     return course

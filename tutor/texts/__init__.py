@@ -18,7 +18,6 @@ list as its items joined the language's way (`a, b` or `a、b`), or one a line (
 
 from __future__ import annotations
 
-import json
 import string
 from functools import cache
 from pathlib import Path
@@ -35,29 +34,19 @@ def catalogue(lang: str) -> dict[str, str]:
     """`lang`'s texts by dotted key (the TOML tables flattened).
 
     Parsing the TOML takes longer than the app's first frame can spare, so the flattened table is
-    also kept as JSON in __pycache__ beside this module, the way Python keeps bytecode: used while
-    the TOML file's size and modification time are the ones it was made from, and rewritten (when
-    the folder is writable) otherwise."""
+    kept by the start-up cache (tutor.parse_cache) and used again while the TOML file and this code
+    are unchanged."""
+    from tutor import parse_cache
+
     source = HERE / f"{lang}.toml"
-    st = source.stat()
-    stamp = [st.st_size, st.st_mtime_ns]
-    saved = HERE / "__pycache__" / f"{lang}.toml.json"
-    try:
-        data = json.loads(saved.read_text(encoding="utf-8"))
-        if data["stamp"] == stamp:
-            return data["texts"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    import tomllib
+    kept = parse_cache.Kept(parse_cache.entry(HERE, lang), [source])
+    texts = kept.load()
+    if texts is None:
+        import tomllib
 
-    with source.open("rb") as f:
-        texts = dict(_flatten(tomllib.load(f)))
-    try:
-        from models.atomic import atomic_write_text
-
-        atomic_write_text(saved, json.dumps({"stamp": stamp, "texts": texts}, ensure_ascii=False))
-    except OSError:  # a read-only install parses the TOML each time
-        pass
+        with source.open("rb") as f:
+            texts = dict(_flatten(tomllib.load(f)))
+        kept.save(texts)
     return texts
 
 

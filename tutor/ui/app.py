@@ -88,7 +88,7 @@ class TutorApp(App[int]):
     def __init__(self, lang: str, lessons_dir: Path, home: Path):
         super().__init__()
         self.tutor = Tutor(lessons_dir=Path(lessons_dir), home=Path(home), lang=lang)
-        self.tutor.index = saved_index(self.tutor.lessons_dir, self.tutor.home)  # home lists these at once
+        self.tutor.index = saved_index(self.tutor.lessons_dir)  # home lists these at once
         self.set_reactive(TutorApp.lang, lang)  # the starting language: nothing to redraw yet
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None

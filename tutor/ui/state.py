@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from tutor.texts import Said
 
 
-CACHE_DIR = "cache"  # in the learner's home: the parsed course, and the cards home lists
 
 
 @dataclass
@@ -33,15 +32,12 @@ class Loaded:
     notices: list[Said] = field(default_factory=list)  # worded where shown: notice.in_lang(lang)
 
 
-def saved_index(lessons_dir: Path, home: Path) -> Index | None:
-    """The cards saved by the last start, if no lesson file has changed since (a few ms: the
+def saved_index(lessons_dir: Path) -> Index | None:
+    """The cards kept by the last start, if no lesson file has changed since (a few ms: the
     first frame lists the lessons with them)."""
-    from tutor.content.index import INDEX_FILE, fingerprint, read_index
+    from tutor.content.index import saved_cards
 
-    try:
-        return read_index(home / CACHE_DIR / INDEX_FILE, fingerprint(lessons_dir))
-    except OSError:  # e.g. the lessons folder does not exist: the load says so
-        return None
+    return saved_cards(lessons_dir)
 
 
 def load(lessons_dir: Path, home: Path) -> Loaded:
@@ -51,7 +47,7 @@ def load(lessons_dir: Path, home: Path) -> Loaded:
     from tutor.errors import TutorError
 
     try:
-        course = open_course_cached(lessons_dir, home / CACHE_DIR)
+        course = open_course_cached(lessons_dir)
     except TutorError as err:  # e.g. the folder does not exist
         return Loaded(None, None, error=err)
     except Exception as err:  # a loader bug: shown in the app, which keeps running
