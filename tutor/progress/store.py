@@ -140,10 +140,7 @@ class Store:
         stamp = self._at(at)
         with self.db.write() as c:
             if schedule is not None:
-                row = c.execute(
-                    "SELECT * FROM review_cards WHERE lesson = ? AND question = ?", (lesson, question)
-                ).fetchone()
-                card = schedule(_record(ReviewState, "review_cards", dict(row)) if row else None)
+                card = schedule(_review_state(c, lesson, question))
             answered = _checked(
                 QuizAnswerRow,
                 lesson=lesson,
@@ -159,24 +156,7 @@ class Store:
             )
             row_id = _insert(c, "quiz_answers", answered).lastrowid
             if card is not None:
-                state = _checked(
-                    ReviewState,
-                    lesson=lesson,
-                    question=question,
-                    card=_json(card),
-                    due=_card_time(card["due"]),
-                    last_review=stamp,
-                    reviews=1,
-                    lapses=int(rating == 1),
-                )
-                _insert(
-                    c,
-                    "review_cards",
-                    state,
-                    tail=" ON CONFLICT (lesson, question) DO UPDATE SET card = excluded.card, due = excluded.due,"
-                    " last_review = excluded.last_review, reviews = reviews + 1,"
-                    " lapses = lapses + excluded.lapses, imported = 0",
-                )
+                _save_review(c, lesson, question, card, lapsed=rating == 1, at=stamp)
         return self.answers(answer_id=row_id)[0]
 
     def answers(
@@ -362,6 +342,38 @@ def _insert(
 ) -> sqlite3.Cursor:
     sql = f"{verb} INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))}){tail}"
     return c.execute(sql, tuple(row.values()))
+
+
+def _review_state(c: sqlite3.Connection, lesson: str, question: str) -> ReviewState | None:
+    """The item's review state as the transaction `c` sees it."""
+    row = c.execute(
+        "SELECT * FROM review_cards WHERE lesson = ? AND question = ?", (lesson, question)
+    ).fetchone()
+    return _record(ReviewState, "review_cards", dict(row)) if row else None
+
+
+def _save_review(
+    c: sqlite3.Connection, lesson: str, question: str, card: dict[str, Any], *, lapsed: bool, at: str
+) -> None:
+    """The item's review state after one more review: `card` (fsrs's), one more review and lapse."""
+    state = _checked(
+        ReviewState,
+        lesson=lesson,
+        question=question,
+        card=_json(card),
+        due=_card_time(card["due"]),
+        last_review=at,
+        reviews=1,
+        lapses=int(lapsed),
+    )
+    _insert(
+        c,
+        "review_cards",
+        state,
+        tail=" ON CONFLICT (lesson, question) DO UPDATE SET card = excluded.card, due = excluded.due,"
+        " last_review = excluded.last_review, reviews = reviews + 1,"
+        " lapses = lapses + excluded.lapses, imported = 0",
+    )
 
 
 def _records(model: type[R], table: str, rows: Iterable[sqlite3.Row]) -> list[R]:
