@@ -150,44 +150,7 @@ def grade_folder(
     `shard` (K, N): only the entries whose `shard_of(name, N)` is K."""
     if ex.kind != "code":
         raise TutorError(say("grade.batch.runs_only", lang, id=ex.id))
-    try:
-        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    except (FileNotFoundError, NotADirectoryError):
-        raise TutorError(say("grade.batch.not_folder", lang, folder=str(folder))) from None
-    except OSError as err:
-        raise TutorError(
-            say("grade.file.unreadable", lang, path=str(folder), error=str(err.strerror or err))
-        ) from None
-    rows: list[BatchRow] = []
-    todo: list[tuple[BatchRow, str]] = []  # rows still to grade, with their text
-    try:
-        with os.scandir(folder_fd) as listing:
-            entries = sorted((e for e in listing if e.name.endswith(".py")), key=lambda e: e.name)
-        if shard is not None:
-            entries = [e for e in entries if shard_of(e.name, shard[1]) == shard[0]]
-        for entry in entries:
-            name, source, result = shown_name(entry.name), b"", None
-            try:
-                problem = entry_problem(entry.stat(follow_symlinks=False).st_mode, name, lang)
-                if problem is not None:
-                    raise problem
-                source = read_entry(folder_fd, entry.name, name, lang=lang)
-                text = source.decode("utf-8").removeprefix("\ufeff")
-            except TutorError as err:
-                result = error_result(ex, str(err), lang)
-            except UnicodeDecodeError as err:
-                result = error_result(
-                    ex, say("grade.file.not_utf8", lang, name=name, byte=str(err.start)), lang
-                )
-            except OSError as err:  # the entry went away between the listing and its stat
-                error = str(err.strerror or err)
-                result = error_result(ex, say("grade.file.unreadable", lang, path=name, error=error), lang)
-            row = BatchRow(name, hashlib.sha256(source).hexdigest(), result or error_result(ex, "", lang))
-            rows.append(row)
-            if result is None:
-                todo.append((row, text))
-    finally:
-        os.close(folder_fd)
+    rows, todo = _read_folder(ex, folder, lang, shard)
     if todo:  # one warm judge forks a judge (and a box) per file, `jobs` files at a time
         with WarmJudge() as warm:
             results = grade_many(ex, [(text, row.file) for row, text in todo], lang=lang, limits=limits,
@@ -198,6 +161,55 @@ def grade_folder(
         if on_row is not None:
             on_row(row)
     return rows
+
+
+def _read_folder(
+    ex: Exercise, folder: Path, lang: str, shard: tuple[int, int] | None
+) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
+    """A row for every *.py entry of `folder` (of the shard), in name order, and the rows still to
+    grade with their text; the others are error rows already."""
+    try:
+        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        raise TutorError(say("grade.batch.not_folder", lang, folder=str(folder))) from None
+    except OSError as err:
+        raise TutorError(
+            say("grade.file.unreadable", lang, path=str(folder), error=str(err.strerror or err))
+        ) from None
+    rows: list[BatchRow] = []
+    todo: list[tuple[BatchRow, str]] = []
+    try:
+        with os.scandir(folder_fd) as listing:
+            entries = sorted((e for e in listing if e.name.endswith(".py")), key=lambda e: e.name)
+        if shard is not None:
+            entries = [e for e in entries if shard_of(e.name, shard[1]) == shard[0]]
+        for entry in entries:
+            row, text = _read_row(ex, folder_fd, entry, lang)
+            rows.append(row)
+            if text is not None:
+                todo.append((row, text))
+    finally:
+        os.close(folder_fd)
+    return rows, todo
+
+
+def _read_row(ex: Exercise, folder_fd: int, entry: os.DirEntry, lang: str) -> tuple[BatchRow, str | None]:
+    """The entry's row and its text; an error row and no text when it cannot be graded."""
+    name, source, error = shown_name(entry.name), b"", None
+    try:
+        problem = entry_problem(entry.stat(follow_symlinks=False).st_mode, name, lang)
+        if problem is not None:
+            raise problem
+        source = read_entry(folder_fd, entry.name, name, lang=lang)
+        text = source.decode("utf-8").removeprefix("\ufeff")
+    except TutorError as err:
+        error = str(err)
+    except UnicodeDecodeError as err:
+        error = say("grade.file.not_utf8", lang, name=name, byte=str(err.start))
+    except OSError as err:  # the entry went away between the listing and its stat
+        error = say("grade.file.unreadable", lang, path=name, error=str(err.strerror or err))
+    row = BatchRow(name, hashlib.sha256(source).hexdigest(), error_result(ex, error or "", lang))
+    return row, (text if error is None else None)
 
 
 def to_json(ex: Exercise, rows: list[BatchRow]) -> str:

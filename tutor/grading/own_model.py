@@ -61,30 +61,65 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
     """Train the learner's model built by `sub` for `run["steps"]` steps, emitting progress events.
     Raises Refused when the model is not the course GPT's shape or a step gives no usable answer;
     LearnerError and Stopped pass through (the learner's code raised; the worker is gone)."""
-    import torch
-
-    from models.corpus import tang_texts
-    from models.gpt import GPT, GPTConfig
-    from models.tokenizer import course_tokenizer
-    from models.train import (
-        TrainConfig,
-        evaluate,
-        lr_at,
-        make_batches,
-        make_optimizer,
-        optimizer_step,
-        train_step,
-    )
+    from models.train import evaluate, lr_at, make_optimizer, train_step
 
     t0 = time.monotonic()
+    tcfg, config, batches = _training_data(run)
+    val_set = batches.val_batches(tcfg.eval_batches)
+    theirs, shadow, other = _models(sub, run, config, say)
+    params = dict(shadow.named_parameters())
+    theirs.load({n: p.detach() for n, p in params.items()})
+    mine, its = make_optimizer(shadow, tcfg), make_optimizer(other, tcfg)
+
+    def validate(step: int) -> tuple[float, float]:
+        losses = [_finite(theirs.loss(x, y)) for x, y in val_set]
+        if any(v is None for v in losses):
+            raise Refused(say("train.own.no_loss", step=step))
+        val, compare_val = sum(losses) / len(losses), evaluate(other, val_set)
+        emit({"event": "validated", "step": step, "val": val, "compare_val": compare_val})
+        return val, compare_val
+
+    step = 0
+    val, compare_val = validate(step)
+    while step < tcfg.steps:
+        x, y = batches.train_batch()
+        lr = lr_at(step, tcfg)
+        loss = _their_step(theirs, shadow, mine, (x, y), tcfg, lr, step + 1, say)
+        compare_loss = float(train_step(other, its, x, y, tcfg, lr))
+        step += 1
+        if step % run["report"] == 0 or step == tcfg.steps:
+            emit({"event": "training", "step": step, "steps": tcfg.steps, "loss": loss,
+                  "compare_loss": compare_loss, "seconds": round(time.monotonic() - t0, 2)})  # fmt: skip
+        if step % tcfg.eval_interval == 0 or step == tcfg.steps:
+            val, compare_val = validate(step)
+    emit({"event": "trained", "steps": step, "seconds": round(time.monotonic() - t0, 2), "val": val,
+          "compare_val": compare_val})  # fmt: skip
+
+
+def _training_data(run: dict):
+    """The run's settings as the course trainer's, the course GPT's shape, and the Tang poems in
+    batches (training and the fixed validation windows)."""
+    from models.corpus import tang_texts
+    from models.gpt import GPTConfig
+    from models.tokenizer import course_tokenizer
+    from models.train import TrainConfig, make_batches
+
     tokenizer = course_tokenizer()
     tcfg = TrainConfig(steps=run["steps"], batch_size=run["batch"], context=run["context"],
                        eval_interval=run["eval_interval"], eval_batches=run["eval_batches"],
                        seed=run["seed"], precision="fp32")  # fmt: skip
     config = GPTConfig(vocab_size=tokenizer.vocab_size)  # the course GPT: 4 layers, 4 heads, 128 wide
     train_text, val_text = tang_texts()
-    batches = make_batches(tokenizer, train_text, val_text, tcfg, run["context"])
-    val_set = batches.val_batches(tcfg.eval_batches)
+    return tcfg, config, make_batches(tokenizer, train_text, val_text, tcfg, run["context"])
+
+
+def _models(sub, run: dict, config, say: Callable[..., str]):
+    """The learner's model in the worker, its shadow here (the same parameters, which the optimizer
+    steps) and the comparison model, each from the run's seed. Refused unless the learner's model has
+    the course GPT's parameters."""
+    import torch
+
+    from models.gpt import GPT, GPTConfig
 
     theirs = sub.new(run["model"], config.to_dict())  # as the checks do: pos_emb must go even when asked for
     torch.manual_seed(run["seed"])
@@ -95,48 +130,29 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
     torch.manual_seed(run["seed"])
     other = GPT(GPTConfig(**{**config.to_dict(), "pos": run["compare"]}))
     other.train()
+    return theirs, shadow, other
+
+
+def _their_step(
+    theirs, shadow, optimizer, batch, tcfg, lr: float, step: int, say: Callable[..., str]
+) -> float:
+    """One step of the learner's model: its forward and backward pass in the worker on `batch`, the
+    gradients checked and stepped here on the shadow, whose new weights go back to the worker. Its loss."""
+    import torch
+
+    from models.train import optimizer_step
+
     params = dict(shadow.named_parameters())
+    reply = theirs.grads(*batch)
+    loss = _finite(reply["loss"])
+    grads = reply["grads"]
+    if loss is None or set(grads) != set(params):
+        raise Refused(say("train.own.no_loss", step=step))
+    for name, p in params.items():
+        g = grads[name]
+        if not isinstance(g, torch.Tensor) or tuple(g.shape) != tuple(p.shape) or not torch.isfinite(g).all():
+            raise Refused(say("train.own.bad_grad", step=step, name=name))
+        p.grad = g.to(p.dtype)
+    optimizer_step(shadow, optimizer, tcfg, lr)
     theirs.load({n: p.detach() for n, p in params.items()})
-    mine, its = make_optimizer(shadow, tcfg), make_optimizer(other, tcfg)
-
-    def their_val() -> float:
-        losses = [_finite(theirs.loss(x, y)) for x, y in val_set]
-        if any(v is None for v in losses):
-            raise Refused(say("train.own.no_loss", step=step))
-        return sum(losses) / len(losses)
-
-    def validate() -> tuple[float, float]:
-        val, compare_val = their_val(), evaluate(other, val_set)
-        emit({"event": "validated", "step": step, "val": val, "compare_val": compare_val})
-        return val, compare_val
-
-    step = 0
-    val, compare_val = validate()
-    while step < tcfg.steps:
-        x, y = batches.train_batch()
-        lr = lr_at(step, tcfg)
-        reply = theirs.grads(x, y)
-        loss = _finite(reply["loss"])
-        grads = reply["grads"]
-        if loss is None or set(grads) != set(params):
-            raise Refused(say("train.own.no_loss", step=step + 1))
-        for name, p in params.items():
-            g = grads[name]
-            if (
-                not isinstance(g, torch.Tensor)
-                or tuple(g.shape) != tuple(p.shape)
-                or not torch.isfinite(g).all()
-            ):
-                raise Refused(say("train.own.bad_grad", step=step + 1, name=name))
-            p.grad = g.to(p.dtype)
-        optimizer_step(shadow, mine, tcfg, lr)
-        theirs.load({n: p.detach() for n, p in params.items()})
-        compare_loss = float(train_step(other, its, x, y, tcfg, lr))
-        step += 1
-        if step % run["report"] == 0 or step == tcfg.steps:
-            emit({"event": "training", "step": step, "steps": tcfg.steps, "loss": loss,
-                  "compare_loss": compare_loss, "seconds": round(time.monotonic() - t0, 2)})  # fmt: skip
-        if step % tcfg.eval_interval == 0 or step == tcfg.steps:
-            val, compare_val = validate()
-    emit({"event": "trained", "steps": step, "seconds": round(time.monotonic() - t0, 2), "val": val,
-          "compare_val": compare_val})  # fmt: skip
+    return loss

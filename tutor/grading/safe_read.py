@@ -4,6 +4,7 @@ roster, a shard report). Every way a file cannot be read is a TutorError that na
 
 source = read_submission(path, lang="de")               # bytes of at most GRADE_MAX_SOURCE_BYTES
 source = read_entry(folder_fd, name, shown, lang="de")  # an entry of an open folder, never a link
+text = read_text(path, shown_name(str(path)), "de")      # a roster or a report, of any size
 """
 
 from __future__ import annotations
@@ -23,15 +24,29 @@ def read_submission(path: Path, limit: int = GRADE_MAX_SOURCE_BYTES, lang: str =
     blocking, and checked on the open descriptor: a FIFO, a device or a link to one is refused
     before anything is read, and a file swapped after the check is not the one read. What is wrong
     is said in `lang`."""
+    return _read_path(path, str(path), limit, lang)
+
+
+def read_text(path: Path, shown: str, lang: str = "en", encoding: str = "utf-8") -> str:
+    """An instructor's file (a roster, a shard report) as text, read as a learner's file is but of any
+    size; messages name it as `shown`."""
+    data = _read_path(path, shown, None, lang)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as err:
+        raise TutorError(say("grade.file.not_utf8", lang, name=shown, byte=str(err.start))) from None
+
+
+def _read_path(path: Path, shown: str, limit: int | None, lang: str) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise TutorError(say("grade.file.missing", lang, path=str(path))) from None
+        raise TutorError(say("grade.file.missing", lang, path=shown)) from None
     except IsADirectoryError:
-        raise TutorError(say("grade.file.folder", lang, path=str(path))) from None
+        raise TutorError(say("grade.file.folder", lang, path=shown)) from None
     except OSError as err:
-        raise _unreadable(str(path), err, lang) from None
-    return _read_open(fd, str(path), limit, lang)
+        raise _unreadable(shown, err, lang) from None
+    return _read_open(fd, shown, limit, lang)
 
 
 def read_entry(
@@ -74,19 +89,19 @@ def _unreadable(shown: str, err: OSError, lang: str) -> TutorError:
     return TutorError(say("grade.file.unreadable", lang, path=shown, error=str(err.strerror or err)))
 
 
-def _read_open(fd: int, shown: str, limit: int, lang: str) -> bytes:
-    """At most `limit` bytes of the regular file open as `fd` (closed here), checked on the
-    descriptor itself."""
+def _read_open(fd: int, shown: str, limit: int | None, lang: str) -> bytes:
+    """At most `limit` bytes (None: all) of the regular file open as `fd` (closed here), checked on
+    the descriptor itself."""
     try:
         problem = entry_problem(os.fstat(fd).st_mode, shown, lang)
         if problem is not None:
             raise problem
         with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(limit + 1)
+            data = fh.read(-1 if limit is None else limit + 1)
     except OSError as err:
         raise _unreadable(shown, err, lang) from None
     finally:
         os.close(fd)
-    if len(data) > limit:
+    if limit is not None and len(data) > limit:
         raise TutorError(say("grade.file.too_large", lang, path=shown, kb=str(limit // 2**10)))
     return data

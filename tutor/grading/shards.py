@@ -27,6 +27,7 @@ from tutor.content.schema import Exercise, pick
 from tutor.errors import TutorError
 from tutor.grading.batch import BatchRow, raw_name, shard_of, shown_name
 from tutor.grading.result import GradeResult
+from tutor.grading.safe_read import read_text
 from tutor.texts import say
 
 _SHARD = re.compile(r"(\d{1,9})/(\d{1,9})")
@@ -102,20 +103,28 @@ def _where(loc) -> str:
 def read_report(path: Path, lang: str) -> Report:
     """One report file, checked: JSON, a grade report's shape, every grade a grade of DESIGN.md."""
     shown = shown_name(str(path))
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise TutorError(say("grade.file.missing", lang, path=shown)) from None
-    except IsADirectoryError:
-        raise TutorError(say("grade.file.folder", lang, path=shown)) from None
-    except OSError as err:
-        raise TutorError(
-            say("grade.file.unreadable", lang, path=shown, error=str(err.strerror or err))
-        ) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise TutorError(say("grade.file.not_utf8", lang, name=shown, byte=str(err.start))) from None
+    data = _json_object(read_text(path, shown, lang), shown, lang)
+    exercise, shard = _header(data, shown, lang)
+    results = data.get("results")
+    if not isinstance(results, list):
+        raise _bad(shown, "results", "missing" if results is None else "list", lang)
+    seen: set[str] = set()
+    for i, row in enumerate(results):
+        where = f"results[{i}]"
+        name = _row_file(row, where, shown, lang)
+        if name in seen:
+            raise TutorError(say("grade.merge.twice_in", lang, name=name, file=shown))
+        seen.add(name)
+        _check_grade(row, where, exercise, shown, lang)
+        if shard is not None and shard_of(raw_name(name), shard[1]) != shard[0]:
+            raise TutorError(
+                say("grade.merge.wrong_shard", lang, file=shown, name=name, k=shard[0], n=shard[1])
+            )
+    return Report(shown, exercise, shard, results)
+
+
+def _json_object(text: str, shown: str, lang: str) -> dict:
+    """The report's text as a JSON object with no key but a report's."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
@@ -131,52 +140,52 @@ def read_report(path: Path, lang: str) -> Report:
     for key in data:
         if key not in ("exercise", "shard", "results"):
             raise _bad(shown, str(key), "unknown", lang)
+    return data
+
+
+def _header(data: dict, shown: str, lang: str) -> tuple[str, tuple[int, int] | None]:
+    """The report's exercise, and its shard (K, N) when it names one."""
     exercise = data.get("exercise")
     if not isinstance(exercise, str) or not exercise:
         raise _bad(shown, "exercise", "missing" if exercise is None else "text", lang)
-    shard = None
-    if "shard" in data:
-        value = data["shard"]
-        if not (isinstance(value, dict) and set(value) == {"index", "count"}
-                and all(type(v) is int for v in value.values()) and 1 <= value["index"] <= value["count"]):  # fmt: skip
-            raise _bad(shown, "shard", "shard", lang)
-        shard = (value["index"], value["count"])
-    results = data.get("results")
-    if not isinstance(results, list):
-        raise _bad(shown, "results", "missing" if results is None else "list", lang)
-    seen: set[str] = set()
-    for i, row in enumerate(results):
-        where = f"results[{i}]"
-        if not isinstance(row, dict):
-            raise _bad(shown, where, "object", lang)
-        for key in ("file", "sha256", "grade"):
-            if key not in row:
-                raise _bad(shown, f"{where}.{key}", "missing", lang)
-        for key in row:
-            if key not in ("file", "sha256", "grade"):
-                raise _bad(shown, f"{where}.{key}", "unknown", lang)
-        name = row["file"]
-        if not isinstance(name, str) or not name.endswith(".py") or "/" in name or raw_name(name) is None:
-            raise _bad(shown, f"{where}.file", "name", lang)
-        if name in seen:
-            raise TutorError(say("grade.merge.twice_in", lang, name=name, file=shown))
-        seen.add(name)
-        if not isinstance(row["sha256"], str) or not re.fullmatch(r"[0-9a-f]{64}", row["sha256"]):
-            raise _bad(shown, f"{where}.sha256", "sha256", lang)
-        try:
-            grade = GradeResult.model_validate(row["grade"], strict=True)
-        except ValidationError as err:
-            first = err.errors()[0]
-            want = _WANT.get(first["type"], "valid")
-            choices = str(first.get("ctx", {}).get("expected", ""))
-            raise _bad(shown, _where((where, "grade", *first["loc"])), want, lang, choices=choices) from None
-        if grade.exercise != exercise:
-            raise _bad(shown, f"{where}.grade.exercise", "choice", lang, choices=repr(exercise))
-        if shard is not None and shard_of(raw_name(name), shard[1]) != shard[0]:
-            raise TutorError(
-                say("grade.merge.wrong_shard", lang, file=shown, name=name, k=shard[0], n=shard[1])
-            )
-    return Report(shown, exercise, shard, results)
+    if "shard" not in data:
+        return exercise, None
+    value = data["shard"]
+    if not (isinstance(value, dict) and set(value) == {"index", "count"}
+            and all(type(v) is int for v in value.values()) and 1 <= value["index"] <= value["count"]):  # fmt: skip
+        raise _bad(shown, "shard", "shard", lang)
+    return exercise, (value["index"], value["count"])
+
+
+def _row_file(row, where: str, shown: str, lang: str) -> str:
+    """A row's file name, once the row is an object of exactly "file", "sha256" and "grade"."""
+    if not isinstance(row, dict):
+        raise _bad(shown, where, "object", lang)
+    for key in ("file", "sha256", "grade"):
+        if key not in row:
+            raise _bad(shown, f"{where}.{key}", "missing", lang)
+    for key in row:
+        if key not in ("file", "sha256", "grade"):
+            raise _bad(shown, f"{where}.{key}", "unknown", lang)
+    name = row["file"]
+    if not isinstance(name, str) or not name.endswith(".py") or "/" in name or raw_name(name) is None:
+        raise _bad(shown, f"{where}.file", "name", lang)
+    return name
+
+
+def _check_grade(row: dict, where: str, exercise: str, shown: str, lang: str) -> None:
+    """A row's sha256 and grade: a grade of DESIGN.md, of the report's exercise."""
+    if not isinstance(row["sha256"], str) or not re.fullmatch(r"[0-9a-f]{64}", row["sha256"]):
+        raise _bad(shown, f"{where}.sha256", "sha256", lang)
+    try:
+        grade = GradeResult.model_validate(row["grade"], strict=True)
+    except ValidationError as err:
+        first = err.errors()[0]
+        want = _WANT.get(first["type"], "valid")
+        choices = str(first.get("ctx", {}).get("expected", ""))
+        raise _bad(shown, _where((where, "grade", *first["loc"])), want, lang, choices=choices) from None
+    if grade.exercise != exercise:
+        raise _bad(shown, f"{where}.grade.exercise", "choice", lang, choices=repr(exercise))
 
 
 def merge_reports(reports: list[Report], lang: str, exercise: str | None = None) -> Merged:
