@@ -8,6 +8,7 @@ Textual, and all shipped lessons load in well under 200 ms.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -299,8 +300,17 @@ def _exercises(folder: Path, section_ids: set[str] | None, problems: list[Proble
     return exercises
 
 
-def _check_across_lessons(loaded: list[tuple[Path, Lesson | None, LessonFile | None, list[Problem]]]) -> None:
+Loaded = list[tuple[Path, Lesson | None, LessonFile | None, list[Problem]]]
+
+
+def _check_across_lessons(loaded: Loaded) -> None:
     """Lesson ids and exercise ids unique across the course; prerequisites name real lessons, no cycles."""
+    _check_unique(loaded)
+    _check_prerequisites(loaded)
+
+
+def _check_unique(loaded: Loaded) -> None:
+    """Each lesson id and exercise id once in the course; two lessons with one `order`, a warning."""
     ids: dict[str, Path] = {}
     orders: dict[int, Path] = {}
     exercise_ids: dict[str, Path] = {}
@@ -308,60 +318,42 @@ def _check_across_lessons(loaded: list[tuple[Path, Lesson | None, LessonFile | N
         if meta is None:
             continue
         file = folder / "lesson.toml"
-        if meta.id in ids:
-            problems.append(
-                error(
-                    file,
-                    Said("problem.lesson.duplicate_lesson", folder=ids[meta.id].name),
-                    "id",
-                    _key_line(file, "id"),
-                )
-            )
-        ids.setdefault(meta.id, folder)
-        if meta.order in orders:
-            problems.append(
-                warning(
-                    file,
-                    Said("problem.lesson.same_order", folder=orders[meta.order].name),
-                    "order",
-                    _key_line(file, "order"),
-                )
-            )
-        orders.setdefault(meta.order, folder)
+        problems += _seen_before(ids, meta.id, folder, error, file, "id", "problem.lesson.duplicate_lesson")
+        problems += _seen_before(
+            orders, meta.order, folder, warning, file, "order", "problem.lesson.same_order"
+        )
         for ex in lesson.exercises if lesson else []:
-            if ex.id in exercise_ids:
-                problems.append(
-                    error(
-                        ex_file := folder / "exercises" / ex.id / "exercise.toml",
-                        Said("problem.lesson.duplicate_exercise", folder=exercise_ids[ex.id].name),
-                        field="id",
-                        line=_key_line(ex_file, "id"),
-                    )
-                )
-            exercise_ids.setdefault(ex.id, folder)
+            ex_file = folder / "exercises" / ex.id / "exercise.toml"
+            problems += _seen_before(
+                exercise_ids, ex.id, folder, error, ex_file, "id", "problem.lesson.duplicate_exercise"
+            )
+
+
+def _seen_before(
+    first: dict, value: object, folder: Path, kind: Callable[..., Problem], file: Path, key: str, said: str
+) -> list[Problem]:
+    """A problem (`kind`: error or warning) at `file`'s `key` if `value` was met before, naming the
+    folder it was first met in; else none, and `value` is noted as met in `folder`."""
+    if value not in first:
+        first[value] = folder
+        return []
+    return [kind(file, Said(said, folder=first[value].name), key, _key_line(file, key))]
+
+
+def _check_prerequisites(loaded: Loaded) -> None:
+    """Every prerequisite names a lesson of the course, and none leads back to its lesson."""
     prereqs = {meta.id: meta.prerequisites for _, _, meta, _ in loaded if meta is not None}
     for folder, _lesson, meta, problems in loaded:
         if meta is None:
             continue
+        file = folder / "lesson.toml"
+        line = _key_line(file, "prerequisites") if meta.prerequisites else None
         for p in meta.prerequisites:
             if p not in prereqs:
-                problems.append(
-                    error(
-                        folder / "lesson.toml",
-                        Said("problem.lesson.no_prerequisite", id=p, known=sorted(prereqs)),
-                        field="prerequisites",
-                        line=_key_line(folder / "lesson.toml", "prerequisites"),
-                    )
-                )
+                said = Said("problem.lesson.no_prerequisite", id=p, known=sorted(prereqs))
+                problems.append(error(file, said, "prerequisites", line))
         if _in_cycle(meta.id, prereqs):
-            problems.append(
-                error(
-                    folder / "lesson.toml",
-                    Said("problem.lesson.cycle"),
-                    field="prerequisites",
-                    line=_key_line(folder / "lesson.toml", "prerequisites"),
-                )
-            )
+            problems.append(error(file, Said("problem.lesson.cycle"), "prerequisites", line))
 
 
 def _key_line(file: Path, key: str) -> int | None:
