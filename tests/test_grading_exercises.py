@@ -226,7 +226,7 @@ def test_a_constant_gap_and_a_method_blind_scaling_say_why_they_earn_nothing(gra
     zero = {c.name: c.message for c in graded[nothing["three-layers", "zero"]].checks}
     assert "so that ≈ 0 is a measurement" in zero["one_layer_no_pos"]
     constant = {c.name: c.message for c in graded[nothing["three-layers", "constant"]].checks}
-    assert "a gap other than order_gap(1, False) = 0.4" in constant["with_positions"]
+    assert "the distance to order_gap(1, False) = 0.4" in constant["with_positions"]
     unscaled = graded[nothing["context-scaling", "unscaled"]].checks[0].message
     assert "unscaled θᵢ" in unscaled and "nothing is scaled" in unscaled
     blind = graded[nothing["context-scaling", "pi_for_every_method"]].checks[0].message

@@ -285,7 +285,7 @@ def _compare(got: Any, want: Any, where: str | None, rtol: float, atol: float) -
         bad = a.to(want.dtype) != b
     if bool(bad.any()):
         index = tuple(int(i) for i in bad.nonzero()[0])
-        expected = tell("grade.check.at_index", value=_shown(b[index]), index=index)
+        expected = tell("grade.check.at_index", value=_shown(b[index]), index=index) if index else _shown(b)
         raise _failed(expected, _shown(a[index]), where)
 
 
