@@ -34,9 +34,8 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from tutor.content.problems import Problem, error, line_of, validation_problems
-from tutor.content.prose import toml_error_line, toml_error_message
 from tutor.content.schema import Slug, Strict
-from tutor.content.tomlfile import read_text
+from tutor.content.tomlfile import read_text, toml_error_line, toml_error_message
 from tutor.i18n import LANGS
 
 GLOSSARY = "glossary.toml"

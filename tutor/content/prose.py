@@ -15,13 +15,8 @@ from pathlib import Path
 from tutor.content.markdown import Block, blocks, convert_math, convert_prose, parse_params
 from tutor.content.problems import Problem, error
 from tutor.content.schema import ExperimentRef
+from tutor.content.tomlfile import toml_error_line, toml_error_message
 from tutor.texts import Said
-
-_H2 = re.compile(r"^ {0,3}##(?!#)\s*(.*?)\s*#*\s*$")
-_H1 = re.compile(r"^ {0,3}#(?!#)\s")
-_TITLE_ID = re.compile(r"^(.*?)\s*\{#([^}]*)\}$")
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_TOML_LINE = re.compile(r"at line (\d+)")
 
 
 @dataclass
@@ -36,81 +31,65 @@ class ProseSection:
     broken_fence: bool = False  # an experiment fence here failed to parse
 
 
-def toml_error_line(err: tomllib.TOMLDecodeError) -> int | None:
-    m = _TOML_LINE.search(str(err))
-    return int(m.group(1)) if m else None
-
-
-def toml_error_message(err: tomllib.TOMLDecodeError) -> Said:
-    """tomllib's reason (its own words), without the line it names (the problem has the line)."""
-    return Said(
-        "problem.toml", detail=_TOML_LINE.sub("", str(err)).replace("(, column", "(column").replace(" ()", "")
-    )
+_H2 = re.compile(r"^ {0,3}##(?!#)\s*(.*?)\s*#*\s*$")
+_H1 = re.compile(r"^ {0,3}#(?!#)\s")
+_TITLE_ID = re.compile(r"^(.*?)\s*\{#([^}]*)\}$")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 def parse_language_file(text: str, file: Path) -> tuple[list[ProseSection], list[Problem]]:
     problems: list[Problem] = []
-    sections: list[ProseSection] = []
-    stray: int | None = None  # first line of text before any section
-    seen_text = False
-    for block in blocks(text):
-        if block.kind == "fence":
-            fence_problems = _check_fence(block, file, sections)
-            problems += fence_problems
-            if fence_problems and sections:
-                sections[-1].broken_fence = True
-            if sections:
-                sections[-1].body_lines += block.lines
-            elif stray is None:
-                stray = block.start + 1
-            continue
-        for k, line in enumerate(block.lines):
-            index = block.start + k
-            m = _H2.match(line)
-            if m:
-                section = _heading(m.group(1), index + 1, file, problems)
-                section.body_start = index + 1
-                sections.append(section)
-            elif sections:
-                sections[-1].body_lines.append(line)
-            elif line.strip():
-                if not seen_text and _H1.match(line):
-                    seen_text = True  # the optional `# Lesson title` line
-                    continue
-                seen_text = True
-                stray = index + 1 if stray is None else stray
+    sections, stray = _split(text, file, problems)
     if stray is not None:
-        problems.append(
-            error(
-                file,
-                Said("problem.prose.stray"),
-                line=stray,
-            )  # fmt: skip
-        )
+        problems.append(error(file, Said("problem.prose.stray"), line=stray))
     if not sections:
         problems.append(error(file, Said("problem.prose.no_sections")))
     ids: dict[str, int] = {}
     for s in sections:
         if s.id in ids:
-            problems.append(
-                error(
-                    file,
-                    Said("problem.prose.duplicate", line=ids[s.id]),
-                    field=f"section[{s.id}]",
-                    line=s.line,
-                )
-            )
+            said = Said("problem.prose.duplicate", line=ids[s.id])
+            problems.append(error(file, said, field=f"section[{s.id}]", line=s.line))
         ids.setdefault(s.id, s.line)
-        body = "\n".join(s.body_lines).strip("\n")
-        lead = len(s.body_lines) - len("\n".join(s.body_lines).lstrip("\n").split("\n"))
-        s.body, issues = convert_prose(body)
-        for issue in issues:
-            problems.append(
-                error(
-                    file, issue.message, field=f"section[{s.id}]", line=s.body_start + lead + issue.line + 1
-                )
-            )
+        problems += _convert_body(s, file)
     return sections, problems
+
+
+def _split(text: str, file: Path, problems: list[Problem]) -> tuple[list[ProseSection], int | None]:
+    """The sections the `##` headings start, each with its body lines and experiment fences; and the
+    first line of text before any section (the optional `# Lesson title` line aside), if any."""
+    sections: list[ProseSection] = []
+    stray: int | None = None
+    seen_text = False
+    for block in blocks(text):
+        if block.kind == "fence":
+            fence_problems = _check_fence(block, file, sections)
+            problems += fence_problems
+            if sections:
+                sections[-1].broken_fence |= bool(fence_problems)
+                sections[-1].body_lines += block.lines
+            elif stray is None:
+                stray = block.start + 1
+            continue
+        for index, line in enumerate(block.lines, block.start):
+            if m := _H2.match(line):
+                sections.append(_heading(m.group(1), index + 1, file, problems))
+            elif sections:
+                sections[-1].body_lines.append(line)
+            elif line.strip():
+                is_title = not seen_text and _H1.match(line)  # the optional `# Lesson title` line
+                if stray is None and not is_title:
+                    stray = index + 1
+                seen_text = True
+    return sections, stray
+
+
+def _convert_body(s: ProseSection, file: Path) -> list[Problem]:
+    """Fill in `s.body`, its prose converted (math to Unicode); the problems at their lines in the file."""
+    body = "\n".join(s.body_lines).strip("\n")
+    lead = len(s.body_lines) - len("\n".join(s.body_lines).lstrip("\n").split("\n"))
+    s.body, issues = convert_prose(body)
+    where = f"section[{s.id}]"
+    return [error(file, i.message, field=where, line=s.body_start + lead + i.line + 1) for i in issues]
 
 
 def _heading(raw: str, line: int, file: Path, problems: list[Problem]) -> ProseSection:
@@ -133,7 +112,7 @@ def _heading(raw: str, line: int, file: Path, problems: list[Problem]) -> ProseS
     converted, issues = convert_math(title, markdown=False)
     for issue in issues:
         problems.append(error(file, issue.message, field=f"section[{ident}].title", line=line))
-    return ProseSection(id=ident, title=converted.strip(), line=line)
+    return ProseSection(id=ident, title=converted.strip(), line=line, body_start=line)
 
 
 def _check_fence(block: Block, file: Path, sections: list[ProseSection]) -> list[Problem]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +19,6 @@ from tutor.content.problems import (
     validation_problems,
     warning,
 )
-from tutor.content.prose import toml_error_line, toml_error_message
 from tutor.content.schema import CourseFile, Exercise, LessonFile, QuizFile
 from tutor.i18n import LANGS as LANGS_ALL
 from tutor.texts import Said
@@ -26,6 +26,19 @@ from tutor.texts import Said
 M = TypeVar("M", bound=BaseModel)
 VOCABULARY = all_field_names(LessonFile, QuizFile, Exercise, CourseFile)
 MARKDOWN_KEYS = {"task"}  # LocalText fields that are Markdown (escaped math); the rest are plain text
+_TOML_LINE = re.compile(r"at line (\d+)")
+
+
+def toml_error_line(err: tomllib.TOMLDecodeError) -> int | None:
+    m = _TOML_LINE.search(str(err))
+    return int(m.group(1)) if m else None
+
+
+def toml_error_message(err: tomllib.TOMLDecodeError) -> Said:
+    """tomllib's reason (its own words), without the line it names (the problem has the line)."""
+    return Said(
+        "problem.toml", detail=_TOML_LINE.sub("", str(err)).replace("(, column", "(column").replace(" ()", "")
+    )
 
 
 def read_text(file: Path, problems: list[Problem], required: bool = True) -> str | None:

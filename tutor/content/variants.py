@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor.content.problems import Problem, error, line_of, warning
-from tutor.content.prose import toml_error_line, toml_error_message
+from tutor.content.tomlfile import toml_error_line, toml_error_message
 from tutor.i18n import FALLBACK, LANGS
 
 ROLES = ("starter", "solution")
