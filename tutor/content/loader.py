@@ -134,10 +134,7 @@ def _load_folder(
     exercises = _exercises(folder / "exercises", section_ids, problems)
     if meta is None:
         return None, None
-    lesson = Lesson(
-        id=meta.id, order=meta.order, title=meta.title, summary=meta.summary, prerequisites=meta.prerequisites,
-        sections=sections, quiz=quiz, exercises=exercises, folder=folder,
-    )  # fmt: skip
+    lesson = Lesson(**dict(meta), sections=sections, quiz=quiz, exercises=exercises, folder=folder)
     return meta, lesson
 
 

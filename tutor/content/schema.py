@@ -249,18 +249,6 @@ class Exercise(Strict):
     folder: Path | None = None  # set by the loader: where starter.py, solution.py, checks.py live
 
 
-class Lesson(Strict):
-    id: Slug
-    order: int
-    title: LocalText
-    summary: LocalText | None = None
-    prerequisites: list[Slug] = []
-    sections: list[Section] = []
-    quiz: list[Question] = []
-    exercises: list[Exercise] = []
-    folder: Path | None = None  # set by the loader
-
-
 # --- the files as written (the loader builds `Lesson` from these) --------------------------------
 
 
@@ -272,6 +260,16 @@ class LessonFile(Strict):
     title: LocalText
     summary: LocalText | None = None
     prerequisites: list[Slug] = []
+
+
+class Lesson(LessonFile):
+    """A lesson as the tutor uses it: lesson.toml's metadata with what the loader adds from the
+    other files."""
+
+    sections: list[Section] = []
+    quiz: list[Question] = []
+    exercises: list[Exercise] = []
+    folder: Path | None = None  # set by the loader
 
 
 class CourseLesson(Strict):
