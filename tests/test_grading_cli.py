@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import signal
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -272,6 +273,21 @@ def test_usage_errors_exit_2_with_a_message(tmp_path):
         out = tutor(tmp_path, *args) if i == 0 else tutor_here(*args, home=tmp_path)
         assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
         assert "Traceback" not in out.stderr
+    assert cold_judges_running() == []  # the judge a grade starts early ends with the refused command
+
+
+def cold_judges_running() -> list[int]:
+    """The pids of judges (judge.py, not a warm one) this process started that are still running."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            argv = stat.with_name("cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and any(a.endswith(b"judge.py") for a in argv) and b"--zygote" not in argv:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def test_a_file_that_does_not_load_is_exit_2(tmp_path, lessons):

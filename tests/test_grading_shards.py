@@ -225,6 +225,13 @@ def test_merge_refuses_what_cannot_be_joined_naming_the_report_and_the_place(rep
     assert batch_too.returncode == 2 and "--merge joins reports" in batch_too.stderr
 
 
+def test_a_fifo_given_as_a_report_is_refused_not_waited_on(lessons, tmp_path):
+    fifo = tmp_path / "shard-1.json"
+    os.mkfifo(fifo)  # no writer: reading it would wait for ever
+    out = tutor(tmp_path, "--lessons", str(lessons), "grade", "--merge", str(fifo), timeout=30)
+    assert out.returncode == 2 and f"{fifo} is a FIFO, not a regular file" in out.stderr, out.stderr
+
+
 def test_missing_shards_are_a_warning_and_the_rest_is_merged(reports, whole, lessons, tmp_path):
     out = grade(lessons, tmp_path, "--merge", str(reports[0]), str(reports[2]), "--format", "json")
     assert out.returncode == 0, out.stderr
