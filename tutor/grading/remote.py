@@ -1,9 +1,9 @@
 """The judge's view of a submission: a proxy that turns calls into probes for the sandboxed worker.
 
-A check never holds the learner's objects. `need(sub, "split_heads")(x, 3)` sends x as bytes, the
-worker calls the learner's function, and what comes back is plain data rebuilt with the judge's own
-torch. A module is built in the worker from a config (`sub.new`), loaded with weights the judge drew
-(`.load`), and run on inputs the judge chose (`.run`, `.grads`).
+A check never holds the learner's objects. `learner.split_heads(x, 3)` (tutor.grading.kit.Learner)
+sends x as bytes, the worker calls the learner's function, and what comes back is plain data rebuilt
+with the judge's own torch. A module is built in the worker from a config (`sub.new`), loaded with
+weights the judge drew (`.load`), and run on inputs the judge chose (`.run`, `.grads`).
 """
 
 from __future__ import annotations
@@ -168,13 +168,6 @@ class Submission:
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return self._channel.probe("call", name=name, args=list(args), kwargs=kwargs)
-
-    def call_kept(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, dict]:
-        """Call, and keep the result in the worker: pass the returned reference on to feed the
-        learner's own object (not a copy) into the next call."""
-        ref = self._ref()
-        value = self._channel.probe("call", name=name, keep=ref, args=list(args), kwargs=kwargs)
-        return value, {"__ref__": ref}
 
     def new(self, name: str, cfg: dict) -> RemoteModule:
         ref = self._ref()

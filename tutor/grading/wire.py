@@ -139,11 +139,8 @@ def _tensor_from_wire(spec: Any, permute: Any):
     return t
 
 
-def decode(value: Any, depth: int = 0, budget: list[int] | None = None, refs: dict | None = None) -> Any:
-    """Plain data back into Python values and (own) tensors; WireError for anything else.
-
-    With `refs` (the worker's side), {"__ref__": n} stands for a value the worker kept from an earlier
-    probe, so a probe can feed one learner function's real output into another."""
+def decode(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
+    """Plain data back into Python values and (own) tensors; WireError for anything else."""
     budget = budget if budget is not None else [MAX_ITEMS]
     budget[0] -= 1
     if depth > MAX_DEPTH or budget[0] < 0:
@@ -151,11 +148,9 @@ def decode(value: Any, depth: int = 0, budget: list[int] | None = None, refs: di
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list):
-        return [decode(v, depth + 1, budget, refs) for v in value]
+        return [decode(v, depth + 1, budget) for v in value]
     if not isinstance(value, dict):
         raise WireError(f"unexpected {type(value).__name__}")
-    if refs is not None and "__ref__" in value:
-        return refs[value["__ref__"]]
     if "__tensor__" in value:
         return _tensor_from_wire(value["__tensor__"], value.get("permute"))
     if "__float__" in value:
@@ -165,12 +160,12 @@ def decode(value: Any, depth: int = 0, budget: list[int] | None = None, refs: di
         return float(text)
     if "__object__" in value:
         return Opaque(str(value["__object__"])[:80], str(value.get("repr", ""))[:200])
-    return {str(k): decode(v, depth + 1, budget, refs) for k, v in value.items()}
+    return {str(k): decode(v, depth + 1, budget) for k, v in value.items()}
 
 
-def loads(line: bytes, refs: dict | None = None) -> Any:
+def loads(line: bytes) -> Any:
     try:
-        return decode(json.loads(line), refs=refs)
+        return decode(json.loads(line))
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as err:
         if isinstance(err, WireError):
             raise

@@ -104,10 +104,7 @@ class Worker:
         return getattr(self.sub, name)
 
     def op_call(self, msg: dict, args: list, kwargs: dict):
-        value = self._target(msg["name"])(*args, **kwargs)
-        if msg.get("keep") is not None:
-            self.kept[msg["keep"]] = value
-        return value
+        return self._target(msg["name"])(*args, **kwargs)
 
     def op_new(self, msg: dict, args: list, kwargs: dict) -> dict:
         import torch
@@ -162,8 +159,8 @@ class Worker:
             msg = json.loads(line)
             op = getattr(self, f"op_{msg['op']}")
             try:
-                args = wire.decode(msg.get("args", []), refs=self.kept)
-                kwargs = wire.decode(msg.get("kwargs", {}), refs=self.kept)
+                args = wire.decode(msg.get("args", []))
+                kwargs = wire.decode(msg.get("kwargs", {}))
                 reply = {"id": msg["id"], "ok": wire.encode(op(msg, args, kwargs))}
             except BaseException as err:  # whatever the learner's code raised is the answer
                 reply = {"id": msg["id"], "error": describe_error(err, self.display, self.limit_mb)}
