@@ -35,59 +35,81 @@ def _store(ctx):
 
 
 def run(args, ctx) -> int:
-    from tutor.content.schema import pick
     from tutor.course import open_course
     from tutor.grading import workspace
     from tutor.texts import say
 
-    lang = ctx.lang
     course = open_course(ctx.lessons_dir)
     if args.action == "list":
         return _list(course, ctx, args.json)
     if not args.id:
-        raise TutorError(say("cli.exercise.needs_id", lang, action=args.action))
+        raise TutorError(say("cli.exercise.needs_id", ctx.lang, action=args.action))
     ex = course.exercise(args.id)
     path = workspace.workspace_file(ctx.home, ex)
-    if args.action == "start":
-        try:
-            path, created = workspace.start_exercise(ctx.home, ex, lang)
-        except OSError as err:  # an unwritable home, or a file where a folder should be
-            raise TutorError(
-                say("cli.exercise.cannot_create", lang, path=path, why=err.strerror or err)
-            ) from None
-        print(say("ex.cli.created" if created else "ex.cli.already", lang, path=path))
-        print(say("ex.cli.next", lang, id=ex.id))
-        return 0
-    if args.action == "reset":
-        if not path.exists():
-            raise TutorError(say("cli.exercise.not_started", lang, id=ex.id))
-        if not args.yes:
-            if not sys.stdin.isatty():
-                raise TutorError(say("cli.exercise.confirm_with_yes", lang))
-            reply = input(say("ex.cli.confirm_reset", lang, path=path))
-            if reply.strip().lower() not in ("y", "yes", "j", "ja", "是"):
-                print(say("ex.cli.nothing_changed", lang))
-                return 1
-        try:
-            path, backup = workspace.reset_exercise(ctx.home, ex, lang)
-        except OSError as err:
-            raise TutorError(
-                say("cli.exercise.cannot_restore", lang, path=path, why=err.strerror or err)
-            ) from None
-        kept = say("ex.cli.backup", lang, path=backup) if backup else ""
-        print(say("ex.cli.restored", lang, path=path) + kept)
-        return 0
-    if args.action == "show":
-        print(f"{ex.id} — {pick(ex.title, lang)}\n")
-        print(pick(ex.task, lang).strip())
-        started = "" if path.exists() else say("ex.cli.not_started", lang, id=ex.id)
-        print(f"\n{say('ex.file', lang)}: {path}{started}")
-        if ex.hints:
-            print(say("ex.cli.hints", lang, n=len(ex.hints), id=ex.id))
-        return 0
     if args.action == "train":
         return _train(ex, path, args.steps, ctx)
-    with _store(ctx) as store:  # solution
+    action = {"start": _start, "reset": _reset, "show": _show, "solution": _solution}[args.action]
+    return action(ex, path, args, ctx)
+
+
+def _start(ex, path, args, ctx) -> int:
+    from tutor.grading import workspace
+    from tutor.texts import say
+
+    try:
+        path, created = workspace.start_exercise(ctx.home, ex, ctx.lang)
+    except OSError as err:  # an unwritable home, or a file where a folder should be
+        raise TutorError(
+            say("cli.exercise.cannot_create", ctx.lang, path=path, why=err.strerror or err)
+        ) from None
+    print(say("ex.cli.created" if created else "ex.cli.already", ctx.lang, path=path))
+    print(say("ex.cli.next", ctx.lang, id=ex.id))
+    return 0
+
+
+def _reset(ex, path, args, ctx) -> int:
+    from tutor.grading import workspace
+    from tutor.texts import say
+
+    lang = ctx.lang
+    if not path.exists():
+        raise TutorError(say("cli.exercise.not_started", lang, id=ex.id))
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise TutorError(say("cli.exercise.confirm_with_yes", lang))
+        reply = input(say("ex.cli.confirm_reset", lang, path=path))
+        if reply.strip().lower() not in ("y", "yes", "j", "ja", "是"):
+            print(say("ex.cli.nothing_changed", lang))
+            return 1
+    try:
+        path, backup = workspace.reset_exercise(ctx.home, ex, lang)
+    except OSError as err:
+        raise TutorError(
+            say("cli.exercise.cannot_restore", lang, path=path, why=err.strerror or err)
+        ) from None
+    kept = say("ex.cli.backup", lang, path=backup) if backup else ""
+    print(say("ex.cli.restored", lang, path=path) + kept)
+    return 0
+
+
+def _show(ex, path, args, ctx) -> int:
+    from tutor.content.schema import pick
+    from tutor.texts import say
+
+    lang = ctx.lang
+    print(f"{ex.id} — {pick(ex.title, lang)}\n")
+    print(pick(ex.task, lang).strip())
+    started = "" if path.exists() else say("ex.cli.not_started", lang, id=ex.id)
+    print(f"\n{say('ex.file', lang)}: {path}{started}")
+    if ex.hints:
+        print(say("ex.cli.hints", lang, n=len(ex.hints), id=ex.id))
+    return 0
+
+
+def _solution(ex, path, args, ctx) -> int:
+    from tutor.grading import workspace
+
+    with _store(ctx) as store:
         code = workspace.solution_text(store, ex, ctx.lang)
     if sys.stdout.isatty() and ex.kind == "code":  # a terminal would wrap long lines to column 0
         import shutil
