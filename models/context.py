@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -32,8 +31,6 @@ MULTIPLES = (1, 2, 4)
 TABLE_VERSION = 1
 STORED_SCALES = (2.0, 4.0, 8.0)
 STORED_WINDOWS = 2048  # windows of the longest length: the whole validation split of the Tang corpus
-
-_weights_lock = threading.Lock()  # the attention modules park their weights while a forward runs
 
 
 @dataclass
@@ -115,16 +112,9 @@ def measure(
 
 def _forward(model: GPT, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits (B, T, V) and the attention entropy per query, averaged over layers and heads (B, T)."""
-    with _weights_lock:
-        try:
-            logits, _ = model(x, need_weights=True)
-            per_layer = []
-            for block in model.blocks:
-                w = block.attn.last_attn  # (B, h, T, T), zeros above the diagonal
-                per_layer.append(-(w * w.clamp_min(1e-30).log()).sum(-1).mean(1))
-        finally:
-            for block in model.blocks:
-                block.attn.last_attn = None
+    logits, _, w = model(x, need_weights=True)  # w: (B, layer, head, T, T), zeros above the diagonal
+    entropy = -(w * w.clamp_min(1e-30).log()).sum(-1)  # (B, layer, head, T)
+    per_layer = [entropy[:, layer].mean(1) for layer in range(entropy.size(1))]  # heads, then layers
     return logits, torch.stack(per_layer).mean(0)
 
 

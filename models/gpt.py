@@ -94,9 +94,12 @@ class CausalSelfAttention(nn.Module):
             )
             self.register_buffer("inv_freq", inv_freq, persistent=False)
             self.rope_factor = factor
-        self.last_attn: torch.Tensor | None = None  # filled when forward(need_weights=True)
 
-    def forward(self, x: torch.Tensor, start: int = 0, need_weights: bool = False) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, start: int = 0, need_weights: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """The heads' mixed output (B, T, C); with need_weights, also their weights (B, n_head, T, T), rows =
+        queries, computed the slow, explicit way (the default uses PyTorch's fused attention)."""
         B, T, C = x.size()
         q, k, v = self.qkv(x).split(C, dim=2)
         # split C into heads: (B, T, C) -> (B, n_head, T, head_dim)
@@ -110,6 +113,7 @@ class CausalSelfAttention(nn.Module):
         if self.pos == "alibi":
             bias = _positions().alibi_bias(self.n_head, T, dtype=q.dtype).to(x.device)
 
+        att = None
         if need_weights:
             att = (q @ k.transpose(-2, -1)) / k.size(-1) ** 0.5
             if bias is not None:
@@ -119,7 +123,6 @@ class CausalSelfAttention(nn.Module):
                 future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
                 att = att.masked_fill(future, float("-inf"))
             att = att.softmax(dim=-1)
-            self.last_attn = att.detach()
             y = self.attn_drop(att) @ v
         else:
             drop = self.dropout if self.training else 0.0
@@ -129,7 +132,8 @@ class CausalSelfAttention(nn.Module):
                 y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=drop)
         # put the heads side by side again and let proj mix what they found
         y = y.transpose(1, 2).contiguous().view(B, T, C)
-        return self.resid_drop(self.proj(y))
+        y = self.resid_drop(self.proj(y))
+        return y if att is None else (y, att.detach())
 
 
 class MLP(nn.Module):
@@ -151,9 +155,16 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
         self.mlp = MLP(cfg)
 
-    def forward(self, x: torch.Tensor, start: int = 0, need_weights: bool = False) -> torch.Tensor:
-        x = x + self.attn(self.ln1(x), start, need_weights)
-        return x + self.mlp(self.ln2(x))
+    def forward(
+        self, x: torch.Tensor, start: int = 0, need_weights: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """The block's output; with need_weights, also its attention weights (B, n_head, T, T)."""
+        if not need_weights:  # the attention may be a learner's module that never returns weights
+            x = x + self.attn(self.ln1(x), start)
+            return x + self.mlp(self.ln2(x))
+        y, att = self.attn(self.ln1(x), start, need_weights=True)
+        x = x + y
+        return x + self.mlp(self.ln2(x)), att
 
 
 class GPT(nn.Module):
@@ -189,7 +200,9 @@ class GPT(nn.Module):
         targets: torch.Tensor | None = None,
         start: int = 0,
         need_weights: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[torch.Tensor, torch.Tensor | None] | tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        """(logits, loss or None); with need_weights, also every head's attention weights
+        (B, n_layer, n_head, T, T), rows = queries, the model keeping nothing of them."""
         B, T = idx.size()
         x = self.tok_emb(idx)
         if self.cfg.pos == "learned":
@@ -201,12 +214,19 @@ class GPT(nn.Module):
             pos = torch.arange(start, start + T, device=idx.device)
             x = x + self.pos_emb(pos)
         x = self.drop(x)
+        maps = []
         for block in self.blocks:
-            x = block(x, start, need_weights)
+            if need_weights:
+                x, att = block(x, start, need_weights=True)
+                maps.append(att)
+            else:
+                x = block(x, start)
         logits = self.head(self.ln_f(x))
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+        if need_weights:
+            return logits, loss, torch.stack(maps, dim=1)
         return logits, loss
 
     @torch.no_grad()
@@ -219,11 +239,8 @@ class GPT(nn.Module):
         was_training = self.training
         self.eval()
         try:
-            self(idx, need_weights=True)
-            return torch.stack([b.attn.last_attn[0] for b in self.blocks])
+            return self(idx, need_weights=True)[2][0]
         finally:
-            for b in self.blocks:
-                b.attn.last_attn = None
             self.train(was_training)
 
     @torch.no_grad()

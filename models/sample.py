@@ -63,7 +63,9 @@ def write(
     text = prompt
     for _ in range(max_new):
         context = torch.tensor([ids[-model.cfg.block_size :]])
-        logits, _ = model(context, need_weights=attention)
+        logits, _, *weights = model(
+            context, need_weights=attention
+        )  # with attention: [(1, layer, head, T, T)]
         logits = logits[0, -1] / temperature
         probs = logits.softmax(-1)
         top = probs.topk(min(5, probs.numel()))
@@ -75,9 +77,7 @@ def write(
         maps, seen = None, ""
         if attention:
             seen = tokenizer.decode(context[0].tolist())
-            maps = torch.stack([b.attn.last_attn[0, :, -1] for b in model.blocks])  # (layer, head, T)
-            for b in model.blocks:
-                b.attn.last_attn = None
+            maps = weights[0][0, :, :, -1]  # (layer, head, T): the last query's rows
         ids.append(next_id)
         if stop_at_poem_end and (text + char).endswith(POEM_END):
             return

@@ -112,11 +112,9 @@ def test_each_head_uses_only_its_own_rows_of_w_q():
     attn = _attention()
     x = torch.randn(1, 5, 32)
     with torch.no_grad():
-        attn(x, need_weights=True)
-        before = attn.last_attn.clone()
+        _, before = attn(x, need_weights=True)
         attn.qkv.weight[8:16] += torch.randn(8, 32)  # the query rows of head 1 (d_k = 8)
-        attn(x, need_weights=True)
-        after = attn.last_attn
+        _, after = attn(x, need_weights=True)
     changed = [not torch.allclose(before[0, h], after[0, h]) for h in range(4)]
     assert changed == [False, True, False, False]
 

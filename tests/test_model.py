@@ -100,8 +100,21 @@ def test_weights_path_matches_fast_path():
     x = torch.randint(64, (2, 10))
     with torch.no_grad():
         fast, _ = model(x)
-        slow, _ = model(x, need_weights=True)
+        slow, _, _ = model(x, need_weights=True)
     assert torch.allclose(fast, slow, atol=1e-5)
+
+
+def test_forward_with_need_weights_returns_every_heads_weights_and_the_model_keeps_none():
+    model = tiny(pos="alibi", n_layer=2).eval()
+    x = torch.randint(64, (3, 10))
+    with torch.no_grad():
+        logits, loss, maps = model(x, torch.zeros_like(x), need_weights=True)
+    assert maps.shape == (3, 2, model.cfg.n_head, 10, 10)  # batch, layer, head, query, key
+    assert torch.allclose(maps.sum(-1), torch.ones(3, 2, model.cfg.n_head, 10))
+    assert maps.triu(1).abs().max() == 0 and loss is not None
+    assert torch.equal(maps[1], model.attention_maps(x[1]))
+    assert [vars(m).get("last_attn") for m in model.modules()] == [None] * len(list(model.modules()))
+    assert logits.shape == (3, 10, 64)
 
 
 def test_rope_scores_depend_only_on_offset_and_keep_norms():

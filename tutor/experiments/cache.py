@@ -16,9 +16,6 @@ LEARNED = LEARNED_CHECKPOINT
 ROPE_SHORT = ROPE_SHORT_CHECKPOINT
 
 _lock = threading.RLock()
-# attention_maps and sample.write(attention=True) park weights on the shared model's modules while
-# they run: whoever reads attention from a cached model holds this lock
-maps_lock = threading.Lock()
 _checkpoints: dict[tuple, Any] = {}
 _fresh: dict[tuple, Any] = {}
 

@@ -91,8 +91,7 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
     qkv_params = sum(t.numel() for t in qkv.parameters())
     proj_params = sum(t.numel() for t in proj.parameters())
 
-    with cache.maps_lock:  # attention_maps parks weights on the shared model's modules while it runs
-        maps = ck.model.attention_maps(torch.tensor(_encode(ck.tokenizer, read, "text")))  # (L, H, T, T)
+    maps = ck.model.attention_maps(torch.tensor(_encode(ck.tokenizer, read, "text")))  # (L, H, T, T)
     chars = ["↵" if c == "\n" else c for c in read]  # a line break shown as a mark, one cell wide
     layers = [p.layer - 1] if p.layer is not None else list(range(n_layer))
     trained = ck.model.cfg

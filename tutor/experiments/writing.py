@@ -33,12 +33,11 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
     if p.layer > cfg.n_layer or p.head > cfg.n_head:
         raise ExperimentError("err.experiment.no_head", layers=cfg.n_layer, heads=cfg.n_head)
     steps = []
-    with cache.maps_lock:  # the attention weights are parked on the shared model's modules while it writes
-        for step in write(ck.model, ck.tokenizer, p.prompt, max_new=p.max_chars, temperature=p.temperature,
-                          top_k=p.top_k, seed=p.seed, attention=True):  # fmt: skip
-            steps.append(step)
-            ctx.emit({"event": "writing", "text": p.prompt + "".join(s.char for s in steps)})
-            ctx.check()
+    for step in write(ck.model, ck.tokenizer, p.prompt, max_new=p.max_chars, temperature=p.temperature,
+                      top_k=p.top_k, seed=p.seed, attention=True):  # fmt: skip
+        steps.append(step)
+        ctx.emit({"event": "writing", "text": p.prompt + "".join(s.char for s in steps)})
+        ctx.check()
     if not steps:
         raise ExperimentError("err.experiment.nothing_written")
     text = p.prompt + "".join(s.char for s in steps)
