@@ -27,78 +27,33 @@ def add_arguments(p, t) -> None:
     p.add_argument("--context", type=int, default=None, help=t("cli.opt.train.context"))
     p.add_argument("--lr", type=float, default=2e-3, help=t("cli.opt.train.lr"))
     p.add_argument(
-        "--windows",
-        choices=("poem", "line", "any"),
-        default="poem",
-        help=t("cli.opt.train.windows"),
+        "--windows", choices=("poem", "line", "any"), default="poem", help=t("cli.opt.train.windows")
     )
     p.add_argument("--eval-interval", type=int, default=100, help=t("cli.opt.train.eval_interval"))
-    p.add_argument(
-        "--early-stop",
-        type=int,
-        default=None,
-        metavar="N",
-        help=t("cli.opt.train.early_stop"),
-    )
+    p.add_argument("--early-stop", type=int, default=None, metavar="N", help=t("cli.opt.train.early_stop"))
     p.add_argument("--seed", type=int, default=1337, help=t("cli.opt.train.seed"))
     p.add_argument("--device", default="cpu", help=t("cli.opt.train.device"))
     p.add_argument("--threads", type=int, default=None, help=t("cli.opt.train.threads"))
     p.add_argument(
-        "--corpus",
-        type=Path,
-        nargs="+",
-        default=None,
-        metavar="FILE",
-        help=t("cli.opt.train.corpus"),
+        "--corpus", type=Path, nargs="+", default=None, metavar="FILE", help=t("cli.opt.train.corpus")
     )
-    p.add_argument(
-        "--min-count",
-        type=int,
-        default=None,
-        metavar="N",
-        help=t("cli.opt.train.min_count"),
-    )
-    p.add_argument(
-        "--keep-script",
-        action="store_true",
-        help=t("cli.opt.train.keep_script"),
-    )
+    p.add_argument("--min-count", type=int, default=None, metavar="N", help=t("cli.opt.train.min_count"))
+    p.add_argument("--keep-script", action="store_true", help=t("cli.opt.train.keep_script"))
     p.add_argument("--out", type=Path, default=None, help=t("cli.opt.train.out"))
     p.add_argument("--resume", action="store_true", help=t("cli.opt.train.resume"))
-    p.add_argument(
-        "--weights-only",
-        action="store_true",
-        help=t("cli.opt.train.weights_only"),
-    )
+    p.add_argument("--weights-only", action="store_true", help=t("cli.opt.train.weights_only"))
     p.add_argument("--jsonl", action="store_true", help=t("cli.opt.train.jsonl"))
 
 
 def run(args, ctx) -> int:
-    from models.corpus import corpus_text, split_poems
-    from models.errors import ModelError
-    from models.tokenizer import MIN_COUNT, CharTokenizer
-    from models.train import train
+    from models.tokenizer import CharTokenizer
 
     model_cfg, cfg = _configs(args)
-    min_count = MIN_COUNT if args.min_count is None else args.min_count
-    for option, value in (("--min-count", min_count), ("--early-stop", args.early_stop)):
-        if value is not None and value < 1:
-            raise TutorError(say("cli.train.at_least_1", ctx.lang, option=option, got=value))
+    min_count = _min_count(args, ctx.lang)
     emit = emit_json_line if args.jsonl else _printer(ctx.lang)
-    try:
-        poems, corpus = _read_corpus(args)
-        train_poems, val_poems = split_poems(poems)
-    except ModelError as err:  # the corpus's own words (models/ speaks English), framed in the learner's
-        raise TutorError("err.train.corpus", detail=str(err)) from err
+    train_text, val_text, corpus = _corpus_texts(args)
     out = _checkpoint_path(args, ctx, model_cfg, cfg)
-    train_text, val_text = corpus_text(train_poems), corpus_text(val_poems)
-    start = {
-        "event": "start",
-        "out": str(out),
-        "corpus": corpus,
-        "poems_train": len(train_poems),
-        "poems_val": len(val_poems),
-    }
+    start = {"event": "start", "out": str(out), **corpus}
     tokenizer = None  # a resumed run keeps its checkpoint's tokenizer
     if not (args.resume and out.is_file()):
         tokenizer = CharTokenizer.for_training(train_text, min_count)  # the policy in models/tokenizer.py
@@ -109,12 +64,48 @@ def run(args, ctx) -> int:
         }
     stop = stop_on_signals()
     emit(start)
+    result = _train(
+        args, ctx, (model_cfg, cfg), (train_text, val_text), out, tokenizer, min_count, emit, stop
+    )
+    done = {**result.__dict__, "baselines": result.baselines.to_dict()}
+    kind = "cancelled" if result.cancelled else "done"
+    emit({"event": kind, "out": str(out), "early_stop": args.early_stop, **done})
+    return 1 if result.cancelled else 0
+
+
+def _min_count(args, lang: str) -> int:
+    """The tokenizer's minimum count (its default unless given); it and --early-stop must be at least 1."""
+    from models.tokenizer import MIN_COUNT
+
+    min_count = MIN_COUNT if args.min_count is None else args.min_count
+    for option, value in (("--min-count", min_count), ("--early-stop", args.early_stop)):
+        if value is not None and value < 1:
+            raise TutorError(say("cli.train.at_least_1", lang, option=option, got=value))
+    return min_count
+
+
+def _corpus_texts(args) -> tuple[str, str, dict]:
+    """The training and validation text, and what the start event says of the corpus."""
+    from models.corpus import corpus_text, split_poems
+    from models.errors import ModelError
+
+    try:
+        poems, corpus = _read_corpus(args)
+        train_poems, val_poems = split_poems(poems)
+    except ModelError as err:  # the corpus's own words (models/ speaks English), framed in the learner's
+        raise TutorError("err.train.corpus", detail=str(err)) from err
+    counts = {"poems_train": len(train_poems), "poems_val": len(val_poems)}
+    return corpus_text(train_poems), corpus_text(val_poems), {"corpus": corpus, **counts}
+
+
+def _train(args, ctx, configs, texts, out: Path, tokenizer, min_count: int, emit, stop):
+    """models.train.train with the command's settings, progress emitted; a failure is a TutorError."""
+    from models.train import train
+
     try:
         result = train(
-            model_cfg,
-            cfg,
-            train_text,
-            val_text,
+            *configs,
+            *texts,
             out=out,
             on_progress=lambda p: emit({"event": "progress", **p.__dict__}),
             should_stop=stop.is_set,
@@ -131,10 +122,7 @@ def run(args, ctx) -> int:
         raise TutorError("err.train.failed", detail=str(err)) from err
     except OSError as err:  # e.g. the disk filled up or the folder became read-only mid-run
         raise TutorError(say("cli.train.cannot_write", ctx.lang, out=out, why=err.strerror or err)) from err
-    done = {**result.__dict__, "baselines": result.baselines.to_dict()}
-    kind = "cancelled" if result.cancelled else "done"
-    emit({"event": kind, "out": str(out), "early_stop": args.early_stop, **done})
-    return 1 if result.cancelled else 0
+    return result
 
 
 def _checkpoint_path(args, ctx, model_cfg, cfg) -> Path:
@@ -154,30 +142,21 @@ def _unknown_share(tokenizer, train_text: str) -> float:
     return sum(n for c, n in counts.items() if tokenizer.stoi.get(c, 0) == 0) / len(train_text)
 
 
+# the options that set each config's fields: {field: option}
+MODEL_OPTIONS = {"block_size": "block", "n_layer": "layers", "n_head": "heads", "n_embd": "embd",
+                 "dropout": "dropout", "pos": "pos"}  # fmt: skip
+TRAIN_OPTIONS = {"steps": "steps", "batch_size": "batch", "context": "context", "lr": "lr",
+                 "eval_interval": "eval_interval", "seed": "seed", "device": "device", "threads": "threads",
+                 "windows": "windows"}  # fmt: skip
+
+
 def _configs(args):
     from models.gpt import GPTConfig
     from models.train import TrainConfig
 
     try:
-        model_cfg = GPTConfig(
-            block_size=args.block,
-            n_layer=args.layers,
-            n_head=args.heads,
-            n_embd=args.embd,
-            dropout=args.dropout,
-            pos=args.pos,
-        )
-        cfg = TrainConfig(
-            steps=args.steps,
-            batch_size=args.batch,
-            context=args.context,
-            lr=args.lr,
-            eval_interval=args.eval_interval,
-            seed=args.seed,
-            device=args.device,
-            threads=args.threads,
-            windows=args.windows,
-        )
+        model_cfg = GPTConfig(**{name: getattr(args, option) for name, option in MODEL_OPTIONS.items()})
+        cfg = TrainConfig(**{name: getattr(args, option) for name, option in TRAIN_OPTIONS.items()})
     except ValueError as err:
         raise TutorError("err.train.settings", detail=str(err)) from err
     return model_cfg, cfg
@@ -224,62 +203,65 @@ def _default_name(args, model_cfg, cfg) -> str:
 
 def _printer(lang: str) -> Callable[[dict], None]:
     """Training events as lines for a person, in `lang`."""
-    from models.corpus_import import SKIP_DUPLICATE, SKIP_LOST_GLYPHS, SKIP_MALFORMED, SKIP_NO_TEXT
-
-    skip_keys = {SKIP_NO_TEXT: "no_text", SKIP_DUPLICATE: "duplicate", SKIP_LOST_GLYPHS: "lost_glyphs",
-                 SKIP_MALFORMED: "malformed"}  # fmt: skip
-
-    def _say(key: str, **values) -> None:  # one line
-        print(say(key, lang, **values), flush=True)
-
-    def corpus(c: dict) -> None:
-        if "characters" not in c:
-            _say("cli.train.corpus_shipped", poems=c["poems"])
-            return
-        script = say("cli.train.converted" if c["converted"] else "cli.train.script_kept", lang)
-        _say("cli.train.corpus", source=c["source"], poems=c["poems"], characters=c["characters"],
-                 distinct=c["vocabulary"], script=script)  # fmt: skip
-        for reason, count in sorted(c["skipped"].items(), key=lambda kv: -kv[1]):
-            why = say(f"cli.train.skip.{skip_keys[reason]}", lang) if reason in skip_keys else reason
-            _say("cli.train.skipped", n=count, reason=why, first=c["first_skipped"][reason])
-
-    def end(e: dict) -> None:
-        stopped = say("cli.train.stopped_early", lang) if e["stopped_early"] else ""
-        _say(
-            "cli.train.done" if e["event"] == "done" else "cli.train.cancelled",
-            steps=e["steps_done"],
-            s=e["seconds"],
-            stopped=stopped,
-        )
-        if e["final_val_loss"] is None:
-            _say("cli.train.no_checkpoint")
-            return
-        base = e["baselines"]
-        _say("cli.train.losses", last=e["final_val_loss"], best=e["best_val_loss"], step=e["best_step"],
-                 bigram=base["bigram"], lam=base["bigram_lambda"], unigram=base["unigram"],
-                 uniform=base["uniform"])  # fmt: skip
-        kept = (
-            say("cli.train.kept_best", lang, step=e["best_step"])
-            if e["early_stop"]
-            else say("cli.train.kept_last", lang)
-        )
-        _say("cli.train.checkpoint", out=e["out"], kept=kept)
 
     def show(e: dict) -> None:
         kind = e["event"]
         if kind == "start":
-            corpus(e["corpus"])
-            if "vocab_size" in e:
-                vocab = say("cli.train.vocabulary", lang, n=e["vocab_size"], min_count=e["vocab_min_count"],
-                            share=e["unknown_share"])  # fmt: skip
-            else:
-                vocab = say("cli.train.vocabulary_resumed", lang)
-            _say("cli.train.start", train=e["poems_train"], val=e["poems_val"], vocab=vocab, out=e["out"])
+            _show_start(e, lang)
         elif kind == "progress" and (e["val_loss"] is not None or e["step"] == 1):
             val = say("cli.train.val", lang, loss=e["val_loss"]) if e["val_loss"] is not None else ""
-            _say("cli.train.step", step=f"{e['step']:>5}", steps=e["steps"], loss=e["loss"], val=val,
-                     speed=e["tokens_per_s"], eta=e["eta_s"])  # fmt: skip
+            _line(lang, "cli.train.step", step=f"{e['step']:>5}", steps=e["steps"], loss=e["loss"], val=val,
+                  speed=e["tokens_per_s"], eta=e["eta_s"])  # fmt: skip
         elif kind in ("done", "cancelled"):
-            end(e)
+            _show_end(e, lang)
 
     return show
+
+
+def _line(lang: str, key: str, **values) -> None:
+    print(say(key, lang, **values), flush=True)
+
+
+def _show_start(e: dict, lang: str) -> None:
+    _show_corpus(e["corpus"], lang)
+    if "vocab_size" in e:
+        vocab = say("cli.train.vocabulary", lang, n=e["vocab_size"], min_count=e["vocab_min_count"],
+                    share=e["unknown_share"])  # fmt: skip
+    else:
+        vocab = say("cli.train.vocabulary_resumed", lang)
+    _line(lang, "cli.train.start", train=e["poems_train"], val=e["poems_val"], vocab=vocab, out=e["out"])
+
+
+def _show_corpus(c: dict, lang: str) -> None:
+    from models.corpus_import import SKIP_DUPLICATE, SKIP_LOST_GLYPHS, SKIP_MALFORMED, SKIP_NO_TEXT
+
+    if "characters" not in c:
+        _line(lang, "cli.train.corpus_shipped", poems=c["poems"])
+        return
+    script = say("cli.train.converted" if c["converted"] else "cli.train.script_kept", lang)
+    _line(lang, "cli.train.corpus", source=c["source"], poems=c["poems"], characters=c["characters"],
+          distinct=c["vocabulary"], script=script)  # fmt: skip
+    skip_keys = {SKIP_NO_TEXT: "no_text", SKIP_DUPLICATE: "duplicate", SKIP_LOST_GLYPHS: "lost_glyphs",
+                 SKIP_MALFORMED: "malformed"}  # fmt: skip
+    for reason, count in sorted(c["skipped"].items(), key=lambda kv: -kv[1]):
+        why = say(f"cli.train.skip.{skip_keys[reason]}", lang) if reason in skip_keys else reason
+        _line(lang, "cli.train.skipped", n=count, reason=why, first=c["first_skipped"][reason])
+
+
+def _show_end(e: dict, lang: str) -> None:
+    stopped = say("cli.train.stopped_early", lang) if e["stopped_early"] else ""
+    key = "cli.train.done" if e["event"] == "done" else "cli.train.cancelled"
+    _line(lang, key, steps=e["steps_done"], s=e["seconds"], stopped=stopped)
+    if e["final_val_loss"] is None:
+        _line(lang, "cli.train.no_checkpoint")
+        return
+    base = e["baselines"]
+    _line(lang, "cli.train.losses", last=e["final_val_loss"], best=e["best_val_loss"], step=e["best_step"],
+          bigram=base["bigram"], lam=base["bigram_lambda"], unigram=base["unigram"],
+          uniform=base["uniform"])  # fmt: skip
+    kept = (
+        say("cli.train.kept_best", lang, step=e["best_step"])
+        if e["early_stop"]
+        else say("cli.train.kept_last", lang)
+    )
+    _line(lang, "cli.train.checkpoint", out=e["out"], kept=kept)
