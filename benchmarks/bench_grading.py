@@ -119,8 +119,8 @@ async def app_rounds(ex_id: str, repeat: int, home: Path) -> tuple[list[float], 
         screen = app.screen
         for quiz in screen.query(QuizPanel):
             while quiz.state != "done":
-                quiz.submit(right_answer(quiz.session.current.question))
-                quiz.submit("")
+                await quiz.submit(right_answer(quiz.session.current.question))
+                await quiz.submit("")
                 await pilot.pause()
         ex = app.tutor.exercise(ex_id)[1]
         source = (ex.folder / "solution.py").read_text(encoding="utf-8")

@@ -238,8 +238,8 @@ async def test_the_lab_shows_the_solution_in_the_apps_language_and_again_after_f
         screen = app.screen
         for quiz in screen.query(QuizPanel):  # the predictions first, or `s` is typed into the answer
             while quiz.state != "done":
-                quiz.submit(right_answer(quiz.session.current.question))
-                quiz.submit("")
+                await quiz.submit(right_answer(quiz.session.current.question))
+                await quiz.submit("")
                 await pilot.pause()
         await pilot.press("s")
         await settle(app, 0.3)

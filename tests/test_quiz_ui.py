@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from fsrs import Rating
 from quiz_fixtures import ANSWERS, write_lesson
 from textual.widgets import Input, OptionList, Static
 
-from tests.ui_helpers import make_app, plain, settle
+from tests.ui_helpers import make_app, plain, settle, store_locked, until
 from tutor.progress.summary import summarise
 from tutor.quiz.schedule import review
 from tutor.ui.screens.home import HomeScreen
@@ -45,13 +46,13 @@ def key_shown(app, key: str) -> bool:
     return key in app.screen.active_bindings
 
 
-def answer(quiz: QuizPanel, given: str | list[str], own_words: str = "my own words") -> None:
+async def answer(quiz: QuizPanel, given: str | list[str], own_words: str = "my own words") -> None:
     """Answer the question on screen (choices as ids; an open question: own words, then `given`
     as the rating), then move on past the feedback."""
     if quiz.item.question.type == "open":
-        quiz.submit(own_words)
-    quiz.submit(number_of(quiz, *given) if isinstance(given, list) else given)
-    quiz.submit("")
+        await quiz.submit(own_words)
+    await quiz.submit(number_of(quiz, *given) if isinstance(given, list) else given)
+    await quiz.submit("")
 
 
 def tiny_app(home: Path, tmp_path: Path):
@@ -67,9 +68,9 @@ async def test_a_wrong_choice_is_explained_at_once_and_no_choice_id_shows(home: 
         quiz = app.screen.query_one(QuizPanel)
         assert shown(quiz, "counter") == "1/6"
         assert shown(quiz, "help") == "Type the number of your choice, e.g. 2"  # one choice: one number
-        quiz.submit("7")
+        await quiz.submit("7")
         assert shown(quiz, "error") == "'7' is not one of the choices: type a number from 1 to 2"
-        quiz.submit(number_of(quiz, "times8"))
+        await quiz.submit(number_of(quiz, "times8"))
         await pilot.pause()
         feedback = shown(quiz, "feedback")
         for said in (
@@ -86,6 +87,25 @@ async def test_a_wrong_choice_is_explained_at_once_and_no_choice_id_shows(home: 
         assert "times8" not in everything and "same-params" not in everything
 
 
+async def test_the_app_keeps_going_while_another_writer_holds_the_store(home: Path, tmp_path: Path) -> None:
+    """The answer is recorded by the app's writer thread: with the store's lock held elsewhere (up to
+    its 5 s busy timeout) the keys still work, and the feedback comes once the lock is free."""
+    app = tiny_app(home, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await app.open_quiz("tiny-heads")
+        await pilot.pause()
+        quiz = app.screen.query_one(QuizPanel)
+        with store_locked(app):
+            quiz.query_one(Input).value = number_of(quiz, "same")
+            start = time.monotonic()
+            await pilot.press("enter", "f5")
+            assert app.lang == "de" and time.monotonic() - start < 2  # the key was not held up
+            assert shown(quiz, "feedback") == ""  # waiting for the store
+        await until(pilot, lambda: shown(quiz, "feedback") != "")
+        assert "✓ Richtig" in shown(quiz, "feedback") and len(app.tutor.store.answers()) == 1
+
+
 async def test_a_number_is_read_as_a_calculation_and_a_non_number_costs_nothing(
     home: Path, tmp_path: Path
 ) -> None:
@@ -95,7 +115,7 @@ async def test_a_number_is_read_as_a_calculation_and_a_non_number_costs_nothing(
         await app.open_quiz("tiny-heads")
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
-        answer(quiz, ["same"])  # next: the number question
+        await answer(quiz, ["same"])  # next: the number question
         assert shown(quiz, "help") == "A number or a calculation such as 2^-8 or 128*128, then Enter"
         box = quiz.query_one(".q-answer", Input)
         box.value = "sixteen"
@@ -122,14 +142,14 @@ async def test_the_hint_key_shows_only_with_a_hint_and_the_hint_stays_beside_the
         assert not key_shown(app, "ctrl+g") and "Hint" not in plain(bar.content)  # q1 has no hint
         await pilot.press("ctrl+g")
         assert shown(quiz, "hint") == "" and not app._notifications
-        answer(quiz, ["same"])
+        await answer(quiz, ["same"])
         await pilot.pause()
         assert key_shown(app, "ctrl+g") and "Hint" in plain(bar.content)  # q2 has one
         await pilot.press("ctrl+g")
         await pilot.pause()
         assert shown(quiz, "hint") == "Hint: Four d×d weight matrices and four bias vectors."
         assert not app._notifications  # nothing floats over the feedback
-        quiz.submit("263168")
+        await quiz.submit("263168")
         await pilot.pause()
         assert shown(quiz, "hint") and "✓ Right" in shown(quiz, "feedback")
         assert not key_shown(app, "ctrl+g")  # answered: nothing left to hint at
@@ -144,13 +164,13 @@ async def test_an_open_answer_stays_beside_the_model_answer(home: Path, tmp_path
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
         while quiz.item.question.id != "why-heads":
-            answer(quiz, RIGHT[quiz.item.question.id])
-        quiz.submit("each head can look for something else")
+            await answer(quiz, RIGHT[quiz.item.question.id])
+        await quiz.submit("each head can look for something else")
         await pilot.pause()
         before = shown(quiz, "feedback")
         assert "Your answer: each head can look for something else" in before
         assert "Model answer: Different heads can specialise" in before
-        quiz.submit("3")
+        await quiz.submit("3")
         await pilot.pause()
         after = shown(quiz, "feedback")
         assert after.startswith(before) and "Rated: good" in after and "Next review in 2 days" in after
@@ -164,8 +184,8 @@ async def test_a_sitting_resumes_and_a_question_coming_back_is_counted(home: Pat
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
         order = [c.id for c in quiz.item.question.choices]
-        answer(quiz, ["times8"])  # q1 missed
-        answer(quiz, RIGHT["param-count"])
+        await answer(quiz, ["times8"])  # q1 missed
+        await answer(quiz, RIGHT["param-count"])
         await pilot.press("escape")  # leave at q3
         await pilot.pause()
         await app.open_quiz("tiny-heads")
@@ -173,11 +193,11 @@ async def test_a_sitting_resumes_and_a_question_coming_back_is_counted(home: Pat
         quiz = app.screen.query_one(QuizPanel)
         assert shown(quiz, "counter") == "3/6" and quiz.item.question.id == "head-shape"
         while not quiz.session.is_repeat(quiz.item):
-            answer(quiz, RIGHT[quiz.item.question.id])
+            await answer(quiz, RIGHT[quiz.item.question.id])
         await pilot.pause()
         assert shown(quiz, "counter") == "again · 1/6"  # it was blank
         assert [c.id for c in quiz.item.question.choices] == order
-        answer(quiz, ["same"])
+        await answer(quiz, ["same"])
         await pilot.pause()
         assert quiz.state == "done"
         assert "Done: 5/6 right at the first try" in shown(quiz, "prompt")
@@ -211,7 +231,7 @@ async def test_home_review_screen_and_progress_agree_on_due_new_and_right(home: 
         assert title == "Review · 1 due today, 5 new"
         quiz = app.screen.query_one(QuizPanel)
         assert quiz.item.question.id == "name" and len(quiz.session.items) == 6
-        quiz.submit("multi-head attention")
+        await quiz.submit("multi-head attention")
         await pilot.pause()
     result = subprocess.run(
         [PYTHON, "-m", "tutor", "progress", "--json", "--home", str(home), "--lessons", str(lessons)],
@@ -232,7 +252,7 @@ async def test_the_hint_key_is_labelled_in_the_learners_language(home: Path, tmp
         await app.open_quiz("tiny-heads")
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
-        answer(quiz, ["same"])  # to the question with a hint
+        await answer(quiz, ["same"])  # to the question with a hint
         await pilot.pause()
         assert "ctrl+g" in app.screen.active_bindings
         assert "^g 提示" in plain(app.screen.query_one("KeyBar").content)

@@ -38,8 +38,8 @@ async def _unlock(app, pilot, exercise_id: str) -> ExerciseScreen:
     screen = app.screen
     for quiz in screen.query(QuizPanel):
         while quiz.state != "done":
-            quiz.submit(right_answer(quiz.session.current.question))
-            quiz.submit("")
+            await quiz.submit(right_answer(quiz.session.current.question))
+            await quiz.submit("")
             await pilot.pause()
     assert screen.unlocked
     return screen
@@ -381,8 +381,8 @@ async def test_a_self_rating_is_named_in_the_learners_words(home):
         await app.open_quiz("positions")  # its first question is an open one
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
-        quiz.submit("顺序")
-        quiz.submit("3")
+        await quiz.submit("顺序")
+        await quiz.submit("3")
         await pilot.pause()
         assert "已自评：良好" in plain(quiz.query_one(".q-feedback", Static).content)
 

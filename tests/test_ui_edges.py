@@ -83,16 +83,16 @@ async def test_f5_redraws_the_question_its_feedback_and_a_refusal_in_the_new_lan
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
         while not isinstance(quiz.item.question, SingleChoice):  # on to a choice question
-            quiz.submit(right_answer(quiz.item.question))
-            quiz.submit("")
+            await quiz.submit(right_answer(quiz.item.question))
+            await quiz.submit("")
         q = quiz.item.question
-        quiz.submit("99")  # not a choice: refused
+        await quiz.submit("99")  # not a choice: refused
         await pilot.pause()
         refused = text_of(app, ".q-error")
         await pilot.press("f5")  # de
         await pilot.pause()
         assert text_of(app, ".q-error") == words(quiz._refused.in_lang("de")) != refused
-        quiz.submit(wrong_answer(q))
+        await quiz.submit(wrong_answer(q))
         await pilot.pause()
         await pilot.press("f5")  # zh
         await pilot.pause()
@@ -208,8 +208,8 @@ async def test_a_finished_quiz_sitting_says_what_next_and_n_does_it(home, tmp_pa
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
         while quiz.state != "done":
-            quiz.submit(right_answer(quiz.item.question))
-            quiz.submit("")
+            await quiz.submit(right_answer(quiz.item.question))
+            await quiz.submit("")
         await settle(app)
         lesson = app.tutor.lessons[0]
         first = lesson.sections[0]

@@ -4,11 +4,12 @@ view, texts wrap and are never cut, and a failing grade helps one tier at a time
 from __future__ import annotations
 
 import shutil
+import time
 
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from tests.ui_helpers import make_app, plain, right_answer, settle
+from tests.ui_helpers import make_app, plain, right_answer, settle, store_locked, until
 from tutor.grading.text import render
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.widgets.quiz_panel import QuizPanel
@@ -22,8 +23,8 @@ async def _unlock(app, pilot, exercise_id: str) -> ExerciseScreen:
     screen = app.screen
     for quiz in screen.query(QuizPanel):
         while quiz.state != "done":
-            quiz.submit(right_answer(quiz.session.current.question))
-            quiz.submit("")
+            await quiz.submit(right_answer(quiz.session.current.question))
+            await quiz.submit("")
             await pilot.pause()
     assert screen.unlocked
     await pilot.pause()
@@ -46,7 +47,7 @@ async def _copy_and_grade(app, pilot, screen, name: str) -> None:
     await settle(app, 0.3)
 
 
-async def test_the_keys_scroll_the_lab_at_once_without_tab(home):
+async def test_the_keys_act_at_once_scrolling_without_tab_and_a_hint_while_the_store_is_busy(home):
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
@@ -57,6 +58,12 @@ async def test_the_keys_scroll_the_lab_at_once_without_tab(home):
         assert box.scroll_y == 2
         await pilot.press("pagedown")
         assert box.scroll_y > 2
+        store = app.tutor.store
+        with store_locked(app):  # the reveal is recorded by the writer thread once the lock is free
+            start = time.monotonic()
+            await pilot.press("h")
+            assert time.monotonic() - start < 2 and len(list(screen.query(".ex-hint"))) == 1
+        await until(pilot, lambda: [r.hint for r in store.hint_reveals("alibi")] == ["0"])
 
 
 async def test_the_command_to_copy_wraps_whole_at_80_columns(home):

@@ -109,8 +109,8 @@ async def test_rope_exercise_starter_fails_with_hints_and_reference_passes(home)
         assert not any(w.group == "grade" for w in screen.workers)
         quiz = screen.query_one(QuizPanel)
         while quiz.state != "done":
-            quiz.submit(right_answer(quiz.session.current.question))
-            quiz.submit("")
+            await quiz.submit(right_answer(quiz.session.current.question))
+            await quiz.submit("")
             await pilot.pause()
         assert screen.unlocked
         assert screen.file.read_bytes() == (app.tutor.exercise("rope")[1].folder / "starter.py").read_bytes()

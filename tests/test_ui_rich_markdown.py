@@ -155,10 +155,10 @@ async def test_the_chinese_quiz_breaks_its_prompts_between_characters(home):
             assert all(cell_len(line) <= prompt.content_region.width for line in lines)
             assert not [line for line in lines if line.strip()[0] in NO_LINE_START]
             checked += len(lines) > 1
-            quiz.submit(right_answer(quiz.session.current.question))
+            await quiz.submit(right_answer(quiz.session.current.question))
             if quiz.state == "rating":
-                quiz.submit("3")
-            quiz.submit("")
+                await quiz.submit("3")
+            await quiz.submit("")
             await pilot.pause()
         assert checked >= 2  # prompts long enough to wrap were looked at
 

@@ -118,9 +118,9 @@ def test_quiz_question_snapshot(snap_compare, lang):
         await app.open_quiz("positions")
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
-        quiz.submit("the order")  # the open first question: own answer, rating, next
-        quiz.submit("3")
-        quiz.submit("")
+        await quiz.submit("the order")  # the open first question: own answer, rating, next
+        await quiz.submit("3")
+        await quiz.submit("")
         await _steady(pilot)
 
     assert snap_compare(make_app(_home(f"quiz-{lang}"), lang), terminal_size=SIZE, run_before=run_before)
@@ -135,8 +135,8 @@ def test_exercise_result_snapshot(snap_compare, lang):
         await pilot.pause()
         quiz = app.screen.query_one(QuizPanel)
         while quiz.state != "done":
-            quiz.submit(right_answer(quiz.session.current.question))
-            quiz.submit("")
+            await quiz.submit(right_answer(quiz.session.current.question))
+            await quiz.submit("")
             await pilot.pause()
         await pilot.press("g")
         await _steady(pilot)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -141,3 +142,18 @@ async def open_experiment(app, pilot, lesson: str, name: str):
     await until(pilot, lambda: opened_at(app, name))
     await pilot.pause()
     return panel_named(app, name)
+
+
+@contextmanager
+def store_locked(app):
+    """Meanwhile another writer (another tutor process, a grade recording) holds the store's write
+    lock: a write of the app waits for it, up to the store's busy timeout."""
+    import sqlite3
+
+    other = sqlite3.connect(app.tutor.store.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        other.execute("ROLLBACK")
+        other.close()

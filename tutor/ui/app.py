@@ -397,7 +397,7 @@ class TutorApp(App[int]):
         self.lang = order[(order.index(self.lang) + 1) % len(order)]
 
     def watch_lang(self, lang: str) -> None:
-        """Runs before the screens' watchers: the model and the app's own key labels first."""
+        """Runs before the screens' watchers: the model first; the key bars relabel on refresh_bindings."""
         self.tutor.lang = lang
         self.refresh_bindings()
         self.notify(say("lang.switched", lang), timeout=2)

@@ -6,11 +6,12 @@ the app does it in a worker after the first screen is up; `load()` is that work.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from tutor.content.index import Index
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from tutor.texts import Said
 
 
+T = TypeVar("T")
+
+WRITER_THREAD = "tutor-writer"  # the one thread that writes the store, in order
 
 
 @dataclass
@@ -107,11 +111,20 @@ class Tutor:
         """`action(store)` in the writer thread: a write takes a few ms (tens on a busy disk, or while
         another process writes), never on the UI thread; one at a time, in order; all done before the
         app ends (close). `on_error` is called in the writer thread."""
-        if self.store is None:
-            return
+        if self.store is not None:
+            self._pool().submit(self._write, action, on_error)
+
+    async def written(self, action: Callable[[Store], T]) -> T:
+        """`action(store)` in the writer thread, after the writes queued before it, awaited: for a
+        write whose outcome the screen shows (a quiz answer's feedback). The UI keeps running
+        meanwhile, also while another process holds the store's lock; `action`'s exception is raised
+        here. Only with a store (the caller checks)."""
+        return await asyncio.wrap_future(self._pool().submit(action, self.store))
+
+    def _pool(self) -> ThreadPoolExecutor:
         if self._writer is None:
-            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tutor-writer")
-        self._writer.submit(self._write, action, on_error)
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=WRITER_THREAD)
+        return self._writer
 
     def _write(self, action: Callable[[Store], object], on_error: Callable[[Exception], None] | None) -> None:
         try:

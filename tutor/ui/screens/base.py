@@ -55,6 +55,11 @@ class TutorScreen(Screen):
         if self.is_current:  # the others redraw when they are shown again (on_screen_resume)
             self.redraw()
 
+    def not_saved(self, err: Exception) -> None:
+        """A store write failed (called in the writer thread, see Tutor.write): say so; the screen
+        goes on, and what was shown stays shown."""
+        self.app.call_from_thread(self.notify, self.t("err.app.not_saved", error=err), severity="warning")
+
     def redraw(self) -> None:
         """Everything in the current language and theme: texts, key labels, the key bar."""
         self.draw()

@@ -319,11 +319,9 @@ class ExerciseScreen(TutorScreen):
             return
         from tutor.grading.hints import reveal_hint
 
-        try:
-            reveal_hint(self.tutor.store, ex, self.hints_shown + 1, self.lang)  # records the reveal
-        except Exception as err:  # the hint still shows; only the record is lost
-            self.notify(str(err), severity="warning")
-        self.hints_shown += 1
+        number, lang = self.hints_shown + 1, self.lang  # recorded by the writer thread: shown at once
+        self.tutor.write(lambda store: reveal_hint(store, ex, number, lang), on_error=self.not_saved)
+        self.hints_shown = number
         newest = self._show_hints()
         if newest is not None:
             newest.scroll_visible(animate=False)  # after the next refresh, when it is laid out

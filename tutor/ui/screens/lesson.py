@@ -355,14 +355,11 @@ class LessonScreen(TutorScreen):
         lesson = self.lesson
         for section_id in newly_read:  # written by the app's writer thread, not this one
             self.tutor.write(
-                lambda store, s=section_id: store.mark_read(lesson.id, s), on_error=self._not_saved
+                lambda store, s=section_id: store.mark_read(lesson.id, s), on_error=self.not_saved
             )
         if newly_read:
             self._fill_toc(lesson)
         self._scrolled()
-
-    def _not_saved(self, err: Exception) -> None:  # in the writer thread: reading goes on, the mark is lost
-        self.app.call_from_thread(self.notify, self.t("err.app.not_saved", error=err), severity="warning")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id:

@@ -10,6 +10,7 @@ and feedback are tutor.ui.rich_markdown text: Chinese breaks between characters,
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -57,6 +58,7 @@ class QuizPanel(Vertical):
         self.last_feedback: Feedback | None = None
         self._answered: str | None = None  # what the learner answered (worded again on F5)
         self._refused = None  # the AnswerError on screen (worded again on F5)
+        self._recording = False  # an answer is with the store's writer: Enter waits for its feedback
 
     def compose(self) -> ComposeResult:
         yield Static(classes="q-counter")
@@ -182,13 +184,18 @@ class QuizPanel(Vertical):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.submit(event.value)
+        self.run_worker(self.submit(event.value), group="answer")
 
-    def submit(self, text: str) -> None:
-        """The learner's answer (or Enter after feedback): the same path keys and tests take."""
+    async def submit(self, text: str) -> None:
+        """The learner's answer (or Enter after feedback): the same path keys and tests take.
+        The answer is checked and recorded by the app's store writer: the app keeps running while
+        the store is busy, and the feedback shows once the answer is recorded (an Enter meanwhile
+        is not another answer)."""
         from tutor.quiz.check import AnswerError
 
         item = self.item
+        if self._recording:
+            return
         if self.state == "feedback":
             self._next()
             return
@@ -201,17 +208,21 @@ class QuizPanel(Vertical):
             self._show_hint()
             self.query_one(".q-answer", Input).value = ""
             return
+        if self.state == "rating":
+            answer = partial(self.session.answer, text.strip(), note=self.note, used_hint=self.used_hint)
+        else:
+            answer = partial(self.session.answer, text, used_hint=self.used_hint)
+        self._recording = True
         try:
-            if self.state == "rating":
-                feedback = self.session.answer(text.strip(), note=self.note, used_hint=self.used_hint)
-            else:
-                feedback = self.session.answer(text, used_hint=self.used_hint)
-        except AnswerError as err:
-            self._error(err)
-            return
+            feedback = await self.app.tutor.written(lambda _store: answer())  # type: ignore[attr-defined]
         except Exception as err:  # noqa: BLE001 - e.g. the store is busy: say so, keep the question
-            self._error(f"{type(err).__name__}: {err}")
+            if self.is_attached:
+                self._error(err if isinstance(err, AnswerError) else f"{type(err).__name__}: {err}")
             return
+        finally:
+            self._recording = False
+        if not self.is_attached:
+            return  # the learner left meanwhile: the answer is recorded, with nothing to show it on
         self.last_feedback = feedback
         self._answered = text.strip() if self.state == "rating" else text
         self._error("")
