@@ -9,12 +9,13 @@ from __future__ import annotations
 import ast
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from tutor.content.loader import load_course
-from tutor.grading.authoring import check_exercises
+from tutor.grading.authoring import _static_problems, check_exercises
 from tutor.grading.runner import WarmJudge, grade_trusted
 from tutor.grading.runs import exercise_checks
 from tutor.grading.submissions import grade_file
@@ -268,6 +269,43 @@ def test_three_layers_messages_report_the_measured_gaps(graded):
     one = float(re.search(r"= ([0-9.e+-]+)", checks["one_layer_no_pos"]).group(1))
     three = float(re.search(r"= ([0-9.e+-]+)", checks["three_layers_no_pos"]).group(1))
     assert one < 1e-5 < 1e-3 < three  # rounding noise vs. the order leaking through the mask
+
+
+# --- the example of lessons/README.md, built from the page ---------------------------------------------
+
+FILE_BLOCK = re.compile(r"^```(?:python|toml) (\S+)\n(.*?)^```$", re.M | re.S)  # ```python checks.py
+
+
+def _readme_example() -> dict[str, str]:
+    """{file inside the exercise folder: its text}, from the code blocks of the page's Exercises part
+    whose info string names a file."""
+    page = (ROOT / "lessons/README.md").read_text(encoding="utf-8")
+    return dict(FILE_BLOCK.findall(page[page.index("## Exercises\n") :]))
+
+
+def test_the_readme_example_exercise_grades_as_the_page_says(tmp_path, warm):
+    """A reader adds an exercise from lessons/README.md alone: its example, written out as the page
+    shows it, loads without an error and grades through the real judge and worker as the page says."""
+    files = _readme_example()
+    assert {"exercise.toml", "starter.py", "solution.py", "checks.py"} <= set(files)
+    meta = tomllib.loads(files["exercise.toml"])
+    lesson = tmp_path / "lessons/01-example"
+    folder = lesson / "exercises" / meta["id"]
+    (folder / "broken").mkdir(parents=True)
+    (lesson / "lesson.toml").write_text('id = "example"\norder = 1\ntitle = { en = "Example" }\n', "utf-8")
+    (lesson / "en.md").write_text(f"# Example\n\n## Scores {{#{meta['section']}}}\n\nText.\n", "utf-8")
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    course = load_course(tmp_path / "lessons")
+    assert not [p for p in course.problems if p.severity == "error"], course.problems
+    (ex,) = course.exercises()
+    assert not _static_problems(ex)  # every declared check has its function; no message is missing
+    (broken,) = (folder / "broken").glob("*.py")
+    paths = [folder / "solution.py", folder / "starter.py", broken]
+    solution, starter, wrong = (grade_trusted([(ex, paths)], warm=warm)[p] for p in paths)
+    assert solution.status == "pass" and solution.score == sum(c.points for c in ex.checks), solution.checks
+    assert starter.status == "fail" and starter.score == 0
+    assert wrong.status == "fail" and wrong.first_failure.name == _named_check(broken), wrong.checks
 
 
 # --- head-count: stored runs + the answer file ------------------------------------------------------
