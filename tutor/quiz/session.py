@@ -34,7 +34,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -44,6 +44,9 @@ from tutor.progress.records import QuizAnswer, ReviewState
 from tutor.progress.store import Store
 from tutor.quiz.check import ChoiceFeedback, check_answer
 from tutor.quiz.schedule import counts_today, rating_for, review
+
+if TYPE_CHECKING:
+    from fsrs import Rating
 
 Mode = Literal["lesson", "review", "predict"]
 
@@ -257,32 +260,13 @@ class QuizSession:
             if self.mode == "predict"
             else rating_for(check.correct, used_hint=used_hint, own=check.rating)
         )
-
-        def schedule(state: ReviewState | None) -> dict | None:
-            # runs inside the store's write transaction: only the day's first answer moves the schedule
-            if rating is None or not counts_today(state, now):
-                return None
-            return review(state.card if state else None, rating, now)
-
-        lesson_id, exercise_id, qid = item.key
-        recorded = self.store.record_answer(
-            lesson_id,
-            qid,
-            note.strip() if note and note.strip() else check.answer_text,
-            check.correct,
-            rating=int(rating) if rating is not None else None,
-            used_hint=used_hint,
-            exercise=exercise_id,
-            session=self.session_id,
-            schedule=schedule,
-            at=now,
-        )
-        state = self.store.review_state(lesson_id, qid) if recorded.counted else None
+        text = note.strip() if note and note.strip() else check.answer_text
+        state = self._record(item, check.correct, text, rating, used_hint, now)
         missed = is_miss(check.correct, check.rating)
         self._first.setdefault(item.key, not missed)
         streak, go_back, again = self._after_miss(item) if missed else (0, None, False)
         self.current = None
-        due = state.due.astimezone(now.tzinfo) if state else None
+        lesson_id, exercise_id, qid = item.key
         return Feedback(
             lesson=lesson_id,
             question=qid,
@@ -295,7 +279,7 @@ class QuizSession:
             choices=check.choices,
             rating=int(rating) if rating is not None else None,
             counted=state is not None,
-            due=due,
+            due=state.due.astimezone(now.tzinfo) if state else None,
             again_later=again,
             misses_in_row=streak,
             go_back=go_back,
@@ -313,6 +297,38 @@ class QuizSession:
         )
 
     # --- internals -----------------------------------------------------------------------
+
+    def _record(
+        self,
+        item: Item,
+        correct: bool | None,
+        text: str,
+        rating: Rating | None,
+        used_hint: bool,
+        now: datetime,
+    ) -> ReviewState | None:
+        """Record the answer; the item's new review state if it moved the schedule, else None."""
+
+        def schedule(state: ReviewState | None) -> dict | None:
+            # runs inside the store's write transaction: only the day's first answer moves the schedule
+            if rating is None or not counts_today(state, now):
+                return None
+            return review(state.card if state else None, rating, now)
+
+        lesson_id, exercise_id, qid = item.key
+        recorded = self.store.record_answer(
+            lesson_id,
+            qid,
+            text,
+            correct,
+            rating=int(rating) if rating is not None else None,
+            used_hint=used_hint,
+            exercise=exercise_id,
+            session=self.session_id,
+            schedule=schedule,
+            at=now,
+        )
+        return self.store.review_state(lesson_id, qid) if recorded.counted else None
 
     def _after_miss(self, item: Item) -> tuple[int, SectionPointer | None, bool]:
         """A miss of `item`: (misses in a row, where to re-read if that is too many, asked again?)."""
