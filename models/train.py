@@ -219,13 +219,17 @@ def evaluate(model: GPT, batches: list[tuple[torch.Tensor, torch.Tensor]], devic
     return sum(losses) / len(losses)
 
 
-def make_optimizer(model: GPT, cfg: TrainConfig) -> torch.optim.AdamW:
+def make_optimizer(model: GPT, cfg: TrainConfig, state: dict | None = None) -> torch.optim.AdamW:
+    """AdamW for `model`, with a saved `state` loaded when resuming."""
     # decay the matrices (Linear weights and the tied token/position tables); biases and LayerNorm
     # gains are 1-D and stay undecayed
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95), fused=True)
+    optimizer = torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.95), fused=True)
+    if state is not None:
+        optimizer.load_state_dict(state)
+    return optimizer
 
 
 def _resumed(out: Path, model_cfg: GPTConfig) -> tuple[GPT, CharTokenizer, int, list, dict | None]:
@@ -303,56 +307,23 @@ def train(
     device = check_device(cfg.device)
     if patience is not None and patience < 1:
         raise ValueError(f"patience must be at least 1 evaluation, got {patience}")
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    random.seed(cfg.seed)
-    torch.manual_seed(cfg.seed)
-    if resume and out is not None and Path(out).is_file():
-        model, tokenizer, start_step, curve, opt_state = _resumed(Path(out), model_cfg)
-    elif init is not None:
-        if tokenizer is None:
-            raise ValueError("fine-tuning (init) needs the model's own tokenizer")
-        model, start_step, curve, opt_state = init, 0, [], None
-    else:
-        tokenizer = tokenizer or CharTokenizer.from_text(train_text + val_text)
-        model = GPT(GPTConfig(**{**model_cfg.to_dict(), "vocab_size": tokenizer.vocab_size}))
-        start_step, curve, opt_state = 0, [], None
+    _seed(cfg)
+    out = Path(out) if out is not None else None
+    model, tokenizer, start_step, curve, opt_state = _starting_point(
+        model_cfg, train_text, val_text, out if resume else None, tokenizer, init
+    )
     model.to(device).train()
     batches = make_batches(
         tokenizer, train_text, val_text, cfg, cfg.context or model.cfg.block_size, start_step
     )
     val_set = batches.val_batches(cfg.eval_batches)
-    baselines = ngram_baselines(
-        batches.train_ids,
-        torch.cat([x for x, _ in val_set]),
-        torch.cat([y for _, y in val_set]),
-        model.cfg.vocab_size,
-    )
-    optimizer = make_optimizer(model, cfg)
-    if opt_state is not None:
-        optimizer.load_state_dict(opt_state)
-
-    def save(step: int, val_loss: float | None) -> None:
-        if out is None:
-            return
-        info = {
-            **(meta or {}),
-            "step": step,
-            "train": asdict(cfg),
-            "val_loss": val_loss,
-            "baselines": baselines.to_dict(),
-            "curve": curve,
-            "rng": torch.get_rng_state().tolist(),
-        }
-        save_checkpoint(Path(out), model, tokenizer, info, optimizer.state_dict())
-
+    baselines = _baselines(batches, val_set, model.cfg.vocab_size)
+    optimizer = make_optimizer(model, cfg, opt_state)
+    record = _Record(curve)
+    save = _Saver(out, model, tokenizer, optimizer, cfg, meta, baselines, record)
     bf16 = use_bf16(cfg.precision, device)
-    t0 = time.perf_counter()
-    tokens_per_step = cfg.batch_size * batches.context
-    val_loss: float | None = curve[-1]["val_loss"] if curve else None
-    best = min(curve, key=lambda point: point["val_loss"]) if curve else None
-    step = start_step
-    cancelled = stopped_early = False
+    pace = _Pace(cfg, start_step, cfg.batch_size * batches.context)
+    step, cancelled, stopped_early = start_step, False, False
     while step < cfg.steps and not stopped_early:
         if should_stop is not None and should_stop():
             cancelled = True
@@ -360,42 +331,141 @@ def train(
         lr = lr_at(step, cfg)
         loss = train_step(model, optimizer, *batches.train_batch(), cfg, lr, device, bf16)
         step += 1
-        evaluated = step % cfg.eval_interval == 0 or step == cfg.steps
-        if evaluated:
+        val_loss = None
+        if step % cfg.eval_interval == 0 or step == cfg.steps:
             val_loss = evaluate(model, val_set, device)
-            curve.append({"step": step, "loss": loss.item(), "val_loss": val_loss})
-            if best is None or val_loss < best["val_loss"]:
-                best = curve[-1]
-            if patience is None or best is curve[-1]:
-                save(step, val_loss)
-            evals_since_best = len(curve) - 1 - curve.index(best)
-            stopped_early = patience is not None and evals_since_best >= patience
+            if record.add(step, loss.item(), val_loss) or patience is None:
+                save(step)
+            stopped_early = patience is not None and record.evals_since_best >= patience
         if on_progress is not None:
-            elapsed = time.perf_counter() - t0
-            done = step - start_step
-            per_step = elapsed / done
-            on_progress(
-                Progress(
-                    step=step,
-                    steps=cfg.steps,
-                    loss=loss.item(),
-                    lr=lr,
-                    tokens_per_s=tokens_per_step / per_step,
-                    elapsed_s=elapsed,
-                    eta_s=per_step * (cfg.steps - step),
-                    val_loss=val_loss if evaluated else None,
-                )
-            )
+            on_progress(pace.progress(step, loss.item(), lr, val_loss))
     model.eval()
-    return TrainResult(
-        steps_done=step,
-        final_val_loss=val_loss,
-        seconds=time.perf_counter() - t0,
-        cancelled=cancelled,
-        num_params=model.num_params(),
-        curve=curve,
-        best_val_loss=best["val_loss"] if best else None,
-        best_step=best["step"] if best else None,
-        stopped_early=stopped_early,
-        baselines=baselines,
-    )
+    return record.result(step, pace.seconds(), cancelled, stopped_early, model.num_params(), baselines)
+
+
+def _seed(cfg: TrainConfig) -> None:
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+
+
+def _starting_point(
+    model_cfg: GPTConfig,
+    train_text: str,
+    val_text: str,
+    resume_from: Path | None,
+    tokenizer: CharTokenizer | None,
+    init: GPT | None,
+) -> tuple[GPT, CharTokenizer, int, list, dict | None]:
+    """Model, tokenizer, first step, curve so far and optimizer state: those of the run saved in
+    `resume_from` if it exists, else `init` to fine-tune, else a new model for `model_cfg`."""
+    if resume_from is not None and resume_from.is_file():
+        return _resumed(resume_from, model_cfg)
+    if init is not None:
+        if tokenizer is None:
+            raise ValueError("fine-tuning (init) needs the model's own tokenizer")
+        return init, tokenizer, 0, [], None
+    tokenizer = tokenizer or CharTokenizer.from_text(train_text + val_text)
+    model = GPT(GPTConfig(**{**model_cfg.to_dict(), "vocab_size": tokenizer.vocab_size}))
+    return model, tokenizer, 0, [], None
+
+
+def _baselines(
+    batches: Batches, val_set: list[tuple[torch.Tensor, torch.Tensor]], vocab_size: int
+) -> Baselines:
+    """The count-based models, fitted on the training text and scored on the model's validation windows."""
+    inputs = torch.cat([x for x, _ in val_set])
+    targets = torch.cat([y for _, y in val_set])
+    return ngram_baselines(batches.train_ids, inputs, targets, vocab_size)
+
+
+class _Record:
+    """The validation record of a run: its curve ({"step", "loss", "val_loss"} per evaluation) and best point."""
+
+    def __init__(self, curve: list[dict]):
+        self.curve = curve
+        self.best = min(curve, key=lambda point: point["val_loss"]) if curve else None
+
+    @property
+    def last_val_loss(self) -> float | None:
+        return self.curve[-1]["val_loss"] if self.curve else None
+
+    @property
+    def evals_since_best(self) -> int:
+        return len(self.curve) - 1 - self.curve.index(self.best)
+
+    def add(self, step: int, loss: float, val_loss: float) -> bool:
+        """Record an evaluation; True when it is a new best."""
+        self.curve.append({"step": step, "loss": loss, "val_loss": val_loss})
+        if self.best is None or val_loss < self.best["val_loss"]:
+            self.best = self.curve[-1]
+        return self.best is self.curve[-1]
+
+    def result(
+        self,
+        step: int,
+        seconds: float,
+        cancelled: bool,
+        stopped_early: bool,
+        params: int,
+        baselines: Baselines,
+    ) -> TrainResult:
+        best = self.best
+        return TrainResult(
+            steps_done=step,
+            final_val_loss=self.last_val_loss,
+            seconds=seconds,
+            cancelled=cancelled,
+            num_params=params,
+            curve=self.curve,
+            best_val_loss=best["val_loss"] if best else None,
+            best_step=best["step"] if best else None,
+            stopped_early=stopped_early,
+            baselines=baselines,
+        )
+
+
+@dataclass
+class _Saver:
+    """Writes the run's checkpoint at a step, with what resuming needs in its metadata; nothing without `out`."""
+
+    out: Path | None
+    model: GPT
+    tokenizer: CharTokenizer
+    optimizer: torch.optim.Optimizer
+    cfg: TrainConfig
+    meta: dict | None
+    baselines: Baselines
+    record: _Record
+
+    def __call__(self, step: int) -> None:
+        if self.out is None:
+            return
+        info = {
+            **(self.meta or {}),
+            "step": step,
+            "train": asdict(self.cfg),
+            "val_loss": self.record.last_val_loss,
+            "baselines": self.baselines.to_dict(),
+            "curve": self.record.curve,
+            "rng": torch.get_rng_state().tolist(),
+        }
+        save_checkpoint(self.out, self.model, self.tokenizer, info, self.optimizer.state_dict())
+
+
+class _Pace:
+    """Time and speed of a run since it started (or resumed) at `start_step`, for progress reports."""
+
+    def __init__(self, cfg: TrainConfig, start_step: int, tokens_per_step: int):
+        self.steps, self.start_step, self.tokens_per_step = cfg.steps, start_step, tokens_per_step
+        self.t0 = time.perf_counter()
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def progress(self, step: int, loss: float, lr: float, val_loss: float | None) -> Progress:
+        elapsed = self.seconds()
+        per_step = elapsed / (step - self.start_step)
+        return Progress(step=step, steps=self.steps, loss=loss, lr=lr, tokens_per_s=self.tokens_per_step / per_step,
+                        elapsed_s=elapsed, eta_s=per_step * (self.steps - step), val_loss=val_loss)  # fmt: skip
