@@ -42,7 +42,7 @@ from tutor.content.schema import Exercise, pick
 from tutor.errors import TutorError
 from tutor.grading.batch import BatchRow, csv_cell, shown_name
 from tutor.grading.hints import hint_step
-from tutor.grading.safe_read import read_text
+from tutor.grading.safe_read import read_instructor_file
 from tutor.texts import number, say
 
 CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message")
@@ -77,7 +77,7 @@ def id_problem(student_id: str) -> str | None:
 def read_roster(path: Path, lang: str) -> dict[str, Student]:
     """{file as reports show it: Student} from a roster CSV, checked whole (see the module doc)."""
     shown = shown_name(str(path))
-    text = read_text(path, shown, lang, encoding="utf-8-sig")
+    text = read_instructor_file(path, shown, lang, encoding="utf-8-sig")
     reader = csv.reader(io.StringIO(text, newline=""), strict=True, skipinitialspace=True)
     roster: dict[str, Student] = {}
     lines: dict[str, int] = {}  # file or student id -> the line that named it

@@ -4,7 +4,7 @@ roster, a shard report). Every way a file cannot be read is a TutorError that na
 
 source = read_submission(path, lang="de")               # bytes of at most GRADE_MAX_SOURCE_BYTES
 source = read_entry(folder_fd, name, shown, lang="de")  # an entry of an open folder, never a link
-text = read_text(path, shown_name(str(path)), "de")      # a roster or a report, of any size
+text = read_instructor_file(path, shown, "de")          # a roster or a shard report, of any size
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def read_submission(path: Path, limit: int = GRADE_MAX_SOURCE_BYTES, lang: str =
     return _read_path(path, str(path), limit, lang)
 
 
-def read_text(path: Path, shown: str, lang: str = "en", encoding: str = "utf-8") -> str:
+def read_instructor_file(path: Path, shown: str, lang: str = "en", encoding: str = "utf-8") -> str:
     """An instructor's file (a roster, a shard report) as text, read as a learner's file is but of any
     size; messages name it as `shown`."""
     data = _read_path(path, shown, None, lang)

@@ -21,7 +21,7 @@ Where unprivileged user namespaces are refused (Ubuntu 24.04's default AppArmor 
 kernels), steps 1 and 2 cannot happen: Landlock, the allow-list and the limits remain, the allow-list
 then refuses creating any file (nothing lands on the real disk), and the grade names what is missing.
 macOS has none of this: the limits alone. Grading never refuses to run for lack of isolation; the
-grade's `isolation` field says what was in force and the level follows from it (`Report.level`).
+grade's `isolation` field says what was in force and the level follows from it (`Isolation.level`).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class ResourceLimits:
 
 
 @dataclass
-class Report:
+class Isolation:
     """Which layers are in force, for the grade's `isolation` field."""
 
     layers: list[str] = field(default_factory=list)
@@ -337,7 +337,7 @@ def _set_limits(limits: ResourceLimits) -> None:
         resource.setrlimit(limit, (value, value))
 
 
-def confine(report: Report, limits: ResourceLimits, readable: list[str], scratch: Path) -> Report:
+def confine(report: Isolation, limits: ResourceLimits, readable: list[str], scratch: Path) -> Isolation:
     """Limits, then Landlock and the allow-list where the platform has them; every layer in force is
     added to `report` (which holds the namespace layers already)."""
     _set_limits(limits)

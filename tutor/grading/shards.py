@@ -27,7 +27,7 @@ from tutor.content.schema import Exercise, pick
 from tutor.errors import TutorError
 from tutor.grading.batch import BatchRow, raw_name, shard_of, shown_name
 from tutor.grading.result import GradeResult
-from tutor.grading.safe_read import read_text
+from tutor.grading.safe_read import read_instructor_file
 from tutor.texts import say
 
 _SHARD = re.compile(r"(\d{1,9})/(\d{1,9})")
@@ -103,7 +103,7 @@ def _where(loc) -> str:
 def read_report(path: Path, lang: str) -> Report:
     """One report file, checked: JSON, a grade report's shape, every grade a grade of DESIGN.md."""
     shown = shown_name(str(path))
-    data = _json_object(read_text(path, shown, lang), shown, lang)
+    data = _json_object(read_instructor_file(path, shown, lang), shown, lang)
     exercise, shard = _header(data, shown, lang)
     results = data.get("results")
     if not isinstance(results, list):

@@ -196,7 +196,7 @@ def serve_forked(probe_fd: int, reply_fd: int, job: dict, namespaces: bool) -> N
     limits = sandbox.ResourceLimits(
         **{k: job["limits"][k] for k in ("mem_bytes", "cpu_s", "file_bytes", "total_bytes")}
     )
-    report = sandbox.Report()
+    report = sandbox.Isolation()
     scratch = Path(job["scratch"])
     if namespaces:
         report.layers += [sandbox.PID, sandbox.NET]
