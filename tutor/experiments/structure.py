@@ -40,22 +40,48 @@ def _shape(t) -> str:
 
 
 def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
+    """The shapes of one attention layer of the learner's width, step by step, then the trained model's
+    heads reading the learner's text."""
     import torch
-    from torch import nn
 
     ck = cache.checkpoint()
-    ids = _encode(ck.tokenizer, p.text, "text")
-    T, C, h = len(ids), p.n_embd, p.n_head
+    T = len(_encode(ck.tokenizer, p.text, "text"))
     # the trained model reads the text as it read every poem in training: after the line break that
     # opens it, at position 0 (models.train.poem_starts); its heatmaps show that line break too
     read = p.text if p.text.startswith("\n") else "\n" + p.text
-    if len(read) > ck.model.cfg.block_size:
-        raise ExperimentError("err.experiment.too_long", n=len(read), positions=ck.model.cfg.block_size)
-    n_layer = ck.model.cfg.n_layer
-    if p.layer is not None and p.layer > n_layer:
-        raise ExperimentError("err.experiment.no_layer", n=n_layer, got=p.layer)
+    trained = ck.model.cfg
+    if len(read) > trained.block_size:
+        raise ExperimentError("err.experiment.too_long", n=len(read), positions=trained.block_size)
+    if p.layer is not None and p.layer > trained.n_layer:
+        raise ExperimentError("err.experiment.no_layer", n=trained.n_layer, got=p.layer)
+    steps, qkv_params, proj_params = _walk_through(p, T)
+    maps = ck.model.attention_maps(torch.tensor(_encode(ck.tokenizer, read, "text")))  # (L, H, T, T)
+    chars = ["↵" if c == "\n" else c for c in read]  # a line break shown as a mark, one cell wide
+    layers = [p.layer - 1] if p.layer is not None else list(range(trained.n_layer))
+    panels = [
+        *_layer_panels(p, T, steps, qkv_params, proj_params, trained, chars),
+        *_map_panels(maps, layers, chars),
+    ]
+    profile = ck.meta.get("head_profile")
+    if profile is not None and _has_columns(profile):  # stored by python -m models.heads
+        panels.append(_profile_panel(profile, layers))
+    C, h = p.n_embd, p.n_head
+    metrics = {
+        "qkv_params": qkv_params,
+        "proj_params": proj_params,
+        "head_dim": C // h,
+        "scores_per_head": T * T,
+    }
+    return result("heads", p, metrics, panels)
 
-    # the walk-through runs on a fresh layer of the chosen width, so every shape is the learner's choice
+
+def _walk_through(p: HeadsParams, T: int) -> tuple[list[list], int, int]:
+    """A fresh attention layer of the chosen width on T random vectors, so every shape is the learner's
+    choice: (a row per step: code, what it does, shape), and the parameters of qkv and of proj."""
+    import torch
+    from torch import nn
+
+    C, h, B = p.n_embd, p.n_head, 1
     gen = torch.Generator().manual_seed(p.seed)  # own generator: no other thread's RNG use can change it
     qkv, proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
     with torch.no_grad():
@@ -69,7 +95,6 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
         steps.append([code, Msg(f"exp.heads.step.{what}"), _shape(t)])
 
     with torch.no_grad():
-        B = 1
         step("x", "x", x)
         fused = qkv(x)
         step("qkv(x)", "qkv", fused)
@@ -88,14 +113,14 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
         y = y.transpose(1, 2).contiguous().view(B, T, C)
         step("y.transpose(1, 2).contiguous().view(B, T, C)", "merge", y)
         step("proj(y)", "proj", proj(y))
-    qkv_params = sum(t.numel() for t in qkv.parameters())
-    proj_params = sum(t.numel() for t in proj.parameters())
+    return steps, sum(t.numel() for t in qkv.parameters()), sum(t.numel() for t in proj.parameters())
 
-    maps = ck.model.attention_maps(torch.tensor(_encode(ck.tokenizer, read, "text")))  # (L, H, T, T)
-    chars = ["↵" if c == "\n" else c for c in read]  # a line break shown as a mark, one cell wide
-    layers = [p.layer - 1] if p.layer is not None else list(range(n_layer))
-    trained = ck.model.cfg
-    panels: list = [
+
+def _layer_panels(p: HeadsParams, T: int, steps: list[list], qkv_params: int, proj_params: int, trained,
+                  chars: list[str]) -> list:  # fmt: skip
+    """The walk-through's shapes and parameter counts, and what the heatmaps after them come from."""
+    C, h = p.n_embd, p.n_head
+    return [
         TablePanel(
             title=Msg("exp.heads.shapes", n_embd=C, n_head=h, chars=T),
             columns=columns(COL, "step", "what", "shape"),
@@ -120,9 +145,14 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
                 heads=trained.n_head,
                 width=trained.n_embd,
                 text="".join(chars),
-            ),
+            ),  # fmt: skip
         ),
     ]
+
+
+def _map_panels(maps, layers: list[int], chars: list[str]) -> list:
+    """A heatmap per head of the chosen layers, then where each head's last query looks hardest."""
+    panels: list = []
     looks: list[list] = []
     for li in layers:
         for hi in range(maps.shape[1]):
@@ -149,16 +179,7 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
             rows=looks,
         )
     )
-    profile = ck.meta.get("head_profile")
-    if profile is not None and _has_columns(profile):  # stored by python -m models.heads
-        panels.append(_profile_panel(profile, layers))
-    metrics = {
-        "qkv_params": qkv_params,
-        "proj_params": proj_params,
-        "head_dim": C // h,
-        "scores_per_head": T * T,
-    }
-    return result("heads", p, metrics, panels)
+    return panels
 
 
 PROFILE = ("previous", "punctuation", "line_break", "line_above", "rhyme", "half_slot")
