@@ -166,7 +166,21 @@ def test_open_question_takes_a_self_rating() -> None:
         check_answer(q, "perfect")
 
 
-# --- properties --------------------------------------------------------------------------
+def test_what_a_learner_may_type_is_listed_once_in_the_catalogue_and_taken_in_every_language() -> None:
+    from tutor.i18n import LANGS
+    from tutor.texts import catalogue, say, typed
+
+    q = OpenQuestion(id="o", type="open", prompt=EN, explanation=EN, model_answer={"en": "because"})
+    for lang in LANGS:
+        for rating, name in enumerate(("again", "hard", "good", "easy"), 1):
+            words = [w.strip() for w in catalogue(lang)[f"typed.{name}"].split(",")]
+            assert words[0] in say("quiz.rate", lang)  # the prompt offers the first
+            for word in words:
+                assert check_answer(q, word.upper()).rating == rating, (lang, word)
+    assert (
+        typed("typed.yes") == {"y", "yes", "j", "ja", "是"}
+    )  # a yes at `progress reset`, `exercise reset` --------------------------------------------------------------------------
+
 
 dims = st.lists(st.integers(min_value=1, max_value=4096), min_size=1, max_size=5)
 

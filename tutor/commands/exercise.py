@@ -69,7 +69,7 @@ def _start(ex, path, args, ctx) -> int:
 
 def _reset(ex, path, args, ctx) -> int:
     from tutor.grading import workspace
-    from tutor.texts import say
+    from tutor.texts import say, typed
 
     lang = ctx.lang
     if not path.exists():
@@ -78,7 +78,7 @@ def _reset(ex, path, args, ctx) -> int:
         if not sys.stdin.isatty():
             raise TutorError(say("cli.exercise.confirm_with_yes", lang))
         reply = input(say("ex.cli.confirm_reset", lang, path=path))
-        if reply.strip().lower() not in ("y", "yes", "j", "ja", "是"):
+        if reply.strip().casefold() not in typed("typed.yes"):
             print(say("ex.cli.nothing_changed", lang))
             return 1
     try:

@@ -40,7 +40,7 @@ def add_arguments(parser, t) -> None:
 
 
 def _confirm(store_path: Path, lang: str) -> bool:
-    from tutor.texts import say
+    from tutor.texts import say, typed
 
     print(say("progress.confirm", lang, path=store_path), end="", flush=True)
     try:
@@ -49,7 +49,7 @@ def _confirm(store_path: Path, lang: str) -> bool:
         answer = ""
     if not sys.stdin.isatty():
         print(answer.strip())
-    return answer.strip().lower() in ("yes", "y", "ja", "j", "是")
+    return answer.strip().casefold() in typed("typed.yes")
 
 
 def run(args, ctx) -> int:

@@ -27,14 +27,7 @@ from tutor.content.schema import (
 from tutor.errors import TutorError
 from tutor.quiz.normalise import fold, format_shape, is_integer_shape, shape_tokens, text_matches
 from tutor.quiz.numbers import format_number, number_matches, number_readings
-
-# Accepted spellings of the four self-ratings, also in German and Chinese.
-_RATING_WORDS = {
-    Rating.Again: ("again", "1", "a", "nochmal", "wieder", "重来", "再来"),
-    Rating.Hard: ("hard", "2", "h", "schwer", "困难", "难"),
-    Rating.Good: ("good", "3", "g", "gut", "良好", "好"),
-    Rating.Easy: ("easy", "4", "e", "leicht", "简单", "容易"),
-}
+from tutor.texts import typed
 
 
 class AnswerError(TutorError, ValueError):
@@ -96,8 +89,8 @@ def parse_rating(response: str | int | Rating) -> Rating:
     if isinstance(response, Rating):
         return response
     word = fold(str(response)).casefold()
-    for rating, words in _RATING_WORDS.items():
-        if word in words:
+    for rating in Rating:  # its accepted spellings in every language: the catalogue's `typed` words
+        if word in typed(f"typed.{rating.name.lower()}"):
             return rating
     raise AnswerError("quiz.err.rating")
 

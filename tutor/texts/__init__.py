@@ -94,6 +94,15 @@ def say(key: str, lang: str = FALLBACK, /, **values: Any) -> str:
     return _Filler(lang).vformat(text, (), values) if values else text
 
 
+@cache
+def typed(key: str) -> frozenset[str]:
+    """What a learner may type for `key` (`typed.yes`, `typed.good`): the words of every language's
+    comma-separated list, casefolded (a German learner's "y" is a yes too)."""
+    return frozenset(
+        word.strip().casefold() for lang in LANGS for word in catalogue(lang)[key].split(",") if word.strip()
+    )
+
+
 class Said:
     """A catalogue text not yet worded: its key and values, worded by `in_lang(lang)` where it is
     shown, so one text can be shown in any language (a lesson file's problem, a piece of an error).
