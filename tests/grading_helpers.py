@@ -37,32 +37,24 @@ title = { en = "last" }
 hint = { en = "xs[-1]" }
 """
 PROBE_CHECKS = """
-from tutor.grading.kit import fail, need
+from tutor.grading.kit import expect
 
 
-def check_add(sub):
-    got = need(sub, "add")(2, 3)
-    if got != 5:
-        raise fail("add(2, 3) = 5", repr(got))
+def check_add(learner):
+    expect(learner.add(2, 3), 5)
     return "2 + 3 = 5"
 
 
-def check_concat(sub):
-    got = need(sub, "concat")("a", "b")
-    if got != "ab":
-        raise fail("'ab'", repr(got))
+def check_concat(learner):
+    expect(learner.concat("a", "b"), "ab")
 
 
-def check_scale(sub):
-    got = need(sub, "scale")([1, 2], 3)
-    if got != [3, 6]:
-        raise fail("[3, 6]", repr(got))
+def check_scale(learner):
+    expect(learner.scale([1, 2], 3), [3, 6])
 
 
-def check_last(sub):
-    got = need(sub, "last")([1, 2, 3])
-    if got != 3:
-        raise fail("3", repr(got))
+def check_last(learner):
+    expect(learner.last([1, 2, 3]), 3)
 """
 SOLUTION = """
 def add(a, b):

@@ -56,20 +56,16 @@ title = { en = "negates" }
 hint = { en = "use -x" }
 """
 PROBE_CHECKS = """
-from tutor.grading.kit import fail, need
+from tutor.grading.kit import expect
 
 
-def check_add(sub):
-    got = need(sub, "add")(2, 3)
-    if got != 5:
-        raise fail("5", repr(got))
+def check_add(learner):
+    expect(learner.add(2, 3), 5)
     return "2 + 3 = 5"
 
 
-def check_neg(sub):
-    got = need(sub, "neg")(4)
-    if got != -4:
-        raise fail("-4", repr(got))
+def check_neg(learner):
+    expect(learner.neg(4), -4)
 """
 PROBE_SOLUTION = "def add(a, b):\n    return a + b\n\n\ndef neg(x):\n    return -x\n"
 PROBE_WRONG = "def add(a, b):\n    return a + b\n\n\ndef neg(x):\n    return x\n"
@@ -360,7 +356,7 @@ def test_batch_table_and_csv(batch_outputs):
         ("cleo.py", "error", "add", "0.0"),
         ("dan.py", "error", "add", "0.0"),
     ]
-    assert rows[1]["message"] == "expected -4, got 4" and len(rows[1]["sha256"]) == 64
+    assert rows[1]["message"] == "neg(4): expected -4, got 4" and len(rows[1]["sha256"]) == 64
 
 
 def test_batch_keeps_the_timeout_given(lessons, tmp_path):

@@ -50,20 +50,17 @@ hint = { en = "use -x", de = "nimm -x" }
 """
 # add's message is what the submission returned: a learner writes it
 PROBE_CHECKS = """
-from tutor.grading.kit import CheckFailed, fail, need
+from tutor.grading.kit import expect
 
 
-def check_add(sub):
-    got = need(sub, "add")(2, 3)
-    if got != 5:
-        raise CheckFailed(str(got))
+def check_add(learner):
+    got = learner.add(2, 3)
+    assert got == 5, str(got)
     return "2 + 3 = 5"
 
 
-def check_neg(sub):
-    got = need(sub, "neg")(4)
-    if got != -4:
-        raise fail("-4", repr(got))
+def check_neg(learner):
+    expect(learner.neg(4), -4)
 """
 SOLUTION = "def add(a, b):\n    return a + b\n\n\ndef neg(x):\n    return -x\n"
 MARKDOWN = (
@@ -163,7 +160,10 @@ def test_the_per_check_csv_has_a_row_per_file_and_check(exported):
     by = {(r["file"], r["check"]): r for r in rows}
     assert by["anna.py", "add"] == {"student_id": "s001", "file": "anna.py", "check": "add", "status": "pass",
                                     "points": "2.0", "max_points": "2", "message": "2 + 3 = 5"}  # fmt: skip
-    assert (by["ben.py", "neg"]["status"], by["ben.py", "neg"]["message"]) == ("fail", "expected -4, got 4")
+    assert (by["ben.py", "neg"]["status"], by["ben.py", "neg"]["message"]) == (
+        "fail",
+        "neg(4): expected -4, got 4",
+    )
     assert by["ben.py", "add"]["message"] == MARKDOWN  # in a CSV cell it is text, and starts with `
     assert by["formula.py", "add"]["message"] == "'=2+5"  # a spreadsheet would have run it
     assert by["formula.py", "add"]["student_id"] == "formula"
@@ -254,7 +254,7 @@ def test_the_exports_are_in_german_when_the_instructor_says_so(exported):
     assert [(r["student_id"], r["check"], r["status"]) for r in rows] == [
         ("anna", "add", "pass"), ("anna", "neg", "pass"), ("bert", "add", "pass"), ("bert", "neg", "fail")
     ]  # fmt: skip
-    assert rows[3]["message"] == "erwartet -4, erhalten 4"
+    assert rows[3]["message"] == "neg(4): erwartet -4, erhalten 4"
     book = read_csv(de / "gradebook.csv")
     assert [(r["student_id"], r["total"], r["status"], r["in_roster"]) for r in book] == [
         ("anna", "3.0", "pass", ""), ("bert", "2.0", "fail", "")

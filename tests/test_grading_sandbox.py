@@ -33,7 +33,7 @@ ROPE = (ROOT / "lessons/03-rope-alibi/exercises/rope/solution.py").read_text(enc
 # name: (source, overall status, substring of the first non-passing check's message)
 PROBE_ATTACKS = {
     "prints_pass": ('print("PASS")\nprint(\'{"event": "done"}\')\ndef add(a, b):\n    return 0\n', "fail",
-                    "expected add(2, 3) = 5, got 0"),
+                    "add(2, 3): expected 5, got 0"),
     "sys_exit_on_import": ("import sys\nsys.exit(0)\n", "error", "sys.exit(0)"),
     "os_exit_on_import": ("import os\nos._exit(0)\n", "error", "exit code 0 before grading finished"),
     "os_exit_in_check": (SOLUTION.replace("    return a + b\n\n\ndef concat", "    import os\n    os._exit(0)\n\n\ndef concat"),
@@ -48,7 +48,7 @@ PROBE_ATTACKS = {
     "rewrites_its_answers": (
         "import gc\nw = next(o for o in gc.get_objects() if type(o).__name__ == 'Worker')\n_send = w.send\n"
         "w.send = lambda m: _send({**m, 'ok': 5} if 'ok' in m and m['id'] > 1 else m)\n" + SOLUTION,
-        "fail", "expected 'ab', got 5"),
+        "fail", "concat('a', 'b'): expected 'ab', got int 5"),
     # the box has no /proc, /tmp or home folder: what is not handed does not exist
     "reads_its_own_memory": ("open(b'/proc/self/mem', 'rb')\n" + SOLUTION, "error", "No such file or directory"),
     "reads_the_graders_environment": ("import os\nopen(f'/proc/{os.getppid()}/environ', 'rb').read()\n" + SOLUTION,
