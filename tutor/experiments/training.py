@@ -277,89 +277,78 @@ def time_run(p: TrainCompareParams, n_head: int, pos: str, vocab_size: int) -> R
 
 
 def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
-    from models.gpt import GPTConfig
     from models.tokenizer import CharTokenizer
-    from models.train import TrainConfig, train
     from tutor.experiments.course_text import course_texts
 
-    train_text, val_text = course_texts()
-    tokenizer = CharTokenizer.for_training(train_text)  # the vocabulary policy of `python -m tutor train`
-    corpus_id = hashlib.sha256((train_text + "\0" + val_text).encode()).hexdigest()[:16]
+    texts = course_texts()
+    tokenizer = CharTokenizer.for_training(texts[0])  # the vocabulary policy of `python -m tutor train`
+    corpus_id = hashlib.sha256((texts[0] + "\0" + texts[1]).encode()).hexdigest()[:16]
     runs = planned_runs(p)
     configs = [run_config(p, n_head, pos, corpus_id, seed) for _, n_head, pos, seed in runs]
     kept = [ctx.stored_run(run_key(c)) if ctx.stored_run is not None else None for c in configs]
-    # the job's length before it starts: each setting still to train timed for a few steps
-    timed: dict[tuple, RunPlan] = {}
-    for (_, n_head, pos, _), stored in zip(runs, kept, strict=True):
-        if stored is None and pace(p, n_head, pos) not in timed:
-            ctx.check()
-            timed[pace(p, n_head, pos)] = time_run(p, n_head, pos, tokenizer.vocab_size)
-    clock = JobClock([
-        RunPlan(0, 0.0) if stored is not None else timed[pace(p, n_head, pos)]
-        for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)
-    ])  # fmt: skip
+    clock = _job_clock(p, runs, kept, tokenizer.vocab_size, ctx)
     ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(runs),
               "stored": sum(k is not None for k in kept)})  # fmt: skip
     done: list[dict[str, Any]] = []
     progress = Progress(ctx, len(runs), p.steps, clock)
-    for index, ((slug, n_head, pos, seed), config, stored) in enumerate(
-        zip(runs, configs, kept, strict=True)
-    ):
+    for index, (run, config, stored) in enumerate(zip(runs, configs, kept, strict=True)):
+        _, n_head, pos, seed = run
         # events are JSON: the Msg as its fields
         label = run_label(n_head, pos, p.vary, seed if p.seeds > 1 else None).model_dump()
         ctx.check()
-        key = run_key(config)
         if stored is not None:
             ctx.emit({"event": "stored", "run": index + 1, "runs": len(runs), "label": label})
-            done.append(
-                {
-                    "label": run_label(n_head, pos, p.vary).model_dump(),
-                    "slug": slug,
-                    "seed": seed,
-                    "val_loss": stored.final_val_loss,
-                    "params": stored.params,
-                    "seconds": stored.seconds,
-                    "curve": [[s, tl, vl] for s, tl, vl in stored.curve],
-                    "stored": True,
-                }
-            )
+            curve = [[s, tl, vl] for s, tl, vl in stored.curve]
+            done.append(_finished(p, run, stored.final_val_loss, stored.params, stored.seconds, curve, True))
             continue
-        trained = train(
-            GPTConfig(**config["model"]),
-            TrainConfig(**{**config["train"], "threads": p.threads}),
-            train_text,
-            val_text,
-            on_progress=progress.of_run(index, label),
-            should_stop=ctx.should_stop,
-            tokenizer=tokenizer,
-        )
-        if trained.cancelled:
-            raise Cancelled()
-        curve = [[pt["step"], pt["loss"], pt["val_loss"]] for pt in trained.curve]
-        ctx.emit(
-            {
-                "event": "trained",
-                "key": key,
-                "config": config,
-                "final_val_loss": trained.final_val_loss,
-                "params": trained.num_params,
-                "seconds": trained.seconds,
-                "curve": curve,
-            }
-        )
-        done.append(
-            {
-                "label": run_label(n_head, pos, p.vary).model_dump(),
-                "slug": slug,
-                "seed": seed,
-                "val_loss": trained.final_val_loss,
-                "params": trained.num_params,
-                "seconds": trained.seconds,
-                "curve": curve,
-                "stored": False,
-            }
-        )
+        on_progress = progress.of_run(index, label)
+        done.append(_train_run(p, run, config, texts, tokenizer, on_progress, ctx))
     return compare_runs(p, done)
+
+
+def _job_clock(
+    p: TrainCompareParams, runs: list[tuple], kept: list, vocab_size: int, ctx: RunContext
+) -> JobClock:
+    """The job's length before it starts: each setting still to train timed for a few steps."""
+    timed: dict[tuple, RunPlan] = {}
+    for (_, n_head, pos, _), stored in zip(runs, kept, strict=True):
+        if stored is None and pace(p, n_head, pos) not in timed:
+            ctx.check()
+            timed[pace(p, n_head, pos)] = time_run(p, n_head, pos, vocab_size)
+    return JobClock([
+        RunPlan(0, 0.0) if stored is not None else timed[pace(p, n_head, pos)]
+        for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)
+    ])  # fmt: skip
+
+
+def _train_run(p: TrainCompareParams, run: tuple, config: dict[str, Any], texts: tuple[str, str], tokenizer,
+               on_progress: Callable, ctx: RunContext) -> dict[str, Any]:  # fmt: skip
+    """Train one run of the job and announce it (a "trained" event, for the caller to keep)."""
+    from models.gpt import GPTConfig
+    from models.train import TrainConfig, train
+
+    trained = train(
+        GPTConfig(**config["model"]),
+        TrainConfig(**{**config["train"], "threads": p.threads}),
+        *texts,
+        on_progress=on_progress,
+        should_stop=ctx.should_stop,
+        tokenizer=tokenizer,
+    )
+    if trained.cancelled:
+        raise Cancelled()
+    curve = [[pt["step"], pt["loss"], pt["val_loss"]] for pt in trained.curve]
+    ctx.emit({"event": "trained", "key": run_key(config), "config": config, "final_val_loss": trained.final_val_loss,
+              "params": trained.num_params, "seconds": trained.seconds, "curve": curve})  # fmt: skip
+    return _finished(p, run, trained.final_val_loss, trained.num_params, trained.seconds, curve, False)
+
+
+def _finished(p: TrainCompareParams, run: tuple, val_loss: float | None, params: int | None,
+              seconds: float | None, curve: list[list], stored: bool) -> dict[str, Any]:  # fmt: skip
+    """A finished run as compare_runs reads it."""
+    slug, n_head, pos, seed = run
+    return {"label": run_label(n_head, pos, p.vary).model_dump(), "slug": slug, "seed": seed, "val_loss": val_loss,
+            "params": params, "seconds": seconds, "curve": curve, "stored": stored}  # fmt: skip
 
 
 def _lowest(curve: list[list]) -> tuple[float | None, int | None]:
@@ -371,10 +360,51 @@ def compare_runs(p: TrainCompareParams, done: list[dict[str, Any]]) -> Result:
     """The Result of finished runs: per run its label (a Msg's fields, without the seed), slug, seed, losses,
     parameters, seconds, curve and whether it was stored."""
     metrics: dict[str, float] = {}
+    rows, settings, lows, overfit = _per_run(p, done, metrics)
+    means, spreads, summary = _per_setting(settings, metrics)
+    best = min(means, key=means.get)
+    metrics["lowest_final_val_loss"] = means[best]
+    metrics["gap"] = max(means.values()) - means[best]
+    varied = Msg(f"{TEXT}head_count" if p.vary == "heads" else f"{TEXT}pos_mode")
+    note = _note(settings, means, spreads, best, varied, lows, overfit, metrics)
+    seeded = len(spreads) == len(settings)
+    panels = [
+        TablePanel(
+            title=Msg(f"{TEXT}table", runs=len(done), steps=p.steps, batch=p.batch, context=p.context),
+            columns=[
+                varied,
+                Msg(f"{TEXT}col.seed"),
+                *columns(f"{TEXT}col.", "final", "lowest"),
+                Msg("exp.col.params"),
+                *columns(f"{TEXT}col.", "seconds", "source"),
+            ],
+            rows=rows,
+        ),
+        TablePanel(
+            title=Msg(f"{TEXT}means", seeds=p.seeds),
+            columns=[
+                varied,
+                *columns(f"{TEXT}col.", "mean_final", "mean_lowest", "spread"),
+                Msg("exp.col.params"),
+            ],
+            rows=summary,
+        ),
+        _curves(p, done, seeded),
+        reading(note, tables=True),
+    ]
+    return result("train-compare", p, metrics, panels)
+
+
+def _per_run(
+    p: TrainCompareParams, done: list[dict[str, Any]], metrics: dict[str, float]
+) -> tuple[list[list], dict[str, dict[str, Any]], list[tuple[float, int, Msg]], dict[str, Msg]]:
+    """A table row per run, its metrics, and what the settings gather: the settings (slug -> label, final
+    and lowest losses over seeds, seconds, params), the lowest loss of each validated run with its step and
+    label, and the settings with a run whose val loss rose again before the end."""
     rows = []
-    settings: dict[str, dict[str, Any]] = {}  # slug -> label, final and lowest losses over seeds, params
-    lows: list[tuple[float, int, Msg]] = []  # (lowest val loss, its step, label) of each validated run
-    overfit: dict[str, Msg] = {}  # settings with a run whose val loss rose again before the end
+    settings: dict[str, dict[str, Any]] = {}
+    lows: list[tuple[float, int, Msg]] = []
+    overfit: dict[str, Msg] = {}
     for r in done:
         low, at = _lowest(r["curve"])
         label = Msg.model_validate(r["label"])
@@ -398,6 +428,14 @@ def compare_runs(p: TrainCompareParams, done: list[dict[str, Any]]) -> Result:
         rows.append(
             [label, str(seed), Num(r["val_loss"]), lowest, r["params"], Num(r["seconds"], decimals=1), source]
         )
+    return rows, settings, lows, overfit
+
+
+def _per_setting(
+    settings: dict[str, dict[str, Any]], metrics: dict[str, float]
+) -> tuple[dict[str, float], dict[str, float], list[list]]:
+    """Per setting its mean final loss, its seed spread (only with several seeds: one seed measures no
+    spread), its metrics and its row of the means table."""
     means, spreads, summary = {}, {}, []
     for slug, s in settings.items():
         means[slug] = sum(s["finals"]) / len(s["finals"])
@@ -408,21 +446,15 @@ def compare_runs(p: TrainCompareParams, done: list[dict[str, Any]]) -> Result:
         several = len(s["finals"]) > 1
         if several:  # one seed measures no spread: no metric rather than a 0
             metrics[f"seed_spread_{slug}"] = spreads[slug] = spread
-        summary.append(
-            [
-                s["label"],
-                Num(means[slug]),
-                Num(metrics[f"min_val_loss_{slug}"]),
-                Num(spread, 2) if several else None,
-                s["params"],
-            ]
-        )
-    best = min(means, key=means.get)
-    seeded = len(spreads) == len(settings)
-    spread = max(spreads.values(), default=0.0)
-    metrics["lowest_final_val_loss"] = means[best]
-    metrics["gap"] = max(means.values()) - means[best]
-    varied = Msg(f"{TEXT}head_count" if p.vary == "heads" else f"{TEXT}pos_mode")
+        summary.append([s["label"], Num(means[slug]), Num(metrics[f"min_val_loss_{slug}"]),
+                        Num(spread, 2) if several else None, s["params"]])  # fmt: skip
+    return means, spreads, summary
+
+
+def _note(settings: dict[str, dict[str, Any]], means: dict[str, float], spreads: dict[str, float], best: str,
+          varied: Msg, lows: list[tuple[float, int, Msg]], overfit: dict[str, Msg],
+          metrics: dict[str, float]) -> Msg:  # fmt: skip
+    """The reading under the tables: the best setting, the gap, the seed spread's verdict and any overfitting."""
     overfit_note: Msg | str = ""
     if overfit and lows:
         low, at, label = min(lows, key=lambda t: t[:2])
@@ -431,55 +463,32 @@ def compare_runs(p: TrainCompareParams, done: list[dict[str, Any]]) -> Result:
     says = dict(
         best=settings[best]["label"], loss=Num(means[best]), gap=Num(metrics["gap"], 2), varied=varied
     )
-    if seeded:
+    if len(spreads) == len(settings):
+        spread = max(spreads.values(), default=0.0)
         metrics["seed_spread"] = spread
-        note = Msg(
-            f"{TEXT}note", **says, spread=Num(spread, 2), verdict=_verdict(settings, means, best, spread)
-        )
+        verdict = _verdict(settings, means, best, spread)
+        note = Msg(f"{TEXT}note", **says, spread=Num(spread, 2), verdict=verdict)
     else:
         note = Msg(f"{TEXT}note_one_seed", **says)
-    note = Msg(f"{TEXT}with_overfit", note=note, overfit=overfit_note) if overfit_note else note
-    panels = [
-        TablePanel(
-            title=Msg(f"{TEXT}table", runs=len(done), steps=p.steps, batch=p.batch, context=p.context),
-            columns=[
-                varied,
-                Msg(f"{TEXT}col.seed"),
-                *columns(f"{TEXT}col.", "final", "lowest"),
-                Msg("exp.col.params"),
-                *columns(f"{TEXT}col.", "seconds", "source"),
-            ],
-            rows=rows,
-        ),
-        TablePanel(
-            title=Msg(f"{TEXT}means", seeds=p.seeds),
-            columns=[
-                varied,
-                *columns(f"{TEXT}col.", "mean_final", "mean_lowest", "spread"),
-                Msg("exp.col.params"),
-            ],
-            rows=summary,
-        ),
-        SeriesPanel(
-            title=Msg(f"{TEXT}plot"),
-            x_label=Msg(f"{TEXT}step"),
-            y_label=Msg(f"{TEXT}val_loss"),
-            series=[
-                Series(
-                    name=Msg(
-                        f"{TEXT}seeded", label=Msg.model_validate(r["label"]), seed=str(r.get("seed", p.seed))
-                    )
-                    if seeded
-                    else Msg.model_validate(r["label"]),
-                    x=[float(c[0]) for c in r["curve"]],
-                    y=[c[2] for c in r["curve"]],
-                )
-                for r in done
-            ],
-        ),
-        reading(note, tables=True),
-    ]
-    return result("train-compare", p, metrics, panels)
+    return Msg(f"{TEXT}with_overfit", note=note, overfit=overfit_note) if overfit_note else note
+
+
+def _curves(p: TrainCompareParams, done: list[dict[str, Any]], seeded: bool) -> SeriesPanel:
+    """Every run's validation loss over the steps."""
+
+    def name(r: dict[str, Any]) -> Msg:
+        label = Msg.model_validate(r["label"])
+        return Msg(f"{TEXT}seeded", label=label, seed=str(r.get("seed", p.seed))) if seeded else label
+
+    return SeriesPanel(
+        title=Msg(f"{TEXT}plot"),
+        x_label=Msg(f"{TEXT}step"),
+        y_label=Msg(f"{TEXT}val_loss"),
+        series=[
+            Series(name=name(r), x=[float(c[0]) for c in r["curve"]], y=[c[2] for c in r["curve"]])
+            for r in done
+        ],
+    )
 
 
 def _verdict(settings: dict[str, dict[str, Any]], means: dict[str, float], best: str, spread: float) -> Msg:
