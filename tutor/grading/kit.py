@@ -295,6 +295,8 @@ def expect(got: Any, want: Any, where: str | None = None) -> None:
     import torch
 
     if isinstance(want, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            raise _failed(tell("grade.check.tensor_of_shape", shape=tuple(want.shape)), describe(got), where)
         return _compare(got, want, where, 0.0, 0.0)
     got_, want_ = (tuple(v) if isinstance(v, torch.Size) else v for v in (got, want))
     if (
