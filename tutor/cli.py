@@ -21,7 +21,18 @@ from tutor.errors import TutorError
 from tutor.i18n import FALLBACK, LANGS, pick_lang
 from tutor.texts import say
 
-COMMANDS = ("lessons", "check", "experiment", "exercise", "grade", "quiz", "progress", "train", "generate")
+COMMANDS = (
+    "lessons",
+    "check",
+    "experiment",
+    "exercise",
+    "grade",
+    "quiz",
+    "progress",
+    "train",
+    "generate",
+    "serve",
+)
 
 EXIT_FAIL, EXIT_USAGE = 1, 2
 

@@ -1,0 +1,96 @@
+"""`python -m tutor serve`: the app in a browser, for one learner or a whole class.
+
+    python -m tutor serve                       this learner's tutor on 127.0.0.1:8000, behind a link
+                                                with a random token (printed), like Jupyter's
+    python -m tutor serve --roster class.csv    one link and one home per learner of the roster
+        [--dir DIR]                             the class's folder (default ./tutor-class): homes in
+                                                DIR/learners/ID, the links in DIR/links.csv (mode 0600)
+        [--valid-days N] [--renew]              how long a new link works (30 days); new links for all
+    [--host H] [--port P] [--public-url URL]    where to listen; the address the links should show
+    [--idle-minutes M] [--max-sessions N]       a session ends after M minutes without a key (30); at
+                                                most N sessions at once (40)
+
+The roster is a CSV file with the columns id,name[,language] (see tutor/serve/roster.py). Links are
+printed once, when they are made; `python -m tutor class DIR` shows where the class stands.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_PORT = 8000
+
+
+def add_arguments(parser, t) -> None:
+    parser.add_argument("--roster", type=Path, metavar="CSV", help=t("cli.opt.serve.roster"))
+    parser.add_argument(
+        "--dir", type=Path, default=Path("tutor-class"), metavar="DIR", help=t("cli.opt.serve.dir")
+    )
+    parser.add_argument("--host", default="127.0.0.1", help=t("cli.opt.serve.host"))
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=t("cli.opt.serve.port"))
+    parser.add_argument("--public-url", metavar="URL", help=t("cli.opt.serve.public_url"))
+    parser.add_argument("--idle-minutes", type=float, default=30.0, metavar="M", help=t("cli.opt.serve.idle"))
+    parser.add_argument("--max-sessions", type=int, default=40, metavar="N", help=t("cli.opt.serve.max"))
+    parser.add_argument("--valid-days", type=float, default=30.0, metavar="N", help=t("cli.opt.serve.valid"))
+    parser.add_argument("--renew", action="store_true", help=t("cli.opt.serve.renew"))
+
+
+def _check(args) -> None:
+    from tutor.errors import TutorError
+
+    if not 0 <= args.port <= 65535:
+        raise TutorError("err.serve.port", got=args.port)
+    if not args.idle_minutes > 0 or not args.max_sessions > 0 or not args.valid_days > 0:
+        raise TutorError("err.serve.positive")
+    if args.renew and args.roster is None:
+        raise TutorError("err.serve.renew_alone")
+
+
+def run(args, ctx) -> int:
+    from tutor.serve import roster
+    from tutor.serve.server import ServeConfig, serve
+    from tutor.texts import say
+
+    _check(args)
+    lang = ctx.lang
+    if args.roster is None:
+        learner = roster.Learner("learner", "", lang, roster.new_token())
+        config = ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home},
+                             args.idle_minutes, args.max_sessions)  # fmt: skip
+        fresh: list[roster.Learner] = [learner]
+    else:
+        folder = args.dir.expanduser().resolve()
+        learners = roster.read_learners(args.roster)
+        learners, fresh = roster.give_tokens(folder, learners, args.valid_days, args.renew)
+        _write_class_file(folder, learners)
+        config = ServeConfig(learners, ctx.lessons_dir, folder, {}, args.idle_minutes, args.max_sessions)
+
+    def ready(port: int) -> None:
+        base = args.public_url or f"http://{args.host}:{port}"
+        if args.roster is None:
+            print(
+                say("serve.single", lang, link=roster.link(base, fresh[0].token), home=ctx.home), flush=True
+            )
+            return
+        path = roster.write_links(config.folder, config.learners, base)
+        print(say("serve.class", lang, n=len(config.learners), url=base, folder=config.folder), flush=True)
+        for learner in fresh:
+            print(f"  {learner.id}\t{learner.name}\t{roster.link(base, learner.token)}")
+        print(say("serve.links", lang, n=len(fresh), path=path), flush=True)
+
+    serve(config, args.host, args.port, ready)
+    print(say("serve.stopped", lang), file=sys.stderr)
+    return 0
+
+
+def _write_class_file(folder: Path, learners) -> None:
+    """`class.json`: who is in the class (no tokens), for `python -m tutor class`."""
+    from models.atomic import atomic_write_text
+    from tutor.serve.roster import CLASS_FILE
+
+    rows = [{"id": learner.id, "name": learner.name, "language": learner.lang} for learner in learners]
+    atomic_write_text(
+        folder / CLASS_FILE, json.dumps({"learners": rows}, ensure_ascii=False, indent=1) + "\n"
+    )
