@@ -17,8 +17,8 @@ from conftest import ROOT
 from tutor.cli import main
 from tutor.content.glossary import (
     GLOSSARY,
+    CourseText,
     Glossary,
-    Text,
     course_texts,
     problems_in,
     prose,
@@ -33,7 +33,7 @@ CATALOGUE = ROOT / "tutor" / "texts"
 _TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")  # a [table] or [[array]] header
 
 
-def catalogue_texts(file: Path, lang: str) -> Iterator[Text]:
+def catalogue_texts(file: Path, lang: str) -> Iterator[CourseText]:
     """Every text of a catalogue file (tutor/texts/LANG.toml): all of it in one language."""
     lines = file.read_text(encoding="utf-8").splitlines()
     tables = {m.group(1): n for n, line in enumerate(lines) if (m := _TABLE.match(line))}
@@ -52,12 +52,12 @@ def catalogue_texts(file: Path, lang: str) -> Iterator[Text]:
                     return n + 1
         return None
 
-    def walk(node: dict, loc: tuple) -> Iterator[Text]:
+    def walk(node: dict, loc: tuple) -> Iterator[CourseText]:
         for key, value in node.items():
             if isinstance(value, dict):
                 yield from walk(value, loc + (key,))
             elif isinstance(value, str):
-                yield Text(lang, file, value, partial(place, loc + (key,)))
+                yield CourseText(lang, file, value, partial(place, loc + (key,)))
 
     yield from walk(tomllib.loads(file.read_text(encoding="utf-8")), ())
 

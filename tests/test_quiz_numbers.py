@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tutor.content.schema import NumberQuestion
 from tutor.quiz.check import AnswerError, check_answer
-from tutor.quiz.numbers import MAX_DEPTH, format_number, number_readings
+from tutor.quiz.numbers import MAX_PARENTHESES, format_number, number_readings
 
 EN = {"en": "x"}
 
@@ -123,7 +123,7 @@ def test_pi_and_fractional_powers_read_to_15_digits(typed: str, value: float) ->
         "(-8)^(1/3)",  # not a real number
         "10^400",  # too large for a float
         "__import__('os')",
-        "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1),
+        "(" * (MAX_PARENTHESES + 1) + "1" + ")" * (MAX_PARENTHESES + 1),
     ],
 )
 def test_non_numbers_have_no_reading(typed: str) -> None:
@@ -244,7 +244,7 @@ _trees = st.recursive(
 @given(_trees)
 def test_an_arithmetic_expression_reads_as_its_exact_value(tree) -> None:
     text, value = tree
-    if text.count("(") > MAX_DEPTH:
+    if text.count("(") > MAX_PARENTHESES:
         return
     assert number_readings(text)[0] == pytest.approx(float(value), rel=1e-9, abs=1e-9)
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from tutor import __version__
 
-FORMAT = 1  # bump when an entry changes shape
+CACHE_FORMAT = 1  # bump when an entry changes shape
 FOLDER = "__pycache__"
 CODE_ROOT = Path(__file__).resolve().parents[1]  # holds tutor/ and models/
 CALLERS = ("tutor.ui", "tutor.commands", "tutor.cli", "tutor.__main__")  # call parses, never run one
@@ -60,7 +60,7 @@ def loaded_code() -> list[Path]:
 
 def _digest(parts: Iterable[tuple[str, Path]]) -> str:
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{FORMAT} {sys.version} {__version__}".encode())
+    digest.update(f"{CACHE_FORMAT} {sys.version} {__version__}".encode())
     for kind, file in parts:
         data = Path(file).read_bytes()
         digest.update(f"\0{kind} {file} {len(data)}\0".encode())

@@ -169,14 +169,14 @@ class Glossary:
 
 
 @dataclass(frozen=True)
-class Text:
+class CourseText:
     lang: str
     file: Path
     text: str
     place: Callable[[], int | None]  # the line the text starts on, looked up only when needed
 
 
-def toml_texts(file: Path) -> Iterator[Text]:
+def toml_texts(file: Path) -> Iterator[CourseText]:
     """Every `{ en = …, de = …, zh = … }` text of a lesson data file, one per language."""
     raw = file.read_text(encoding="utf-8")
     lines = [line.replace('\\"', '"').replace("\\\\", "\\") for line in raw.splitlines()]
@@ -192,11 +192,11 @@ def toml_texts(file: Path) -> Iterator[Text]:
         below = [n for n in pool if n + 1 >= near]
         return (below or pool)[0] + 1 if pool else near
 
-    def walk(node, loc: tuple) -> Iterator[Text]:
+    def walk(node, loc: tuple) -> Iterator[CourseText]:
         if isinstance(node, dict):
             for lang in LANGS:
                 if isinstance(value := node.get(lang), str):
-                    yield Text(lang, file, value, partial(place, loc + (lang,), value))
+                    yield CourseText(lang, file, value, partial(place, loc + (lang,), value))
             for key, value in node.items():
                 if isinstance(value, dict | list):
                     yield from walk(value, loc + (key,))
@@ -207,13 +207,13 @@ def toml_texts(file: Path) -> Iterator[Text]:
     yield from walk(tomllib.loads(raw), ())
 
 
-def course_texts(lessons_dir: Path) -> Iterator[Text]:
+def course_texts(lessons_dir: Path) -> Iterator[CourseText]:
     """Every text of every lesson folder, each in its language: the prose, then the data files."""
     for folder in sorted(p for p in lessons_dir.iterdir() if p.is_dir() and p.name[0] not in "._"):
         for lang in LANGS:
             md = folder / f"{lang}.md"
             try:
-                yield Text(lang, md, md.read_text(encoding="utf-8"), lambda: 1)
+                yield CourseText(lang, md, md.read_text(encoding="utf-8"), lambda: 1)
             except (OSError, UnicodeDecodeError):  # missing or unreadable: the loader reports it
                 continue
         data = [
@@ -228,7 +228,7 @@ def course_texts(lessons_dir: Path) -> Iterator[Text]:
                 continue
 
 
-def problems_in(glossary: Glossary, texts: Iterator[Text]) -> list[Problem]:
+def problems_in(glossary: Glossary, texts: Iterator[CourseText]) -> list[Problem]:
     """One error per refused word, at its file and line."""
     problems = []
     for item in texts:

@@ -80,7 +80,7 @@ def load_course(lessons_dir: Path, experiments: experiment_check.Specs | None = 
     manifest = read_manifest(lessons_dir, course.problems)
     if manifest is not None:
         course.problems += check_manifest(manifest, folders)
-    loaded: list[tuple[Path, Lesson | None, LessonFile | None, list[Problem]]] = []
+    loaded: LoadedLessons = []
     for folder in folders:
         problems: list[Problem] = []
         try:
@@ -297,16 +297,16 @@ def _exercises(folder: Path, section_ids: set[str] | None, problems: list[Proble
     return exercises
 
 
-Loaded = list[tuple[Path, Lesson | None, LessonFile | None, list[Problem]]]
+LoadedLessons = list[tuple[Path, Lesson | None, LessonFile | None, list[Problem]]]
 
 
-def _check_across_lessons(loaded: Loaded) -> None:
+def _check_across_lessons(loaded: LoadedLessons) -> None:
     """Lesson ids and exercise ids unique across the course; prerequisites name real lessons, no cycles."""
     _check_unique(loaded)
     _check_prerequisites(loaded)
 
 
-def _check_unique(loaded: Loaded) -> None:
+def _check_unique(loaded: LoadedLessons) -> None:
     """Each lesson id and exercise id once in the course; two lessons with one `order`, a warning."""
     ids: dict[str, Path] = {}
     orders: dict[int, Path] = {}
@@ -337,7 +337,7 @@ def _seen_before(
     return [kind(file, Said(said, folder=first[value].name), key, _key_line(file, key))]
 
 
-def _check_prerequisites(loaded: Loaded) -> None:
+def _check_prerequisites(loaded: LoadedLessons) -> None:
     """Every prerequisite names a lesson of the course, and none leads back to its lesson."""
     prereqs = {meta.id: meta.prerequisites for _, _, meta, _ in loaded if meta is not None}
     for folder, _lesson, meta, problems in loaded:

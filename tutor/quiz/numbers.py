@@ -39,7 +39,7 @@ from tutor.texts import marked
 
 _APPLY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
 MAX_LENGTH = 80  # longer input is not a number anyone types; it also bounds the recursion
-MAX_DEPTH = 12  # nested parentheses
+MAX_PARENTHESES = 12  # nested at most this deep
 
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺"
 _SUPERSCRIPT_RUN = re.compile(f"[{_SUPERSCRIPTS}]+")
@@ -182,7 +182,7 @@ class _Parser:
             return value
         if kind == "pi":
             return math.pi
-        if (kind, text) == ("op", "(") and self.depth < MAX_DEPTH:
+        if (kind, text) == ("op", "(") and self.depth < MAX_PARENTHESES:
             self.depth += 1
             inner = self.sum()
             self.depth -= 1
@@ -191,7 +191,7 @@ class _Parser:
         raise NotANumber(f"unexpected {text or 'end'!r}")
 
 
-def prepare(text: str, units: list[str] | tuple[str, ...] = ()) -> str:
+def clean_number_text(text: str, units: list[str] | tuple[str, ...] = ()) -> str:
     """The typed text with superscripts made explicit (2⁻⁸ -> 2^(-8)), folded, and unit and gaps removed."""
     s = _SUPERSCRIPT_RUN.sub(lambda m: f"^({m.group().translate(_TO_ASCII)})", text)  # before NFKC
     s = fold(s).lstrip("≈~=").strip()
@@ -216,7 +216,7 @@ def evaluate(text: str, convention: Convention = ENGLISH) -> float:
 
 def number_readings(text: str, units: list[str] | tuple[str, ...] = ()) -> list[float]:
     """Every plausible value of `text` (empty if it is not a number). `units`: accepted suffixes."""
-    s = prepare(text, units)
+    s = clean_number_text(text, units)
     readings: list[float] = []
     for convention in (ENGLISH, GERMAN):
         try:
