@@ -8,11 +8,10 @@ import re
 import shutil
 
 import pytest
-from textual.command import CommandList
 from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 
-from tests.ui_helpers import make_app, settle
+from tests.ui_helpers import aim_done, lesson_built, lesson_laid_out, make_app, palette_hits, settle, until
 from tutor.settings import shipped_lessons_dir
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.home import HomeScreen
@@ -30,14 +29,20 @@ async def test_e_right_after_n_moves_to_the_next_panel_every_time(home):
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: lesson_laid_out(app))
         screen = app.screen
         panels = list(screen.query(ExperimentPanel))
+
+        def at_chosen() -> bool:
+            prose = _prose(app)
+            chosen = screen.chosen
+            return chosen is not None and prose.scroll_y == min(screen._content_y(chosen), prose.max_scroll_y)
+
         for _ in range(3):
             await pilot.press("n")
             section_top = screen._content_y(screen.query_one(f"#sec-{screen.current_section}"))
             await pilot.press("e")  # no pause: the section's aim is still going
-            await pilot.pause(0.4)
+            await until(pilot, at_chosen)
             chosen = screen.chosen
             assert chosen is not None
             assert chosen is next(p for p in panels if screen._content_y(p) >= section_top - 1)
@@ -50,17 +55,14 @@ async def test_esc_to_home_and_back_lands_where_the_learner_was(home):
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("positions")
-        await pilot.pause(0.3)
-        for _ in range(2):
-            await pilot.press("n")
-            await pilot.pause(0.2)
+        await until(pilot, lambda: lesson_laid_out(app))
+        await pilot.press("n", "n")
         await pilot.press("down", "down", "down")  # the learner reads on, mid-aim
-        await pilot.pause(2.2)  # longer than any aim
+        await until(pilot, lambda: aim_done(app))
         where = _prose(app).scroll_y
         for back in ("enter", "f2", "c"):
             await pilot.press("escape")
-            await pilot.pause(0.2)
-            assert isinstance(app.screen, HomeScreen)
+            await until(pilot, lambda: isinstance(app.screen, HomeScreen))
             table = app.screen.query_one("#lessons", OptionList)
             assert table.get_option_at_index(table.highlighted).id == "positions"  # Enter opens it
             await pilot.press(back)
@@ -76,13 +78,13 @@ async def test_continue_after_a_restart_returns_to_the_line_in_the_section(home)
         await app.course_ready.wait()
         lesson = app.tutor.lesson("rope-alibi")
         await app.open_lesson("rope-alibi", section=lesson.sections[2].id)
-        await pilot.pause(2.0)
-        for _ in range(5):
-            await pilot.press("down")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: aim_done(app))
+        aimed = _prose(app).scroll_y
+        await pilot.press(*["down"] * 5)
+        await until(pilot, lambda: _prose(app).scroll_y == aimed + 5)
         where = (app.screen.current_section, _prose(app).scroll_y)
         await pilot.press("escape")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
     assert app.tutor.store is not None
     again = make_app(home)
     async with again.run_test(size=(80, 24)) as pilot:
@@ -98,7 +100,7 @@ async def test_f4_opens_the_exercise_of_the_lesson_the_learner_is_in(home):
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("positions")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: lesson_built(app))
         await pilot.press("f4")
         await settle(app)
         assert isinstance(app.screen, ExerciseScreen) and app.screen.exercise_id == "three-layers"
@@ -106,13 +108,13 @@ async def test_f4_opens_the_exercise_of_the_lesson_the_learner_is_in(home):
         lesson = app.tutor.lesson("rope-alibi")
         alibi = next(ex for ex in lesson.exercises if ex.id == "alibi")
         await app.open_lesson("rope-alibi", section=alibi.section)
-        await pilot.pause(0.5)
+        await until(pilot, lambda: lesson_built(app) and app.screen.current_section == alibi.section)
         await pilot.press("f4")
         await settle(app)
         assert app.screen.exercise_id == "alibi"  # the section's own exercise
 
         await pilot.press("f1")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
         await pilot.press("f4")  # from home: still the lesson the learner was in
         await settle(app)
         assert app.screen.exercise_id == "alibi"
@@ -124,7 +126,7 @@ async def test_t_and_e_are_in_the_key_bar_at_80_columns_in_every_language(home):
         async with app.run_test(size=(80, 24)) as pilot:
             await app.course_ready.wait()
             await app.open_lesson("multi-head")
-            await pilot.pause(0.3)
+            await until(pilot, lambda app=app: lesson_built(app))
             shown = str(app.screen.query_one(KeyBar).content)
             assert re.search(r"\be \S", shown) and re.search(r"\bt \S", shown), (lang, shown)
             assert " c " not in shown  # cancel shows only while something runs
@@ -134,12 +136,7 @@ async def test_the_palette_lists_the_experiment_and_exercise_named_alibi_first(h
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        await pilot.press("ctrl+p")
-        await pilot.pause(0.3)
-        await pilot.press(*"alibi")
-        await pilot.pause(1.0)  # the palette gathers hits in batches
-        found = app.screen.query_one(CommandList)
-        prompts = [str(found.get_option_at_index(i).prompt) for i in range(found.option_count)]
+        prompts = await palette_hits(pilot, app, "alibi")
         shown = [p.splitlines()[0] for p in prompts]
         assert shown[0].endswith("(alibi)") and shown[1].endswith("(alibi)"), shown
         assert {s.split(":")[0] for s in shown[:2]} == {"Experiment", "Exercise"}

@@ -157,3 +157,48 @@ def store_locked(app):
     finally:
         other.execute("ROLLBACK")
         other.close()
+
+
+def lesson_built(app) -> bool:
+    """The lesson screen shows, with its sections and panels (not necessarily laid out yet)."""
+    from tutor.ui.screens.lesson import LessonScreen
+
+    return isinstance(app.screen, LessonScreen) and app.screen._built
+
+
+def lesson_laid_out(app) -> bool:
+    """The lesson screen shows, its text laid out (every section has its height)."""
+    from tutor.ui.screens.lesson import LessonScreen
+
+    screen = app.screen
+    if not isinstance(screen, LessonScreen) or not screen.query("#prose"):
+        return False  # not yet composed
+    return screen._view() is not None and bool(screen._section_spans())
+
+
+def aim_done(app) -> bool:
+    """The lesson is laid out and its aim at where it was opened or moved to (kept for AIM_S) is over."""
+    return lesson_laid_out(app) and app.screen._aim_at is None
+
+
+async def palette_hits(pilot, app, typed: str) -> list[str]:
+    """Open the command palette, type `typed`, wait until it has gathered its hits (it does so in
+    batches, in a worker of its own); their prompts, in the order shown."""
+    from textual.command import CommandList, CommandPalette
+    from textual.widgets import Input
+
+    await pilot.press("ctrl+p")
+    await until(
+        pilot, lambda: isinstance(app.screen, CommandPalette) and app.screen.query_one(Input).has_focus
+    )
+    await pilot.press(*typed)
+    palette = app.screen
+
+    def gathered() -> bool:
+        gathering = [w for w in app.workers if w.node is palette and not w.is_finished]
+        return palette.query_one(Input).value == typed and not gathering
+
+    await until(pilot, gathered)
+    await pilot.pause()  # the last batch drawn
+    found = palette.query_one(CommandList)
+    return [str(found.get_option_at_index(i).prompt) for i in range(found.option_count)]
