@@ -65,67 +65,32 @@ def _buckets(values: list[float], size: int) -> list[float]:
 
 
 def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
-    from models.positions import rope_inv_freq
-
     base = cache.checkpoint(cache.ROPE_SHORT)
     cfg = base.model.cfg
     if cfg.pos != "rope":
         raise ExperimentError("err.experiment.not_rope", name=cache.ROPE_SHORT, pos=cfg.pos)
-    L0, d = cfg.block_size, cfg.head_dim
-
-    tables = {m: rope_inv_freq(d, cfg.rope_base, m, p.scale, L0) for m in METHODS}
-    freq_rows = [[i, *(Num(float(tables[m][0][i])) for m in METHODS)] for i in range(d // 2)]
-    freq_rows.append([Msg(f"{TEXT}factor"), *(Num(tables[m][1], 5) for m in METHODS)])
-
+    L0 = cfg.block_size
+    freq_rows = _frequency_rows(p, cfg)
     table, stored = measured(p, ctx, base)
-    metrics: dict[str, float] = {}
-    loss_rows, entropy_rows = [], []
-    loss_by_position: dict[str, list[float]] = {}
-    entropy_by_position: dict[str, list[float]] = {}
-    for method in METHODS:
-        # every method stretches by the chosen scale at every length: the 1× column shows its cost
-        # where the model needs no stretching at all
-        scores = table["methods"][method]
-        for k, score in zip(MULTIPLES, scores, strict=True):
-            metrics[f"loss_{k}x_{method}"] = score["loss"]
-            metrics[f"entropy_{k}x_{method}"] = score["entropy"]
-            metrics[f"uniform_{k}x"] = score["uniform"]
-        loss_rows.append([Msg(f"term.method.{method}"), *(Num(s["loss"]) for s in scores)])
-        entropy_rows.append([Msg(f"term.method.{method}"), *(Num(s["entropy"], 3) for s in scores)])
-        loss_by_position[method] = _buckets(scores[-1]["loss_by_position"], p.bucket)
-        entropy_by_position[method] = _buckets(scores[-1]["entropy_by_position"], p.bucket)
-    entropy_rows.append([Msg(f"{TEXT}uniform"), *(Num(s["uniform"], 3) for s in table["methods"]["none"])])
-    metrics["loss_1x"] = metrics["loss_1x_none"]
-    metrics["trained_length"] = L0
-    metrics["windows"] = table["methods"]["none"][-1]["windows"]
-    metrics["stored"] = int(stored)
-
+    metrics, loss_rows, entropy_rows = _scores(table, L0, stored)
+    # along the longest length, in buckets of positions
+    loss_by_position, entropy_by_position = (
+        {m: _buckets(table["methods"][m][-1][f"{kind}_by_position"], p.bucket) for m in METHODS}
+        for kind in ("loss", "entropy")
+    )
     longest = MULTIPLES[-1] * L0
-    for method in METHODS:  # over the last trained_length positions: where stretching matters most
-        last = table["methods"][method][-1]["loss_by_position"][-L0:]
-        metrics[f"loss_far_{method}"] = sum(last) / len(last)
     xs = [float(s) for s in range(0, longest, p.bucket)]
-    band_rows = [
-        [
-            f"{x:.0f}–{min(x + p.bucket, longest) - 1:.0f}",
-            *(Num(loss_by_position[m][i], 4) for m in METHODS),
-            Msg(f"term.method.{min(METHODS, key=lambda m: loss_by_position[m][i])}"),
-        ]
-        for i, x in enumerate(xs)
-    ]
     evenly = _buckets([math.log(i + 1) for i in range(longest)], p.bucket)
     methods = [Msg(f"term.method.{m}") for m in METHODS]
     lengths = [f"{k}× = {k * L0}" for k in MULTIPLES]
     panels = [
         TablePanel(
-            title=Msg(f"{TEXT}freqs", d=d, scale=Num(p.scale), length=L0),
+            title=Msg(f"{TEXT}freqs", d=cfg.head_dim, scale=Num(p.scale), length=L0),
             columns=[Msg("exp.col.pair"), *methods],
             rows=freq_rows,
         ),
         TablePanel(
-            title=Msg(f"{TEXT}losses", length=L0),
-            columns=[Msg("exp.col.method"), *lengths],
-            rows=loss_rows,
+            title=Msg(f"{TEXT}losses", length=L0), columns=[Msg("exp.col.method"), *lengths], rows=loss_rows
         ),
         TablePanel(
             title=Msg(f"{TEXT}entropies", length=L0),
@@ -141,7 +106,7 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
         TablePanel(
             title=Msg(f"{TEXT}bands", n=longest, bucket=p.bucket),
             columns=[Msg("exp.col.position"), *methods, Msg(f"{TEXT}lowest")],
-            rows=band_rows,
+            rows=_band_rows(loss_by_position, xs, p.bucket, longest),
         ),
         SeriesPanel(
             title=Msg(f"{TEXT}entropy_plot", n=longest, bucket=p.bucket),
@@ -155,6 +120,56 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
         reading(_note(metrics, L0, stored), tables=True),
     ]
     return result("context-scaling", p, metrics, panels)
+
+
+def _frequency_rows(p: ContextScalingParams, cfg) -> list[list]:
+    """Each method's RoPE frequency per pair of dimensions, and its attention factor."""
+    from models.positions import rope_inv_freq
+
+    d = cfg.head_dim
+    tables = {m: rope_inv_freq(d, cfg.rope_base, m, p.scale, cfg.block_size) for m in METHODS}
+    rows = [[i, *(Num(float(tables[m][0][i])) for m in METHODS)] for i in range(d // 2)]
+    rows.append([Msg(f"{TEXT}factor"), *(Num(tables[m][1], 5) for m in METHODS)])
+    return rows
+
+
+def _scores(table: dict, L0: int, stored: bool) -> tuple[dict[str, float], list[list], list[list]]:
+    """The metrics, and the loss and entropy rows per method at each length."""
+    metrics: dict[str, float] = {}
+    loss_rows, entropy_rows = [], []
+    for method in METHODS:
+        # every method stretches by the chosen scale at every length: the 1× column shows its cost
+        # where the model needs no stretching at all
+        scores = table["methods"][method]
+        for k, score in zip(MULTIPLES, scores, strict=True):
+            metrics[f"loss_{k}x_{method}"] = score["loss"]
+            metrics[f"entropy_{k}x_{method}"] = score["entropy"]
+            metrics[f"uniform_{k}x"] = score["uniform"]
+        loss_rows.append([Msg(f"term.method.{method}"), *(Num(s["loss"]) for s in scores)])
+        entropy_rows.append([Msg(f"term.method.{method}"), *(Num(s["entropy"], 3) for s in scores)])
+    entropy_rows.append([Msg(f"{TEXT}uniform"), *(Num(s["uniform"], 3) for s in table["methods"]["none"])])
+    metrics["loss_1x"] = metrics["loss_1x_none"]
+    metrics["trained_length"] = L0
+    metrics["windows"] = table["methods"]["none"][-1]["windows"]
+    metrics["stored"] = int(stored)
+    for method in METHODS:  # over the last trained_length positions: where stretching matters most
+        last = table["methods"][method][-1]["loss_by_position"][-L0:]
+        metrics[f"loss_far_{method}"] = sum(last) / len(last)
+    return metrics, loss_rows, entropy_rows
+
+
+def _band_rows(
+    loss_by_position: dict[str, list[float]], xs: list[float], bucket: int, longest: int
+) -> list[list]:
+    """Per band of positions each method's loss and the method with the lowest."""
+    return [
+        [
+            f"{x:.0f}–{min(x + bucket, longest) - 1:.0f}",
+            *(Num(loss_by_position[m][i], 4) for m in METHODS),
+            Msg(f"term.method.{min(METHODS, key=lambda m: loss_by_position[m][i])}"),
+        ]
+        for i, x in enumerate(xs)
+    ]
 
 
 def _note(metrics: dict[str, float], L0: int, stored: bool) -> Msg:
