@@ -32,14 +32,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from tutor.progress.db import FILE_NAME, from_text
-from tutor.progress.migrations import APPLICATION_ID, SCHEMA_VERSION
+from tutor.progress.migrations import APPLICATION_ID, LAST_LOCATION, SCHEMA_VERSION
 from tutor.progress.quiz_status import quiz_counts, review_plan
 from tutor.texts import say
 
 if TYPE_CHECKING:
     from tutor.content.index import Card
-
-LAST_LOCATION = "last_location"  # tutor.progress.records.LAST_LOCATION (that module imports pydantic)
 
 
 class Answer(NamedTuple):  # the fields of records.QuizAnswer that tutor.progress.quiz_status reads

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 # "ATUT": marks a SQLite file as ours, so a foreign database at our path is recognised.
 APPLICATION_ID = 0x41545554
+LAST_LOCATION = "last_location"  # the kv key of "continue where I left off"
 
 MIGRATIONS: list[list[str]] = [
     # 1: the first schema

@@ -31,6 +31,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
+from tutor.progress.migrations import LAST_LOCATION
 from tutor.texts import Said
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -39,7 +40,6 @@ TEXT_MAX = 100_000  # free text: answers, check messages, notes, text inside JSO
 JSON_DEPTH = 32  # how deeply a JSON column's value may nest
 STAMP_MIN = datetime(1970, 1, 1, tzinfo=UTC)
 STAMP_MAX = datetime(9999, 1, 1, tzinfo=UTC)  # exclusive: a day can still be added to any stored time
-LAST_LOCATION = "last_location"  # the kv key of "continue where I left off"
 
 STRICT = ConfigDict(strict=True, extra="forbid")
 

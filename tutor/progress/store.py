@@ -25,8 +25,8 @@ from pydantic import ValidationError
 
 from tutor.errors import TutorError
 from tutor.progress.db import Database, local_now, to_text
+from tutor.progress.migrations import LAST_LOCATION
 from tutor.progress.records import (
-    LAST_LOCATION,
     ExperimentRun,
     HintReveal,
     HintRevealRow,

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from tutor.content.schema import Lesson, pick
+from tutor.progress.migrations import LAST_LOCATION
 from tutor.progress.quiz_status import QuizCounts, is_due, quiz_counts
-from tutor.progress.records import LAST_LOCATION
 from tutor.progress.store import Store
 
 
