@@ -160,7 +160,7 @@ def _arg(value: Any) -> str:
     return f"{value!r:.40}"
 
 
-def call_text(name: str, args: tuple, kwargs: dict) -> str:
+def _call_text(name: str, args: tuple, kwargs: dict) -> str:
     """`name(args…)` as code, the way a message names a call."""
     return f"{name}({', '.join([*map(_arg, args), *(f'{k}={_arg(v)}' for k, v in kwargs.items())])})"
 
@@ -172,7 +172,7 @@ class _Remote:
         self._sub, self._name = sub, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        call = call_text(self._name, args, kwargs)
+        call = _call_text(self._name, args, kwargs)
         last = _last()
         last[:] = [call, None]
         configs = [a for a in args if hasattr(a, "__dataclass_fields__")]
@@ -237,6 +237,16 @@ def _failed(expected: str, got: str, where: str | None) -> CheckFailed:
     if why:
         return CheckFailed(tell("grade.check.expected_why", why=why, expected=expected, got=got))
     return CheckFailed(tell("grade.check.expected", expected=expected, got=got))
+
+
+def describe(value: Any) -> str:
+    """What came back, for a message: a tensor's shape and dtype, or the value's type and text."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).removeprefix("torch.")
+        return tell("grade.check.tensor", dtype=dtype, shape=tuple(value.shape))
+    return tell("grade.check.value", type=type(value).__name__, value=f"{value!r:.60}")
 
 
 def _shown(value: Any) -> str:
@@ -378,6 +388,9 @@ class expect_raises:  # noqa: N801 - used as `with expect_raises(ValueError):`, 
 
 
 # --- the vocabulary before the check API: for the checks not yet written with it ---------------------
+# Once rope, alibi and context-scaling are written with the API, delete from here to the end of the file
+# (need, fail, mismatch, shape, as_tensor, expect_tensor, finite, max_diff, fresh, below),
+# the `_SEED` counter, Learner's fallback to the Submission's own attributes, and these names in __all__.
 
 
 def need(sub: Submission, name: str) -> Callable[..., Any]:
@@ -402,16 +415,6 @@ def fail(expected: str, got: str, why: str = "") -> CheckFailed:
 def mismatch(call: str = "") -> str:
     """The `why` of a result of the wrong type: "type mismatch", and the call when given."""
     return tell("grade.check.type_mismatch_in", call=call) if call else tell("grade.check.type_mismatch")
-
-
-def describe(value: Any) -> str:
-    """What came back, for a message: a tensor's shape and dtype, or the value's type and text."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        dtype = str(value.dtype).removeprefix("torch.")
-        return tell("grade.check.tensor", dtype=dtype, shape=tuple(value.shape))
-    return tell("grade.check.value", type=type(value).__name__, value=f"{value!r:.60}")
 
 
 def shape(t: Any) -> str:
