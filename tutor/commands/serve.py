@@ -56,10 +56,10 @@ def run(args, ctx) -> int:
     _check(args)
     lang = ctx.lang
     if args.roster is None:
-        learner = roster.Learner("learner", "", lang, roster.new_token())
+        learner = roster.RosterLearner("learner", "", lang, roster.new_token())
         config = ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home},
                              args.idle_minutes, args.max_sessions)  # fmt: skip
-        fresh: list[roster.Learner] = [learner]
+        fresh: list[roster.RosterLearner] = [learner]
     else:
         folder = args.dir.expanduser().resolve()
         learners = roster.read_learners(args.roster)

@@ -38,7 +38,7 @@ TOKEN_BYTES = 16  # 128 bits
 
 
 @dataclass(frozen=True)
-class Learner:
+class RosterLearner:
     id: str
     name: str
     lang: str
@@ -71,10 +71,10 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
-def read_learners(path: Path) -> list[Learner]:
+def read_learners(path: Path) -> list[RosterLearner]:
     """The learners of a roster CSV, checked whole: the first problem stops it, naming file and line."""
     reader = csv.reader(io.StringIO(_read_text(path), newline=""), strict=True, skipinitialspace=True)
-    learners: list[Learner] = []
+    learners: list[RosterLearner] = []
     first_line: dict[str, int] = {}
     try:
         columns = [c.strip().lower() for c in next(reader, None) or []]
@@ -99,7 +99,7 @@ def read_learners(path: Path) -> list[Learner]:
                 raise TutorError("err.serve.roster_twice", file=str(path), line=line, id=learner_id,
                                  first=first_line[learner_id.lower()])  # fmt: skip
             first_line[learner_id.lower()] = line
-            learners.append(Learner(learner_id, row["name"], lang))
+            learners.append(RosterLearner(learner_id, row["name"], lang))
     except csv.Error as err:
         raise TutorError(
             "err.serve.roster_csv", file=str(path), line=reader.line_num, error=str(err)
@@ -128,8 +128,8 @@ def _read_links(path: Path) -> dict[str, tuple[str, float]]:
 
 
 def give_tokens(
-    folder: Path, learners: list[Learner], valid_days: float, renew: bool = False
-) -> tuple[list[Learner], list[Learner]]:
+    folder: Path, learners: list[RosterLearner], valid_days: float, renew: bool = False
+) -> tuple[list[RosterLearner], list[RosterLearner]]:
     """Every learner with a token: the one from `folder/links.csv` if they had one (expired or not:
     an expired link stays so until `renew`), else a new one valid for `valid_days`. Returns (all
     learners, those whose link is new); `write_links` keeps them."""
@@ -138,14 +138,14 @@ def give_tokens(
     given, new = [], []
     for learner in learners:
         token, expires = known.get(learner.id) or (new_token(), until)
-        with_token = Learner(learner.id, learner.name, learner.lang, token, expires)
+        with_token = RosterLearner(learner.id, learner.name, learner.lang, token, expires)
         given.append(with_token)
         if learner.id not in known:
             new.append(with_token)
     return given, new
 
 
-def write_links(folder: Path, learners: list[Learner], base_url: str) -> Path:
+def write_links(folder: Path, learners: list[RosterLearner], base_url: str) -> Path:
     """`folder/links.csv`: every learner's token, its end and link, readable by the owner only."""
     out = io.StringIO(newline="")
     writer = csv.writer(out)
@@ -170,7 +170,7 @@ def link(base_url: str, token: str) -> str:
     return f"{base_url.rstrip('/')}/learn/{token}"
 
 
-def find(learners: list[Learner], token: str) -> Learner | None:
+def find(learners: list[RosterLearner], token: str) -> RosterLearner | None:
     """The learner whose token this is. Every token is compared, each in constant time, so that the
     time taken says nothing about how much of a token was right, nor whose it was close to."""
     found = None

@@ -38,7 +38,7 @@ from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
 from tutor.i18n import FALLBACK, LANGS
-from tutor.serve.roster import Learner, find
+from tutor.serve.roster import RosterLearner, find
 from tutor.texts import say
 
 log = logging.getLogger("tutor.serve")
@@ -51,7 +51,7 @@ TAKEN_OVER_CODE = 4001  # ... when the same learner opened the link elsewhere
 
 @dataclass
 class ServeConfig:
-    learners: list[Learner]
+    learners: list[RosterLearner]
     lessons_dir: Path
     folder: Path | None  # None: each learner's home is given in `homes` (the single-learner server)
     homes: dict[str, Path] = field(default_factory=dict)
@@ -59,14 +59,30 @@ class ServeConfig:
     max_sessions: int = 40
     title: str = "Attention Tutor"
 
-    def home(self, learner: Learner) -> Path:
+    def home(self, learner: RosterLearner) -> Path:
         return self.homes[learner.id] if self.folder is None else learner.home(self.folder)
+
+
+@dataclass
+class Session:
+    learner: RosterLearner
+    websocket: web.WebSocketResponse
+    last_input: float = field(default_factory=time.monotonic)
+    drawn: bool = False  # the app has sent its first screen: from then on, idleness counts
+
+    def touched(self) -> None:
+        self.last_input = time.monotonic()
+
+    async def close(self, code: int) -> None:
+        await self.websocket.close(code=code)
 
 
 class LearnerApp(AppService):
     """One learner's app process: textual-serve's, with the learner's home, language and folder."""
 
-    def __init__(self, learner: Learner, home: Path, lessons_dir: Path, **kwargs) -> None:
+    def __init__(self, session: Session, home: Path, lessons_dir: Path, **kwargs) -> None:
+        self.session = session
+        learner = session.learner
         home.mkdir(parents=True, exist_ok=True)
         argv = [sys.executable, "-m", "tutor", "--lang", learner.lang, "--home", str(home),
                 "--lessons", str(lessons_dir)]  # fmt: skip
@@ -80,15 +96,11 @@ class LearnerApp(AppService):
             env.pop(name, None)
         return env
 
-
-@dataclass
-class Session:
-    learner: Learner
-    websocket: web.WebSocketResponse
-    last_input: float = field(default_factory=time.monotonic)
-
-    async def close(self, code: int) -> None:
-        await self.websocket.close(code=code)
+    async def on_data(self, payload: bytes) -> None:
+        if not self.session.drawn:  # the time the app took to start is not the learner's idleness
+            self.session.drawn = True
+            self.session.touched()
+        await super().on_data(payload)
 
 
 def page_lang(request: web.Request) -> str:
@@ -125,7 +137,7 @@ class TutorServer:
         self._reaper: asyncio.Task | None = None
 
     # --- the door --------------------------------------------------------------------------------
-    def _learner(self, request: web.Request) -> tuple[Learner | None, str]:
+    def _learner(self, request: web.Request) -> tuple[RosterLearner | None, str]:
         """The learner this request's token names, and what to tell them if they may not come in."""
         learner = find(self.config.learners, request.match_info.get("token", ""))
         if learner is None:
@@ -170,7 +182,7 @@ class TutorServer:
             await earlier.close(TAKEN_OVER_CODE)  # one live session per learner: the newest tab wins
         session = self.sessions[learner.id] = Session(learner, websocket)
         service = LearnerApp(
-            learner, self.config.home(learner), self.config.lessons_dir,
+            session, self.config.home(learner), self.config.lessons_dir,
             write_bytes=websocket.send_bytes, write_str=websocket.send_str, close=websocket.close,
             download_manager=self.downloads,
         )  # fmt: skip
@@ -197,7 +209,7 @@ class TutorServer:
             except (ValueError, TypeError):
                 continue
             if kind == "stdin" and rest and isinstance(rest[0], str):
-                session.last_input = time.monotonic()
+                session.touched()
                 await service.send_bytes(rest[0].encode("utf-8"))
             elif kind == "resize" and rest and isinstance(rest[0], dict):
                 size = rest[0]
@@ -215,7 +227,7 @@ class TutorServer:
             await asyncio.sleep(min(30.0, max(limit / 4, 0.2)))
             now = time.monotonic()
             for session in list(self.sessions.values()):
-                if now - session.last_input > limit:
+                if session.drawn and now - session.last_input > limit:
                     await session.close(IDLE_CLOSE_CODE)
 
     async def _on_startup(self, app: web.Application) -> None:

@@ -1,0 +1,230 @@
+"""`python -m tutor serve`: the roster, the links, and the door, attacked through a real server process.
+
+Each server here is the real command in a child process on a free port; requests are real HTTP and
+websocket connections (aiohttp's client). Sessions that pass the door start the real app under
+textual-serve's web driver. The browser itself is in tests/test_serve_browser.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import re
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.conftest import ROOT, run_tutor_env, tutor_here
+from tutor.serve import roster
+
+ROSTER = "id,name,language\nana,Ana Lima,de\nbo,Bo Li,zh\n"
+
+
+class Served:
+    """A `python -m tutor serve` process; its base URL and (with a roster) every learner's link."""
+
+    def __init__(self, *args: str, home: Path | None = None, folder: Path | None = None) -> None:
+        self.folder = folder
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tutor", "serve", "--port", "0", *args],
+            cwd=ROOT, env=run_tutor_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        self.first_line = self.proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+", self.first_line)
+        assert found, self.first_line + self.proc.stderr.read()
+        self.base = found.group(0)
+        single = re.search(r"http://\S+/learn/[\w-]+", self.first_line)
+        self.single_link = single.group(0) if single else None
+
+    def links(self) -> dict[str, str]:
+        with open(self.folder / roster.LINKS_FILE, encoding="utf-8") as fh:
+            return {row["id"]: row["link"] for row in csv.DictReader(fh)}
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        out, err = self.proc.communicate(timeout=20)
+        return self.first_line + out + err
+
+
+@pytest.fixture
+def klass(tmp_path):
+    (tmp_path / "class.csv").write_text(ROSTER, encoding="utf-8")
+    folder = tmp_path / "class"
+    server = Served("--roster", str(tmp_path / "class.csv"), "--dir", str(folder), "--idle-minutes", "0.02",
+                    "--max-sessions", "1", folder=folder)  # fmt: skip
+    yield server
+    server.stop()
+
+
+async def _get(url: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as http, http.get(url, allow_redirects=False) as reply:
+        return reply.status, (await reply.read()).decode("utf-8", "replace")
+
+
+def get(url: str) -> tuple[int, str]:
+    return asyncio.run(_get(url))
+
+
+# --- the roster --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("id,name\n../evil,E\n", "line 2: the id ../evil cannot name a learner's folder"),
+        ("id,name\n.hidden,E\n", "line 2: the id .hidden cannot name"),
+        ("id,name\na/b,E\n", "line 2: the id a/b cannot name"),
+        ("id,name\n" + "x" * 65 + ",E\n", "cannot name a learner's folder"),
+        ("id,name,language\nana,A,fr\n", "line 2: the language fr is not one of en, de, zh"),
+        ("id,name\nana,A\nAna,B\n", "line 3: the id Ana is already on line 2"),
+        ("name,mail\nA,a@x\n", "the first line must name the columns id,name[,language]"),
+        ("id,name\nana\n", "line 2: expected 2 cells, as in the header, got 1"),
+        ("id,name\n", "names no learner"),
+    ],
+)
+def test_a_roster_that_could_name_a_wrong_folder_is_refused_at_its_line(tmp_path, text, says):
+    path = tmp_path / "roster.csv"
+    path.write_text(text, encoding="utf-8")
+    done = tutor_here("serve", "--roster", str(path), "--dir", str(tmp_path / "class"))
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "class").exists()  # nothing made for a roster refused
+
+
+def test_every_id_the_roster_takes_names_a_folder_directly_under_learners(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text("id,name\nA-1,x\nb_2,y\n9,z\n", encoding="utf-8")
+    for learner in roster.read_learners(path):
+        home = learner.home(tmp_path).resolve()
+        assert home.parent == (tmp_path / "learners").resolve() and home.name == learner.id
+
+
+def test_links_carry_128_bit_tokens_kept_for_the_owner_only_and_again_after_a_restart(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text(ROSTER, encoding="utf-8")
+    learners, fresh = roster.give_tokens(tmp_path, roster.read_learners(path), valid_days=30)
+    assert len(fresh) == 2 and len({learner.token for learner in learners}) == 2
+    assert all(len(learner.token) == 22 for learner in learners)  # 16 bytes, base64 without padding
+    links = roster.write_links(tmp_path, learners, "http://h:1")
+    assert stat.S_IMODE(links.stat().st_mode) == 0o600
+    again, fresh = roster.give_tokens(tmp_path, roster.read_learners(path), valid_days=30)
+    assert fresh == [] and [a.token for a in again] == [a.token for a in learners]
+    renewed, fresh = roster.give_tokens(tmp_path, roster.read_learners(path), valid_days=30, renew=True)
+    assert len(fresh) == 2 and not {a.token for a in renewed} & {a.token for a in learners}
+    assert roster.find(learners, learners[1].token) == learners[1]
+    assert roster.find(learners, learners[1].token[:-1] + "A") in (None, learners[1])
+    assert roster.find(learners, "") is None
+
+
+# --- the door ----------------------------------------------------------------------------------------
+
+
+def test_the_single_learner_server_lets_in_only_its_printed_link(tmp_path):
+    server = Served(home=tmp_path / "home")
+    try:
+        assert server.single_link and server.single_link.startswith(server.base + "/learn/")
+        status, page = get(server.single_link)
+        assert status == 200 and "textual.js" in page
+        # everything the page loads comes from this server: no address of another host in it
+        assert not re.search(r"(?:https?:)?//[\w.-]+\.[a-z]{2,}", page), page
+        for url in (server.base + "/", server.base + "/learn/", server.base + "/learn/" + "A" * 22,
+                    server.single_link[:-1], server.single_link + "x"):  # fmt: skip
+            status, text = get(url)
+            assert status in (403, 404), (url, status)
+            assert "textual.js" not in text
+    finally:
+        said = server.stop()
+    token = server.single_link.rsplit("/", 1)[1]
+    assert said.count(token) == 1  # printed once, never logged
+
+
+def test_static_files_are_served_and_nothing_beside_them(klass):
+    status, _ = get(klass.base + "/static/js/textual.js")
+    assert status == 200
+    status, _ = get(klass.base + "/static/fonts/RobotoMono-VariableFont_wght.ttf")
+    assert status == 200
+    secret = klass.links()["ana"].rsplit("/", 1)[1]
+    for path in ("/static/../../links.csv", "/static/%2e%2e/%2e%2e/links.csv", "/static/..%2f..%2flinks.csv",
+                 "/learn/%2e%2e/links.csv", "/learners/ana/progress.db", "/links.csv", "/static/"):  # fmt: skip
+        status, text = get(klass.base + path)
+        assert status in (403, 404), (path, status)
+        assert secret not in text
+
+
+async def _ws(url: str, timeout: float = 30.0):
+    """Connect to a learner's websocket; return (close code, bytes of screen received)."""
+    received = 0
+    async with aiohttp.ClientSession() as http:
+        async with http.ws_connect(url.replace("http:", "ws:") + "/ws?width=80&height=24") as ws:
+            deadline = time.monotonic() + timeout
+            async for message in ws:
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    received += len(message.data)
+                if time.monotonic() > deadline:
+                    break
+            return ws.close_code, received
+
+
+async def _refused_ws(url: str) -> int:
+    async with aiohttp.ClientSession() as http:
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await http.ws_connect(url.replace("http:", "ws:") + "/ws")
+        return refused.value.status
+
+
+def test_a_wrong_or_expired_token_opens_no_session(klass, tmp_path):
+    assert asyncio.run(_refused_ws(klass.base + "/learn/" + "x" * 22)) == 403
+    status, text = get(klass.base + "/learn/" + "x" * 22)
+    assert status == 403 and "This link does not open the tutor" in text
+    # a link past its end: the expired page, in the browser's language
+    links = klass.folder / roster.LINKS_FILE
+    rows = list(csv.DictReader(links.open(encoding="utf-8")))
+    klass.stop()
+    rows[0]["expires"] = "2020-01-01T00:00:00+00:00"
+    with links.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    again = Served("--roster", str(tmp_path / "class.csv"), "--dir", str(klass.folder), folder=klass.folder)
+    try:
+        link = again.links()["ana"]
+        assert link.rsplit("/", 1)[1] == rows[0]["link"].rsplit("/", 1)[1]  # the same link, still expired
+
+        async def page_in_german() -> tuple[int, str]:
+            async with aiohttp.ClientSession(headers={"Accept-Language": "de-DE,de;q=0.9"}) as http:
+                async with http.get(link.replace(link.split("/learn/")[0], again.base)) as reply:
+                    return reply.status, await reply.text()
+
+        status, text = asyncio.run(page_in_german())
+        assert status == 403 and "Dieser Link ist abgelaufen" in text
+        assert asyncio.run(_refused_ws(again.base + "/learn/" + rows[0]["token"])) == 403
+    finally:
+        again.stop()
+
+
+def test_a_session_runs_the_app_ends_when_idle_and_the_cap_holds(klass):
+    ana, bo = (
+        klass.base + "/learn/" + link.rsplit("/", 1)[1]
+        for link in (klass.links()["ana"], klass.links()["bo"])
+    )
+
+    async def scenario():
+        session = asyncio.create_task(_ws(ana))
+        for _ in range(200):  # wait until ana's app runs: then the class (cap 1) is full
+            await asyncio.sleep(0.05)
+            status, text = await _get(bo)
+            if status == 503:
+                break
+        assert status == 503 and "The class is full right now" in text
+        code, received = await session  # idle for 0.02 min: the server ends the session
+        return code, received
+
+    code, received = asyncio.run(scenario())
+    assert code == 4000 and received > 1000  # the app drew its screen before the session ended
+    assert (klass.folder / "learners" / "ana").is_dir() and not (klass.folder / "learners" / "bo").exists()
+    status, _ = get(bo)
+    assert status == 200  # a place is free again
