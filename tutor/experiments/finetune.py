@@ -24,20 +24,14 @@ TEXT = "exp.context-finetune."
 def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
     from models.checkpoint import load_checkpoint
     from models.context import measure
-    from models.train import TrainConfig, train
     from tutor.experiments.course_text import course_texts
 
-    path = checkpoints_dir() / ROPE_SHORT_CHECKPOINT
-    if not path.is_file():
-        raise ExperimentError("err.experiment.no_checkpoint", path=str(path))
-    base = load_checkpoint(path)
-    if base.model.cfg.pos != "rope":
-        raise ExperimentError("err.experiment.not_rope", name=ROPE_SHORT_CHECKPOINT, pos=base.model.cfg.pos)
+    path, base = _short_rope_checkpoint()
     L0 = base.model.cfg.block_size
     long = round(p.scale * L0)
     lengths = [L0, long] if long > L0 else [L0]
-    train_text, val_text = course_texts()
-    val_ids = base.tokenizer.encode(val_text, unknown="unk")
+    texts = course_texts()
+    val_ids = base.tokenizer.encode(texts[1], unknown="unk")
 
     def scores(model) -> dict[int, object]:
         try:
@@ -60,27 +54,9 @@ def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
             steps.append(float(pr.step))
             losses.append(pr.loss)
 
-        cfg = TrainConfig(
-            steps=p.steps,
-            batch_size=p.batch,
-            context=long,
-            lr=p.lr,
-            eval_interval=p.steps,
-            seed=p.seed,
-            threads=p.threads,
+        seconds = _finetune(
+            p, model, long, texts, base.tokenizer, progress.of_run(index, label, also=curve), ctx
         )
-        tuned = train(
-            model.cfg,
-            cfg,
-            train_text,
-            val_text,
-            on_progress=progress.of_run(index, label, also=curve),
-            should_stop=ctx.should_stop,
-            tokenizer=base.tokenizer,
-            init=model,
-        )
-        if tuned.cancelled:
-            raise Cancelled()
         after = scores(model)
         done.append(
             {
@@ -91,10 +67,37 @@ def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
                 "entropy_after": after[lengths[-1]].entropy,
                 "steps": steps,
                 "losses": losses,
-                "seconds": tuned.seconds,
+                "seconds": seconds,
             }
         )
     return finetune_result(p, L0, lengths, done, time.perf_counter() - t_all)
+
+
+def _short_rope_checkpoint():
+    """(path, checkpoint) of the shipped short-context RoPE model."""
+    from models.checkpoint import load_checkpoint
+
+    path = checkpoints_dir() / ROPE_SHORT_CHECKPOINT
+    if not path.is_file():
+        raise ExperimentError("err.experiment.no_checkpoint", path=str(path))
+    base = load_checkpoint(path)
+    if base.model.cfg.pos != "rope":
+        raise ExperimentError("err.experiment.not_rope", name=ROPE_SHORT_CHECKPOINT, pos=base.model.cfg.pos)
+    return path, base
+
+
+def _finetune(p: ContextFinetuneParams, model, context: int, texts: tuple[str, str], tokenizer, on_progress,
+              ctx: RunContext) -> float:  # fmt: skip
+    """Fine-tune `model` in place on training windows of `context` characters; returns its seconds."""
+    from models.train import TrainConfig, train
+
+    cfg = TrainConfig(steps=p.steps, batch_size=p.batch, context=context, lr=p.lr, eval_interval=p.steps,
+                      seed=p.seed, threads=p.threads)  # fmt: skip
+    tuned = train(model.cfg, cfg, *texts, on_progress=on_progress, should_stop=ctx.should_stop, tokenizer=tokenizer,
+                  init=model)  # fmt: skip
+    if tuned.cancelled:
+        raise Cancelled()
+    return tuned.seconds
 
 
 def finetune_result(
