@@ -21,6 +21,7 @@ import unicodedata
 
 from rich.cells import cell_len
 
+MAX_WIDTH = 100  # prose lines, in columns, however wide the terminal: longer ones are hard to read
 NO_LINE_START = frozenset("，。、；：？！）」』〕〉》】｝〗〙…‥・ー々〜％,.;:!?)]}%”’")
 NO_LINE_END = frozenset("（「『〔〈《【｛〖〘“‘([{")
 FORMULA_JOIN = frozenset("=+−×·÷/≈≠≤≥<>")  # an operator between spaces holds its formula together

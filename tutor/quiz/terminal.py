@@ -22,9 +22,8 @@ from tutor.quiz.check import AnswerError, answer_kind, parse_rating
 from tutor.quiz.feedback import STYLE, Line, counter, feedback_lines, open_answer_lines
 from tutor.quiz.session import Feedback, Item, QuizSession, due_items
 from tutor.texts import say
-from tutor.wrap import reflow, wrap
+from tutor.wrap import MAX_WIDTH, reflow, wrap
 
-MAX_WIDTH = 100  # longer lines are hard to read, however wide the terminal
 EXIT_INTERRUPTED = 130  # the shell's code for a program stopped by Ctrl-C
 
 

@@ -28,14 +28,13 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from tutor.ui.prose_text import ProseText
-from tutor.wrap import CONTINUED, code_breaks, wide
+from tutor.wrap import CONTINUED, MAX_WIDTH, code_breaks, wide
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
     from rich.markdown import MarkdownContext
     from rich.text import TextType
 
-MAX_WIDTH = 100  # prose lines, in columns, however wide the terminal (the plain quiz keeps to 100 too)
 
 _NOT_ITALIC = Style(italic=False, bold=True)
 
