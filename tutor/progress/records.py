@@ -294,7 +294,7 @@ class ReviewState(Record):
     lapses: Count  # of which rated "again"
 
 
-class SubmissionRow(Record):
+class GradedSubmissionRow(Record):
     exercise: Name
     at: Stamp
     sha256: Sha256
@@ -305,7 +305,7 @@ class SubmissionRow(Record):
     hints_revealed: Count = 0
 
 
-class Submission(SubmissionRow):
+class GradedSubmission(GradedSubmissionRow):
     id: int
 
 
@@ -364,7 +364,7 @@ ROWS: dict[str, type[Record]] = {
     "section_reads": SectionRead,
     "quiz_answers": QuizAnswerRow,
     "review_cards": ReviewState,
-    "submissions": SubmissionRow,
+    "submissions": GradedSubmissionRow,
     "hint_reveals": HintRevealRow,
     "experiment_runs": ExperimentRunRow,
     "training_runs": TrainingRun,

@@ -28,6 +28,8 @@ from tutor.progress.db import Database, local_now, to_text
 from tutor.progress.migrations import LAST_LOCATION
 from tutor.progress.records import (
     ExperimentRun,
+    GradedSubmission,
+    GradedSubmissionRow,
     HintReveal,
     HintRevealRow,
     KvEntry,
@@ -36,8 +38,6 @@ from tutor.progress.records import (
     Record,
     ReviewState,
     SectionRead,
-    Submission,
-    SubmissionRow,
     TrainingRun,
     problems,
     short,
@@ -203,10 +203,10 @@ class Store:
         checks: Sequence[dict[str, Any]] = (),
         hints_revealed: int = 0,
         at: datetime | None = None,
-    ) -> Submission:
+    ) -> GradedSubmission:
         """One graded attempt; `checks` as in the grade JSON (name, status, message, hint, points)."""
         row = _checked(
-            SubmissionRow,
+            GradedSubmissionRow,
             exercise=exercise,
             at=self._at(at),
             sha256=sha256,
@@ -216,11 +216,11 @@ class Store:
             checks=_json(list(checks)),
             hints_revealed=hints_revealed,
         )
-        return self._add(Submission, "submissions", row)
+        return self._add(GradedSubmission, "submissions", row)
 
-    def submissions(self, exercise: str | None = None) -> list[Submission]:
+    def submissions(self, exercise: str | None = None) -> list[GradedSubmission]:
         """Graded attempts, oldest first."""
-        return self._of_exercise(Submission, "submissions", exercise)
+        return self._of_exercise(GradedSubmission, "submissions", exercise)
 
     def passed_exercises(self, *, imported: bool = True) -> set[str]:
         """Exercises with a recorded pass; `imported=False` leaves out passes that came from an import."""
