@@ -19,7 +19,7 @@ from tutor.content.glossary import (
     GLOSSARY,
     CourseText,
     Glossary,
-    course_texts,
+    lesson_texts,
     problems_in,
     prose,
     read_glossary,
@@ -72,7 +72,7 @@ def shipped() -> Glossary:
 
 @cache
 def all_texts() -> tuple:
-    texts = list(course_texts(LESSONS))
+    texts = list(lesson_texts(LESSONS))
     for lang in LANGS:
         texts += catalogue_texts(CATALOGUE / f"{lang}.toml", lang)
     return tuple(texts)

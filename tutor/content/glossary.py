@@ -207,7 +207,7 @@ def toml_texts(file: Path) -> Iterator[CourseText]:
     yield from walk(tomllib.loads(raw), ())
 
 
-def course_texts(lessons_dir: Path) -> Iterator[CourseText]:
+def lesson_texts(lessons_dir: Path) -> Iterator[CourseText]:
     """Every text of every lesson folder, each in its language: the prose, then the data files."""
     for folder in sorted(p for p in lessons_dir.iterdir() if p.is_dir() and p.name[0] not in "._"):
         for lang in LANGS:
@@ -252,4 +252,4 @@ def check_terms(course) -> list[Problem]:
     glossary = read_glossary(course.lessons_dir, problems)
     if glossary is None:
         return problems
-    return problems + problems_in(glossary, course_texts(course.lessons_dir))
+    return problems + problems_in(glossary, lesson_texts(course.lessons_dir))
