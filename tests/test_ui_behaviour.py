@@ -12,12 +12,15 @@ from textual.widgets import Button, Input, Static
 
 from tests.ui_helpers import (
     child_pids,
+    lesson_built,
     make_app,
     open_experiment,
+    opened_at,
     plain,
     right_answer,
     settle,
     status_of,
+    until,
 )
 from tutor.settings import shipped_lessons_dir
 from tutor.ui.palette import course_entries
@@ -101,8 +104,7 @@ async def test_palette_has_every_lesson_experiment_exercise_and_review_due(home)
         assert "Review due" in commands
         open_alibi = next(c for title, c in commands.items() if title.endswith("(alibi)"))
         open_alibi.callback()
-        await settle(app)
-        await pilot.pause(0.8)
+        await until(pilot, lambda: opened_at(app, "alibi"))
         assert isinstance(app.screen, LessonScreen) and app.screen.lesson_id == "rope-alibi"
         assert app.screen.panel_in_view().ref.name == "alibi"
 
@@ -250,11 +252,10 @@ async def _stop_while_training(home, wait_for_steps: bool, how: str = "quit") ->
         for key, value in small.items():
             panel.query_one(f"#p-{key}", Input).value = value
         assert panel.run()
-        for _ in range(300):  # until the child exists (and, if asked, reports training steps)
-            await pilot.pause(0.1)
-            if child_pids() - before and (not wait_for_steps or "step" in status_of(panel)):
-                break
-        assert child_pids() - before
+        # until the child exists (and, if asked, reports training steps)
+        await until(
+            pilot, lambda: child_pids() - before and (not wait_for_steps or "step" in status_of(panel)), 30
+        )
         started = time.monotonic()
         if how == "quit":
             await app.action_quit()  # a training run goes: the tutor asks first
@@ -314,10 +315,7 @@ async def test_saving_the_file_regrades_it_while_the_exercise_is_open(home):
         screen = await _unlock(app, pilot, "split-heads")
         assert screen.result is None
         shutil.copyfile(app.tutor.exercise("split-heads")[1].folder / "solution.py", screen.file)
-        for _ in range(60):  # the mtime is polled once a second
-            await pilot.pause(0.2)
-            if screen.result is not None:
-                break
+        await until(pilot, lambda: screen.result is not None, 12)  # the mtime is polled once a second
         await settle(app)
         assert screen.result.status == "pass"
         assert [s.status for s in app.tutor.store.submissions("split-heads")] == ["pass"]
@@ -328,7 +326,7 @@ async def test_at_80_columns_the_hidden_contents_never_takes_the_keys(home):
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: lesson_built(app) and app.screen.query_one("#prose").max_scroll_y > 0)
         prose = app.screen.query_one("#prose")
         assert not app.screen.query_one("#toc").display and app.screen.focused is prose
         await pilot.press("pagedown")  # went to the hidden contents list, which raised KeyError
@@ -350,7 +348,7 @@ async def test_with_the_contents_shown_the_page_keys_still_scroll_the_lesson(hom
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: lesson_built(app) and app.screen.query_one("#prose").max_scroll_y > 0)
         assert app.screen.query_one("#toc").display
         await pilot.press("pagedown")
         await pilot.pause()
@@ -392,12 +390,12 @@ async def test_a_narrow_key_bar_shows_whole_entries_only(home):
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: lesson_built(app))
         bar = app.screen.query_one("KeyBar")
         shown = str(bar.content).rstrip()
         # was "… ? Help  f5", cut mid-entry; e and t are there at 80 columns
         assert shown.endswith("x Exercise") and "?" not in shown
         assert "e Next experiment" in shown and "t Contents" in shown
         await pilot.resize_terminal(130, 24)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: bar.size.width == 130)
         assert str(bar.content).rstrip().endswith("f5 Language  ^p Commands")

@@ -8,7 +8,7 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import OptionList, Static
 
-from tests.ui_helpers import aim_over, make_app, plain, settle
+from tests.ui_helpers import aim_over, make_app, palette_hits, plain, settle, until
 from tutor.content.schema import pick
 
 SIZE = (80, 24)
@@ -152,12 +152,8 @@ async def test_the_palette_finds_a_word_of_the_lesson_text_in_german_and_opens_i
              and sum(w.lower() in q.folded for q in found) == 1),
             key=len,
         )  # fmt: skip
-        await pilot.press("ctrl+p")
-        await pilot.pause(0.3)
-        await pilot.press(*word)
-        await pilot.pause(1.0)  # the palette gathers hits in batches
+        prompts = await palette_hits(pilot, app, word)
         hits = app.screen.query_one(CommandList)
-        prompts = [str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count)]
         where = f"Im Text: {pick(lesson.title, 'de')} › {pick(target.title, 'de')}"
         index = next(i for i, p in enumerate(prompts) if word in p and where in p)
         assert len(prompts[index].splitlines()[0]) <= 62  # a snippet, not the paragraph
@@ -177,15 +173,20 @@ async def test_continue_after_a_restart_comes_back_to_the_panel_of_e_and_the_lin
         await app.open_lesson("multi-head")
         await aim_over(app)
         await pilot.press("e", "e")  # to the second experiment
-        await aim_over(app, pause=app.screen.REMEMBER_AFTER_S + 0.3)
+        await aim_over(app)
         panel = app.screen.chosen
+        # the place is saved once the scrolling has stopped for REMEMBER_AFTER_S
+        await until(
+            pilot, lambda: (app.tutor.store.last_location() or {}).get("experiment") == panel.ref.name
+        )
         with Store(home) as store:
             where = store.last_location()
         assert where["experiment"] == panel.ref.name and where["section"] == app.screen.current_section
+        prose = app.screen.query_one("#prose", VerticalScroll)
+        aimed = prose.scroll_y
         await pilot.press("down", "down", "down")  # and on by three lines: the app ends at once
-        await pilot.pause(0.05)
-        scrolled = app.screen.query_one("#prose", VerticalScroll).scroll_y
-        assert scrolled > 0
+        await until(pilot, lambda: prose.scroll_y == aimed + 3)
+        scrolled = prose.scroll_y
     again = make_app(home, "en")
     async with again.run_test(size=SIZE) as pilot:
         await again.course_ready.wait()
