@@ -199,23 +199,16 @@ async def run_in_child(
 
 
 async def run_async(
-    name: str,
-    raw: Mapping[str, Any] | Params | None = None,
-    on_event: EventSink | None = None,
-    *,
-    home: Path | None = None,
-    use_cache: bool = True,
-    grace_s: float = CHILD_GRACE_S,
-    niceness: int = 0,
+    name: str, raw: Mapping[str, Any] | Params | None = None, on_event: EventSink | None = None, **child: Any
 ) -> Result:
     """For asyncio callers (the app's experiment panels): a quick experiment in a thread, a long one
-    in a child process (`on_event`, `grace_s` and `niceness` apply to it); cancel the task to stop
-    either (the thread stops at its next check, the child is terminated)."""
+    in a child process; cancel the task to stop either (the thread stops at its next check, the child is
+    terminated). `child` holds run_in_child's keyword options (home, use_cache, grace_s, niceness); a quick
+    experiment uses only use_cache."""
     spec, params = prepare(name, raw)
     if spec.long:
-        return await run_in_child(
-            name, params, on_event, home=home, use_cache=use_cache, grace_s=grace_s, niceness=niceness
-        )
+        return await run_in_child(name, params, on_event, **child)
+    use_cache = child.get("use_cache", True)
     stop = threading.Event()
     loop = asyncio.get_running_loop()
 
