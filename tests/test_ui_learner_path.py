@@ -7,7 +7,16 @@ import shutil
 
 from textual.widgets import Input, OptionList, Static
 
-from tests.ui_helpers import make_app, plain, right_answer, settle, wrong_answer
+from tests.ui_helpers import (
+    lesson_laid_out,
+    make_app,
+    opened_at,
+    plain,
+    right_answer,
+    settle,
+    until,
+    wrong_answer,
+)
 from tutor.content.schema import OpenQuestion
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.home import HomeScreen
@@ -27,8 +36,9 @@ async def test_home_lists_the_lessons_and_continue_returns_to_the_last_section(h
         shown = [table.get_option_at_index(i).id for i in range(table.option_count)]
         assert shown == [x.id for x in app.tutor.lessons]
         assert len(app.tutor.lessons) >= 3
-        await app.open_lesson("positions", section=app.tutor.lesson("positions").sections[2].id)
-        await pilot.pause(0.8)
+        target = app.tutor.lesson("positions").sections[2].id
+        await app.open_lesson("positions", section=target)
+        await until(pilot, lambda: lesson_laid_out(app) and app.screen.current_section == target)
         where = app.screen.current_section
         assert where is not None and where != app.tutor.lesson("positions").sections[0].id
         await pilot.press("escape")
@@ -45,7 +55,7 @@ async def test_permutation_shows_the_one_layer_no_position_gap_as_zero(home):
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("positions", experiment="permutation")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: opened_at(app, "permutation"))
         panel = app.screen.panel_in_view()
         assert isinstance(panel, ExperimentPanel) and panel.ref.name == "permutation"
         await pilot.press("r")

@@ -12,7 +12,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
-from tests.ui_helpers import plain
+from tests.ui_helpers import lesson_laid_out, plain, until
 from tutor.ui.rich_markdown import MAX_WIDTH, Prose, ProseText
 from tutor.wrap import NO_LINE_END, NO_LINE_START
 
@@ -111,7 +111,8 @@ async def test_the_chinese_lesson_breaks_between_characters_and_never_before_a_c
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: lesson_laid_out(app))
+        await pilot.pause()  # drawn
         prose = app.screen.query(".prose").first()
         lines = [line for line in _screen_lines(app, prose.region) if line.strip()]
         assert len(lines) > 5
@@ -128,7 +129,8 @@ async def test_on_a_wide_terminal_the_lesson_lines_stop_at_a_readable_width(home
     async with app.run_test(size=(200, 50)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("positions")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: lesson_laid_out(app))
+        await pilot.pause()  # drawn
         prose = app.screen.query(".prose").first()
         lines = [line.rstrip() for line in _screen_lines(app, prose.region)]
         assert max(cell_len(line) for line in lines) <= MAX_WIDTH

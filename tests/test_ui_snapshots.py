@@ -65,8 +65,7 @@ def test_lesson_heatmap_snapshot(snap_compare, lang):
     async def run_before(pilot):
         app = pilot.app
         await app.course_ready.wait()
-        await app.open_lesson("multi-head", experiment="heads")  # heatmaps labelled 白日依山尽
-        await pilot.pause(0.5)
+        await open_experiment(app, pilot, "multi-head", "heads")  # heatmaps labelled 白日依山尽
         await pilot.press("r")
         await aim_over(app)  # the lesson keeps aiming at its target while the text above lays out
         heatmap = app.screen.query(".heatmap").first()
