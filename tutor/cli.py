@@ -1,8 +1,8 @@
 """`python -m tutor [SUBCOMMAND]`: the app with no subcommand, headless tools otherwise.
 
-Every subcommand lives in `tutor/commands/<name>.py` and provides `add_arguments(parser, t)`
-and `run(args, ctx) -> int`. Those modules import only lightweight things at import time, so
-parsing the command line never waits for torch or Textual.
+Every subcommand lives in `tutor/commands/<name>.py` (or the module MODULES names for it) and
+provides `add_arguments(parser, t)` and `run(args, ctx) -> int`. Those modules import only
+lightweight things at import time, so parsing the command line never waits for torch or Textual.
 """
 
 from __future__ import annotations
@@ -32,7 +32,10 @@ COMMANDS = (
     "train",
     "generate",
     "serve",
+    "class",
 )
+# a command whose name is a Python keyword lives in a module of another name
+MODULES = {"class": "class_view"}
 
 EXIT_FAIL, EXIT_USAGE = 1, 2
 
@@ -117,7 +120,7 @@ def build_parser(lang: str = FALLBACK) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub_common = _common_options(True, lang)
     for name in COMMANDS:
-        module = importlib.import_module(f"tutor.commands.{name}")
+        module = importlib.import_module(f"tutor.commands.{MODULES.get(name, name)}")
         text = say(f"cli.command.{name}", lang)
         p = sub.add_parser(name, help=text, description=text, parents=[sub_common], lang=lang)
         module.add_arguments(p, t)
