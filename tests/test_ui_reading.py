@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual.widgets import OptionList
 
-from tests.ui_helpers import make_app, settle
+from tests.ui_helpers import lesson_built, lesson_laid_out, make_app, settle, until
 from tutor.settings import READ_AFTER_S
 from tutor.ui.reading import ReadingClock, on_screen
 
@@ -39,11 +39,11 @@ async def test_paging_through_with_n_reads_nothing_and_the_contents_ticks_nothin
     async with app.run_test(size=(120, 30)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("positions")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: lesson_laid_out(app))
         lesson = app.tutor.lesson("positions")
         for _ in lesson.sections:
             await pilot.press("n")
-            await pilot.pause(0.4)
+            await pilot.pause(0.4)  # the learner's pace, each section shown for a moment: time is the point
         assert app.screen.current_section == lesson.sections[-1].id
         assert app.tutor.store.sections_read("positions") == []
         toc = app.screen.query_one("#toc", OptionList)
@@ -65,9 +65,8 @@ async def test_a_section_on_screen_long_enough_is_read_and_ticked_and_home_count
         screen = app.screen
         screen.clock.after_s = 1.0  # READ_AFTER_S is a few seconds; the rule is the same
         assert READ_AFTER_S >= 3
-        await pilot.pause(2.0)
+        await until(pilot, lambda: target in {r.section for r in app.tutor.store.sections_read("positions")})
         read = {r.section for r in app.tutor.store.sections_read("positions")}
-        assert target in read
         assert lesson.sections[0].id not in read  # scrolled past on the way, never on screen for 1 s
         toc = screen.query_one("#toc", OptionList)
         assert str(toc.get_option_at_index(1).prompt).startswith("✓")
@@ -75,7 +74,7 @@ async def test_a_section_on_screen_long_enough_is_read_and_ticked_and_home_count
         # time on home does not count for the lesson underneath
         before = set(read)
         await pilot.press("f1")
-        await pilot.pause(1.5)
+        await pilot.pause(1.5)  # longer than the 1 s to read, on home: time passing is the point
         assert {r.section for r in app.tutor.store.sections_read("positions")} == before
         await settle(app)
         row = str(app.screen.query_one("#lessons", OptionList).get_option_at_index(1).prompt)
@@ -91,7 +90,7 @@ async def test_the_reading_clock_ticks_safely_while_the_app_has_no_screen(tmp_pa
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: lesson_built(app) and app.screen.showing)
         lesson = app.screen
         assert lesson.showing and on_top(lesson)
         stack = app._screen_stacks[app._current_mode]  # what Textual's shutdown leaves: no screen at all
