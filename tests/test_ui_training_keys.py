@@ -5,6 +5,9 @@ allows, and are stopped as soon as what is tested has been seen."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 from textual.containers import VerticalScroll
 from textual.widgets import Button, Input
@@ -22,11 +25,10 @@ LONG_TINY = {"steps": "20000", "batch": "1", "n_layer": "1", "n_embd": "8", "con
 
 
 async def _training_started(app, pilot, panel: ExperimentPanel) -> None:
-    for _ in range(600):
-        await pilot.pause(0.1)
-        if app.training is not None and app.training.steps:
-            return
-    raise AssertionError(f"no training step reported; status: {status_of(panel)}")
+    try:
+        await until(pilot, lambda: app.training is not None and app.training.steps, 60)
+    except AssertionError:
+        raise AssertionError(f"no training step reported; status: {status_of(panel)}") from None
 
 
 def _panel_of(widget) -> ExperimentPanel | None:
@@ -106,7 +108,7 @@ async def test_keys_never_land_in_a_hidden_parameter_field(home):
         reached = []
         for _ in range(8):
             await pilot.press("tab")
-            await pilot.pause(0.05)
+            await pilot.pause()
             reached.append(app.focused)
         panels = {_panel_of(w) for w in reached} - {None}
         assert panels and all(prose.region.overlaps(p.region) for p in panels)
@@ -141,7 +143,7 @@ async def test_ctrl_q_during_training_asks_in_the_learners_language_and_quits_wh
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head", experiment="train-compare")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: opened_at(app, "train-compare"))
         panel = panel_named(app, "train-compare")
         await panel.show_params()
         for key, value in LONG_TINY.items():
@@ -150,20 +152,22 @@ async def test_ctrl_q_during_training_asks_in_the_learners_language_and_quits_wh
         await _training_started(app, pilot, panel)
 
         await pilot.press("ctrl+q")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, QuitTraining) and app.is_running
+        await until(pilot, lambda: isinstance(app.screen, QuitTraining))
+        assert app.is_running
         text = _words(app.screen)
         assert "Weiter trainieren" in text and "verliert" in text and "Lauf 1 von 2" in text
         assert not {"Quit", "run", "Keep"} & set(text.replace(",", " ").split())
         await pilot.press("ctrl+q")  # no answer: the question stays
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert isinstance(app.screen, QuitTraining)
         await pilot.press("escape")  # keep training
-        await pilot.pause(0.3)
-        assert not isinstance(app.screen, QuitTraining) and app.training is not None and panel.running
+        await until(pilot, lambda: not isinstance(app.screen, QuitTraining))
+        assert app.training is not None and panel.running
 
         await pilot.press("ctrl+q")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: isinstance(app.screen, QuitTraining))
         app.screen.query_one("#lose", Button).press()
-        await pilot.pause(2.0)
+        started = time.monotonic()
+        while app.is_running and time.monotonic() - started < 10:  # no pilot once the app has ended
+            await asyncio.sleep(0.02)
         assert not app.is_running
