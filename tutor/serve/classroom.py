@@ -301,20 +301,19 @@ def _read_workspace_file(
 ) -> tuple[bytes, str, str | None] | None:
     """(bytes, text, None) of `member`'s workspace file of `ex`, (b"", "", why) when it cannot be
     graded, None when there is none. Reached from `folder/learners` one name at a time, never
-    through a link: a link or a file where a folder should be is refused, naming it."""
+    through a link: a link, or a file where a folder should be, is refused, naming it."""
     from tutor.grading.safe_read import read_entry
     from tutor.texts import say
 
     if not ID_PATTERN.fullmatch(member.id):  # read_class checked it; a Member made elsewhere is too
         raise TutorError("err.class.id", path=str(folder / CLASS_FILE), n="?", id=_shown(member.id[:80]))
-    flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
     fds: list[int] = []
     where = ""  # the entry reached so far, as the learner's folder names it: ID/workspace/...
     try:
-        fds.append(os.open(folder / LEARNERS_FOLDER, flags))  # the server's folder: the instructor's own
+        fds.append(os.open(folder / LEARNERS_FOLDER, _FOLDER))  # the server's folder: the instructor's own
         for name in (member.id, "workspace", ex.id):
             where = f"{where}/{name}".lstrip("/")
-            fds.append(os.open(name, flags | os.O_NOFOLLOW, dir_fd=fds[-1]))
+            fds.append(_open_folder(fds[-1], name, where, lang))
         where = f"{where}/{ex.file_name}"
         os.stat(ex.file_name, dir_fd=fds[-1], follow_symlinks=False)  # absent: not started
         source = read_entry(fds[-1], ex.file_name, where, lang=lang)
@@ -322,10 +321,6 @@ def _read_workspace_file(
     except FileNotFoundError:
         return None
     except OSError as err:
-        if err.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link (EMLINK on the BSDs)
-            return b"", "", say("grade.file.link", lang, path=where)
-        if err.errno == errno.ENOTDIR:
-            return b"", "", say("class.reason.not_folder", lang, path=where)
         return b"", "", say("grade.file.unreadable", lang, path=where, error=str(err.strerror or err))
     except TutorError as err:
         return b"", "", err.in_lang(lang)
@@ -334,3 +329,27 @@ def _read_workspace_file(
     finally:
         for fd in fds:
             os.close(fd)
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_folder(parent: int, name: str, where: str, lang: str) -> int:
+    """The folder `name` in the open folder `parent`, never through a link. Absent: FileNotFoundError;
+    a link or anything but a folder: a TutorError naming it as `where`."""
+    from tutor.texts import say
+
+    try:
+        return os.open(name, _FOLDER | os.O_NOFOLLOW, dir_fd=parent)
+    except FileNotFoundError:
+        raise
+    except OSError as err:  # a link gives ELOOP or ENOTDIR (with O_DIRECTORY), EMLINK on the BSDs
+        try:
+            link = stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+        except OSError:
+            link = False
+        if link:
+            raise TutorError(say("grade.file.link", lang, path=where)) from None
+        if err.errno == errno.ENOTDIR:
+            raise TutorError(say("class.reason.not_folder", lang, path=where)) from None
+        raise
