@@ -4,6 +4,7 @@ importer for learners' corpora."""
 from __future__ import annotations
 
 import ast
+import codecs
 import fnmatch
 import gzip
 import io
@@ -498,6 +499,10 @@ def test_the_streaming_reader_gives_the_same_poems_with_tiny_chunks(
     whole, _ = import_corpus(src, keep_script=True)
     monkeypatch.setattr(models.corpus_import, "_READ_CHUNK", 3)
     assert import_corpus(src, keep_script=True)[0] == whole == poems[:40]
+    with_bom = tmp_path / "bom.json"
+    with_bom.write_bytes(codecs.BOM_UTF8 + src.read_bytes())
+    monkeypatch.setattr(models.corpus_import, "_READ_CHUNK", 2)  # the BOM itself cut in two
+    assert import_corpus(with_bom, keep_script=True)[0] == whole
     broken = tmp_path / "broken.json"
     broken.write_text('[\n  {"title": "甲",\n   "lines": ["春风。"]},\n  {"title": "乙" "lines": []}\n]')
     with pytest.raises(
