@@ -196,7 +196,8 @@ async def test_a_missing_lessons_folder_is_said_in_the_learners_language(home, t
         assert f"Lektionsordner nicht gefunden: {tmp_path / 'nowhere'}" in errors
 
 
-async def test_no_editor_says_how_to_set_one(home, monkeypatch):
+async def test_no_editor_set_opens_the_built_in_one(home, monkeypatch):
+    """As in a browser (serve removes $VISUAL and $EDITOR): `e` edits in the app (tests/test_ui_editor.py)."""
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
     app = make_app(home)
@@ -204,8 +205,10 @@ async def test_no_editor_says_how_to_set_one(home, monkeypatch):
         await app.course_ready.wait()
         screen = await _unlock(app, pilot, "split-heads")
         await pilot.press("e")
-        assert any("$EDITOR" in n and str(screen.file) in n for n in _notes(app))
-        assert app.is_running
+        await pilot.pause()
+        area = screen.query_one("#editor-area")
+        assert app.focused is area and area.text == screen.file.read_text(encoding="utf-8")
+        assert not _notes(app)
 
 
 async def test_an_editor_variable_that_cannot_be_read_is_named_not_a_crash(home, monkeypatch):

@@ -20,7 +20,7 @@ ENVIRONMENT = {
     "TUTOR_LANG": "en, de or zh when --lang is not given (then the locale, then en)",
     "TUTOR_CHECKPOINTS": "a folder of checkpoints to use instead of the shipped models/checkpoints",
     "VISUAL": "the editor `e` opens in the app (else EDITOR)",
-    "EDITOR": "the editor `e` opens when VISUAL is not set",
+    "EDITOR": "the editor `e` opens when VISUAL is not set (neither: the app's built-in editor)",
     "LC_ALL": "the locale, for the language when neither --lang nor TUTOR_LANG says",
     "LC_MESSAGES": "the locale, after LC_ALL",
     "LANG": "the locale, after LC_MESSAGES",

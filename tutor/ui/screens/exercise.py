@@ -1,6 +1,8 @@
 """An exercise: predictions first, then the task, the learner's file, grading, hints.
 
-`e` opens the file in $VISUAL/$EDITOR (the app is suspended meanwhile), `g` grades it with a judge
+`e` opens the file in $VISUAL/$EDITOR (the app is suspended meanwhile), or where neither is set
+(a browser: `python -m tutor serve`) in the built-in editor above the page (tutor.ui.widgets.code_editor),
+which `i` opens anyway; its ctrl+s saves and grades, as returning from $EDITOR does. `g` grades it with a judge
 forked from the app's warm judge (tutor.ui.grading_client), `h` reveals the next hint. While the screen is
 showing, saving the file re-grades it (the kernel says when, tutor.grading.watch; where it cannot, the
 file's mtime is polled once a second).
@@ -39,11 +41,17 @@ from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
 _ICON = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⏱", "skipped": "·"}
+_PAGE_LETTERS = {"edit", "edit_here", "grade", "hint", "solution", "train"}  # the lab's letter keys
 _COLOUR = {"pass": "green", "fail": "red", "error": "red", "timeout": "yellow", "skipped": "dim"}
 
 
+def external_editor() -> str | None:
+    """$VISUAL, else $EDITOR; None when neither is set (`e` opens the built-in editor then)."""
+    return env("VISUAL") or env("EDITOR")
+
+
 def editor_command() -> list[str] | None:
-    editor = env("VISUAL") or env("EDITOR")
+    editor = external_editor()
     return shlex.split(editor) if editor else None
 
 
@@ -60,6 +68,7 @@ class ExerciseScreen(TutorScreen):
     AUTO_FOCUS = "#ex-box"  # the arrow and page keys scroll the page at once (no Tab first)
     BINDINGS = [
         Binding("e", "edit", "Edit", id="edit"),
+        Binding("i", "edit_here", "Edit here", id="edit_here"),
         Binding("g", "grade", "Grade", id="grade"),
         Binding("h", "hint", "Hint", id="hint"),
         Binding("s", "solution", "Solution", id="solution", show=False),
@@ -80,6 +89,7 @@ class ExerciseScreen(TutorScreen):
         self._training: list[str] = []  # the lines of the current training run (t) that stay
         self._progress: str | None = None  # its live step line
         self._poll_timer = None
+        self._editor = None  # the built-in editor (a CodeEditor), once opened
 
     @property
     def pair(self):
@@ -127,7 +137,9 @@ class ExerciseScreen(TutorScreen):
         task.display = self.unlocked
         where = self.t("word.labelled", label=self.t("ex.file"), text=self.file)
         self.query_one("#ex-file", Static).update(
-            ProseText(f"{where}\n{self.t('ex.keys')}") if self.file else ""
+            ProseText(f"{where}\n{self.t('ex.keys' if external_editor() else 'ex.keys_here')}")
+            if self.file
+            else ""
         )
         self.query_one("#ex-file").display = self.unlocked
         self._show_hints()
@@ -137,6 +149,8 @@ class ExerciseScreen(TutorScreen):
         self.query_one("#ex-output", Collapsible).title = self.t("grade.output")
         if self._solution_shown:
             self.action_solution(scroll=False)
+        if self._editor is not None:
+            self._editor.set_theme(self.app.current_theme.dark)
 
     def _start(self, ex) -> None:
         from tutor.grading.workspace import start_exercise
@@ -218,7 +232,9 @@ class ExerciseScreen(TutorScreen):
             return True
         return False
 
-    def action_edit(self) -> None:
+    async def action_edit(self) -> None:
+        """$VISUAL/$EDITOR with the app suspended, then a grade if the file was saved; the built-in
+        editor where neither is set, where the terminal cannot be handed over, or where it shows already."""
         if self._locked() or self.file is None:
             return
         try:
@@ -226,8 +242,8 @@ class ExerciseScreen(TutorScreen):
         except ValueError as err:  # e.g. an unclosed quote in $EDITOR: say so, do not crash
             self.notify(self.t("ex.editor_failed", err=err), severity="error", timeout=10)
             return
-        if command is None:
-            self.notify(self.t("ex.no_editor", path=self.file), severity="warning", timeout=10)
+        if command is None or self._editing():
+            await self.action_edit_here()
             return
         from textual.app import SuspendNotSupported
 
@@ -235,10 +251,52 @@ class ExerciseScreen(TutorScreen):
             with self.app.suspend():
                 subprocess.call([*command, str(self.file)])
         except SuspendNotSupported:
-            self.notify(self.t("ex.no_editor", path=self.file), severity="warning", timeout=10)
+            await self.action_edit_here()
+            return
         except OSError as err:
             self.notify(self.t("ex.editor_failed", err=err), severity="error", timeout=10)
         self._saved()
+
+    async def action_edit_here(self) -> None:
+        """The built-in editor above the page, focused, with the file as it is now, or with what was
+        typed there and not saved yet."""
+        if self._locked() or self.file is None:
+            return
+        from tutor.errors import TutorError, in_lang
+        from tutor.ui.widgets.code_editor import CodeEditor, read_for_editing
+
+        editor = self._editor
+        if editor is None or not editor.modified:
+            try:
+                text = read_for_editing(self.file, self.lang)
+            except TutorError as err:
+                message = self.t("ex.editor.cannot_open", err=in_lang(err, self.lang))
+                self.notify(message, severity="error", timeout=10)
+                return
+            if editor is None:
+                editor = CodeEditor(self.file, text, dark=self.app.current_theme.dark, id="ex-editor")
+                self._editor = editor
+                await self.mount(editor, before="#ex-box")
+            elif text != editor.area.text:  # changed on disk since (another editor, a reset)
+                editor.load(text)
+        editor.display = True
+        editor.area.focus()
+
+    def _editing(self) -> bool:
+        """Whether the built-in editor shows."""
+        return self._editor is not None and self._editor.display
+
+    def on_code_editor_saved(self, event) -> None:
+        event.stop()
+        if self._watcher is not None:
+            self._watcher.saved()  # this save is graded here, not a second time by the watcher
+        self.action_grade()
+
+    def on_code_editor_closed(self, event) -> None:
+        event.stop()
+        if self._editor is not None:
+            self._editor.display = False
+        self.query_one("#ex-box", VerticalScroll).focus()
 
     def action_grade(self) -> None:
         if self._locked() or self.file is None:
@@ -250,6 +308,8 @@ class ExerciseScreen(TutorScreen):
         self._grade(self.lang)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in _PAGE_LETTERS and self._editor is not None and self._editor.has_focus_within:
+            return False  # these letters are typed into the editor: not keys of the page meanwhile
         if action == "train":  # only where the file builds a model, and once it passes
             pair = self.pair
             return (
@@ -351,6 +411,9 @@ class ExerciseScreen(TutorScreen):
             solution.scroll_visible(top=True, animate=False)
 
     def action_back(self) -> None:
+        if self._editing():  # the editor first (it asks when its text is not saved)
+            self._editor.action_close()
+            return
         pair = self.pair
         if pair is not None:
             self.post_message(OpenLesson(pair[0].id, pair[1].section))

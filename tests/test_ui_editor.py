@@ -1,0 +1,181 @@
+"""The lab's built-in editor (tutor.ui.widgets.code_editor) at 80×24: `e` opens it where no $EDITOR is
+set (a browser), `i` anyway; ctrl+s writes the file atomically and grades it through the warm judge;
+Esc with unsaved text asks (keep editing / discard); the lab's letters are typed, not keys, meanwhile."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.containers import VerticalScroll
+from textual.widgets import Static, TextArea
+
+from tests.ui_helpers import make_app, plain, right_answer, settle, until
+from tutor.ui.widgets.quiz_panel import QuizPanel
+
+SIZE = (80, 24)
+
+
+async def _unlock(app, pilot, exercise_id: str):
+    await app.open_exercise(exercise_id)
+    await pilot.pause()
+    screen = app.screen
+    for quiz in screen.query(QuizPanel):
+        while quiz.state != "done":
+            await quiz.submit(right_answer(quiz.session.current.question))
+            await quiz.submit("")
+            await pilot.pause()
+    assert screen.unlocked
+    await pilot.pause()
+    return screen
+
+
+def _key_bar(app) -> str:
+    from tutor.ui.widgets.key_bar import KeyBar
+
+    return str(app.screen.query_one(KeyBar).content)
+
+
+async def test_i_opens_the_built_in_editor_leaving_unsaved_asks_and_ctrl_s_saves(home, monkeypatch):
+    """With $EDITOR set, `i` still opens the built-in editor (and `e`, where the terminal cannot be
+    handed over, as in a test's headless app); Esc with unsaved text asks; Keep editing keeps it,
+    Discard drops it and leaves the file as it was; ctrl+s writes the file and starts a grade."""
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", "nano")
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        screen = await _unlock(app, pilot, "split-heads")
+        on_disk = screen.file.read_text(encoding="utf-8")
+        assert "i: edit here" in str(screen.query_one("#ex-file", Static).content)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        helped = [
+            line.split() for line in plain(app.screen.query_one("#help Static", Static).content).splitlines()
+        ]
+        assert ["i", "Edit", "here"] in helped
+        await pilot.press("escape")
+        await pilot.press("i")
+        await pilot.pause()
+        area = screen.query_one("#editor-area", TextArea)
+        assert app.focused is area and area.text == on_disk
+        assert "Save and grade" in _key_bar(app) and "Hint" not in _key_bar(app)
+        await pilot.press("g", "h")  # typed into the file, not a grade or a hint of the lab
+        assert area.text == "gh" + on_disk and screen.hints_shown == 0 and screen.result is None
+        assert screen.query_one("#ex-editor").border_title == f"{screen.file.name} ●"
+
+        await pilot.press("escape")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "UnsavedChanges"
+        await pilot.press("enter")  # the default: keep editing
+        await pilot.pause()
+        assert app.screen is screen and app.focused is area and area.text.startswith("gh")
+
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.click("#discard")
+        await pilot.pause()
+        assert app.screen is screen and not screen.query_one("#ex-editor").display
+        assert app.focused is screen.query_one("#ex-box", VerticalScroll)
+        assert screen.file.read_text(encoding="utf-8") == on_disk
+        await pilot.press("e")  # $EDITOR cannot take the terminal here: the built-in one opens
+        await pilot.pause()
+        assert screen.query_one("#ex-editor").display and area.text == on_disk
+
+        inode = screen.file.stat().st_ino
+        await pilot.press("#", "ctrl+s")
+        assert screen.file.read_text(encoding="utf-8") == "#" + on_disk
+        assert screen.file.stat().st_ino != inode  # written beside and moved over (models.atomic)
+        assert screen.query_one("#ex-editor").border_title == screen.file.name  # saved: no mark
+        assert "grading…" in str(screen.query_one("#ex-status", Static).content)
+        await pilot.press("escape")  # nothing unsaved: leaves at once
+        await pilot.pause()
+        assert app.screen is screen and not screen.query_one("#ex-editor").display
+
+
+@pytest.mark.slow  # about 2 s here alone, 8 s on a busy machine: a real grade through the warm judge
+async def test_without_an_editor_e_edits_here_and_ctrl_s_saves_and_grades_the_fix(home, monkeypatch):
+    """The browser's case: no $VISUAL or $EDITOR. The learner types the missing line of merge_heads,
+    ctrl+s writes the file (a new file moved into place) and the grade passes."""
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        screen = await _unlock(app, pilot, "split-heads")
+        assert "e: edit here" in str(screen.query_one("#ex-file", Static).content)
+        folder = app.tutor.exercise("split-heads")[1].folder
+        fix = "return x.transpose(1, 2).reshape(B, T, n_head * d)"
+        solution = (folder / "solution.py").read_text(encoding="utf-8")
+        gap = 'raise NotImplementedError("merge_heads: your code here")'
+        left = solution.replace("return x.transpose(1, 2).contiguous().view(B, T, n_head * d)", gap)
+        assert left != solution
+        screen.file.write_text(left, encoding="utf-8")
+
+        await pilot.press("e")
+        await pilot.pause()
+        area = screen.query_one("#editor-area", TextArea)
+        assert app.focused is area
+        row = area.text.splitlines().index(f"    {gap}")
+        area.cursor_location = (row, 4)
+        await pilot.press("shift+end", *fix)
+        assert area.text == left.replace(gap, fix)
+        await pilot.press("ctrl+s")
+        assert screen.file.read_text(encoding="utf-8") == area.text
+        await settle(app, 0.1)
+        assert screen.result.status == "pass", screen.result
+        assert "All checks pass" in str(screen.query_one("#ex-status", Static).content)
+        assert screen.query_one("#ex-editor").display and app.focused is area  # still editing
+        assert screen.query_one("#ex-editor").border_title == screen.file.name  # saved: no mark
+
+        await pilot.press("escape")  # nothing unsaved: leaves at once
+        await pilot.pause()
+        assert app.screen is screen and not screen.query_one("#ex-editor").display
+
+
+def test_the_editor_edits_plain_text_where_the_python_grammar_is_missing(monkeypatch):
+    import textual.widgets._text_area as text_area
+
+    from tutor.ui.widgets.code_editor import python_area
+
+    assert python_area("x = 1\n", "monokai").language == "python"
+    monkeypatch.setattr(text_area, "get_language", lambda name: None)  # tree-sitter without its grammar
+    area = python_area("x = 1\n", "monokai")
+    assert area.language is None and area.text == "x = 1\n"
+
+
+# --- a snapshot of the editor open at 80×24 ---
+
+
+@pytest.fixture
+def _snapshots_in_tests_snapshots(monkeypatch):
+    from pytest_textual_snapshot import SVGImageExtension
+
+    def dirname(cls, *, test_location) -> str:
+        return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
+
+    monkeypatch.setattr(SVGImageExtension, "dirname", classmethod(dirname))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_built_in_editor_snapshot(snap_compare, lang, monkeypatch, _snapshots_in_tests_snapshots):
+    import tempfile
+
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    home = Path(tempfile.gettempdir()) / "attention-tutor-snapshots" / f"editor-{lang}"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+
+    async def run_before(pilot):
+        app = pilot.app
+        await app.course_ready.wait()
+        await _unlock(app, pilot, "split-heads")
+        await pilot.press("e", "down", "down", "#")
+        area = app.screen.query_one("#editor-area", TextArea)
+        area.cursor_blink = False
+        await until(pilot, lambda: isinstance(app.focused, TextArea))
+        await settle(app, 0.3)
+
+    assert snap_compare(make_app(home, lang), terminal_size=SIZE, run_before=run_before)

@@ -1,0 +1,141 @@
+"""The lab's built-in editor: the learner's exercise file in Textual's TextArea, for a browser (which
+has no $EDITOR) and for a terminal without one.
+
+It shows above the exercise page, inside the exercise screen (tutor.ui.screens.exercise): the task
+and the grade stay in view below it, and what was typed stays while the learner goes elsewhere and
+comes back. ctrl+s writes the file atomically (models.atomic) and posts `Saved`: the screen grades it,
+as it does when $EDITOR returns. Esc posts `Closed`, after asking (tutor.ui.screens.unsaved) when the
+text differs from the file as last loaded or saved.
+
+Python is highlighted where tree-sitter and its Python grammar import; where they do not, the same
+editor edits plain text. Imported when the editor first opens, never before the app's first screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import TextArea
+from textual.widgets.text_area import LanguageDoesNotExist
+
+from models.atomic import atomic_write_text
+from tutor.errors import TutorError
+from tutor.texts import say
+
+MODIFIED = "●"  # after the file's name in the editor's title while the text is not saved
+
+
+def read_for_editing(path: Path, lang: str) -> str:
+    """The learner's file as text, read as a grade reads it (a regular file of bounded size); a
+    TutorError in `lang` that names it when it cannot be read or is not UTF-8 (editing it as text
+    would change its bytes on save)."""
+    from tutor.grading.safe_read import read_submission
+
+    data = read_submission(path, lang=lang)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TutorError(say("grade.file.not_utf8", lang, name=path.name, byte=str(err.start))) from None
+
+
+def python_area(text: str, theme: str, **kw) -> TextArea:
+    """A code editor for Python: highlighted when tree-sitter-python imports, plain text when not
+    (Textual falls back by itself when tree-sitter is missing, but raises when only its Python
+    grammar is)."""
+    try:
+        return TextArea.code_editor(text, language="python", theme=theme, soft_wrap=True, **kw)
+    except LanguageDoesNotExist:
+        return TextArea.code_editor(text, theme=theme, soft_wrap=True, **kw)
+
+
+def area_theme(dark: bool) -> str:
+    """The editor's colours for the app's light or dark theme (the page's code uses monokai too)."""
+    return "monokai" if dark else "github_light"
+
+
+class CodeEditor(Vertical):
+    # priority: the TextArea takes Esc itself (it moves the focus on), and no key of the area's own
+    # may take these
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save and grade", id="editor_save", priority=True),
+        Binding("escape", "close", "Close editor", id="editor_close", priority=True),
+    ]
+
+    class Saved(Message):
+        """The file was written: grade it."""
+
+    class Closed(Message):
+        """The learner left the editor (what was typed is saved or discarded)."""
+
+    def __init__(self, path: Path, text: str, *, dark: bool, **kw) -> None:
+        super().__init__(**kw)
+        self.path = Path(path)
+        self._text = text
+        self._dark = dark
+        self._on_disk = text  # the file as last loaded or saved
+
+    def compose(self) -> ComposeResult:
+        yield python_area(self._text, area_theme(self._dark), id="editor-area")
+
+    def on_mount(self) -> None:
+        self._title()
+
+    @property
+    def lang(self) -> str:
+        return getattr(self.app, "lang", "en")  # the app's, as it is now (F5 changes it)
+
+    @property
+    def area(self) -> TextArea:
+        return self.query_one("#editor-area", TextArea)
+
+    @property
+    def modified(self) -> bool:
+        return self.area.text != self._on_disk
+
+    def load(self, text: str) -> None:
+        """Show `text`, the file as it is now (the undo history starts again)."""
+        self._on_disk = text
+        self.area.load_text(text)
+        self._title()
+
+    def set_theme(self, dark: bool) -> None:
+        self._dark = dark
+        self.area.theme = area_theme(dark)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        event.stop()
+        self._title()
+
+    def _title(self) -> None:
+        self.border_title = f"{self.path.name} {MODIFIED}" if self.modified else self.path.name
+
+    def action_save(self) -> None:
+        text = self.area.text
+        try:
+            atomic_write_text(self.path, text)
+        except OSError as err:
+            self.notify(say("ex.editor.not_saved", self.lang, err=err), severity="error", timeout=10)
+            return
+        self._on_disk = text
+        self._title()
+        self.post_message(self.Saved())
+
+    def action_close(self) -> None:
+        """Leave the editor; when the text is not saved, ask first (keep editing, or discard)."""
+        if not self.modified:
+            self.post_message(self.Closed())
+            return
+        from tutor.ui.screens.unsaved import UnsavedChanges
+
+        self.app.push_screen(UnsavedChanges(self.path.name, self.lang), self._answered)
+
+    def _answered(self, discard: bool | None) -> None:
+        if discard:
+            self.load(self._on_disk)
+            self.post_message(self.Closed())
+        else:
+            self.area.focus()
