@@ -12,7 +12,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input
 
 from tests.ui_helpers import (
+    aim_done,
     child_pids,
+    lesson_laid_out,
     make_app,
     open_experiment,
     opened_at,
@@ -45,11 +47,11 @@ async def _start_small_training(app, pilot, lesson: str = "multi-head") -> Exper
     for key, value in SMALL_TRAINING.items():
         panel.query_one(f"#p-{key}", Input).value = value
     assert panel.run()
-    for _ in range(600):  # until the child reports training steps
-        await pilot.pause(0.1)
-        if app.training is not None and app.training.steps:
-            return panel
-    raise AssertionError(f"no training step reported; status: {status_of(panel)}")
+    try:  # until the child reports training steps
+        await until(pilot, lambda: app.training is not None and app.training.steps, 60)
+    except AssertionError:
+        raise AssertionError(f"no training step reported; status: {status_of(panel)}") from None
+    return panel
 
 
 async def test_the_parameter_form_is_compact_and_enter_runs_with_the_results_in_view(home):
@@ -59,7 +61,7 @@ async def test_the_parameter_form_is_compact_and_enter_runs_with_the_results_in_
         panel = await open_experiment(app, pilot, "multi-head", "train-compare")
         assert not panel.query(ParamsForm)  # mounted only when the learner opens it
         await panel.show_params()
-        await pilot.pause(0.2)
+        await until(pilot, lambda: panel.query(ParamsForm) and panel.query_one(ParamsForm).outer_size.height)
         form = panel.query_one(ParamsForm)
         fields = len(form.spec.params_model.model_fields)
         # two cells a line at 80 columns, plus the line saying Enter runs: no tall empty box
@@ -85,14 +87,15 @@ async def test_r_runs_the_panel_e_moved_to_not_the_one_whose_parameters_had_the_
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("multi-head")
-        await pilot.pause(1.0)
+        await until(pilot, lambda: lesson_laid_out(app))
         screen = app.screen
         first = panel_named(app, "heads")
         first.query_one(ParamsToggle).focus()  # the learner looked at its parameters
         await pilot.pause()
         for _ in range(4):
+            before = screen.chosen
             await pilot.press("e")
-            await pilot.pause(0.2)
+            await until(pilot, lambda before=before: screen.chosen is not before)
             if screen.chosen is not None and screen.chosen.ref.name == "dk-scaling":
                 break
         assert screen.chosen.ref.name == "dk-scaling"
@@ -107,7 +110,7 @@ async def test_r_runs_the_panel_most_in_view_after_the_learner_scrolls(home):
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await app.open_lesson("rope-alibi", experiment="rope-relative")
-        await pilot.pause(2.0)  # the opening's aim at the panel is over
+        await until(pilot, lambda: aim_done(app))  # the opening's aim at the panel is over
         screen = app.screen
         target = panel_named(app, "rope-frequencies")
         prose = screen.query_one("#prose", VerticalScroll)
@@ -115,7 +118,7 @@ async def test_r_runs_the_panel_most_in_view_after_the_learner_scrolls(home):
         first = panel_named(app, "rope-relative")
         assert screen.chosen is first and screen.panel_in_view() is first
         prose.scroll_to(y=screen._content_y(target) - 3, animate=False, immediate=True)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: not _in_view(screen, first) and screen.panel_in_view() is target)
         assert not _in_view(screen, first)
         assert screen.panel_in_view() is target
         await pilot.press("r")
@@ -136,10 +139,7 @@ async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_
         await until(pilot, lambda: app.screen.panel_in_view() is panel_named(app, "shuffle"))
         await pilot.press("r")
         shuffle = panel_named(app, "shuffle")
-        for _ in range(300):
-            await pilot.pause(0.1)
-            if shuffle.result is not None:
-                break
+        await until(pilot, lambda: shuffle.result is not None, 30)
         assert shuffle.result is not None and app.training is not None
 
         # a second training run is refused while the first goes
@@ -171,7 +171,7 @@ async def test_the_training_line_is_in_the_learners_language(home):
     async with app.run_test(size=(80, 24)) as pilot:
         await app.course_ready.wait()
         await _start_small_training(app, pilot, lesson="rope-alibi")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: "Schritt" in str(app.screen.query_one(KeyBar).content))
         bar = str(app.screen.query_one(KeyBar).content)
         assert "Schritt" in bar and "noch" in bar and "Training stoppen" in bar
         started = time.monotonic()
