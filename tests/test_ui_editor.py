@@ -11,7 +11,9 @@ import pytest
 from textual.containers import VerticalScroll
 from textual.widgets import Static, TextArea
 
+from tests.english import english_left
 from tests.ui_helpers import make_app, plain, right_answer, settle, until
+from tutor.texts import say
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
 SIZE = (80, 24)
@@ -71,6 +73,19 @@ async def test_i_opens_the_built_in_editor_leaving_unsaved_asks_and_ctrl_s_saves
         await pilot.press("enter")  # the default: keep editing
         await pilot.pause()
         assert app.screen is screen and app.focused is area and area.text.startswith("gh")
+        for lang in ("de", "zh"):  # F5 works in the editor; its keys and question in no English
+            await pilot.press("f5")
+            await pilot.pause()
+            assert app.lang == lang and app.focused is area
+            keys = _key_bar(app)
+            await pilot.press("escape")
+            await pilot.pause()
+            asked = " ".join(str(w.render()) for w in app.screen.query("Static, Button"))
+            assert english_left(f"{keys} {asked}", lang) == [], (lang, keys, asked)
+            assert say("ex.editor.keep", lang) in asked and say("key.editor_save", lang) in keys
+            await pilot.press("enter")
+            await pilot.pause()
+        await pilot.press("f5")  # English again
 
         await pilot.press("escape")
         await pilot.pause()
