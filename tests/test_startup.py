@@ -15,7 +15,7 @@ from pathlib import Path
 from textual.widgets import OptionList
 
 from tests.conftest import PYTHON, ROOT, run_tutor_env
-from tests.ui_helpers import make_app
+from tests.ui_helpers import make_app, until
 from tutor import course as course_module
 from tutor import parse_cache, texts
 from tutor.content.index import COURSE_ENTRY, saved_cards
@@ -146,7 +146,9 @@ async def test_home_lists_the_lessons_from_the_saved_cards_before_the_course_loa
     monkeypatch.setattr(app_module, "load", lambda *a: release.wait(30) and real_load(*a))
     again = make_app(home)
     async with again.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.3)
+        await until(
+            pilot, lambda: again.screen.query("#lessons") and again.screen.query_one("#lessons").option_count
+        )
         assert again.tutor.course is None  # still loading
         table = again.screen.query_one("#lessons", OptionList)
         assert [table.get_option_at_index(i).id for i in range(table.option_count)] == lessons
