@@ -184,23 +184,28 @@ def test_a_missing_or_malformed_class_file_is_exit_2_naming_it(tmp_path, content
 
 def test_an_unreadable_store_is_shown_as_unreadable_and_left_as_it_is(tmp_path, course):
     """A file that is not a store is named and left alone (the app would move it aside; the view
-    only reads); the others are shown, then exit 2."""
-    rows = [{"id": "ada", "name": "A", "language": "en"}, {"id": "bo", "name": "B", "language": "de"}]
+    only reads), a home that is a link to another's is not followed; the others are shown, then
+    exit 2."""
+    rows = [{"id": i, "name": i.upper(), "language": "de"} for i in ("ada", "bo", "cy")]
     (tmp_path / "class.json").write_text(json.dumps({"learners": rows}), encoding="utf-8")
     (tmp_path / "learners/ada").mkdir(parents=True)
     store = tmp_path / "learners/ada" / FILE_NAME
     store.write_bytes(b"not a database at all")
     with Store(tmp_path / "learners/bo") as bo:
         bo.mark_read("positions", "order-blind")
+    (tmp_path / "learners/cy").symlink_to(tmp_path / "learners/bo")
     out = tutor_here("class", str(tmp_path), "--json", "--lessons", str(course), "--lang", "de")
     assert out.returncode == 2
     learners = {x["id"]: x for x in json.loads(out.stdout)["learners"]}
     assert learners["ada"]["state"] == "unreadable" and learners["ada"]["quiz"] is None
     assert str(store) in learners["ada"]["problem"]
     assert learners["bo"]["sections_read"] == 1
+    cy = tmp_path / "learners/cy"
+    assert learners["cy"]["state"] == "unreadable" and learners["cy"]["sections_read"] is None
+    assert learners["cy"]["problem"] == f"{cy} ist ein symbolischer Link, der nicht verfolgt wird"
     assert f"Hinweis: der Fortschritt von ada ist nicht lesbar und wird als ? gezeigt: {store}" in out.stderr
     assert out.stderr.rstrip().endswith(
-        "der Fortschritt von 1 Person war nicht lesbar (siehe den Hinweis oben)"
+        "der Fortschritt von 2 Personen war nicht lesbar (siehe die Hinweise oben)"
     )
     assert store.read_bytes() == b"not a database at all"
     assert sorted(p.name for p in store.parent.iterdir()) == [FILE_NAME]

@@ -73,7 +73,7 @@ def run(args, ctx) -> int:
         _note(standing, lang)
     graded = _grade(folder, members, course, args, lang, jobs) if args.grade else None
     if args.json:
-        print(json.dumps(_as_json(folder, course, standings, graded), ensure_ascii=False, indent=2))
+        print(json.dumps(_as_json(folder, course, standings, graded, lang), ensure_ascii=False, indent=2))
     else:
         _print_tables(folder, course, standings, graded, lang)
     unreadable = sum(s.state == "unreadable" for s in standings)
@@ -126,7 +126,7 @@ def _export(ex, rows, members, out: Path, lang: str) -> None:
 # --- JSON ----------------------------------------------------------------------------------------
 
 
-def _as_json(folder: Path, course, standings, graded) -> dict:
+def _as_json(folder: Path, course, standings, graded, lang: str) -> dict:
     exercises = [ex.id for lesson in course.lessons for ex in lesson.exercises]
     data = {
         "folder": str(folder),
@@ -139,7 +139,7 @@ def _as_json(folder: Path, course, standings, graded) -> dict:
             }
             for lesson in course.lessons
         ],  # fmt: skip
-        "learners": [_learner_json(s, exercises) for s in standings],
+        "learners": [_learner_json(s, exercises, lang) for s in standings],
     }
     if graded is not None:
         data["graded"] = [
@@ -155,7 +155,7 @@ def _quiz(lessons) -> dict:
     return {key: sum(getattr(x, key) for x in lessons) for key in ("questions", "answered", "correct", "due")}
 
 
-def _learner_json(standing, exercises: list[str]) -> dict:
+def _learner_json(standing, exercises: list[str], lang: str) -> dict:
     member, ok = standing.member, standing.state != "unreadable"
     lessons = standing.lessons
     return {
@@ -164,7 +164,7 @@ def _learner_json(standing, exercises: list[str]) -> dict:
         "language": member.lang,
         "home": str(standing.home),
         "state": standing.state,
-        "problem": str(standing.problem) if standing.problem else None,
+        "problem": standing.problem.in_lang(lang) if standing.problem else None,
         "sections_read": sum(x.sections_read for x in lessons) if ok else None,
         "sections_total": sum(x.sections_total for x in lessons) if ok else None,
         "quiz": _quiz(lessons) if ok else None,

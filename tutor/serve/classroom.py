@@ -1,8 +1,8 @@
 """A served class as its instructor sees it (`python -m tutor class DIR`): who is in it, where each
 learner stands, and their exercise files graded as one batch per exercise.
 
-    members = read_class(folder)                          # class.json, checked whole
-    standing = read_standing(folder, member, lessons, now)  # one learner's progress, read-only
+    members = read_class(folder)                              # class.json, checked whole
+    standing = read_standing(folder, member, lessons, now)    # one learner's progress, read-only
     graded = grade_class(folder, members, exercises, jobs=2)  # [(exercise, a batch row per file)]
 
 A learner's store is read as home reads it (tutor.progress.glance): read-only, with the standard
@@ -46,11 +46,16 @@ MAX_CLASS_BYTES = 16 * 2**20  # class.json: a roster of thousands is well under 
 
 @dataclass(frozen=True)
 class Member:
-    """A learner of class.json."""
+    """A learner of class.json. The id is held to the roster's alphabet, so it names a single folder
+    in `learners/` and nothing else (read_class says which learner's is not)."""
 
     id: str
     name: str
     lang: str
+
+    def __post_init__(self) -> None:
+        if not ID_PATTERN.fullmatch(self.id):
+            raise ValueError(f"not a learner id: {self.id[:80]!r}")
 
     def home(self, folder: Path) -> Path:
         return folder / LEARNERS_FOLDER / self.id
@@ -153,9 +158,12 @@ def read_standing(folder: Path, member: Member, lessons: list[Lesson], now: date
         if kind is None:
             standing.state = "new"
         elif kind != "folder":
-            raise TutorError("class.reason.not_folder", path=str(home))
+            raise TutorError(
+                "class.reason.link" if kind == "link" else "class.reason.not_folder", path=str(home)
+            )
         elif (store_kind := _kind(home / FILE_NAME)) not in (None, "file"):
-            raise TutorError("class.reason.not_file", path=str(home / FILE_NAME))
+            reason = "class.reason.link" if store_kind == "link" else "class.reason.not_file"
+            raise TutorError(reason, path=str(home / FILE_NAME))
         elif store_kind == "file":
             glance, grades = read_glance(home), _best_grades(home / FILE_NAME)
             if glance is None or grades is None:
@@ -169,14 +177,15 @@ def read_standing(folder: Path, member: Member, lessons: list[Lesson], now: date
 
 
 def _kind(path: Path) -> str | None:
-    """What `path` is, without following a link: "folder", "file", "other", or None when absent."""
+    """What `path` is, without following a link: "folder", "file", "link", "other", or None when absent."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
         return None
     except OSError:
         return "other"
-    return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+    kinds = ((stat.S_ISDIR, "folder"), (stat.S_ISREG, "file"), (stat.S_ISLNK, "link"))
+    return next((kind for test, kind in kinds if test(mode)), "other")
 
 
 def _lesson_standings(glance, lessons: list[Lesson], now: datetime) -> list[LessonStanding]:
@@ -259,7 +268,7 @@ def grade_class(
     Nothing is recorded in a learner's store."""
     from tutor.grading.runner import WarmJudge, grade_many
 
-    batches = [(ex, *_read_files(folder, members, ex, lang)) for ex in exercises]
+    batches = _read_all(folder, members, exercises, lang)
     with WarmJudge() if any(todo for _, _, todo in batches) else nullcontext() as warm:
         for ex, _, todo in batches:
             if on_exercise is not None:
@@ -273,8 +282,26 @@ def grade_class(
     return [(ex, rows) for ex, rows, _ in batches]
 
 
+def _read_all(
+    folder: Path, members: list[Member], exercises: list[Exercise], lang: str
+) -> list[tuple[Exercise, list[BatchRow], list[tuple[BatchRow, str]]]]:
+    """Per exercise: its rows, and the rows to grade with their text (see _read_files)."""
+    try:
+        learners = os.open(folder / LEARNERS_FOLDER, _FOLDER)  # the server's folder: the instructor's own
+    except FileNotFoundError:
+        return [(ex, [], []) for ex in exercises]  # nobody has opened their link yet
+    except OSError as err:
+        raise TutorError(
+            "err.class.unreadable", path=str(folder / LEARNERS_FOLDER), error=str(err.strerror or err)
+        ) from None
+    try:
+        return [(ex, *_read_files(learners, members, ex, lang)) for ex in exercises]
+    finally:
+        os.close(learners)
+
+
 def _read_files(
-    folder: Path, members: list[Member], ex: Exercise, lang: str
+    learners: int, members: list[Member], ex: Exercise, lang: str
 ) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
     """A row for each learner with a workspace file of `ex` (an error row when it cannot be graded),
     and the rows to grade with their text."""
@@ -284,7 +311,7 @@ def _read_files(
     rows: list[BatchRow] = []
     todo: list[tuple[BatchRow, str]] = []
     for member in members:
-        found = _read_workspace_file(folder, member, ex, lang)
+        found = _read_workspace_file(learners, member, ex, lang)
         if found is None:
             continue  # not started
         source, text, error = found
@@ -297,20 +324,17 @@ def _read_files(
 
 
 def _read_workspace_file(
-    folder: Path, member: Member, ex: Exercise, lang: str
+    learners: int, member: Member, ex: Exercise, lang: str
 ) -> tuple[bytes, str, str | None] | None:
     """(bytes, text, None) of `member`'s workspace file of `ex`, (b"", "", why) when it cannot be
-    graded, None when there is none. Reached from `folder/learners` one name at a time, never
-    through a link: a link, or a file where a folder should be, is refused, naming it."""
+    graded, None when there is none. Reached from the open folder `learners` one name at a time,
+    never through a link: a link, or a file where a folder should be, is refused, naming it."""
     from tutor.grading.safe_read import read_entry
     from tutor.texts import say
 
-    if not ID_PATTERN.fullmatch(member.id):  # read_class checked it; a Member made elsewhere is too
-        raise TutorError("err.class.id", path=str(folder / CLASS_FILE), n="?", id=_shown(member.id[:80]))
-    fds: list[int] = []
+    fds: list[int] = [learners]
     where = ""  # the entry reached so far, as the learner's folder names it: ID/workspace/...
     try:
-        fds.append(os.open(folder / LEARNERS_FOLDER, _FOLDER))  # the server's folder: the instructor's own
         for name in (member.id, "workspace", ex.id):
             where = f"{where}/{name}".lstrip("/")
             fds.append(_open_folder(fds[-1], name, where, lang))
@@ -327,7 +351,7 @@ def _read_workspace_file(
     except UnicodeDecodeError as err:
         return b"", "", say("grade.file.not_utf8", lang, name=where, byte=str(err.start))
     finally:
-        for fd in fds:
+        for fd in fds[1:]:
             os.close(fd)
 
 
