@@ -214,3 +214,24 @@ def test_an_unreadable_store_is_shown_as_unreadable_and_left_as_it_is(tmp_path, 
 def test_grade_options_need_grade(tmp_path):
     out = tutor_here("class", str(tmp_path), "--export", str(tmp_path / "out"))
     assert (out.returncode, out.stderr) == (2, "error: --jobs and --export go with --grade\n")
+
+
+def test_a_learner_writing_meanwhile_neither_waits_nor_is_waited_for(tmp_path, course):
+    """A learner's session in the middle of a write: the view reads the last committed state at once,
+    and the session's write then commits (the view held no lock)."""
+    (tmp_path / "class.json").write_text(
+        json.dumps({"learners": [{"id": "ada", "name": "A", "language": "en"}]}), encoding="utf-8"
+    )
+    with Store(tmp_path / "learners/ada") as store:
+        store.mark_read("positions", "order-blind")
+        with store.db.write() as conn:  # the write lock held, a row not yet committed
+            conn.execute(
+                "INSERT INTO section_reads (lesson, section, first_at, last_at) VALUES (?, ?, ?, ?)",
+                ("positions", "two-lines", "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:00+00:00"),
+            )
+            during = tutor_here("class", str(tmp_path), "--json", "--lessons", str(course))
+        after = tutor_here("class", str(tmp_path), "--json", "--lessons", str(course))
+        assert len(store.sections_read()) == 2
+    assert during.returncode == 0, during.stderr
+    assert json.loads(during.stdout)["learners"][0]["sections_read"] == 1
+    assert json.loads(after.stdout)["learners"][0]["sections_read"] == 2
