@@ -156,32 +156,27 @@ def _quiz(lessons) -> dict:
 
 
 def _learner_json(standing, exercises: list[str], lang: str) -> dict:
-    member, ok = standing.member, standing.state != "unreadable"
-    lessons = standing.lessons
-    return {
+    member, lessons = standing.member, standing.lessons
+    data = {
         "id": member.id,
         "name": member.name,
         "language": member.lang,
         "home": str(standing.home),
         "state": standing.state,
         "problem": standing.problem.in_lang(lang) if standing.problem else None,
-        "sections_read": sum(x.sections_read for x in lessons) if ok else None,
-        "sections_total": sum(x.sections_total for x in lessons) if ok else None,
-        "quiz": _quiz(lessons) if ok else None,
-        "lessons": [
-            {
-                "id": x.id,
-                "sections_read": x.sections_read,
-                "sections_total": x.sections_total,
-                "quiz": _quiz([x]),
-            }
-            for x in lessons
-        ]
-        if ok
-        else None,  # fmt: skip
-        "exercises": {ex: (vars(g).copy() if (g := standing.grades.get(ex)) else None) for ex in exercises}
-        if ok
-        else None,  # fmt: skip
+    }
+    if standing.state == "unreadable":
+        return data | dict.fromkeys(("sections_read", "sections_total", "quiz", "lessons", "exercises"))
+    per_lesson = [
+        {"id": x.id, "sections_read": x.sections_read, "sections_total": x.sections_total, "quiz": _quiz([x])}
+        for x in lessons
+    ]
+    return data | {
+        "sections_read": sum(x.sections_read for x in lessons),
+        "sections_total": sum(x.sections_total for x in lessons),
+        "quiz": _quiz(lessons),
+        "lessons": per_lesson,
+        "exercises": {ex: (vars(g).copy() if (g := standing.grades.get(ex)) else None) for ex in exercises},
     }
 
 
@@ -191,13 +186,13 @@ def _learner_json(standing, exercises: list[str], lang: str) -> dict:
 def _print_tables(folder: Path, course, standings, graded, lang: str) -> None:
     from rich.console import Console
 
+    from tutor.grading.batch import to_table
+
     console = Console(highlight=False)
     console.print(_progress_table(folder, course, standings, lang))
     exercises = [ex for lesson in course.lessons for ex in lesson.exercises]
     if exercises:
         console.print(_grades_table(exercises, standings, lang))
-    from tutor.grading.batch import to_table
-
     for ex, rows in graded or ():  # as `grade --batch` prints it
         print("\n" + say("class.batch_title", lang, id=ex.id))
         print(to_table(ex, rows, lang) if rows else say("class.no_files", lang, id=ex.id))
