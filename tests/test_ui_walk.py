@@ -9,13 +9,26 @@ Slow (two minutes a language): `python -m pytest -m slow tests/test_ui_walk.py`.
 from __future__ import annotations
 
 import pytest
+from textual.command import CommandPalette
 from textual.containers import VerticalScroll
 from textual.widgets import Input
 
 from tests.english import english_left, screen_text
-from tests.ui_helpers import aim_over, make_app, panel_named, right_answer, settle, status_of, wrong_answer
+from tests.ui_helpers import (
+    aim_over,
+    make_app,
+    panel_named,
+    right_answer,
+    settle,
+    status_of,
+    until,
+    wrong_answer,
+)
 from tutor.content.schema import OpenQuestion
 from tutor.experiments.registry import get_registry
+from tutor.ui.screens.help import HelpScreen
+from tutor.ui.screens.home import HomeScreen
+from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
 pytestmark = pytest.mark.slow
@@ -58,11 +71,17 @@ async def _through_the_lesson(walk: Walk, pilot, lesson) -> None:
     await aim_over(app)
     panel = panel_named(app, RUN[lesson.id])
     await panel.show_params()
-    await pilot.pause(0.2)
+    await _form_shown(pilot, panel)
     walk.look(f"{lesson.id}: {panel.ref.name}'s parameters")
     assert panel.run()
     await settle(app, 0.3)
     walk.look(f"{lesson.id}: {panel.ref.name}'s result")
+
+
+async def _form_shown(pilot, panel) -> None:
+    """Until the panel's parameter form is laid out, then drawn."""
+    await until(pilot, lambda: panel.query(ParamsForm) and panel.query_one(ParamsForm).outer_size.height)
+    await pilot.pause()
 
 
 async def _training(walk: Walk, pilot) -> None:
@@ -73,22 +92,17 @@ async def _training(walk: Walk, pilot) -> None:
     await panel.show_params()
     for key, value in TRAINING.items():
         panel.query_one(f"#p-{key}", Input).value = value
-    await pilot.pause(0.2)
+    await _form_shown(pilot, panel)
     walk.look("train-compare's parameters")
     assert panel.run()
-    for _ in range(1200):
-        await pilot.pause(0.1)
-        if app.training is not None and app.training.steps:
-            break
+    await until(pilot, lambda: app.training is not None and app.training.steps, 120)
     walk.look("training, in the lesson")
     await pilot.press("f1")
-    await pilot.pause(0.3)
+    await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+    await pilot.pause()
     walk.look("training, on home")
     await pilot.press("f2")
-    for _ in range(3000):  # until the job has finished
-        if app.training is None and not panel.running:
-            break
-        await pilot.pause(0.1)
+    await until(pilot, lambda: app.training is None and not panel.running, 300)  # the job has finished
     await aim_over(app, 0.3)
     assert panel.result is not None, status_of(panel)  # the job ran to its end
     walk.look("train-compare's result")
@@ -142,11 +156,13 @@ async def test_a_walk_through_the_app_shows_no_english_word(home, lang):
         await settle(app, 0.3)
         walk.look("home")
         await pilot.press("question_mark")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
         walk.look("help")
         await pilot.press("escape")
         await pilot.press("ctrl+p")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.pause()
         walk.look("command palette")
         await pilot.press("escape")
         for lesson in app.tutor.lessons:
