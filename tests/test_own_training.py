@@ -123,7 +123,7 @@ async def test_the_lab_trains_a_passing_file_on_t_and_shows_both_losses(home):
     from textual.widgets import Static
 
     from tests.test_ui_lab import _shown, _unlock
-    from tests.ui_helpers import make_app, settle
+    from tests.ui_helpers import make_app, settle, until
 
     app = make_app(home)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -137,10 +137,7 @@ async def test_the_lab_trains_a_passing_file_on_t_and_shows_both_losses(home):
         await settle(app, 0.3)
         assert screen.result.status == "pass" and screen.check_action("train", ())
         await pilot.press("t")
-        for _ in range(600):
-            await pilot.pause(0.1)
-            if "After 5 steps" in _shown(screen.query_one("#ex-train", Static)):
-                break
+        await until(pilot, lambda: "After 5 steps" in _shown(screen.query_one("#ex-train", Static)), 60)
         shown = _shown(screen.query_one("#ex-train", Static))
         assert "validation at step 0: yours" in shown and "validation at step 5: yours" in shown
         mine, theirs = re.search(
