@@ -209,7 +209,7 @@ HOSTILE = {  # name: (source, status, the catalogue text its first non-passing c
                "grade.stop.output_flood"),
     "too_much_memory": ("x = bytearray(10 * 2**30)\n", "error", "grade.stop.load"),
     "returns_a_list": ("def split_heads(x, h):\n    return [1.0]\n\n\ndef merge_heads(x):\n    return [1.0]\n",
-                       "fail", "grade.check.type_mismatch"),
+                       "fail", "grade.check.type_mismatch_returned"),
     "prints_a_lot": ("print('z' * 9000)\n" + SPLIT, "pass", ""),
 }  # fmt: skip
 

@@ -56,7 +56,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -66,14 +66,10 @@ from tutor.grading.remote import LearnerError, Submission
 from tutor.texts import say
 
 __all__ = ["Learner", "expect", "expect_close", "expect_above", "expect_below", "expect_number",
-           "expect_raises", "msg", "CheckFailed", "LearnerError",
-           # the vocabulary before the check API, for the checks not yet written with it
-           "need", "fail", "shape", "as_tensor", "expect_tensor", "finite", "max_diff", "fresh", "below"]  # fmt: skip
+           "expect_raises", "msg", "fail", "CheckFailed", "LearnerError"]  # fmt: skip
 
 # (language, the exercise's messages in it): set by the judge for its job, by runs.py for its grade
 _VOICE: ContextVar[tuple[str, dict[str, str]]] = ContextVar("tutor_grading_voice", default=("en", {}))
-# (the running check's seed, how many generators it has drawn): set by the judge per check
-_SEED: ContextVar[tuple[str, list[int]]] = ContextVar("tutor_grading_seed", default=("", [0]))
 # the running check's last call to the learner: [its text as code, what it returned]
 _LAST: ContextVar[list | None] = ContextVar("tutor_grading_last_call", default=None)
 
@@ -107,11 +103,11 @@ def submission_seed(source: str) -> str:
 @contextmanager
 def seeded(seed: str, check: str) -> Iterator[None]:
     """Run one check with the inputs of `seed` and its name: torch's global generator and Python's
-    `random` are seeded from them (and so is every `fresh()` and `below()` inside)."""
+    `random` are seeded from them."""
     import torch
 
     check_seed = hashlib.sha256(f"{seed}:{check}".encode()).hexdigest()
-    token, last = _SEED.set((check_seed, [0])), _LAST.set(["", None])
+    last = _LAST.set(["", None])
     state = random.getstate()
     try:
         with torch.random.fork_rng(devices=[]):
@@ -120,7 +116,6 @@ def seeded(seed: str, check: str) -> Iterator[None]:
             yield
     finally:
         random.setstate(state)
-        _SEED.reset(token)
         _LAST.reset(last)
 
 
@@ -202,8 +197,6 @@ class Learner:
         if name.startswith("__"):
             raise AttributeError(name)
         kind = self._sub.names.get(name)
-        if kind is None and hasattr(self._sub, name):  # the checks not yet written with this API
-            return getattr(self._sub, name)
         if kind is None:
             raise CheckFailed(tell("grade.check.no_name", name=name))
         if kind == "value":
@@ -387,95 +380,7 @@ class expect_raises:  # noqa: N801 - used as `with expect_raises(ValueError):`, 
         return True
 
 
-# --- the vocabulary before the check API: for the checks not yet written with it ---------------------
-# Once rope, alibi and context-scaling are written with the API, delete from here to the end of the file
-# (need, fail, mismatch, shape, as_tensor, expect_tensor, finite, max_diff, fresh, below),
-# the `_SEED` counter, Learner's fallback to the Submission's own attributes, and these names in __all__.
-
-
-def need(sub: Submission, name: str) -> Callable[..., Any]:
-    """A callable that runs the learner's function or class `name` in the worker, or a failure
-    naming what is missing."""
-    kind = sub.names.get(name)
-    if kind is None:
-        raise CheckFailed(tell("grade.check.no_name", name=name))
-    if kind == "value":
-        raise CheckFailed(tell("grade.check.a_value", name=name))
-    return lambda *args, **kwargs: sub.call(name, *args, **kwargs)
-
-
 def fail(expected: str, got: str, why: str = "") -> CheckFailed:
-    """The failure "expected …, got …", after `why` when given. `expected` and `got` are code, values
-    or a `msg(...)`; `why` is a `msg(...)` or code (the call that gave the wrong answer)."""
-    if why:
-        return CheckFailed(tell("grade.check.expected_why", why=why, expected=expected, got=got))
-    return CheckFailed(tell("grade.check.expected", expected=expected, got=got))
-
-
-def mismatch(call: str = "") -> str:
-    """The `why` of a result of the wrong type: "type mismatch", and the call when given."""
-    return tell("grade.check.type_mismatch_in", call=call) if call else tell("grade.check.type_mismatch")
-
-
-def shape(t: Any) -> str:
-    s = getattr(t, "shape", None)
-    return str(tuple(s)) if s is not None else tell("grade.check.a_type", type=type(t).__name__)
-
-
-def as_tensor(value: Any, what: str):
-    """`value` (a float tensor, or a list of numbers) as a float64 tensor; a type mismatch is named."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        if not (value.is_floating_point() or value.dtype in (torch.int64, torch.int32)):
-            raise fail(tell("grade.check.as_floats", what=what), describe(value), mismatch())
-        return value.to(torch.float64)
-    if isinstance(value, list | tuple) and all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in value
-    ):
-        return torch.tensor(value, dtype=torch.float64)
-    raise fail(tell("grade.check.as_numbers", what=what), describe(value), mismatch())
-
-
-def expect_tensor(got: Any, what: str):
-    import torch
-
-    if not isinstance(got, torch.Tensor):
-        raise fail(tell("grade.check.returns_tensor", what=what), describe(got), mismatch())
-    return got
-
-
-def finite(t, what: str):
-    """`t` if every value is a number; NaN or inf is named with where it first occurs."""
-    import torch
-
-    bad = ~torch.isfinite(t.to(torch.float64)) if t.is_floating_point() else None
-    if bad is not None and bool(bad.any()):
-        where = tuple(int(i) for i in bad.nonzero()[0])
-        value = float(t[where]) if where else float(t)
-        kind = "NaN" if math.isnan(value) else "inf"
-        raise CheckFailed(tell("grade.check.not_finite", what=what, kind=kind, where=where))
-    return t
-
-
-def max_diff(a, b) -> float:
-    return float((a.to(b.dtype) - b).abs().max()) if a.numel() else 0.0
-
-
-def fresh():
-    """A torch.Generator for probe inputs: the n-th one a check asks for is seeded from the check's
-    seed and n (`seeded`), so a file cannot know its inputs in advance without being graded, and a
-    grade can be replayed."""
-    import torch
-
-    check_seed, drawn = _SEED.get()
-    drawn[0] += 1
-    n = int(hashlib.sha256(f"{check_seed}:{drawn[0]}".encode()).hexdigest()[:15], 16)
-    return torch.Generator().manual_seed(n)
-
-
-def below(n: int) -> int:
-    """A whole number in [0, n), drawn like `fresh()`'s inputs."""
-    import torch
-
-    return int(torch.randint(n, (1,), generator=fresh()))
+    """The failure "expected …, got …" to raise, after `why` when given: for checks that judge
+    something other than a call to the learner (head-count's, on stored runs)."""
+    return _failed(expected, got, why)
