@@ -63,6 +63,10 @@ async def test_i_opens_the_built_in_editor_leaving_unsaved_asks_and_ctrl_s_saves
         area = screen.query_one("#editor-area", TextArea)
         assert app.focused is area and area.text == on_disk
         assert "Save and grade" in _key_bar(app) and "Hint" not in _key_bar(app)
+        await pilot.press("f6", "f7")  # the app's theme and stop keys, not the area's select line/all
+        await pilot.pause()
+        assert app.current_theme.dark is False and area.theme == "github_light" and area.selected_text == ""
+        await pilot.press("f6")
         await pilot.press("g", "h")  # typed into the file, not a grade or a hint of the lab
         assert area.text == "gh" + on_disk and screen.hints_shown == 0 and screen.result is None
         assert screen.query_one("#ex-editor").border_title == f"{screen.file.name} ●"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -42,14 +43,24 @@ def read_for_editing(path: Path, lang: str) -> str:
         raise TutorError(say("grade.file.not_utf8", lang, name=path.name, byte=str(err.start))) from None
 
 
+class LabTextArea(TextArea):
+    """Textual's TextArea, with F6 and F7 (its select line, select all) left to the app's keys of every
+    screen: the light/dark theme and stopping a training run."""
+
+    BINDINGS = [Binding("f6,f7", "app_key", show=False)]
+
+    def action_app_key(self) -> None:
+        raise SkipAction()  # the key goes on to the app's binding
+
+
 def python_area(text: str, theme: str, **kw) -> TextArea:
-    """A code editor for Python: highlighted when tree-sitter-python imports, plain text when not
-    (Textual falls back by itself when tree-sitter is missing, but raises when only its Python
-    grammar is)."""
+    """A code editor for Python, lines wrapped at the edge: highlighted when tree-sitter-python
+    imports, plain text when not (Textual falls back by itself when tree-sitter is missing, but
+    raises when only its Python grammar is)."""
     try:
-        return TextArea.code_editor(text, language="python", theme=theme, soft_wrap=True, **kw)
+        return LabTextArea.code_editor(text, language="python", theme=theme, soft_wrap=True, **kw)
     except LanguageDoesNotExist:
-        return TextArea.code_editor(text, theme=theme, soft_wrap=True, **kw)
+        return LabTextArea.code_editor(text, theme=theme, soft_wrap=True, **kw)
 
 
 def area_theme(dark: bool) -> str:
