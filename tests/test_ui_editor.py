@@ -164,6 +164,23 @@ def test_the_editor_edits_plain_text_where_the_python_grammar_is_missing(monkeyp
     assert area.language is None and area.text == "x = 1\n"
 
 
+def test_a_file_the_editor_would_change_on_save_is_not_opened(tmp_path):
+    """Not UTF-8 (saved as text it would change bytes the learner did not touch), or not a regular
+    file: said in the learner's language, naming the file."""
+    from tutor.errors import TutorError
+    from tutor.ui.widgets.code_editor import read_for_editing
+
+    latin = tmp_path / "rope.py"
+    latin.write_bytes("x = 'é'\n".encode("latin-1"))
+    with pytest.raises(TutorError, match=r"rope\.py ist nicht in UTF-8 gespeichert \(Byte 5\)"):
+        read_for_editing(latin, "de")
+    with pytest.raises(TutorError, match="rope"):
+        read_for_editing(tmp_path / "rope", "en")  # missing
+    fine = tmp_path / "fine.py"
+    fine.write_text("x = 'é'\n", encoding="utf-8")
+    assert read_for_editing(fine, "en") == "x = 'é'\n"
+
+
 # --- a snapshot of the editor open at 80×24 ---
 
 
