@@ -9,7 +9,7 @@ Playwright (one browser, a context per learner, 1000×640 pixels ≈ 104×30 cel
 3. The typing learner presses the same keys again, with the others open.
    A key's latency is measured in the page: from the keydown in xterm.js's input to the first bytes of
    the app's answer arriving on the websocket (the screen update; xterm.js draws it in the next frame).
-4. Memory of each idle session on the server: its app process (and any child), PSS and RSS from
+4. Memory of each idle session on the server (and, after step 5, of the session that graded): its app process (and any child), PSS and RSS from
    /proc/PID/smaps_rollup (PSS shares the pages that the processes share, such as Python's own).
 5. A grade while the others idle: the typing learner opens the split-heads lab (answering its two
    predictions) and presses g (the starter file, so the grade fails: a real grade all the same); the
@@ -182,6 +182,7 @@ def main() -> None:
             open_lab(typing)
             grade_time(typing)  # the first grade starts the session's warm judge
             grade_crowded = statistics.median(grade_time(typing) for _ in range(3))
+            working = max(session_memory(server.pid), key=lambda m: m[0])  # the typing one, with its judge
             for view in others:
                 view.page.context.close()
             time.sleep(2)
@@ -207,6 +208,8 @@ def main() -> None:
     print(f"memory per session ({len(memory)} sessions, the typing one included): PSS median "
           f"{statistics.median(pss):.0f} MiB (min {pss[0]:.0f}, max {pss[-1]:.0f}), RSS median "
           f"{statistics.median(rss):.0f} MiB; all sessions together PSS {sum(pss):.0f} MiB")  # fmt: skip
+    print(f"memory of the session that graded (its warm judge holds torch): PSS {working[0]:.0f} MiB, "
+          f"RSS {working[1]:.0f} MiB")  # fmt: skip
     print(f"grade (split-heads starter, g to result, median of 3): {grade_crowded:.2f} s with {args.sessions} idle "
           f"sessions, {grade_alone:.2f} s alone; ratio {grade_crowded / grade_alone:.2f}")  # fmt: skip
 
