@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import json
 import re
 import stat
 import subprocess
@@ -228,3 +229,99 @@ def test_a_session_runs_the_app_ends_when_idle_and_the_cap_holds(klass):
     assert (klass.folder / "learners" / "ana").is_dir() and not (klass.folder / "learners" / "bo").exists()
     status, _ = get(bo)
     assert status == 200  # a place is free again
+
+
+# --- one learner, never another's home ----------------------------------------------------------------
+
+
+def _app_processes(server_pid: int) -> list[int]:
+    """The app processes under a server (textual-serve starts a shell that execs the app)."""
+    out, todo = [], [server_pid]
+    while todo:
+        pid = todo.pop()
+        try:
+            kids = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            continue
+        todo.extend(kids)
+        if pid != server_pid:
+            out.append(pid)
+    return out
+
+
+def test_each_session_runs_with_its_learners_home_only(tmp_path):
+    """Two learners at once: each app process is bound to its own home (argument, working folder), and
+    has no variable that could point it elsewhere or start an editor on the server."""
+    (tmp_path / "class.csv").write_text(ROSTER, encoding="utf-8")
+    folder = tmp_path / "class"
+    server = Served("--roster", str(tmp_path / "class.csv"), "--dir", str(folder), folder=folder)
+    links = {k: server.base + "/learn/" + v.rsplit("/", 1)[1] for k, v in server.links().items()}
+
+    async def both_open():
+        sessions = [asyncio.create_task(_ws(links[who], timeout=60)) for who in ("ana", "bo")]
+        seen: dict[str, dict] = {}
+        for _ in range(400):
+            await asyncio.sleep(0.05)
+            for pid in _app_processes(server.proc.pid):
+                try:
+                    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                    cwd = Path(f"/proc/{pid}/cwd").resolve()
+                    env = dict(
+                        item.split(b"=", 1)
+                        for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                        if b"=" in item
+                    )
+                except OSError:
+                    continue
+                if b"tutor" in argv and b"--home" in argv:
+                    home = Path(argv[argv.index(b"--home") + 1].decode())
+                    seen[home.name] = {"home": home, "cwd": cwd, "env": env, "argv": argv}
+            if len(seen) == 2:
+                break
+        for task in sessions:
+            task.cancel()
+        return seen
+
+    try:
+        seen = asyncio.run(both_open())
+    finally:
+        server.stop()
+    assert set(seen) == {"ana", "bo"}
+    for who, proc in seen.items():
+        assert proc["home"] == folder / "learners" / who and proc["cwd"] == proc["home"].resolve()
+        assert not {b"TUTOR_HOME", b"VISUAL", b"EDITOR", b"TUTOR_LANG"} & set(proc["env"])
+        lang = {"ana": b"de", "bo": b"zh"}[who]
+        assert proc["argv"][proc["argv"].index(b"--lang") + 1] == lang
+
+
+def test_a_grade_in_one_learners_home_cannot_read_or_change_anothers(tmp_path):
+    """Ana's exercise file, graded in Ana's home, reaches for Bo's store and folder: the box has no such
+    path, so Bo's files stay as they are and nothing of them comes back in Ana's grade."""
+    folder = tmp_path / "class"
+    bo = folder / "learners" / "bo"
+    (bo / "workspace").mkdir(parents=True)
+    (bo / "secret.txt").write_text("Bo's secret 4711", encoding="utf-8")
+    before = {p: p.read_bytes() for p in bo.rglob("*") if p.is_file()}
+    ana = folder / "learners" / "ana"
+    ana.mkdir(parents=True)
+    attack = ana / "attack.py"
+    attack.write_text(
+        "import os, pathlib\n"
+        f"BO = pathlib.Path({str(bo)!r})\n"
+        "found = []\n"
+        "for step in (lambda: print((BO / 'secret.txt').read_text()),\n"
+        "             lambda: (BO / 'workspace' / 'planted.py').write_text('x'),\n"
+        "             lambda: (BO / 'secret.txt').write_text('changed'),\n"
+        "             lambda: print(os.listdir(BO.parent))):\n"
+        "    try:\n"
+        "        step()\n"
+        "    except OSError as err:\n"
+        "        print('refused:', err.__class__.__name__)\n"
+        + (ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    done = tutor_here("grade", "split-heads", str(attack), "--json", "--home", str(ana))
+    grade = json.loads(done.stdout)
+    assert "4711" not in done.stdout
+    assert grade["output"].count("refused:") == 4, grade["output"]
+    assert {p: p.read_bytes() for p in bo.rglob("*") if p.is_file()} == before
