@@ -172,7 +172,8 @@ def check_attention_output(learner):
             ref.load_state_dict(state)
             with torch.no_grad():
                 want[layout] = ref(x, start)
-        expect_close(got, want[_closest(got, want)], f"attn(x, start={start})", rtol=0.0, atol=1e-4)
+        where = f"attn(Tensor{list(x.shape)}, start={start})"
+        expect_close(got, want[_closest(got, want)], where, rtol=0.0, atol=1e-4)
 
 
 def _last_logits(model, idx: torch.Tensor) -> torch.Tensor:
