@@ -42,7 +42,8 @@ def _key_bar(app) -> str:
 async def test_i_opens_the_built_in_editor_leaving_unsaved_asks_and_ctrl_s_saves(home, monkeypatch):
     """With $EDITOR set, `i` still opens the built-in editor (and `e`, where the terminal cannot be
     handed over, as in a test's headless app); Esc with unsaved text asks; Keep editing keeps it,
-    Discard drops it and leaves the file as it was; ctrl+s writes the file and starts a grade."""
+    Discard drops it and leaves the file as it was; ctrl+s writes the file and starts a grade; ctrl+q
+    from elsewhere with text not saved asks too."""
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", "nano")
     app = make_app(home)
@@ -111,6 +112,19 @@ async def test_i_opens_the_built_in_editor_leaving_unsaved_asks_and_ctrl_s_saves
         await pilot.press("escape")  # nothing unsaved: leaves at once
         await pilot.pause()
         assert app.screen is screen and not screen.query_one("#ex-editor").display
+
+        await pilot.press("i", "z", "f1")  # home, with text not saved in the lab
+        await until(pilot, lambda: type(app.screen).__name__ == "HomeScreen")
+        await pilot.press("ctrl+q")  # asks first; keeping goes back to the editor
+        await until(pilot, lambda: type(app.screen).__name__ == "UnsavedChanges")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.focused is area)
+        assert app.screen is screen and area.text == "#z" + on_disk and app.is_running
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: type(app.screen).__name__ == "UnsavedChanges")
+        await pilot.click("#discard")  # quit, losing it
+        await until(pilot, lambda: not app.is_running)
+    assert screen.file.read_text(encoding="utf-8") == "#" + on_disk
 
 
 @pytest.mark.slow  # about 2 s here alone, 8 s on a busy machine: a real grade through the warm judge

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -95,6 +96,7 @@ class TutorApp(App[int]):
         self.course_ready = asyncio.Event()
         self.next_steps: WeakKeyDictionary[Screen, object] = WeakKeyDictionary()  # what n does, by screen
         self._quit_confirmed = False  # the learner said to quit although a training run goes
+        self._discard_confirmed = False  # ... although the lab's editor holds text not saved
         self.add_mode("lesson", self._lesson_base)
         self.add_mode("quiz", self._quiz_base)
         self.add_mode("lab", self._lab_base)
@@ -422,6 +424,9 @@ class TutorApp(App[int]):
     async def action_quit(self) -> None:
         """Stop every worker (children get SIGTERM, then SIGKILL) and wait for that, then exit. While a
         training run goes, ask first: quitting loses the run in progress."""
+        if not self._discard_confirmed and (editor := self._unsaved_editor()) is not None:
+            self._ask_discard(editor)
+            return
         if self.training is not None and not self._quit_confirmed:
             self._ask_quit(self.training)
             return
@@ -435,6 +440,28 @@ class TutorApp(App[int]):
             except TimeoutError:
                 pass
         self.exit(0)
+
+    def _unsaved_editor(self):
+        """The lab's built-in editor holding text not saved, if any (none if it never opened)."""
+        editors = sys.modules.get("tutor.ui.widgets.code_editor")
+        return editors.unsaved(self) if editors is not None else None
+
+    def _ask_discard(self, editor) -> None:
+        """Quit and lose the text not saved, or go back to the editor that holds it."""
+        from tutor.ui.screens.unsaved import UnsavedChanges
+
+        if isinstance(self.screen, UnsavedChanges):
+            return  # asked already: ctrl+q again is no answer
+
+        async def answered(discard: bool | None) -> None:
+            if discard:
+                self._discard_confirmed = True
+                await self.action_quit()
+                return
+            await self.open_exercise(editor.screen.exercise_id)
+            editor.area.focus()
+
+        self.push_screen(UnsavedChanges(editor.path.name, self.lang), answered)
 
     def _ask_quit(self, training: Training) -> None:
         from tutor.ui.screens.quit_training import QuitTraining

@@ -14,6 +14,7 @@ editor edits plain text. Imported when the editor first opens, never before the 
 from __future__ import annotations
 
 from pathlib import Path
+from weakref import WeakSet
 
 from textual.actions import SkipAction
 from textual.app import ComposeResult
@@ -28,6 +29,12 @@ from tutor.errors import TutorError
 from tutor.texts import say
 
 MODIFIED = "●"  # after the file's name in the editor's title while the text is not saved
+_MOUNTED: WeakSet[CodeEditor] = WeakSet()  # every editor in an app (the app asks before it quits)
+
+
+def unsaved(app) -> CodeEditor | None:
+    """An editor of `app` holding text that is not saved, if any."""
+    return next((e for e in list(_MOUNTED) if e.is_attached and e.app is app and e.modified), None)
 
 
 def read_for_editing(path: Path, lang: str) -> str:
@@ -93,7 +100,11 @@ class CodeEditor(Vertical):
         yield python_area(self._text, area_theme(self._dark), id="editor-area")
 
     def on_mount(self) -> None:
+        _MOUNTED.add(self)
         self._title()
+
+    def on_unmount(self) -> None:
+        _MOUNTED.discard(self)
 
     @property
     def lang(self) -> str:
