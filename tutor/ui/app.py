@@ -422,8 +422,8 @@ class TutorApp(App[int]):
         self.theme = LIGHT if self.theme == DARK else DARK  # screens redraw (code colours follow it)
 
     async def action_quit(self) -> None:
-        """Stop every worker (children get SIGTERM, then SIGKILL) and wait for that, then exit. While a
-        training run goes, ask first: quitting loses the run in progress."""
+        """Stop every worker (children get SIGTERM, then SIGKILL) and wait for that, then exit. While the
+        lab's editor holds text not saved, or a training run goes, ask first: quitting loses it."""
         if not self._discard_confirmed and (editor := self._unsaved_editor()) is not None:
             self._ask_discard(editor)
             return
