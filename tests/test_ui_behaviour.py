@@ -204,6 +204,9 @@ async def test_no_editor_set_opens_the_built_in_one(home, monkeypatch):
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
         screen = await _unlock(app, pilot, "split-heads")
+        keys = str(screen.query_one("KeyBar", Static).content)
+        assert " e Edit " in keys and "^p Commands" in keys
+        assert "Edit here" not in keys  # i is shown only beside $EDITOR
         await pilot.press("e")
         await pilot.pause()
         area = screen.query_one("#editor-area")

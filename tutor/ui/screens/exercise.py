@@ -310,6 +310,8 @@ class ExerciseScreen(TutorScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in _PAGE_LETTERS and self._editor is not None and self._editor.has_focus_within:
             return False  # these letters are typed into the editor: not keys of the page meanwhile
+        if action == "edit_here":  # where e opens the built-in editor itself, i would only crowd the bar
+            return external_editor() is not None
         if action == "train":  # only where the file builds a model, and once it passes
             pair = self.pair
             return (
