@@ -95,6 +95,30 @@ def test_a_store_held_too_long_by_another_process_says_so(home: Path) -> None:
         holder.stdout.close()
 
 
+def test_a_read_does_not_wait_for_a_write_waiting_on_another_process(home: Path) -> None:
+    """The app's writer thread waits (up to the busy timeout) while another process holds the lock;
+    a read of the same store in another thread (the UI's) answers meanwhile."""
+    with Store(home) as store:
+        store.mark_read("l", "s")
+        other = sqlite3.connect(home / FILE_NAME, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process's write lock
+        writer = threading.Thread(target=lambda: store.mark_read("l", "t"))
+        try:
+            writer.start()
+            while store.db._lock.acquire(blocking=False):  # until the writer holds the store's write side
+                store.db._lock.release()
+                time.sleep(0.005)
+            started = time.monotonic()
+            read = [r.section for r in store.sections_read("l")]
+            assert time.monotonic() - started < 1 and writer.is_alive()  # read while the write waits
+            assert read == ["s"]
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+            writer.join()
+        assert [r.section for r in store.sections_read("l")] == ["s", "t"]  # the write went on after
+
+
 def _open_together(home: Path) -> list[object]:
     """Two threads open the store in `home` at the same moment; the notices and errors they met."""
     start = threading.Barrier(2)

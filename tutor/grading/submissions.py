@@ -76,7 +76,7 @@ def grade_file(
     result = grade_source(ex, source, str(path), lang=lang, store=store, on_event=on_event, limits=limits,
                           warm=warm, cancel=cancel)  # fmt: skip
     if store is not None and record:
-        result.saved = _save(store, ex, source, result)
+        result.saved = save_submission(store, ex, source, result)
     return result
 
 
@@ -105,7 +105,9 @@ def train_own_model(
     return training_result(per_file[0], stopped, run["compare"], lang)
 
 
-def _save(store, ex: Exercise, source: bytes, result: GradeResult) -> bool:
+def save_submission(store, ex: Exercise, source: bytes, result: GradeResult) -> bool:
+    """Record the grade of `source` (time, sha256, verdict, checks, hints seen so far); False when
+    the store stayed busy through every try (the app calls it in its writer thread)."""
     from tutor.progress.db import StoreBusy
 
     for _ in range(GRADE_SAVE_TRIES):

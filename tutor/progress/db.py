@@ -70,7 +70,10 @@ def from_text(text: str | None) -> datetime | None:
 
 
 class Database:
-    """One connection to `home/progress.sqlite3`, shared by threads under a lock."""
+    """Two connections to `home/progress.sqlite3`, each shared by threads under its own lock: one
+    writes, one transaction at a time; one reads. In WAL mode a read goes on while a write waits for
+    another process's lock (up to the busy timeout), so a read on the app's UI thread never waits
+    for the app's writer thread."""
 
     def __init__(
         self, home: Path, *, now: Callable[[], datetime] = local_now, timeout_s: float = STORE_BUSY_TIMEOUT_S
@@ -80,13 +83,20 @@ class Database:
         self.now = now
         self.timeout_s = timeout_s
         self.notices: list[Said] = []  # things the CLI/app should tell the learner (e.g. a moved file)
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the writing connection
+        self._read_lock = threading.Lock()  # the reading connection
         try:
             self.home.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise TutorError("err.store.no_home", path=str(self.home), why=err.strerror) from None
         with self._opening():
             self.conn = self._open()
+        try:
+            self._reader = self._connect()
+            self._reader.execute("PRAGMA query_only = ON")
+        except sqlite3.Error as err:
+            self.conn.close()
+            raise TutorError("err.store.cannot_open", path=str(self.path), why=str(err)) from None
 
     # --- opening -------------------------------------------------------------------------
 
@@ -249,24 +259,28 @@ class Database:
                 raise
 
     def read(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        """The rows of one statement (one snapshot of what is committed), on the reading connection:
+        never held up by a write of this process, nor by another process's write lock."""
+        with self._read_lock:
             try:
-                return self.conn.execute(sql, params).fetchall()
+                return self._reader.execute(sql, params).fetchall()
             except sqlite3.OperationalError as err:
                 if _is_locked(err):
                     raise self._busy() from None
                 raise
 
     def version(self) -> tuple[int, int]:
-        """Changes so far: rows this connection wrote, and SQLite's data_version, which moves when
-        another connection (another tutor, a training child keeping its runs) commits. The same
-        pair twice means nothing was written in between."""
-        with self._lock:
-            return self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0]
+        """Changes so far: rows the writing connection wrote, and the reading connection's SQLite
+        data_version, which moves when another connection (this process's writer, another tutor, a
+        training child keeping its runs) commits. The same pair twice means nothing was written in
+        between."""
+        with self._read_lock:
+            return self.conn.total_changes, self._reader.execute("PRAGMA data_version").fetchone()[0]
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._read_lock:
             self.conn.close()
+            self._reader.close()
 
 
 def _is_locked(err: sqlite3.OperationalError) -> bool:

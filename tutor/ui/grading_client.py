@@ -2,9 +2,9 @@
 training the model a passing file builds (exercise train).
 
 The grade runs in a thread: the file is read, a judge is forked from the warm judge (Tutor.warm_judge),
-the judge builds the worker's box, and the submission is recorded in the progress store exactly as
-`python -m tutor grade` records it (tutor.grading.submissions.grade_file). Cancelling the awaiting task (the
-learner left, or quit) stops the judge, and its box dies with it.
+the judge builds the worker's box; then the app's writer thread records the submission (Tutor.written) as
+`python -m tutor grade` records it (tutor.grading.submissions.save_submission). Cancelling the awaiting
+task (the learner left, or quit) stops the judge, and its box dies with it.
 """
 
 from __future__ import annotations
@@ -13,12 +13,15 @@ import asyncio
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import OwnTraining, WarmJudge
+
+if TYPE_CHECKING:
+    from tutor.ui.state import Tutor
 
 T = TypeVar("T")
 
@@ -47,18 +50,26 @@ async def _in_thread(work: Callable[[threading.Event], T]) -> T:
 
 
 async def grade_in_thread(
-    ex: Exercise, file: Path, home: Path, lang: str, warm: WarmJudge, record: bool = True
+    tutor: Tutor, ex: Exercise, file: Path, lang: str, record: bool = True
 ) -> GradeResult:
-    """Grade `file` with a judge forked from `warm`; GradeFailed when no verdict comes back.
-    `record=False`: the same grade worded in another language, not a new submission."""
-    from tutor.grading.submissions import grade_file
-    from tutor.progress.store import Store
+    """Grade `file` with a judge forked from the app's warm judge; GradeFailed when no verdict comes back.
+    The submission is recorded by the app's writer thread before the grade is returned (also when the
+    learner leaves meanwhile); `result.saved` is False if the store stayed busy. `record=False`: the same
+    grade worded in another language, not a new submission."""
+    from tutor.grading.safe_read import read_submission
+    from tutor.grading.submissions import grade_source, save_submission
 
-    def work(cancel: threading.Event) -> GradeResult:
-        with Store(home) as store:
-            return grade_file(ex, file, lang=lang, store=store, record=record, warm=warm, cancel=cancel)
+    warm, store = tutor.warm_judge(), tutor.store
 
-    return await _in_thread(work)
+    def work(cancel: threading.Event) -> tuple[bytes, GradeResult]:
+        source = read_submission(file, lang=lang)  # read once: the graded text is the recorded one
+        return source, grade_source(ex, source, str(file), lang=lang, store=store, warm=warm, cancel=cancel)
+
+    source, result = await _in_thread(work)
+    if record and store is not None:
+        save = tutor.written(lambda writing: save_submission(writing, ex, source, result))
+        result.saved = await asyncio.shield(save)
+    return result
 
 
 async def train_in_thread(ex: Exercise, file: Path, lang: str, warm: WarmJudge, on_event) -> OwnTraining:

@@ -455,7 +455,7 @@ class ExerciseScreen(TutorScreen):
         pair = self.pair
         assert pair is not None and self.file is not None
         self.workers.cancel_group(self, "reword")  # a new grade replaces the one being worded again
-        return lang, await grade_in_thread(pair[1], self.file, self.tutor.home, lang, self.tutor.warm_judge())
+        return lang, await grade_in_thread(self.tutor, pair[1], self.file, lang)  # recorded by the writer
 
     def _reword(self) -> None:
         """The grade on screen came in another language: the checks' own messages are worded as they
@@ -472,8 +472,7 @@ class ExerciseScreen(TutorScreen):
         pair, shown = self.pair, self.result
         if pair is None or shown is None:
             return
-        warm = self.tutor.warm_judge()
-        again = await grade_in_thread(pair[1], self.file, self.tutor.home, lang, warm, record=False)
+        again = await grade_in_thread(self.tutor, pair[1], self.file, lang, record=False)
         if (
             self.result is shown
             and again.seed == shown.seed
@@ -504,6 +503,8 @@ class ExerciseScreen(TutorScreen):
             if pair is not None and pair[1].train is not None:
                 self.refresh_bindings()  # t (train) shows once the file passes
             self._show_result(self.result)
+            if self.result.saved is False:  # the store stayed busy: the verdict stands, unrecorded
+                self.notify(self.t("grade.not_saved"), severity="warning", timeout=8)
             self._suggest_next(self.result.status == "pass")
             self.refresh(layout=True)  # laid out before the callback below, not after it
             self.call_after_refresh(self._reveal_result)
