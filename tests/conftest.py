@@ -31,6 +31,14 @@ def home(tmp_path: Path) -> Path:
     return h
 
 
+@pytest.fixture(autouse=True)
+def _no_editor_variable(monkeypatch):
+    """The lab's keys depend on $VISUAL/$EDITOR (with one, `i` opens the built-in editor beside it): every
+    test starts without them, as CI and the browser do, and a test that wants one sets it."""
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+
+
 def run_tutor_env(home: Path | None = None) -> dict[str, str]:
     """Environment for a `python -m tutor` child process in tests."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TUTOR_")}
