@@ -269,14 +269,6 @@ class Database:
                     raise self._busy() from None
                 raise
 
-    def version(self) -> tuple[int, int]:
-        """Changes so far: rows the writing connection wrote, and the reading connection's SQLite
-        data_version, which moves when another connection (this process's writer, another tutor, a
-        training child keeping its runs) commits. The same pair twice means nothing was written in
-        between."""
-        with self._read_lock:
-            return self.conn.total_changes, self._reader.execute("PRAGMA data_version").fetchone()[0]
-
     def close(self) -> None:
         with self._lock, self._read_lock:
             self.conn.close()

@@ -74,10 +74,6 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def version(self) -> tuple[int, int]:
-        """Changes the store has seen, from this process and others (Database.version)."""
-        return self.db.version()
-
     def __enter__(self) -> Store:
         return self
 
