@@ -173,14 +173,17 @@ async def test_without_an_editor_e_edits_here_and_ctrl_s_saves_and_grades_the_fi
         assert app.screen is screen and not screen.query_one("#ex-editor").display
 
 
-def test_the_editor_edits_plain_text_where_the_python_grammar_is_missing(monkeypatch):
+def test_the_editor_edits_plain_text_where_the_python_grammar_is_missing_or_the_file_is_not_python(
+    monkeypatch,
+):
     import textual.widgets._text_area as text_area
 
-    from tutor.ui.widgets.code_editor import python_area
+    from tutor.ui.widgets.code_editor import editor_area
 
-    assert python_area("x = 1\n", "monokai").language == "python"
+    assert editor_area(Path("rope.py"), "x = 1\n", "monokai").language == "python"
+    assert editor_area(Path("head_count.toml"), "x = 1\n", "monokai").language is None
     monkeypatch.setattr(text_area, "get_language", lambda name: None)  # tree-sitter without its grammar
-    area = python_area("x = 1\n", "monokai")
+    area = editor_area(Path("rope.py"), "x = 1\n", "monokai")
     assert area.language is None and area.text == "x = 1\n"
 
 

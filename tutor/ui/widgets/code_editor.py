@@ -7,8 +7,8 @@ comes back. ctrl+s writes the file atomically (models.atomic) and posts `Saved`:
 as it does when $EDITOR returns. Esc posts `Closed`, after asking (tutor.ui.screens.unsaved) when the
 text differs from the file as last loaded or saved.
 
-Python is highlighted where tree-sitter and its Python grammar import; where they do not, the same
-editor edits plain text. Imported when the editor first opens, never before the app's first screen.
+A Python file is highlighted where tree-sitter and its Python grammar import; where they do not, and
+for an answer file that is not Python, the same editor edits plain text. Imported when the editor first opens, never before the app's first screen.
 """
 
 from __future__ import annotations
@@ -60,12 +60,14 @@ class LabTextArea(TextArea):
         raise SkipAction()  # the key goes on to the app's binding
 
 
-def python_area(text: str, theme: str, **kw) -> TextArea:
-    """A code editor for Python, lines wrapped at the edge: highlighted when tree-sitter-python
-    imports, plain text when not (Textual falls back by itself when tree-sitter is missing, but
-    raises when only its Python grammar is)."""
+def editor_area(path: Path, text: str, theme: str, **kw) -> TextArea:
+    """A code editor for the file at `path`, lines wrapped at the edge: Python highlighted when
+    tree-sitter-python imports, plain text when not (Textual falls back by itself when tree-sitter is
+    missing, but raises when only its Python grammar is), and for an answer that is not Python (a TOML
+    file of figures)."""
+    language = "python" if path.suffix == ".py" else None
     try:
-        return LabTextArea.code_editor(text, language="python", theme=theme, soft_wrap=True, **kw)
+        return LabTextArea.code_editor(text, language=language, theme=theme, soft_wrap=True, **kw)
     except LanguageDoesNotExist:
         return LabTextArea.code_editor(text, theme=theme, soft_wrap=True, **kw)
 
@@ -97,7 +99,7 @@ class CodeEditor(Vertical):
         self._on_disk = text  # the file as last loaded or saved
 
     def compose(self) -> ComposeResult:
-        yield python_area(self._text, area_theme(self._dark), id="editor-area")
+        yield editor_area(self.path, self._text, area_theme(self._dark), id="editor-area")
 
     def on_mount(self) -> None:
         _MOUNTED.add(self)
