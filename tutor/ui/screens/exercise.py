@@ -2,8 +2,8 @@
 
 `e` opens the file in $VISUAL/$EDITOR (the app is suspended meanwhile), or where neither is set
 (a browser: `python -m tutor serve`) in the built-in editor above the page (tutor.ui.widgets.code_editor),
-which `i` opens anyway; its ctrl+s saves and grades, as returning from $EDITOR does. `g` grades it with a judge
-forked from the app's warm judge (tutor.ui.grading_client), `h` reveals the next hint. While the screen is
+which `i` opens beside an $EDITOR; its ctrl+s saves and grades, as returning from $EDITOR does. `g` grades
+it with a judge forked from the app's warm judge (tutor.ui.grading_client), `h` reveals the next hint. While the screen is
 showing, saving the file re-grades it (the kernel says when, tutor.grading.watch; where it cannot, the
 file's mtime is polled once a second).
 
