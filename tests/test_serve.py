@@ -249,9 +249,11 @@ def _app_processes(server_pid: int) -> list[int]:
     return out
 
 
-def test_each_session_runs_with_its_learners_home_only(tmp_path):
+def test_each_session_runs_with_its_learners_home_only(tmp_path, monkeypatch):
     """Two learners at once: each app process is bound to its own home (argument, working folder), and
     has no variable that could point it elsewhere or start an editor on the server."""
+    monkeypatch.setenv("VISUAL", "vi")  # the server's own (tests start without them: conftest)
+    monkeypatch.setenv("EDITOR", "nano")
     (tmp_path / "class.csv").write_text(ROSTER, encoding="utf-8")
     folder = tmp_path / "class"
     server = Served("--roster", str(tmp_path / "class.csv"), "--dir", str(folder), folder=folder)
