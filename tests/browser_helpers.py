@@ -3,7 +3,8 @@
 The page draws the terminal with WebGL, so its text is not in the DOM. What the page draws is what
 the server sends over the websocket: the app's terminal output. `TerminalView` listens to those
 frames (Playwright's websocket events) and plays them into pyte, a terminal emulator, sized as the
-page told the server (its `resize` messages): its lines are the screen the learner sees.
+page told the server (in the websocket's address, then its `resize` messages): its lines are the screen
+the learner sees.
 
 No browser is downloaded: `CHROMIUM` is Debian's (`apt-get install chromium fonts-wqy-microhei`).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from urllib.parse import parse_qs, urlparse
 
 import pyte
 
@@ -42,6 +44,9 @@ class TerminalView:
 
     def _attach(self, websocket) -> None:
         self.screen.reset()
+        size = parse_qs(urlparse(websocket.url).query)  # the first size rides in the websocket's address
+        if "width" in size and "height" in size:
+            self.screen.resize(int(size["height"][0]), int(size["width"][0]))
         websocket.on("framereceived", self._received)
         websocket.on("framesent", self._sent)
         websocket.on("close", lambda _ws: setattr(self, "closed", True))
