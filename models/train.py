@@ -279,6 +279,11 @@ def train_step(
     return loss
 
 
+def _check_patience(patience: int | None) -> None:
+    if patience is not None and patience < 1:
+        raise ValueError(f"patience must be at least 1 evaluation, got {patience}")
+
+
 def train(
     model_cfg: GPTConfig,
     cfg: TrainConfig,
@@ -297,16 +302,14 @@ def train(
 
     With `resume=True` and an existing `out`, continue from its step, weights and optimizer.
     `should_stop()` is polled every step: a cancelled run returns `cancelled=True` and leaves
-    `out` as it was at its last complete save. Early stopping: with `patience`, `out` is written only
-    when the validation loss reaches a new low, and training stops after `patience` evaluations without
-    one. (An argument, not a TrainConfig field: stored train-compare runs are keyed by TrainConfig.)
-    The count-based baselines (models.baselines) are scored on the same validation windows and
-    stored in the checkpoint's meta beside the model's loss. With `init` (and its `tokenizer`), training
-    continues from that model's weights in place, with a fresh optimizer and schedule: a fine-tune.
+    `out` as it was at its last complete save. Early stopping: with `patience` (an argument, as stored
+    train-compare runs are keyed by TrainConfig), `out` is written only at a new low of the validation
+    loss, and training stops after `patience` evaluations without one. The count-based baselines
+    (models.baselines) are scored on the same validation windows and stored in the checkpoint's meta.
+    With `init` (and its `tokenizer`): a fine-tune of that model, with a fresh optimizer and schedule.
     """
     device = check_device(cfg.device)
-    if patience is not None and patience < 1:
-        raise ValueError(f"patience must be at least 1 evaluation, got {patience}")
+    _check_patience(patience)
     _seed(cfg)
     out = Path(out) if out is not None else None
     model, tokenizer, start_step, curve, opt_state = _starting_point(
