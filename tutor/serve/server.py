@@ -192,10 +192,10 @@ class TutorServer:
         except asyncio.CancelledError:
             pass
         finally:
-            await service.stop()
-            if self.sessions.get(learner.id) is session:
+            if self.sessions.get(learner.id) is session:  # its place is free as soon as its tab is gone
                 del self.sessions[learner.id]
             await websocket.close()
+            await service.stop()
         return websocket
 
     async def _relay(self, websocket: web.WebSocketResponse, service: AppService, session: Session) -> None:
