@@ -49,7 +49,12 @@ def ascii_punctuation_in_chinese(text: str) -> list[str]:
 def test_chinese_texts_use_full_width_punctuation():
     assert len(ascii_punctuation_in_chinese("练习: 拆分多头 (split-heads)")) == 2  # ":" and "("
     assert ascii_punctuation_in_chinese("一个 Linear(d, d) 与 2^(−8/{n}) 开始，如 (2, 5, 8)") == []
-    found = {key: bad for key, text in catalogue("zh").items() if (bad := ascii_punctuation_in_chinese(text))}
+    found = {
+        key: bad
+        for key, text in catalogue("zh").items()
+        if not key.startswith("typed.")  # lists of words a learner may type, split at ","
+        and (bad := ascii_punctuation_in_chinese(text))
+    }
     assert not found, found
 
 
