@@ -79,6 +79,7 @@ class LessonScreen(TutorScreen):
         self._built = False
         self._pending: tuple[str | None, str | None, int] | None = None
         self._aim_at: tuple[int, object, int, float] | None = None  # (generation, target, offset, until)
+        self._resume_aim: tuple[object, int] | None = None  # (target, offset) of an aim cut short by leaving
         self._aim_generation = 0
         self._aimed_y: float | None = None
         self._remember_timer = None  # the save of the place, waiting for the scrolling to stop
@@ -135,8 +136,16 @@ class LessonScreen(TutorScreen):
     def on_screen_suspend(self) -> None:
         self.clock.pause()
         self._leave_panels()
+        # an aim not finished yet (the learner jumped and left at once) is taken up again on return
+        self._resume_aim = self._aim_at[1:3] if self._aim_at is not None else None
         self._aim_at = None
         self._remember_left()
+
+    def on_screen_resume(self) -> None:
+        if self._resume_aim is not None:
+            target, offset = self._resume_aim
+            self._resume_aim = None
+            self.aim(target, offset)
 
     def on_unmount(self) -> None:
         """The app ends: a place measured and not saved yet is saved (nothing is measured now: the
