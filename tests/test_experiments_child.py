@@ -38,6 +38,7 @@ def _files(home) -> set[str]:
     return {str(p.relative_to(home)) for p in home.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow  # 21 s; default run: a training child's progress in test_ui_experiments, stored runs reused below
 async def test_train_compare_streams_progress_stores_runs_and_reuses_them(home):
     events: list[dict] = []
     result = await run_in_child("train-compare", TINY, events.append, home=home, use_cache=False)
