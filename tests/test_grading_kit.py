@@ -122,7 +122,7 @@ def test_numbers_close_above_and_below():
     )
     assert _run(lambda _: expect_above(2e-7, 1e-3, "gap"), _split, "de") == (
         "fail",
-        "gap: erwartet mindestens 0.001, erhalten 2e-07",
+        "gap: erwartet mindestens 0,001, erhalten 2e-07",  # a number in a sentence, the German way
     )
 
 

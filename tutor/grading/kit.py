@@ -249,10 +249,18 @@ def _shown(value: Any) -> str:
     if isinstance(value, torch.Size):
         return str(tuple(value))
     if isinstance(value, torch.Tensor):
-        return f"{value.item():.6g}" if value.numel() == 1 and value.dim() == 0 else describe(value)
+        return _number(value.item()) if value.numel() == 1 and value.dim() == 0 else describe(value)
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return _number(value)
     return f"{value!r:.80}"
+
+
+def _number(value: float, digits: int = 6) -> str:
+    """A number in a sentence, written the learner's way (German `-0,25`); in code (calls, lists,
+    tuples) numbers stay as Python writes them."""
+    from tutor.texts import marked
+
+    return marked(f"{value:.{digits}g}", lang())
 
 
 def _tensor(value: Any, like, where: str | None):
@@ -345,7 +353,7 @@ def expect_above(got: Any, limit: float, where: str | None = None) -> float:
     """`got` a number ≥ limit; returns it as a float."""
     value = expect_number(got, where)
     if not value >= limit:
-        raise _failed(tell("grade.check.at_least", limit=f"{limit:g}"), _shown(value), where)
+        raise _failed(tell("grade.check.at_least", limit=_number(limit)), _shown(value), where)
     return value
 
 
@@ -353,7 +361,7 @@ def expect_below(got: Any, limit: float, where: str | None = None) -> float:
     """`got` a number ≤ limit; returns it as a float."""
     value = expect_number(got, where)
     if not value <= limit:
-        raise _failed(tell("grade.check.at_most", limit=f"{limit:g}"), _shown(value), where)
+        raise _failed(tell("grade.check.at_most", limit=_number(limit)), _shown(value), where)
     return value
 
 
