@@ -116,9 +116,9 @@ def test_links_carry_128_bit_tokens_kept_for_the_owner_only_and_again_after_a_re
     assert fresh == [] and [a.token for a in again] == [a.token for a in learners]
     renewed, fresh = roster.give_tokens(tmp_path, roster.read_learners(path), valid_days=30, renew=True)
     assert len(fresh) == 2 and not {a.token for a in renewed} & {a.token for a in learners}
-    assert roster.find(learners, learners[1].token) == learners[1]
-    assert roster.find(learners, learners[1].token[:-1] + "A") in (None, learners[1])
-    assert roster.find(learners, "") is None
+    assert roster.token_owner(learners, learners[1].token) == learners[1]
+    assert roster.token_owner(learners, learners[1].token[:-1] + "A") in (None, learners[1])
+    assert roster.token_owner(learners, "") is None
 
 
 # --- the door ----------------------------------------------------------------------------------------

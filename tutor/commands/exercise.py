@@ -125,7 +125,7 @@ def _train(ex, path, steps: int | None, ctx) -> int:
     """Grade the file; once it passes, train the model it builds, printing progress as it comes."""
     from tutor.grading.runner import WarmJudge
     from tutor.grading.submissions import grade_file, train_own_model
-    from tutor.grading.text import training_end, training_line
+    from tutor.grading.text import own_training_line, training_end
     from tutor.texts import say
 
     lang = ctx.lang
@@ -144,7 +144,7 @@ def _train(ex, path, steps: int | None, ctx) -> int:
             return 1
 
         def show(event: dict) -> None:
-            line = training_line(event, lang, compare)
+            line = own_training_line(event, lang, compare)
             if line is not None:
                 print(line, flush=True)
 

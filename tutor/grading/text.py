@@ -59,7 +59,7 @@ def isolation_text(isolation: dict, lang: str) -> str | None:
     return say(f"grade.box.{level}", lang, layers=missing)
 
 
-def training_line(event: dict, lang: str, compare: str) -> str | None:
+def own_training_line(event: dict, lang: str, compare: str) -> str | None:
     """The line for a progress event of a training run of the learner's model (own_model.py): a step
     ("training") or a validation ("validated"); None for any other event. `compare` names the other model."""
     kind = event.get("event")

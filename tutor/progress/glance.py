@@ -81,14 +81,11 @@ class Glance(NamedTuple):
         return self.reads
 
 
-def read_glance(home: Path) -> Glance | None:
-    """The progress in `home`, read-only; an empty Glance when there is no progress file yet; None
-    when the file cannot be read as this tutor's store (the store itself says why when it opens)."""
-    path = Path(home) / FILE_NAME
-    if not path.exists() or path.stat().st_size == 0:
-        return Glance()
+def open_read_only(path: Path) -> sqlite3.Connection | None:
+    """A read-only connection to the store file `path` (its name as given: a link is not resolved), or
+    None when it is not this tutor's store of this version, or stayed busy past a second."""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error:
         return None
     try:
@@ -96,8 +93,23 @@ def read_glance(home: Path) -> Glance | None:
             "SELECT (SELECT application_id FROM pragma_application_id),"
             " (SELECT user_version FROM pragma_user_version)"
         ).fetchone()
-        if app_id != APPLICATION_ID or version != SCHEMA_VERSION:
-            return None
+    except sqlite3.Error:
+        app_id = version = None
+    if app_id != APPLICATION_ID or version != SCHEMA_VERSION:
+        conn.close()
+        return None
+    return conn
+
+
+def read_glance(home: Path) -> Glance | None:
+    """The progress in `home`, read-only; an empty Glance when there is no progress file yet; None
+    when the file cannot be read as this tutor's store (the store itself says why when it opens)."""
+    path = Path(home) / FILE_NAME
+    if not path.exists() or path.stat().st_size == 0:
+        return Glance()
+    if (conn := open_read_only(path)) is None:
+        return None
+    try:
         rows = conn.execute(
             "SELECT lesson, question, session, correct, rating FROM quiz_answers"
             " WHERE exercise IS NULL ORDER BY at, id"

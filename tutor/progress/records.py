@@ -375,12 +375,12 @@ ROWS: dict[str, type[Record]] = {
 def problems(err: ValidationError) -> list[Said]:
     """Each error as "field.path: what is wrong", with the bad input quoted short (so it prints)."""
     return [
-        Said("err.record.problem", field=field_path(e["loc"]), what=_message(e))
+        Said("err.record.problem", field=record_field_path(e["loc"]), what=_message(e))
         for e in err.errors(include_url=False)
     ]
 
 
-def field_path(loc: tuple[int | str, ...]) -> str:
+def record_field_path(loc: tuple[int | str, ...]) -> str:
     """("checks", 0, "status") -> "checks[0].status"; odd names (long, unprintable) quoted short."""
     text = ""
     for part in loc:

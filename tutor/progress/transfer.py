@@ -24,7 +24,7 @@ from models.atomic import atomic_write_text
 from tutor.errors import TutorError
 from tutor.progress.db import first_free, to_text
 from tutor.progress.migrations import SCHEMA_VERSION, TABLES
-from tutor.progress.records import ROWS, field_path, problems, short
+from tutor.progress.records import ROWS, problems, record_field_path, short
 from tutor.progress.store import Store
 from tutor.settings import EXPORT_MAX_BYTES
 from tutor.texts import Said
@@ -130,7 +130,7 @@ def checked_rows(tables: dict[str, Any], source: str) -> list[tuple[str, dict[st
     bad: list[Said] = []
     for table, rows in tables.items():
         if table not in COLUMNS:
-            where = f"{source}: tables.{field_path((table,))}"
+            where = f"{source}: tables.{record_field_path((table,))}"
             bad.append(Said("err.import.unknown_table", where=where, known=list(TABLES)))
             continue
         if not isinstance(rows, list):
@@ -155,7 +155,7 @@ def _stored_row(table: str, row: Any) -> tuple[dict[str, Any] | None, list[Said]
         return None, [Said("err.import.not_object", got=short(row))]
     model, columns = ROWS[table], COLUMNS[table]
     wrong = [
-        Said("err.import.not_column", field=field_path((k,)), table=table, columns=list(columns))
+        Said("err.import.not_column", field=record_field_path((k,)), table=table, columns=list(columns))
         for k in row
         if k not in columns
     ]

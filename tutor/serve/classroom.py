@@ -136,7 +136,7 @@ class BestGrade:
 
 
 @dataclass
-class Standing:
+class LearnerStanding:
     member: Member
     home: Path
     state: str = "ok"  # ok | new (no folder yet: zeros) | unreadable (see problem)
@@ -145,13 +145,13 @@ class Standing:
     grades: dict[str, BestGrade] = field(default_factory=dict)  # by exercise id; absent: never graded
 
 
-def read_standing(folder: Path, member: Member, lessons: list[Lesson], now: datetime) -> Standing:
+def read_standing(folder: Path, member: Member, lessons: list[Lesson], now: datetime) -> LearnerStanding:
     """`member`'s progress in `lessons`, read-only; zeros when they have no folder or no store yet."""
     from tutor.progress.db import FILE_NAME
     from tutor.progress.glance import Glance, read_glance
 
     home = member.home(folder)
-    standing = Standing(member, home)
+    standing = LearnerStanding(member, home)
     glance, grades = Glance(), {}
     try:
         kind = _kind(home)
@@ -210,19 +210,11 @@ def _lesson_standings(glance, lessons: list[Lesson], now: datetime) -> list[Less
 def _best_grades(path: Path) -> dict[str, BestGrade] | None:
     """Each exercise's best recorded grade, read-only; None when the file is not a store this tutor
     reads (or it stayed busy past a second)."""
-    from tutor.progress.migrations import APPLICATION_ID, SCHEMA_VERSION
+    from tutor.progress.glance import open_read_only
 
-    try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=1.0)
-    except sqlite3.Error:
+    if (conn := open_read_only(path)) is None:
         return None
     try:
-        app_id, version = conn.execute(
-            "SELECT (SELECT application_id FROM pragma_application_id),"
-            " (SELECT user_version FROM pragma_user_version)"
-        ).fetchone()
-        if app_id != APPLICATION_ID or version != SCHEMA_VERSION:
-            return None
         rows = conn.execute(
             "SELECT exercise, status, score, max_score FROM submissions ORDER BY at, id"
         ).fetchall()

@@ -170,7 +170,7 @@ def link(base_url: str, token: str) -> str:
     return f"{base_url.rstrip('/')}/learn/{token}"
 
 
-def find(learners: list[RosterLearner], token: str) -> RosterLearner | None:
+def token_owner(learners: list[RosterLearner], token: str) -> RosterLearner | None:
     """The learner whose token this is. Every token is compared, each in constant time, so that the
     time taken says nothing about how much of a token was right, nor whose it was close to."""
     found = None

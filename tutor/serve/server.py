@@ -38,7 +38,7 @@ from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
 from tutor.i18n import FALLBACK, LANGS
-from tutor.serve.roster import RosterLearner, find
+from tutor.serve.roster import RosterLearner, token_owner
 from tutor.texts import say
 
 log = logging.getLogger("tutor.serve")
@@ -139,7 +139,7 @@ class TutorServer:
     # --- the door --------------------------------------------------------------------------------
     def _learner(self, request: web.Request) -> tuple[RosterLearner | None, str]:
         """The learner this request's token names, and what to tell them if they may not come in."""
-        learner = find(self.config.learners, request.match_info.get("token", ""))
+        learner = token_owner(self.config.learners, request.match_info.get("token", ""))
         if learner is None:
             return None, "refused"
         if learner.expired():

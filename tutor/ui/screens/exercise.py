@@ -344,9 +344,9 @@ class ExerciseScreen(TutorScreen):
 
     def _on_training(self, event: dict) -> None:
         """Progress from the judge: the step line is rewritten in place, each validation stays."""
-        from tutor.grading.text import training_line
+        from tutor.grading.text import own_training_line
 
-        line = training_line(event, self.lang, self._compare())
+        line = own_training_line(event, self.lang, self._compare())
         if event.get("event") == "training":
             self._train_line(progress=line)
         elif line is not None:
