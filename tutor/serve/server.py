@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import html
 import json
-import logging
 import shlex
 import socket
 import sys
@@ -40,8 +39,6 @@ from textual_serve.download_manager import DownloadManager
 from tutor.i18n import FALLBACK, LANGS
 from tutor.serve.roster import RosterLearner, token_owner
 from tutor.texts import say
-
-log = logging.getLogger("tutor.serve")
 
 STATIC = Path(textual_serve.__file__).parent / "static"
 PAGE = Path(__file__).with_name("page.html")
