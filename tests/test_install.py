@@ -40,3 +40,9 @@ def test_installed_package_ships_the_tang_corpus_and_the_rope_models_tables(tmp_
     )
     # the corpus and the stored tables, not a measurement
     assert _installed_json(tmp_path, "-c", code) == [47_497, 1]
+
+
+def test_installed_package_ships_the_served_page():
+    """`python -m tutor serve` reads its page from the package: it must be installed with it."""
+    code = "import json, tutor.serve.server as s; print(json.dumps([s.PAGE.is_file(), s.STATIC.is_dir()]))"
+    assert _installed_json(Path("/"), "-c", code) == [True, True]
