@@ -134,3 +134,21 @@ def test_inputs_drawn_in_a_check_repeat_for_the_same_file_and_differ_for_another
             return random.randint(0, 10**9), float(torch.randn(()))
 
     assert draw("00000000000000aa") == draw("00000000000000aa") != draw("00000000000000ab")
+
+
+def test_a_raise_line_that_repeats_the_error_is_named_by_its_place_only():
+    from tutor.grading.remote import LearnerError
+
+    def told(code: str, lang: str = "en") -> str:
+        reply = {"type": "NotImplementedError", "text": "NotImplementedError: f: your code here",
+                 "at": [[18, "f", code]]}  # fmt: skip
+        return LearnerError.from_reply(reply, lang).text
+
+    assert told('raise NotImplementedError("f: your code here")') == (
+        "NotImplementedError: f: your code here (at line 18 in f)"
+    )
+    assert (
+        told("return x.view(B, T)")
+        == "NotImplementedError: f: your code here (at line 18 in f: return x.view(B, T))"
+    )
+    assert told('raise NotImplementedError("f: your code here")', "de").startswith("Zeile 18 in `f`:")

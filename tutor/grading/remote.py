@@ -43,8 +43,15 @@ class LearnerError(CheckFailure):
         elif kind == "fsize":
             text = say("grade.code.too_much_written", lang, error=text)
         frames = err.get("at") if isinstance(err.get("at"), list) else []
+        said = field("text").removeprefix(f"{type_name}:").strip()  # the exception's own words
+
+        def frame(line: str, name: str, code: str) -> str:
+            if code.startswith("raise") and said and said in code:  # the line would say the text again
+                return say("grade.code.frame_line", lang, line=line, name=name)
+            return say("grade.code.frame", lang, line=line, name=name, code=code)
+
         where = [
-            say("grade.code.frame", lang, line=str(f[0])[:20], name=str(f[1])[:200], code=str(f[2])[:300])
+            frame(str(f[0])[:20], str(f[1])[:200], str(f[2])[:300].strip())
             for f in frames[-3:]
             if isinstance(f, list) and len(f) == 3
         ]
