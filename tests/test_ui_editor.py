@@ -238,3 +238,41 @@ def test_built_in_editor_snapshot(snap_compare, lang, monkeypatch, _snapshots_in
         await settle(app, 0.3)
 
     assert snap_compare(make_app(home, lang), terminal_size=SIZE, run_before=run_before)
+
+
+async def test_text_typed_and_not_saved_comes_back_after_the_app_ends(home, monkeypatch):
+    """A browser tab closed or a session ended mid-edit: the text typed is kept as a draft beside the
+    file and shown (with a note) when the editor opens on it again; discarding it deletes the draft and
+    leaves the file as it was."""
+    from tutor.ui.widgets.code_editor import draft_path
+
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        screen = await _unlock(app, pilot, "split-heads")
+        file = screen.file
+        on_disk = file.read_text(encoding="utf-8")
+        await pilot.press("e")  # no $EDITOR: the built-in editor
+        await until(pilot, lambda: isinstance(app.focused, TextArea))
+        await pilot.press("x", "y")
+        assert not draft_path(file).exists()  # written once the typing stops, or when the app ends
+    assert draft_path(file).read_text(encoding="utf-8") == "xy" + on_disk
+    assert file.read_text(encoding="utf-8") == on_disk
+
+    app = make_app(home)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await app.course_ready.wait()
+        await app.open_exercise("split-heads")
+        await pilot.pause()
+        await pilot.press("e")  # no $EDITOR: the built-in editor
+        await until(pilot, lambda: isinstance(app.focused, TextArea))
+        area = app.screen.query_one("#editor-area", TextArea)
+        assert area.text == "xy" + on_disk and app.screen.query_one("#ex-editor").border_title.endswith("●")
+        await until(pilot, lambda: any("did not save is back" in str(t.message) for t in app._notifications))
+        await pilot.press("escape")
+        await until(pilot, lambda: type(app.screen).__name__ == "UnsavedChanges")
+        await pilot.press("tab", "enter")  # Discard changes
+        await until(pilot, lambda: not draft_path(file).exists())
+        assert file.read_text(encoding="utf-8") == on_disk and area.text == on_disk

@@ -263,7 +263,7 @@ class ExerciseScreen(TutorScreen):
         if self._locked() or self.file is None:
             return
         from tutor.errors import TutorError, in_lang
-        from tutor.ui.widgets.code_editor import CodeEditor, read_for_editing
+        from tutor.ui.widgets.code_editor import CodeEditor, draft_path, read_draft, read_for_editing
 
         editor = self._editor
         if editor is None or not editor.modified:
@@ -277,6 +277,12 @@ class ExerciseScreen(TutorScreen):
                 editor = CodeEditor(self.file, text, dark=self.app.current_theme.dark, id="ex-editor")
                 self._editor = editor
                 await self.mount(editor, before="#ex-box")
+                if (draft := read_draft(self.file, text)) is not None:  # typed last time, not saved
+                    from datetime import datetime
+
+                    editor.show_draft(draft)
+                    when = datetime.fromtimestamp(draft_path(self.file).stat().st_mtime).strftime("%H:%M")
+                    self.notify(self.t("ex.editor.restored", when=when), timeout=10)
             elif text != editor.area.text:  # changed on disk since (another editor, a reset)
                 editor.load(text)
         editor.display = True

@@ -7,6 +7,11 @@ comes back. ctrl+s writes the file atomically (models.atomic) and posts `Saved`:
 as it does when $EDITOR returns. Esc posts `Closed`, after asking (tutor.ui.screens.unsaved) when the
 text differs from the file as last loaded or saved.
 
+Text typed and not saved is kept as a draft beside the file (`.NAME.draft`, written atomically two
+seconds after the typing stops, and when the editor goes with the app: the browser tab closed, the
+session ended): the next time the editor opens on that file it shows the draft and says so. Saving or
+discarding deletes it.
+
 A Python file is highlighted where tree-sitter and its Python grammar import; where they do not, and
 for an answer file that is not Python, the same editor edits plain text. Imported when the editor first opens, never before the app's first screen.
 """
@@ -29,6 +34,23 @@ from tutor.errors import TutorError
 from tutor.texts import say
 
 MODIFIED = "●"  # after the file's name in the editor's title while the text is not saved
+DRAFT_AFTER_S = 2.0  # the draft is written this long after the typing stops
+
+
+def draft_path(path: Path) -> Path:
+    """Where the text typed into `path` and not saved is kept (beside it, hidden)."""
+    return path.with_name(f".{path.name}.draft")
+
+
+def read_draft(path: Path, on_disk: str) -> str | None:
+    """The draft of `path`, when there is one that differs from the file as it is (`on_disk`)."""
+    try:
+        text = draft_path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if text != on_disk else None
+
+
 _MOUNTED: WeakSet[CodeEditor] = WeakSet()  # every editor in an app (the app asks before it quits)
 
 
@@ -97,6 +119,8 @@ class CodeEditor(Vertical):
         self._text = text
         self._dark = dark
         self._on_disk = text  # the file as last loaded or saved
+        self._draft_timer = None  # set while a draft waits to be written
+        self._typed = text  # the text in the area, as last changed
 
     def compose(self) -> ComposeResult:
         yield editor_area(self.path, self._text, area_theme(self._dark), id="editor-area")
@@ -107,6 +131,8 @@ class CodeEditor(Vertical):
 
     def on_unmount(self) -> None:
         _MOUNTED.discard(self)
+        if self._draft_timer is not None:  # the editor goes (the app ends): keep what was typed
+            self._keep_draft()
 
     @property
     def lang(self) -> str:
@@ -122,7 +148,7 @@ class CodeEditor(Vertical):
 
     def load(self, text: str) -> None:
         """Show `text`, the file as it is now (the undo history starts again)."""
-        self._on_disk = text
+        self._on_disk = self._typed = text
         self.area.load_text(text)
         self._title()
 
@@ -133,6 +159,39 @@ class CodeEditor(Vertical):
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()
         self._title()
+        self._typed = event.text_area.text
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+        self._draft_timer = self.set_timer(DRAFT_AFTER_S, self._keep_draft)
+
+    def show_draft(self, text: str) -> None:
+        """Show the draft typed last time (the file on disk stays what it was: the text is not saved)."""
+        self.area.load_text(text)
+        self._typed = text
+        self._title()
+
+    def _keep_draft(self) -> None:
+        """Write the text as the file's draft, or delete the draft when the text is the file's (also
+        when the editor is already gone: what was typed is kept in `_typed`)."""
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+            self._draft_timer = None
+        try:
+            if self._typed != self._on_disk:
+                atomic_write_text(draft_path(self.path), self._typed)
+            else:
+                draft_path(self.path).unlink(missing_ok=True)
+        except OSError:
+            pass  # a draft is a courtesy: the file itself is untouched either way
+
+    def _drop_draft(self) -> None:
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+            self._draft_timer = None
+        try:
+            draft_path(self.path).unlink(missing_ok=True)
+        except OSError:
+            pass
 
     def _title(self) -> None:
         self.border_title = f"{self.path.name} {MODIFIED}" if self.modified else self.path.name
@@ -146,6 +205,7 @@ class CodeEditor(Vertical):
             return
         self._on_disk = text
         self._title()
+        self._drop_draft()
         self.post_message(self.Saved())
 
     def action_close(self) -> None:
@@ -160,6 +220,7 @@ class CodeEditor(Vertical):
     def _answered(self, discard: bool | None) -> None:
         if discard:
             self.load(self._on_disk)
+            self._drop_draft()
             self.post_message(self.Closed())
         else:
             self.area.focus()
