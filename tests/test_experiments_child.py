@@ -206,3 +206,19 @@ async def test_a_result_larger_than_asyncios_default_line_limit_arrives_whole():
     result = await run_in_child("alibi", {"n_head": 8, "T": 64}, use_cache=False)
     assert len(result.model_dump_json()) > 64 * 1024
     assert result.metrics["slope_first"] == 0.5 and result.metrics["slope_last"] == 1 / 256
+
+
+def test_a_child_runs_result_is_kept_for_its_home_only(tmp_path):
+    """A long experiment's result comes from that learner's stored runs: kept in the process for the
+    home it ran in, never handed to a run in another home (two learners, or two tests, in one process)."""
+    from types import SimpleNamespace
+
+    from tutor.experiments.runner import _remember, cached, prepare
+
+    _, params = prepare("train-compare", TINY)
+    result = SimpleNamespace(experiment="train-compare")
+    _remember(result, params, tmp_path / "ana")
+    assert cached("train-compare", params, tmp_path / "ana") is result
+    assert (
+        cached("train-compare", params, tmp_path / "bo") is None and cached("train-compare", params) is None
+    )

@@ -35,7 +35,9 @@ from tutor.experiments.run_context import RunContext, StoredRun
 from tutor.settings import CHILD_GRACE_S, RESULT_CACHE_SIZE, tutor_child_env
 
 EventSink = Callable[[dict[str, Any]], None]
-_results: OrderedDict[tuple[str, str], Result] = OrderedDict()
+# (experiment, its parameters, the home a child run read and wrote: a long experiment's result comes from
+# that learner's stored runs) -> the result
+_results: OrderedDict[tuple[str, str, str], Result] = OrderedDict()
 _results_lock = threading.Lock()
 
 
@@ -46,14 +48,14 @@ def prepare(name: str, raw: Mapping[str, Any] | Params | None = None) -> tuple[E
     return spec, validate_params(spec, raw or {})
 
 
-def cached(name: str, params: Params) -> Result | None:
+def cached(name: str, params: Params, home: Path | None = None) -> Result | None:
     with _results_lock:
-        return _results.get((name, canonical_params(params)))
+        return _results.get((name, canonical_params(params), str(home or "")))
 
 
-def _remember(result: Result, params: Params) -> None:
+def _remember(result: Result, params: Params, home: Path | None = None) -> None:
     with _results_lock:
-        _results[(result.experiment, canonical_params(params))] = result
+        _results[(result.experiment, canonical_params(params), str(home or ""))] = result
         while len(_results) > RESULT_CACHE_SIZE:
             _results.popitem(last=False)
 
@@ -179,7 +181,7 @@ async def run_in_child(
     own signal raises Cancelled.
     """
     spec, params = prepare(name, raw)
-    if use_cache and (hit := cached(name, params)) is not None:
+    if use_cache and (hit := cached(name, params, home)) is not None:
         return hit
     command = child_command(name, params, home)
     if niceness > 0 and shutil.which("nice"):  # e.g. the app: training must not starve the UI
@@ -194,7 +196,7 @@ async def run_in_child(
         raise
     await child.stop()
     result = outcome.finish(child.returncode, child.stderr_tail())
-    _remember(result, params)
+    _remember(result, params, home)
     return result
 
 
