@@ -20,7 +20,8 @@ from pathlib import Path
 
 from conftest import PYTHON, ROOT, run_tutor_env
 
-from tutor.content.schema import Lesson, MultipleChoice, OpenQuestion, Question, SingleChoice, pick
+from tutor.content.schema import Lesson, MultipleChoice, OpenQuestion, Question, SingleChoice
+from tutor.i18n import pick
 
 LESSON_TOML = """\
 id = "tiny-heads"

@@ -13,8 +13,9 @@ from tutor.cli import main
 from tutor.commands import check as check_command
 from tutor.content.loader import UnknownContent, load_course
 from tutor.content.problems import error
-from tutor.content.schema import ExactQuestion, Lesson, NumberQuestion, OpenQuestion, SingleChoice, pick
+from tutor.content.schema import ExactQuestion, Lesson, NumberQuestion, OpenQuestion, SingleChoice
 from tutor.course import open_course
+from tutor.i18n import pick
 from tutor.settings import shipped_lessons_dir
 
 CASES = ROOT / "tests" / "content_cases"

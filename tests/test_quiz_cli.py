@@ -16,15 +16,8 @@ from quiz_fixtures import ANSWERS, Learner, choice_numbers, write_lesson
 from rich.cells import cell_len
 
 from tutor.content.loader import load_course
-from tutor.content.schema import (
-    ExactQuestion,
-    Lesson,
-    MultipleChoice,
-    NumberQuestion,
-    Question,
-    SingleChoice,
-    pick,
-)
+from tutor.content.schema import ExactQuestion, Lesson, MultipleChoice, NumberQuestion, Question, SingleChoice
+from tutor.i18n import pick
 from tutor.progress.store import Store
 from tutor.quiz.numbers import format_number
 from tutor.quiz.schedule import review

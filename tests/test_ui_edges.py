@@ -9,7 +9,7 @@ from rich.cells import cell_len
 from textual.widgets import OptionList, Static
 
 from tests.ui_helpers import aim_over, make_app, palette_hits, plain, settle, until
-from tutor.content.schema import pick
+from tutor.i18n import pick
 
 SIZE = (80, 24)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from tests.ui_helpers import make_app, settle
-from tutor.content.schema import pick
+from tutor.i18n import pick
 from tutor.texts import say
 from tutor.ui.app import TutorApp
 from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz, SetLanguage

@@ -33,3 +33,10 @@ def pick_lang(explicit: str | None = None) -> str:
     except ValueError:
         lang = None
     return lang or FALLBACK
+
+
+def pick(text: dict[str, str] | None, lang: str) -> str:
+    """A course text in `lang`, falling back to English; '' for no text (a plain dict: no pydantic)."""
+    if not text:
+        return ""
+    return text.get(lang) or text.get("en", "")

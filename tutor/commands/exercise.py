@@ -93,7 +93,7 @@ def _reset(ex, path, args, ctx) -> int:
 
 
 def _show(ex, path, args, ctx) -> int:
-    from tutor.content.schema import pick
+    from tutor.i18n import pick
     from tutor.texts import say
 
     lang = ctx.lang
@@ -155,8 +155,8 @@ def _train(ex, path, steps: int | None, ctx) -> int:
 
 
 def _list(course, ctx, as_json: bool) -> int:
-    from tutor.content.schema import pick
     from tutor.grading import workspace
+    from tutor.i18n import pick
     from tutor.texts import number, say
 
     with _store(ctx) as store:

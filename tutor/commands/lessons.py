@@ -21,7 +21,7 @@ def add_arguments(parser, t) -> None:
 
 
 def lesson_summaries(course, lang: str) -> list[dict]:
-    from tutor.content.schema import pick
+    from tutor.i18n import pick
 
     out = []
     for lesson in course.lessons:

@@ -44,9 +44,9 @@ def run(args, ctx) -> int:
 
     from rich.console import Console
 
-    from tutor.content.schema import pick
     from tutor.course import open_course
     from tutor.errors import TutorError
+    from tutor.i18n import pick
     from tutor.progress.quiz_status import NEW_PER_REVIEW
     from tutor.progress.store import Store
     from tutor.quiz.session import QuizSession

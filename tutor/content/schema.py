@@ -41,13 +41,6 @@ def _needs_english(value: dict[str, str]) -> dict[str, str]:
 LocalText = Annotated[dict[Lang, str], AfterValidator(_needs_english)]
 
 
-def pick(text: dict[str, str] | None, lang: str) -> str:
-    """The text in `lang`, falling back to English; '' for no text."""
-    if not text:
-        return ""
-    return text.get(lang) or text.get("en", "")
-
-
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

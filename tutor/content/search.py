@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from tutor.content.markdown import split_body
-from tutor.content.schema import pick
+from tutor.i18n import pick
 
 MIN_QUERY = 3  # characters of a query before the text is searched (2 for Chinese: a word is two)
 SNIPPET = 60  # characters of text shown around a match

@@ -38,11 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from models.atomic import atomic_write_text
-from tutor.content.schema import Exercise, pick
+from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.batch import BatchRow, csv_cell, shown_name
 from tutor.grading.hints import hint_step
 from tutor.grading.safe_read import read_instructor_file
+from tutor.i18n import pick
 from tutor.texts import number, say
 
 CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message")

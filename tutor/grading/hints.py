@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tutor.content.schema import Exercise, pick
+from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import CheckResult, GradeResult
+from tutor.i18n import pick
 from tutor.texts import say
 
 

@@ -28,10 +28,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from tutor.childproc import ChildTimeout, ForkedChild, ForkServer, ServerGone, SyncChild
-from tutor.content.schema import Exercise, pick
+from tutor.content.schema import Exercise
 from tutor.grading import sandbox
 from tutor.grading.kit import submission_seed
 from tutor.grading.result import CheckResult, GradeResult
+from tutor.i18n import pick
 from tutor.settings import (
     GRADE_JUDGE_SLACK_S,
     GRADE_MEM_BYTES,

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor.content.schema import Exercise, pick
+from tutor.content.schema import Exercise
 from tutor.grading.result import GradeResult
+from tutor.i18n import pick
 from tutor.texts import say
 
 

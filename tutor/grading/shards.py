@@ -23,11 +23,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from tutor.content.schema import Exercise, pick
+from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.batch import BatchRow, raw_name, shard_of, shown_name
 from tutor.grading.result import GradeResult
 from tutor.grading.safe_read import read_instructor_file
+from tutor.i18n import pick
 from tutor.texts import say
 
 _SHARD = re.compile(r"(\d{1,9})/(\d{1,9})")

@@ -3,10 +3,11 @@ first failure marked. The checks' own messages are the exercise's (lesson conten
 
 from __future__ import annotations
 
-from tutor.content.schema import Exercise, pick
+from tutor.content.schema import Exercise
 from tutor.grading.hints import hint_step
 from tutor.grading.result import GradeResult
 from tutor.grading.sandbox import LAYERS
+from tutor.i18n import pick
 from tutor.texts import number, say
 
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from tutor.content.schema import Lesson, pick
+from tutor.content.schema import Lesson
+from tutor.i18n import pick
 from tutor.progress.migrations import LAST_LOCATION
 from tutor.progress.quiz_status import QuizCounts, is_due, quiz_counts
 from tutor.progress.store import Store

@@ -22,9 +22,9 @@ from tutor.content.schema import (
     OpenQuestion,
     Question,
     SingleChoice,
-    pick,
 )
 from tutor.errors import TutorError
+from tutor.i18n import pick
 from tutor.quiz.normalise import fold, format_shape, is_integer_shape, shape_tokens, text_matches
 from tutor.quiz.numbers import format_number, number_matches, number_readings
 from tutor.texts import typed

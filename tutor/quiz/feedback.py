@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal, NamedTuple
 
-from tutor.content.schema import OpenQuestion, pick
+from tutor.content.schema import OpenQuestion
+from tutor.i18n import pick
 from tutor.quiz.session import Feedback, Item, QuizSession
 from tutor.texts import say
 from tutor.wrap import reflow

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tutor.content.schema import Exercise, Lesson, MultipleChoice, Question, SingleChoice, pick
+from tutor.content.schema import Exercise, Lesson, MultipleChoice, Question, SingleChoice
+from tutor.i18n import pick
 from tutor.progress.quiz_status import NEW_PER_REVIEW, ReviewPlan, due_keys, is_miss, review_plan
 from tutor.progress.records import QuizAnswer, ReviewState
 from tutor.progress.store import Store

@@ -17,7 +17,8 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from tutor.content.schema import Lesson, MultipleChoice, OpenQuestion, SingleChoice, pick
+from tutor.content.schema import Lesson, MultipleChoice, OpenQuestion, SingleChoice
+from tutor.i18n import pick
 from tutor.quiz.check import AnswerError, answer_kind, parse_rating
 from tutor.quiz.feedback import STYLE, Line, counter, feedback_lines, open_answer_lines
 from tutor.quiz.session import Feedback, Item, QuizSession, due_items

@@ -39,7 +39,7 @@ class Entry:
 
 def course_entries(app: TutorApp) -> list[Entry]:
     """The course's entries in the learner's language, lesson by lesson."""
-    from tutor.content.schema import pick
+    from tutor.i18n import pick
 
     lang, out = app.lang, []
     post = app.post_message
@@ -122,8 +122,8 @@ _passages: dict[tuple[int, str], list] = {}  # (id of the course, language) -> i
 def text_hits(app: TutorApp, query: str) -> list[Hit]:
     """Where `query` occurs in the lessons' text in the learner's language, in course order: the
     section's place and a snippet with the match marked; choosing one opens the lesson there."""
-    from tutor.content.schema import pick
     from tutor.content.search import find, passages, searchable, snippet
+    from tutor.i18n import pick
 
     course, lang = app.tutor.course, app.lang
     if course is None or not searchable(query):

@@ -29,10 +29,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Collapsible, Static
 from textual.worker import Worker, WorkerState
 
-from tutor.content.schema import pick
 from tutor.grading.hints import hint_step
 from tutor.grading.text import isolation_text
 from tutor.grading.watch import SaveWatcher
+from tutor.i18n import pick
 from tutor.settings import FILE_POLL_S, env
 from tutor.ui.messages import OpenLesson
 from tutor.ui.rich_markdown import Prose, ProseText

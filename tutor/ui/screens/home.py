@@ -22,6 +22,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
+from tutor.i18n import pick
 from tutor.texts import LANGS, say
 from tutor.ui.messages import ContinueLast, OpenExercise, OpenLesson, OpenQuiz
 from tutor.ui.prose_text import ProseText
@@ -37,11 +38,6 @@ COLUMNS = ("read", "quiz", "ex", "due")  # after "#" and the lesson title
 GAP = 2  # blank cells after each column
 SIDES = 3  # the list's margin and padding, left and right (tutor.tcss)
 MAX_ERRORS = 6  # problems listed on home; `python -m tutor check` lists them all
-
-
-def pick(text: dict[str, str], lang: str) -> str:
-    """tutor.content.schema.pick for a card's plain dict (no pydantic before the first frame)."""
-    return text.get(lang) or text.get("en", "")
 
 
 def column_widths(head: list[str], rows: list[list[str]], width: int) -> list[int]:

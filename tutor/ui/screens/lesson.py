@@ -26,7 +26,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.content.markdown import split_body
-from tutor.content.schema import Lesson, pick
+from tutor.content.schema import Lesson
+from tutor.i18n import pick
 from tutor.ui.messages import OpenExercise, OpenQuiz
 from tutor.ui.reading import ReadingClock, on_screen
 from tutor.ui.rich_markdown import Prose

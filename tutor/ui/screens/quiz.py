@@ -10,7 +10,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from tutor.content.schema import Lesson, pick
+from tutor.content.schema import Lesson
+from tutor.i18n import pick
 from tutor.texts import say
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.state import Tutor

@@ -19,7 +19,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice, pick
+from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice
+from tutor.i18n import pick
 from tutor.quiz.check import answer_kind
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
 from tutor.texts import say
