@@ -251,12 +251,13 @@ def test_shipped_learned_model_beats_the_bigram_by_0_3_nats_on_the_whole_validat
 
 def test_shipped_checkpoint_writes_regular_verse():
     """Written as `generate` writes (models.sample.write at its defaults), from 白日 and from a poem start:
-    nine lines in ten or more are regular verse (bench_samples measures the same on 100 poems)."""
+    nine lines in ten or more are regular verse (eight seeded poems here; bench_samples measures the
+    same on 100)."""
     from models.sample import regular, write
 
     ck = load_checkpoint(default_checkpoint())
     lines = []
-    for seed in range(10):
+    for seed in range(4):
         for prompt in ("白日", ""):
             poem = prompt + "".join(step.char for step in write(ck.model, ck.tokenizer, prompt, seed=seed))
             lines += [line for line in poem.split("\n") if line.strip()]
