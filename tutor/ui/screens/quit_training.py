@@ -4,60 +4,18 @@ already (the child records each as it ends), so the question names only what wou
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Static
-
 from tutor.texts import say
 from tutor.ui.messages import Training
+from tutor.ui.screens.keep_or_lose import KeepOrLose
 
 
-class QuitTraining(ModalScreen[bool]):
+class QuitTraining(KeepOrLose):
     """Dismissed with True to quit, False to keep training."""
 
-    DEFAULT_CSS = """
-    QuitTraining { align: center middle; }
-    QuitTraining > Vertical {
-        width: 64; max-width: 100%; height: auto;
-        border: thick $warning; background: $surface; padding: 0 1;
-    }
-    QuitTraining .quit-title { text-style: bold; margin-bottom: 1; }
-    QuitTraining Horizontal { height: auto; margin-top: 1; }
-    QuitTraining Button { margin-right: 2; }
-    """
-    BINDINGS = [Binding("escape", "keep", show=False)]
-    AUTO_FOCUS = "#keep"  # Enter keeps training
-
     def __init__(self, training: Training, lang: str) -> None:
-        super().__init__()
-        self.training = training
-        self.lang = lang
-
-    def compose(self) -> ComposeResult:
-        t, lang = self.training, self.lang
-        with Vertical():
-            yield Static(say("run.quit_title", lang), classes="quit-title")
-            yield Static(
-                say(
-                    "run.quit_body",
-                    lang,
-                    title=say(f"exp.{t.experiment}.title", lang),
-                    run=t.run,
-                    runs=t.runs,
-                    step=t.step,
-                    steps=t.steps,
-                    done=t.run - 1,
-                )  # fmt: skip
-            )
-            with Horizontal():
-                yield Button(say("run.quit_keep", lang), id="keep", variant="primary")
-                yield Button(say("run.quit_lose", lang), id="lose", variant="error")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "lose")
-
-    def action_keep(self) -> None:
-        self.dismiss(False)
+        t = training
+        body = say("run.quit_body", lang, title=say(f"exp.{t.experiment}.title", lang), run=t.run, runs=t.runs,
+                   step=t.step, steps=t.steps, done=t.run - 1)  # fmt: skip
+        super().__init__(
+            say("run.quit_title", lang), body, say("run.quit_keep", lang), say("run.quit_lose", lang)
+        )

@@ -1,0 +1,49 @@
+"""A question with two answers, asked before something is lost: keep (the default: Esc, or Enter on the
+first button) or lose it. Quitting during a training run (tutor.ui.screens.quit_training) and leaving the
+built-in editor with text not saved (tutor.ui.screens.unsaved) ask it in their own words."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class KeepOrLose(ModalScreen[bool]):
+    """Dismissed with True to lose, False to keep."""
+
+    DEFAULT_CSS = """
+    KeepOrLose { align: center middle; }
+    KeepOrLose > Vertical {
+        width: 64; max-width: 100%; height: auto;
+        border: thick $warning; background: $surface; padding: 0 1;
+    }
+    KeepOrLose .question-title { text-style: bold; margin-bottom: 1; }
+    KeepOrLose Horizontal { height: auto; margin-top: 1; }
+    KeepOrLose Button { margin-right: 2; }
+    """
+    BINDINGS = [Binding("escape", "keep", show=False)]
+    AUTO_FOCUS = "#keep"  # Enter keeps
+
+    def __init__(self, title: str, body: str, keep: str, lose: str, lose_id: str = "lose") -> None:
+        super().__init__()
+        self._texts = title, body, keep, lose
+        self._lose_id = lose_id
+
+    def compose(self) -> ComposeResult:
+        title, body, keep, lose = self._texts
+        with Vertical():
+            yield Static(title, classes="question-title")
+            yield Static(body)
+            with Horizontal():
+                yield Button(keep, id="keep", variant="primary")
+                yield Button(lose, id=self._lose_id, variant="error")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == self._lose_id)
+
+    def action_keep(self) -> None:
+        self.dismiss(False)
