@@ -106,22 +106,14 @@ def batch_rounds(ex, repeat: int, home: str, files: int = 20, jobs: int = 2) -> 
 
 async def app_rounds(ex_id: str, repeat: int, home: Path) -> tuple[list[float], list[float]]:
     """(save → verdict on screen in the app, a warm grade of the same text by the app's warm judge)."""
-    from tests.ui_helpers import make_app, right_answer, settle
+    from tests.ui_helpers import make_app, settle, unlock_exercise
     from tutor.grading.runner import grade_code
-    from tutor.ui.widgets.quiz_panel import QuizPanel
 
     app = make_app(home)
     shown, warm = [], []
     async with app.run_test(size=(100, 40)) as pilot:
         await app.course_ready.wait()
-        await app.open_exercise(ex_id)
-        await pilot.pause()
-        screen = app.screen
-        for quiz in screen.query(QuizPanel):
-            while quiz.state != "done":
-                await quiz.submit(right_answer(quiz.session.current.question))
-                await quiz.submit("")
-                await pilot.pause()
+        screen = await unlock_exercise(app, pilot, ex_id)
         ex = app.tutor.exercise(ex_id)[1]
         source = (ex.folder / "solution.py").read_text(encoding="utf-8")
         judge = app.tutor.warm_judge()

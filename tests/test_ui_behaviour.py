@@ -17,14 +17,13 @@ from tests.ui_helpers import (
     open_experiment,
     opened_at,
     plain,
-    right_answer,
     settle,
     status_of,
+    unlock_exercise,
     until,
 )
 from tutor.settings import shipped_lessons_dir
 from tutor.ui.palette import course_entries
-from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.help import HelpScreen
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.screens.lesson import LessonScreen
@@ -33,19 +32,6 @@ from tutor.ui.widgets.quiz_panel import QuizPanel
 
 def _notes(app) -> list[str]:
     return [n.message for n in app._notifications]
-
-
-async def _unlock(app, pilot, exercise_id: str) -> ExerciseScreen:
-    await app.open_exercise(exercise_id)
-    await pilot.pause()
-    screen = app.screen
-    for quiz in screen.query(QuizPanel):
-        while quiz.state != "done":
-            await quiz.submit(right_answer(quiz.session.current.question))
-            await quiz.submit("")
-            await pilot.pause()
-    assert screen.unlocked
-    return screen
 
 
 async def test_language_switch_relabels_the_screen_and_the_footer_keys(home):
@@ -203,7 +189,7 @@ async def test_no_editor_set_opens_the_built_in_one(home, monkeypatch):
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "split-heads")
+        screen = await unlock_exercise(app, pilot, "split-heads")
         keys = str(screen.query_one("KeyBar", Static).content)
         assert " e Edit " in keys and "^p Commands" in keys
         assert "Edit here" not in keys  # i is shown only beside $EDITOR
@@ -220,7 +206,7 @@ async def test_an_editor_variable_that_cannot_be_read_is_named_not_a_crash(home,
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        await _unlock(app, pilot, "split-heads")
+        await unlock_exercise(app, pilot, "split-heads")
         await pilot.press("e")
         assert any("could not be started" in n and "quotation" in n for n in _notes(app))
         assert app.is_running
@@ -236,7 +222,7 @@ async def test_a_grade_that_times_out_says_so_and_the_app_keeps_working(home, tm
     app = make_app(home, lessons=lessons)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "split-heads")
+        screen = await unlock_exercise(app, pilot, "split-heads")
         screen.file.write_text("while True:\n    pass\n", encoding="utf-8")
         await pilot.press("g")
         await settle(app)
@@ -318,7 +304,7 @@ async def test_saving_the_file_regrades_it_while_the_exercise_is_open(home):
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "split-heads")
+        screen = await unlock_exercise(app, pilot, "split-heads")
         assert screen.result is None
         shutil.copyfile(app.tutor.exercise("split-heads")[1].folder / "solution.py", screen.file)
         await until(pilot, lambda: screen.result is not None, 12)  # the mtime is polled once a second

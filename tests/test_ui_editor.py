@@ -13,25 +13,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static, TextArea
 
 from tests.english import english_left
-from tests.ui_helpers import make_app, plain, right_answer, settle, until
+from tests.ui_helpers import make_app, plain, settle, unlock_exercise, until
 from tutor.texts import say
-from tutor.ui.widgets.quiz_panel import QuizPanel
 
 SIZE = (80, 24)
-
-
-async def _unlock(app, pilot, exercise_id: str):
-    await app.open_exercise(exercise_id)
-    await pilot.pause()
-    screen = app.screen
-    for quiz in screen.query(QuizPanel):
-        while quiz.state != "done":
-            await quiz.submit(right_answer(quiz.session.current.question))
-            await quiz.submit("")
-            await pilot.pause()
-    assert screen.unlocked
-    await pilot.pause()
-    return screen
 
 
 def _key_bar(app) -> str:
@@ -50,7 +35,7 @@ async def test_i_opens_the_built_in_editor_leaving_unsaved_asks_and_ctrl_s_saves
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "split-heads")
+        screen = await unlock_exercise(app, pilot, "split-heads")
         on_disk = screen.file.read_text(encoding="utf-8")
         assert "i: edit here" in str(screen.query_one("#ex-file", Static).content)
         await pilot.press("question_mark")
@@ -137,7 +122,7 @@ async def test_without_an_editor_e_edits_here_and_ctrl_s_saves_and_grades_the_fi
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "split-heads")
+        screen = await unlock_exercise(app, pilot, "split-heads")
         assert "e: edit here" in str(screen.query_one("#ex-file", Static).content)
         folder = app.tutor.exercise("split-heads")[1].folder
         fix = "return x.transpose(1, 2).reshape(B, T, n_head * d)"
@@ -230,7 +215,7 @@ def test_built_in_editor_snapshot(snap_compare, lang, monkeypatch, _snapshots_in
     async def run_before(pilot):
         app = pilot.app
         await app.course_ready.wait()
-        await _unlock(app, pilot, "split-heads")
+        await unlock_exercise(app, pilot, "split-heads")
         await pilot.press("e", "down", "down", "#")
         area = app.screen.query_one("#editor-area", TextArea)
         area.cursor_blink = False
@@ -251,7 +236,7 @@ async def test_text_typed_and_not_saved_comes_back_after_the_app_ends(home, monk
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "split-heads")
+        screen = await unlock_exercise(app, pilot, "split-heads")
         file = screen.file
         on_disk = file.read_text(encoding="utf-8")
         await pilot.press("e")  # no $EDITOR: the built-in editor

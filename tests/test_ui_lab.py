@@ -9,26 +9,10 @@ import time
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from tests.ui_helpers import make_app, plain, right_answer, settle, store_locked, until
+from tests.ui_helpers import make_app, plain, settle, store_locked, unlock_exercise, until
 from tutor.grading.text import render
-from tutor.ui.screens.exercise import ExerciseScreen
-from tutor.ui.widgets.quiz_panel import QuizPanel
 
 SIZE = (80, 24)
-
-
-async def _unlock(app, pilot, exercise_id: str) -> ExerciseScreen:
-    await app.open_exercise(exercise_id)
-    await pilot.pause()
-    screen = app.screen
-    for quiz in screen.query(QuizPanel):
-        while quiz.state != "done":
-            await quiz.submit(right_answer(quiz.session.current.question))
-            await quiz.submit("")
-            await pilot.pause()
-    assert screen.unlocked
-    await pilot.pause()
-    return screen
 
 
 def _shown(widget: Static) -> str:
@@ -51,7 +35,7 @@ async def test_the_keys_act_at_once_scrolling_without_tab_and_a_hint_while_the_s
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "alibi")
+        screen = await unlock_exercise(app, pilot, "alibi")
         box = screen.query_one("#ex-box", VerticalScroll)
         assert app.focused is box and box.max_scroll_y > 0
         await pilot.press("down", "down")
@@ -70,7 +54,7 @@ async def test_the_command_to_copy_wraps_whole_at_80_columns(home):
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "head-count")
+        screen = await unlock_exercise(app, pilot, "head-count")
         task = _shown(screen.query_one("#ex-task", Static))
         assert "--set vary=heads --set" in task and "↪ steps=1000 --set seeds=2" in task  # goes on, marked
         lines = plain(screen.query_one("#ex-task", Static).content, 76).splitlines()
@@ -83,7 +67,7 @@ async def test_a_failing_grade_says_what_is_wrong_and_the_fix_comes_one_hint_at_
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "alibi")
+        screen = await unlock_exercise(app, pilot, "alibi")
         ex = app.tutor.exercise("alibi")[1]
         assert len(ex.hints) == 2
         box = screen.query_one("#ex-box", VerticalScroll)
@@ -124,7 +108,7 @@ async def test_check_hints_are_shown_whole_at_80_columns(home):
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "alibi")
+        screen = await unlock_exercise(app, pilot, "alibi")
         await pilot.press("h", "h")
         checks = screen.query_one("#ex-checks", Static)
         for i, (broken, words) in enumerate(
@@ -150,7 +134,7 @@ async def test_the_unlocked_solution_wraps_and_no_line_is_cut(home):
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "alibi")
+        screen = await unlock_exercise(app, pilot, "alibi")
         await _copy_and_grade(app, pilot, screen, "solution.py")
         assert screen.result.status == "pass"
         await pilot.press("s")

@@ -202,3 +202,21 @@ async def palette_hits(pilot, app, typed: str) -> list[str]:
     await pilot.pause()  # the last batch drawn
     found = palette.query_one(CommandList)
     return [str(found.get_option_at_index(i).prompt) for i in range(found.option_count)]
+
+
+async def unlock_exercise(app, pilot, exercise_id: str):
+    """Open the lab of `exercise_id` and answer its predictions right, so that its task shows; the
+    exercise screen."""
+    from tutor.ui.widgets.quiz_panel import QuizPanel
+
+    await app.open_exercise(exercise_id)
+    await pilot.pause()
+    screen = app.screen
+    for quiz in screen.query(QuizPanel):
+        while quiz.state != "done":
+            await quiz.submit(right_answer(quiz.session.current.question))
+            await quiz.submit("")
+            await pilot.pause()
+    assert screen.unlocked
+    await pilot.pause()
+    return screen
