@@ -106,13 +106,14 @@ def test_weights_path_matches_fast_path():
 
 def test_forward_with_need_weights_returns_every_heads_weights_and_the_model_keeps_none():
     model = tiny(pos="alibi", n_layer=2).eval()
-    x = torch.randint(64, (3, 10))
+    x = torch.randint(64, (3, 10), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         logits, loss, maps = model(x, torch.zeros_like(x), need_weights=True)
     assert maps.shape == (3, 2, model.cfg.n_head, 10, 10)  # batch, layer, head, query, key
     assert torch.allclose(maps.sum(-1), torch.ones(3, 2, model.cfg.n_head, 10))
     assert maps.triu(1).abs().max() == 0 and loss is not None
-    assert torch.equal(maps[1], model.attention_maps(x[1]))
+    # a batch and a lone sequence take different matmul kernels on some CPUs (AMD EPYC: 3e-8 apart)
+    torch.testing.assert_close(maps[1], model.attention_maps(x[1]), rtol=0, atol=1e-6)
     assert [vars(m).get("last_attn") for m in model.modules()] == [None] * len(list(model.modules()))
     assert logits.shape == (3, 10, 64)
 
