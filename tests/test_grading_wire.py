@@ -80,3 +80,12 @@ def test_malformed_messages_are_refused(message):
     raw = message if isinstance(message, str) else json.dumps(message)
     with pytest.raises(wire.WireError):
         wire.loads(raw.encode())
+
+
+def test_a_numpy_view_with_negative_strides_crosses_as_its_values():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for view in (a[::-1], a[:, ::-2], a.transpose(2, 0, 1)[::-1], a[::-1].astype(np.float32)):
+        back = _round_trip(view)
+        assert isinstance(back, torch.Tensor) and back.shape == view.shape
+        assert np.array_equal(back.numpy(), view) and back.dtype == torch.from_numpy(view.copy()).dtype
+    assert _round_trip(np.array(2.5)).shape == ()  # a 0-d array stays 0-d

@@ -70,9 +70,13 @@ def _array_like(value: Any) -> dict | None:
     if isinstance(value, torch.Tensor):
         return _tensor_to_wire(torch.Tensor.as_subclass(value, torch.Tensor))
     if module == "numpy" and hasattr(value, "dtype"):
-        try:
+        import numpy
+
+        try:  # a view with negative strides (`a[::-1]`) is a legitimate array torch cannot share: copied
+            if isinstance(value, numpy.ndarray) and any(step < 0 for step in value.strides):
+                value = numpy.ascontiguousarray(value)  # (ndim ≥ 1 here: a 0-d array has no strides)
             return _tensor_to_wire(torch.as_tensor(value))
-        except (TypeError, RuntimeError):
+        except (TypeError, RuntimeError, ValueError):
             return None
     return None
 
