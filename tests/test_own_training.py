@@ -122,13 +122,12 @@ async def test_the_lab_trains_a_passing_file_on_t_and_shows_both_losses(home):
 
     from textual.widgets import Static
 
-    from tests.test_ui_lab import _shown, _unlock
-    from tests.ui_helpers import make_app, settle, until
+    from tests.ui_helpers import drawn_text, make_app, settle, unlock_exercise, until
 
     app = make_app(home)
     async with app.run_test(size=(100, 40)) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "rope")
+        screen = await unlock_exercise(app, pilot, "rope")
         ex = app.tutor.exercise("rope")[1]
         ex.train.steps = 5  # a short run: the same path as the 300 steps a learner gets
         assert not screen.check_action("train", ())  # no pass yet: the key is not offered
@@ -137,8 +136,8 @@ async def test_the_lab_trains_a_passing_file_on_t_and_shows_both_losses(home):
         await settle(app, 0.3)
         assert screen.result.status == "pass" and screen.check_action("train", ())
         await pilot.press("t")
-        await until(pilot, lambda: "After 5 steps" in _shown(screen.query_one("#ex-train", Static)), 60)
-        shown = _shown(screen.query_one("#ex-train", Static))
+        await until(pilot, lambda: "After 5 steps" in drawn_text(screen.query_one("#ex-train", Static)), 60)
+        shown = drawn_text(screen.query_one("#ex-train", Static))
         assert "validation at step 0: yours" in shown and "validation at step 5: yours" in shown
         mine, theirs = re.search(
             r"your model is ([\d.]+), the course GPT with learned positions ([\d.]+)", shown

@@ -106,13 +106,13 @@ async def test_f5_redraws_the_question_its_feedback_and_a_refusal_in_the_new_lan
 
 @pytest.mark.slow
 async def test_f5_words_a_shown_grade_again_in_the_new_language_without_recording_it(home):
-    from tests.test_ui_lab import _shown, _unlock
+    from tests.ui_helpers import drawn_text, unlock_exercise
     from tutor.progress.store import Store
 
     app = make_app(home, "en")
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "alibi")
+        screen = await unlock_exercise(app, pilot, "alibi")
         await pilot.press("g")
         await settle(app, 0.3)
         english = screen.result
@@ -121,7 +121,7 @@ async def test_f5_words_a_shown_grade_again_in_the_new_language_without_recordin
         await settle(app, 0.3)
         german = screen.result
         assert german is not english and german.seed == english.seed
-        shown = _shown(screen.query_one("#ex-checks", Static))
+        shown = drawn_text(screen.query_one("#ex-checks", Static))
         failed = [(e, g) for e, g in zip(english.checks, german.checks, strict=True) if g.status != "pass"]
         assert failed and any(e.message != g.message for e, g in failed)
         assert all(" ".join(g.message.split()) in shown for _, g in failed)
@@ -225,12 +225,12 @@ async def test_a_finished_quiz_sitting_says_what_next_and_n_does_it(home, tmp_pa
 async def test_a_passed_exercise_says_what_next(home):
     import shutil
 
-    from tests.test_ui_lab import _unlock
+    from tests.ui_helpers import unlock_exercise
 
     app = make_app(home, "en")
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
-        screen = await _unlock(app, pilot, "alibi")
+        screen = await unlock_exercise(app, pilot, "alibi")
         lesson, ex = app.tutor.exercise("alibi")
         shutil.copyfile(ex.folder / "solution.py", screen.file)
         await pilot.press("g")

@@ -9,15 +9,10 @@ import time
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from tests.ui_helpers import make_app, plain, settle, store_locked, unlock_exercise, until
+from tests.ui_helpers import drawn_text, make_app, plain, settle, store_locked, unlock_exercise, until
 from tutor.grading.text import render
 
 SIZE = (80, 24)
-
-
-def _shown(widget: Static) -> str:
-    """The widget's text as drawn at its width, each run of spaces and line breaks as one space."""
-    return " ".join(plain(widget.content, widget.content_region.width).split())
 
 
 def _in_view(box: VerticalScroll, widget) -> bool:
@@ -55,7 +50,7 @@ async def test_the_command_to_copy_wraps_whole_at_80_columns(home):
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
         screen = await unlock_exercise(app, pilot, "head-count")
-        task = _shown(screen.query_one("#ex-task", Static))
+        task = drawn_text(screen.query_one("#ex-task", Static))
         assert "--set vary=heads --set" in task and "↪ steps=1000 --set seeds=2" in task  # goes on, marked
         lines = plain(screen.query_one("#ex-task", Static).content, 76).splitlines()
         assert all(len(line.rstrip()) <= 76 for line in lines)
@@ -81,7 +76,7 @@ async def test_a_failing_grade_says_what_is_wrong_and_the_fix_comes_one_hint_at_
         status = screen.query_one("#ex-status")
         assert _in_view(box, status) and (_in_view(box, checks) or status.region.y - box.region.y <= 2)
         assert box.region.y <= checks.region.y < box.region.bottom
-        shown = _shown(checks)
+        shown = drawn_text(checks)
         assert "💡" not in shown and "Stuck? h shows hint 1 of 2." in shown
         assert all(" ".join(c.message.split()) in shown for c in result.checks if c.status != "pass")
         cli = render(result, ex, "en", hints_seen=0)
@@ -91,13 +86,13 @@ async def test_a_failing_grade_says_what_is_wrong_and_the_fix_comes_one_hint_at_
         await settle(app, 0.3)
         hints = list(screen.query(".ex-hint").results(Static))
         assert len(hints) == 1 and _in_view(box, hints[0])  # the new hint is on screen
-        assert "h shows hint 2 of 2" in _shown(checks) and "💡" not in _shown(checks)
+        assert "h shows hint 2 of 2" in drawn_text(checks) and "💡" not in drawn_text(checks)
 
         await pilot.press("h")
         await settle(app, 0.3)
         hints = list(screen.query(".ex-hint").results(Static))
         assert len(hints) == 2 and _in_view(box, hints[1])
-        shown = _shown(checks)
+        shown = drawn_text(checks)
         assert "Stuck?" not in shown and shown.count("💡") == 1
         assert f"💡 {' '.join(first.hint.split())}" in shown  # the first failure's own, after them all
         assert f"hint: {first.hint}" in render(result, ex, "en", hints_seen=2)
@@ -119,14 +114,14 @@ async def test_check_hints_are_shown_whole_at_80_columns(home):
         ):
             shutil.copyfile(app.tutor.exercise(screen.exercise_id)[1].folder / broken, screen.file)
             await pilot.press("g")
-            status = _shown(screen.query_one("#ex-status", Static))
+            status = drawn_text(screen.query_one("#ex-status", Static))
             # while a grade runs, the one before it stays dimmed and says it is the previous result
             assert checks.has_class("-stale") == bool(i), status
             assert status == ("grading… (below: the previous result)" if i else "grading…")
             await settle(app, 0.3)
             assert not checks.has_class("-stale")
             assert words in screen.result.first_failure.hint
-            shown = _shown(checks)
+            shown = drawn_text(checks)
             assert words in shown and "…" not in shown
 
 

@@ -52,6 +52,11 @@ def plain(renderable, width: int = 100) -> str:
     return console.export_text()
 
 
+def drawn_text(widget) -> str:
+    """A Static's text as drawn at its width, each run of spaces and line breaks as one space."""
+    return " ".join(plain(widget.content, widget.content_region.width).split())
+
+
 def child_pids() -> set[int]:
     """Live child processes of this process (all threads), from /proc."""
     pids: set[int] = set()
