@@ -1,8 +1,10 @@
 """An instructor's batch folder and a learner's answer file are hostile input, through the real CLI.
 
 Batch (`grade EXERCISE --batch DIR`): only regular files directly in the folder are graded. A link (to a
-secret outside the folder, to the reference solution, to a folder, to nothing), a FIFO, a socket and a
-folder named *.py are error rows saying what they are, and nothing outside the folder is read or quoted.
+secret outside the folder, to the reference solution, to a folder, to nothing), a hard link (to the
+reference solution), a FIFO, a socket and a folder named *.py are error rows saying what they are, with no
+sha256 (their bytes are not read), and nothing outside the folder is read or quoted; a file too large to
+grade has the sha256 of its bytes, so no two refused rows look like one submission.
 Names are shown escaped in the table, JSON and CSV, so a name cannot forge a row, reverse the text after
 it or fake an escape; CSV cells a spreadsheet would run as formulas are neutralised.
 
@@ -16,6 +18,7 @@ files go through the real CLI.)
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -104,6 +107,8 @@ ENTRIES = {
     "x.py": "x.py",
     "d.py": "d.py",
     "sock.py": "sock.py",
+    "hard.py": "hard.py",
+    "big.py": "big.py",
     NEWLINE_NAME: "evil\\nalice_solution.py  pass   1\u22151    -      0.1\\nzz.py",
     BIDI_NAME: "report\\u202eyp.txt.py",
     "fake\\nrow.py": "fake\\\\nrow.py",  # a real backslash: shown doubled, so it is not a newline
@@ -116,7 +121,9 @@ ENTRIES = {
     "中文名字é.py": "中文名字é.py",
 }
 KINDS = {"leak.py": "symbolic link", "ref.py": "symbolic link", "dir_link.py": "symbolic link",
-         "dangling.py": "symbolic link", "x.py": "FIFO", "d.py": "folder", "sock.py": "socket"}  # fmt: skip
+         "dangling.py": "symbolic link", "x.py": "FIFO", "d.py": "folder", "sock.py": "socket",
+         "hard.py": "hard link"}  # fmt: skip
+BIG = b"# " + b"x" * (2 * 2**20) + b"\n"  # over GRADE_MAX_SOURCE_BYTES
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +145,8 @@ def hostile(lessons, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]
     (folder / "d.py").mkdir()
     (folder / "d.py" / "inner.py").write_text(PROBE_SOLUTION, encoding="utf-8")  # not directly in the folder
     _socket(folder / "sock.py")
+    os.link(lessons / "09-probe/exercises/probe/solution.py", folder / "hard.py")  # would pass if graded
+    (folder / "big.py").write_bytes(BIG)
     for name in ENTRIES:
         if not (folder / name).exists() and not (folder / name).is_symlink():
             (folder / name).write_bytes(b"\xff not UTF-8\n")  # an error row without a grader started
@@ -192,9 +201,21 @@ def test_links_fifos_sockets_and_folders_are_error_rows_saying_what_they_are(hos
         grade = rows[name]["grade"]
         assert grade["status"] == "error", (name, grade["status"])
         assert f"{name} is a {kind}" in grade["checks"][0]["message"], grade["checks"][0]["message"]
-        assert rows[name]["sha256"] == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        assert rows[name]["sha256"] is None, name  # not read: no hash, never the hash of no bytes
     assert rows["anna.py"]["grade"]["status"] == "pass"  # a regular file beside them is graded
     assert rows["ref.py"]["grade"]["score"] == 0  # a link to the reference solution does not pass
+    assert (
+        rows["hard.py"]["grade"]["score"] == 0
+        and "cp, not ln" in rows["hard.py"]["grade"]["checks"][0]["message"]
+    )
+    big = rows["big.py"]
+    assert (
+        big["grade"]["status"] == "error"
+        and "big.py is larger than 1024 KB" in big["grade"]["checks"][0]["message"]
+    )
+    assert big["sha256"] == hashlib.sha256(BIG).hexdigest()  # read safely: the hash of all its bytes
+    undecodable = hashlib.sha256(b"\xff not UTF-8\n").hexdigest()  # read, then refused: their real hash
+    assert rows["zero\\u200bwidth.py"]["sha256"] == undecodable
     table = {line.split("  ")[0]: line for line in hostile["table"].stdout.splitlines()}
     assert "symbolic link" in table["leak.py"] and "FIFO" in table["x.py"] and "socket" in table["sock.py"]
 

@@ -5,11 +5,14 @@ in its own sandboxed worker with its own scratch folder, killed before the next 
 not recorded in anyone's progress store.
 
 The folder is hostile input (a learner chooses what is in it, and what it is called):
-- only regular files directly in it are graded. A link (to anything), a FIFO, a device, a socket or a
-  folder named *.py is an error row saying what it is, and a link is never followed: entries are
-  listed without following links and opened with O_NOFOLLOW | O_NONBLOCK, then checked again on
-  the open descriptor, so an entry swapped after the listing is refused too. Nothing outside the
-  folder is read, so nothing outside it can be quoted in a report;
+- only regular files directly in it are graded. A link (to anything), a hard link (a file with
+  another name, which may be anywhere on the disk), a FIFO, a device, a socket or a folder named *.py
+  is an error row saying what it is, and a link is never followed: entries are listed without
+  following links and opened with O_NOFOLLOW | O_NONBLOCK, then checked again on the open
+  descriptor, so an entry swapped after the listing is refused too. Nothing outside the folder is
+  read, so nothing outside it can be quoted in a report;
+- a row's sha256 is that of the entry's bytes, or None where they were not read (a link, a FIFO, ...):
+  refused rows never share a made-up hash;
 - names are shown escaped (`shown_name`) in every format: a name cannot forge a row, hide behind
   a bidi override or fake an escape;
 - CSV cells that a spreadsheet would run as a formula are neutralised (`csv_cell`).
@@ -34,7 +37,7 @@ from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import Limits, WarmJudge, error_result, grade_many
-from tutor.grading.safe_read import entry_problem, read_entry
+from tutor.grading.safe_read import Refused, entry_problem, read_entry
 from tutor.texts import say
 
 CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256")
@@ -110,7 +113,7 @@ def csv_cell(value):
 @dataclass
 class BatchRow:
     file: str
-    sha256: str
+    sha256: str | None  # of the file's bytes; None when they were not read (a link, a FIFO, ...)
     result: GradeResult
 
     def flat(self) -> dict:
@@ -194,21 +197,25 @@ def _read_folder(
 
 
 def _read_row(ex: Exercise, folder_fd: int, entry: os.DirEntry, lang: str) -> tuple[BatchRow, str | None]:
-    """The entry's row and its text; an error row and no text when it cannot be graded."""
-    name, source, error = shown_name(entry.name), b"", None
+    """The entry's row and its text; an error row and no text when it cannot be graded (its sha256
+    that of its bytes if they were read, else None)."""
+    name, sha256, error = shown_name(entry.name), None, None
     try:
         problem = entry_problem(entry.stat(follow_symlinks=False).st_mode, name, lang)
         if problem is not None:
             raise problem
         source = read_entry(folder_fd, entry.name, name, lang=lang)
+        sha256 = hashlib.sha256(source).hexdigest()
         text = source.decode("utf-8").removeprefix("\ufeff")
+    except Refused as err:
+        error, sha256 = str(err), err.sha256
     except TutorError as err:
         error = str(err)
     except UnicodeDecodeError as err:
         error = say("grade.file.not_utf8", lang, name=name, byte=str(err.start))
     except OSError as err:  # the entry went away between the listing and its stat
         error = say("grade.file.unreadable", lang, path=name, error=str(err.strerror or err))
-    row = BatchRow(name, hashlib.sha256(source).hexdigest(), error_result(ex, error or "", lang))
+    row = BatchRow(name, sha256, error_result(ex, error or "", lang))
     return row, (text if error is None else None)
 
 

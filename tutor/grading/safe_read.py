@@ -1,6 +1,8 @@
 """Reading the files the tutor is handed, which it does not trust: a learner's file (a regular file of
-bounded size, never a FIFO or a device, in a batch never through a link) and an instructor's (a
-roster, a shard report). Every way a file cannot be read is a TutorError that names it, in `lang`.
+bounded size, never a FIFO or a device, in a batch never through a link, symbolic or hard) and an
+instructor's (a roster, a shard report). Every way a file cannot be read is a TutorError that names it,
+in `lang`; an entry of a folder that is refused is a Refused, with the sha256 of its bytes where they
+could be read safely (a regular file of its own that is too large), else None.
 
 source = read_submission(path, lang="de")               # bytes of at most GRADE_MAX_SOURCE_BYTES
 source = read_entry(folder_fd, name, shown, lang="de")  # an entry of an open folder, never a link
@@ -10,6 +12,7 @@ text = read_instructor_file(path, shown, "de")          # a roster or a shard re
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -17,6 +20,21 @@ from pathlib import Path
 from tutor.errors import TutorError
 from tutor.settings import GRADE_MAX_SOURCE_BYTES
 from tutor.texts import say
+
+HASH_LIMIT = 256 * 2**20  # bytes of a refused file that are hashed for its row; beyond it, no hash
+
+
+class Refused(TutorError):
+    """An entry of a folder that is not graded: why (the message), and the sha256 of its bytes where
+    they could be read safely (a regular file with no other name, too large to grade), else None."""
+
+    sha256: str | None = None
+
+
+def _refused(message: str, sha256: str | None = None) -> Refused:
+    err = Refused(message)
+    err.sha256 = sha256
+    return err
 
 
 def read_submission(path: Path, limit: int = GRADE_MAX_SOURCE_BYTES, lang: str = "en") -> bytes:
@@ -53,9 +71,11 @@ def read_entry(
     folder_fd: int, name: str, shown: str, limit: int = GRADE_MAX_SOURCE_BYTES, lang: str = "en"
 ) -> bytes:
     """The bytes of the regular file `name` directly in the open folder `folder_fd`, never through a
-    link: a link (to anything) is refused without being followed, and the open descriptor is checked
-    again, so an entry swapped for a link, a FIFO or a device after it was listed is refused too.
-    Messages name the entry as `shown` (its escaped name), in `lang`."""
+    link: a symbolic link (to anything) is refused without being followed, a hard link (a file with
+    more than one name, `st_nlink` > 1, which may be a file from anywhere on the disk) is refused
+    before it is read, and the open descriptor is checked again, so an entry swapped for a link, a FIFO
+    or a device after it was listed is refused too. Every refusal is a Refused; messages name the
+    entry as `shown` (its escaped name), in `lang`."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(name, flags | getattr(os, "O_NOCTTY", 0), dir_fd=folder_fd)
@@ -63,13 +83,13 @@ def read_entry(
         raise TutorError(say("grade.file.missing", lang, path=shown)) from None
     except OSError as err:
         if err.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link (EMLINK on the BSDs)
-            raise TutorError(say("grade.file.link", lang, path=shown)) from None
+            raise _refused(say("grade.file.link", lang, path=shown)) from None
         try:  # a socket cannot be opened at all (ENXIO): say what the entry is
             mode = os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode
         except OSError:
             mode = stat.S_IFREG
-        raise (entry_problem(mode, shown, lang) or _unreadable(shown, err, lang)) from None
-    return _read_open(fd, shown, limit, lang)
+        raise _refused(str(entry_problem(mode, shown, lang) or _unreadable(shown, err, lang))) from None
+    return _read_open(fd, shown, limit, lang, own_name=True)
 
 
 # what an entry is when it is not a regular file: the key of its message under grade.file
@@ -89,19 +109,36 @@ def _unreadable(shown: str, err: OSError, lang: str) -> TutorError:
     return TutorError(say("grade.file.unreadable", lang, path=shown, error=str(err.strerror or err)))
 
 
-def _read_open(fd: int, shown: str, limit: int | None, lang: str) -> bytes:
+def _read_open(fd: int, shown: str, limit: int | None, lang: str, own_name: bool = False) -> bytes:
     """At most `limit` bytes (None: all) of the regular file open as `fd` (closed here), checked on
-    the descriptor itself."""
+    the descriptor itself; with `own_name`, a file with other names (a hard link) is refused unread
+    (Refused, as every refusal is then). A file too large is hashed whole, up to HASH_LIMIT bytes."""
+    refuse = _refused if own_name else TutorError
     try:
-        problem = entry_problem(os.fstat(fd).st_mode, shown, lang)
+        info = os.fstat(fd)
+        problem = entry_problem(info.st_mode, shown, lang)
         if problem is not None:
-            raise problem
+            raise refuse(str(problem))
+        if own_name and info.st_nlink > 1:
+            raise refuse(say("grade.file.hard_link", lang, path=shown, n=info.st_nlink))
         with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read(-1 if limit is None else limit + 1)
+            if limit is not None and len(data) > limit:
+                message = say("grade.file.too_large", lang, path=shown, kb=str(limit // 2**10))
+                raise (_refused(message, _rest_hashed(fh, data)) if own_name else TutorError(message))
     except OSError as err:
-        raise _unreadable(shown, err, lang) from None
+        raise refuse(str(_unreadable(shown, err, lang))) from None
     finally:
         os.close(fd)
-    if limit is not None and len(data) > limit:
-        raise TutorError(say("grade.file.too_large", lang, path=shown, kb=str(limit // 2**10)))
     return data
+
+
+def _rest_hashed(fh, head: bytes) -> str | None:
+    """The sha256 of `head` and the rest of `fh`, or None past HASH_LIMIT bytes in all."""
+    digest, size = hashlib.sha256(head), len(head)
+    while chunk := fh.read(2**20):
+        size += len(chunk)
+        if size > HASH_LIMIT:
+            return None
+        digest.update(chunk)
+    return digest.hexdigest()

@@ -306,8 +306,7 @@ def _read_files(
         found = _read_workspace_file(learners, member, ex, lang)
         if found is None:
             continue  # not started
-        source, text, error = found
-        sha = hashlib.sha256(source).hexdigest()
+        sha, text, error = found
         row = BatchRow(file_name(member, ex), sha, error_result(ex, error or "", lang))
         rows.append(row)
         if error is None:
@@ -317,11 +316,12 @@ def _read_files(
 
 def _read_workspace_file(
     learners: int, member: Member, ex: Exercise, lang: str
-) -> tuple[bytes, str, str | None] | None:
-    """(bytes, text, None) of `member`'s workspace file of `ex`, (b"", "", why) when it cannot be
-    graded, None when there is none. Reached from the open folder `learners` one name at a time,
-    never through a link: a link, or a file where a folder should be, is refused, naming it."""
-    from tutor.grading.safe_read import read_entry
+) -> tuple[str | None, str, str | None] | None:
+    """(sha256, text, None) of `member`'s workspace file of `ex`, (sha256 or None, "", why) when it
+    cannot be graded (the sha256 of its bytes where they were read), None when there is none. Reached
+    from the open folder `learners` one name at a time, never through a link: a link, a hard link, or a
+    file where a folder should be, is refused, naming it."""
+    from tutor.grading.safe_read import Refused, read_entry
     from tutor.texts import say
 
     fds: list[int] = [learners]
@@ -333,15 +333,18 @@ def _read_workspace_file(
         where = f"{where}/{ex.file_name}"
         os.stat(ex.file_name, dir_fd=fds[-1], follow_symlinks=False)  # absent: not started
         source = read_entry(fds[-1], ex.file_name, where, lang=lang)
-        return source, source.decode("utf-8").removeprefix("\ufeff"), None
+        sha = hashlib.sha256(source).hexdigest()
+        return sha, source.decode("utf-8").removeprefix("\ufeff"), None
     except FileNotFoundError:
         return None
     except OSError as err:
-        return b"", "", say("grade.file.unreadable", lang, path=where, error=str(err.strerror or err))
+        return None, "", say("grade.file.unreadable", lang, path=where, error=str(err.strerror or err))
+    except Refused as err:
+        return err.sha256, "", err.in_lang(lang)
     except TutorError as err:
-        return b"", "", err.in_lang(lang)
+        return None, "", err.in_lang(lang)
     except UnicodeDecodeError as err:
-        return b"", "", say("grade.file.not_utf8", lang, name=where, byte=str(err.start))
+        return sha, "", say("grade.file.not_utf8", lang, name=where, byte=str(err.start))
     finally:
         for fd in fds[1:]:
             os.close(fd)
