@@ -37,9 +37,9 @@ SECRET = "tutor-box-test-secret-7f3a"
 # system call numbers the attacks need (x86_64, aarch64)
 NUMBERS = {
     "x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425, "bpf": 321,
-               "perf_event_open": 298, "userfaultfd": 323, "ioprio_set": 251, "ptrace": 101},
+               "perf_event_open": 298, "userfaultfd": 323, "ioprio_set": 251, "ptrace": 101, "clone": 56},
     "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425, "bpf": 280,
-                "perf_event_open": 241, "userfaultfd": 282, "ioprio_set": 30, "ptrace": 117},
+                "perf_event_open": 241, "userfaultfd": 282, "ioprio_set": 30, "ptrace": 117, "clone": 220},
 }[platform.machine()]  # fmt: skip
 
 # Every attack file starts with this: `attempt(what, fn)` records whether fn got through.
@@ -127,6 +127,47 @@ attempt("perf_event_open", lambda: syscall({n["perf_event_open"]}, params, 0, -1
 attempt("userfaultfd", lambda: syscall({n["userfaultfd"]}, 0))
 verdict()
 """,
+        "signals": f"""
+import fcntl, signal, struct
+victim = {env["victim"]}
+r, w = os.pipe()
+def whole_route():
+    fcntl.fcntl(r, fcntl.F_SETOWN, victim)
+    fcntl.fcntl(r, 10, signal.SIGKILL)
+    fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC | os.O_NONBLOCK)
+    os.write(w, b"x")
+attempt("F_SETOWN to another process", lambda: fcntl.fcntl(r, fcntl.F_SETOWN, victim))
+attempt("F_SETOWN_EX", lambda: fcntl.fcntl(r, 15, struct.pack("ii", 1, victim)))
+attempt("F_SETSIG", lambda: fcntl.fcntl(r, 10, signal.SIGKILL))
+attempt("O_ASYNC", lambda: fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC))
+attempt("SIGKILL through O_ASYNC", whole_route)
+verdict()
+""",
+        "leases_and_locks": """
+import fcntl
+handed = os.__file__
+attempt("a read lease on a handed file", lambda: fcntl.fcntl(os.open(handed, os.O_RDONLY), fcntl.F_SETLEASE, fcntl.F_RDLCK))
+attempt("F_NOTIFY", lambda: fcntl.fcntl(os.open(".", os.O_RDONLY), fcntl.F_NOTIFY, fcntl.DN_ACCESS))
+attempt("a POSIX lock on a handed file", lambda: fcntl.lockf(os.open(handed, os.O_RDONLY), fcntl.LOCK_SH | fcntl.LOCK_NB))
+attempt("flock on a handed file", lambda: fcntl.flock(os.open(handed, os.O_RDONLY), fcntl.LOCK_SH | fcntl.LOCK_NB))
+verdict()
+""",
+        "memory_and_clone": """
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+page = libc.mmap(None, 4096, 3, 0x22, -1, 0)
+def call(name, *args):
+    if getattr(libc, name)(*args) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+attempt("madvise MADV_MERGEABLE", lambda: call("madvise", ctypes.c_void_p(page), 4096, 12))
+attempt("madvise MADV_HWPOISON", lambda: call("madvise", ctypes.c_void_p(page), 4096, 100))
+attempt("prctl PR_SET_VMA with another sub-command", lambda: call("prctl", 0x53564D41, 1, 0, 0, 0))
+attempt("prctl PR_SET_PDEATHSIG", lambda: call("prctl", 1, 0, 0, 0, 0))
+attempt("a thread in a new user namespace", lambda: syscall(CLONE, 0x10000000 | 0x10000 | 0x800 | 0x100, 0, 0, 0, 0))
+attempt("a thread with an exit signal", lambda: syscall(CLONE, 17 | 0x10000 | 0x800 | 0x100, 0, 0, 0, 0))
+verdict()
+""".replace("CLONE", str(n["clone"])),
         "course_answers": f"""
 import importlib, sys
 attempt("sys.modules", lambda: sys.modules["models." + "positions"])
@@ -140,9 +181,9 @@ verdict()
 
 
 def _tutor(
-    home: Path, args: list[str], tmpdir: Path, wrapper: str | None = None, **kw
+    home: Path, args: list[str], tmpdir: Path, wrapper: str | None = None, env: dict | None = None, **kw
 ) -> subprocess.CompletedProcess:
-    env = run_tutor_env(home) | {"TMPDIR": str(tmpdir)}
+    env = run_tutor_env(home) | {"TMPDIR": str(tmpdir)} | (env or {})
     argv = [PYTHON, "-m", "tutor", *args]
     if wrapper is not None:
         argv = [PYTHON, "-c", wrapper, *argv]
@@ -160,9 +201,18 @@ assert libc.syscall({NUMBERS["keyctl"]}, 1, None) >= 0  # KEYCTL_JOIN_SESSION_KE
 assert libc.syscall({NUMBERS["add_key"]}, b"user", b"{SECRET}", b"{SECRET}", len(b"{SECRET}"), -3) >= 0
 os.execv(sys.argv[1], sys.argv[1:])
 """
-# runs the command after it as on a machine that refuses user namespaces: unshare fails with EPERM
-# (REFUSE: the system call the machine refuses)
-REFUSING = """
+
+
+def refusing(*calls: str) -> str:
+    """A launcher that runs the command after it as on a machine that refuses `calls` (EPERM), for the
+    whole CLI and everything it starts: `unshare` for a kernel or policy without unprivileged user
+    namespaces (Ubuntu 24.04's AppArmor default), `landlock_create_ruleset` for a kernel without
+    Landlock, `mount` for one that refuses mounts in a user namespace."""
+    rules = "".join(
+        f'assert lib.seccomp_rule_add(ctx, 0x00050001, lib.seccomp_syscall_resolve_name(b"{call}"), 0) == 0\n'
+        for call in calls
+    )
+    return f"""
 import ctypes, os, sys
 lib = ctypes.CDLL("libseccomp.so.2")
 lib.seccomp_init.restype = ctypes.c_void_p
@@ -170,12 +220,15 @@ lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
 lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
 lib.seccomp_load.argtypes = [ctypes.c_void_p]
 ctx = lib.seccomp_init(0x7FFF0000)
-assert lib.seccomp_rule_add(ctx, 0x00050001, lib.seccomp_syscall_resolve_name(b"REFUSE"), 0) == 0
-assert ctypes.CDLL(None).prctl(38, 1, 0, 0, 0) == 0 and lib.seccomp_load(ctx) == 0
+{rules}assert ctypes.CDLL(None).prctl(38, 1, 0, 0, 0) == 0 and lib.seccomp_load(ctx) == 0
 os.execv(sys.argv[1], sys.argv[1:])
 """
-NO_USER_NAMESPACES = REFUSING.replace("REFUSE", "unshare")
-NO_MOUNTS = REFUSING.replace("REFUSE", "mount")
+
+
+NO_USER_NAMESPACES = refusing("unshare")
+NO_LANDLOCK = refusing("unshare", "landlock_create_ruleset")
+NO_MOUNTS = refusing("mount")
+UBUNTU_24_04 = {"TUTOR_BOX_LANDLOCK_ABI": "4"}  # with NO_USER_NAMESPACES: Landlock without signal scoping
 
 
 class Listeners:
@@ -232,47 +285,99 @@ class Listeners:
 
 
 def _batch(
-    lessons: Path, home: Path, folder: Path, files: dict[str, str], tmpdir: Path, wrapper: str
-) -> tuple:
+    lessons: Path, home: Path, folder: Path, files: dict[str, str], tmpdir: Path, wrapper: str,
+    env: dict | None = None, args: tuple[str, ...] = (),
+) -> tuple:  # fmt: skip
     folder.mkdir()
     for name, source in files.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
     tmpdir.mkdir()
     out = _tutor(home, ["grade", "probe", "--batch", str(folder), "--format", "json", "--timeout", "10",
-                        "--lessons", str(lessons)], tmpdir, wrapper)  # fmt: skip
+                        "--lessons", str(lessons), *args], tmpdir, wrapper, env)  # fmt: skip
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     grades = {Path(r["file"]).stem: r["grade"] for r in json.loads(out.stdout)["results"]}
     time.sleep(0.5)  # a process that outlived its grade would still be there
     return grades, out.stdout, grading_processes(tmpdir)
 
 
+def _outside(base: Path) -> dict:
+    """Files outside every box, the user's own: a secret, a file to keep, one to delete, a folder."""
+    folder = base / "outside"
+    (folder / "a-folder").mkdir(parents=True)
+    (folder / "secret.txt").write_text(SECRET, encoding="utf-8")
+    (folder / "keep.txt").write_text("keep me", encoding="utf-8")
+    (folder / "doomed.txt").write_text("delete me", encoding="utf-8")
+    return {name: str(folder / name) for name in ("secret.txt", "keep.txt", "doomed.txt", "a-folder")}
+
+
+def _file_attacks(outside: dict) -> dict[str, str]:
+    keep, doomed, folder = outside["keep.txt"], outside["doomed.txt"], outside["a-folder"]
+    return {
+        "reads_a_secret": PRELUDE + f"attempt('read a secret outside its folder', "
+                                    f"lambda: print(open({outside['secret.txt']!r}).read()))\nverdict()\n",
+        "changes_outside_files": PRELUDE + f"""
+attempt("rewrite an outside file", lambda: os.open({keep!r}, os.O_WRONLY | os.O_TRUNC))
+attempt("append to an outside file", lambda: open({keep!r}, "a").write("x"))
+attempt("truncate an outside file", lambda: os.ftruncate(os.open({keep!r}, os.O_RDWR), 0))
+attempt("delete an outside file", lambda: os.unlink({doomed!r}))
+attempt("rename an outside file", lambda: os.rename({doomed!r}, {doomed!r} + ".moved"))
+attempt("remove an outside folder", lambda: os.rmdir({folder!r}))
+verdict()
+""",
+        # far more threads than the cap: the 65th cannot start
+        "threads": "import threading\nstop = threading.Event()\nfor _ in range(2000):\n"
+                   "    threading.Thread(target=stop.wait, daemon=True).start()\n",
+    }  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory) -> dict:
-    """Both batches at once, one per core: in the full box, with a key planted in the session keyring;
-    and on a simulated machine without user namespaces."""
+    """Four batches, two at a time: in the full box, with a key planted in the session keyring; as on
+    Ubuntu 24.04 (no user namespaces, Landlock ABI 4); with neither user namespaces nor Landlock, a weak
+    box allowed; and the same without that allowance, where nothing may run."""
     base = tmp_path_factory.mktemp("box")
     lessons = probe_course(base / "lessons")
     listeners = Listeners(base)
+    outside = _outside(base)
     try:
         attacks = {name: PRELUDE + body for name, body in _attacks(listeners.addresses()).items()}
+        files = _file_attacks(outside)
         if platform.machine() == "x86_64":  # getpid through the x32 ABI: the filter kills the process
             attacks["x32_call"] = PRELUDE + "libc.syscall(0x40000000 | 39)\nverdict()\n"
-        weak = {**{k: attacks[k] for k in ("unix_socket", "tcp_and_udp", "other_processes", "course_answers")},
-                "fills_the_disk": PRELUDE + "attempt('write 180 MB', lambda: open('big', 'wb').write(b'x' * (180 << 20)))\n"
-                                  "attempt('make a folder', lambda: os.mkdir('d'))\nverdict()\n",
-                "reads_the_home_folder": PRELUDE + f"attempt('list the home folder', lambda: os.listdir({str(Path.home())!r}))\nverdict()\n",
-                "solution": SOLUTION}  # fmt: skip
+        fills = (PRELUDE + "attempt('write 180 MB', lambda: open('big', 'wb').write(b'x' * (180 << 20)))\n"
+                 "attempt('make a folder', lambda: os.mkdir('d'))\nverdict()\n")  # fmt: skip
+        home_folder = (
+            PRELUDE
+            + f"attempt('list the home folder', lambda: os.listdir({str(Path.home())!r}))\nverdict()\n"
+        )
+        reaching = (
+            "unix_socket",
+            "tcp_and_udp",
+            "other_processes",
+            "signals",
+            "leases_and_locks",
+            "memory_and_clone",
+        )
+        batches = {
+            "strong": ({**attacks, **files}, PLANT_KEY, None, ()),
+            "partial": ({**{k: attacks[k] for k in (*reaching, "course_answers")}, **files, "fills_the_disk": fills,
+                         "reads_the_home_folder": home_folder, "solution": SOLUTION}, NO_USER_NAMESPACES,
+                        UBUNTU_24_04, ()),
+            "basic": ({**{k: attacks[k] for k in reaching}, **files, "fills_the_disk": fills, "solution": SOLUTION},
+                      NO_LANDLOCK, None, ("--allow-weak-box",)),
+            "refused": ({"solution": SOLUTION, "prints": "print('I ran')\n" + SOLUTION}, NO_LANDLOCK, None, ()),
+        }  # fmt: skip
         with ThreadPoolExecutor(max_workers=2) as pool:
-            strong = pool.submit(
-                _batch, lessons, base / "h1", base / "strong", attacks, base / "t1", PLANT_KEY
-            )
-            partial = pool.submit(
-                _batch, lessons, base / "h2", base / "partial", weak, base / "t2", NO_USER_NAMESPACES
-            )
-            result = {"strong": strong.result(), "partial": partial.result()}
+            running = {
+                box: pool.submit(_batch, lessons, base / f"h-{box}", base / box, batch, base / f"t-{box}",
+                                 wrapper, env, args)
+                for box, (batch, wrapper, env, args) in batches.items()
+            }  # fmt: skip
+            result = {box: future.result() for box, future in running.items()}
         result["received"] = list(listeners.received)
         result["victim"] = (listeners.before, listeners.victim_state())
-        result["tmp"] = (base / "t1", base / "t2")
+        result["tmp"] = [base / f"t-{box}" for box in batches]
+        result["outside"] = outside
         return result
     finally:
         listeners.close()
@@ -282,11 +387,11 @@ def _message(grade: dict) -> str:
     return next(c for c in grade["checks"] if c["status"] != "pass")["message"]
 
 
-@pytest.mark.parametrize("box", ["strong", "partial"])
+@pytest.mark.parametrize("box", ["strong", "partial", "basic"])
 def test_every_route_out_is_refused_with_a_clear_reason(attacked, box):
     grades = attacked[box][0]
     for name, grade in grades.items():
-        if name in ("solution", "x32_call"):
+        if name in ("solution", "x32_call", "threads") or (box, name) == ("basic", "reads_a_secret"):
             continue
         message = _message(grade)
         assert grade["status"] == "error" and grade["score"] == 0, (name, grade["status"], message)
@@ -328,7 +433,7 @@ def test_the_full_box_is_strong_and_names_every_layer(attacked):
         assert grade["isolation"]["level"] == "strong"
         assert grade["isolation"]["missing"] == []
         assert set(grade["isolation"]["layers"]) >= {"private-root", "pid-namespace", "network-namespace",
-                                                     "landlock", "seccomp", "limits"}  # fmt: skip
+                                                     "landlock", "seccomp", "limits", "process-cap"}  # fmt: skip
 
 
 def test_without_user_namespaces_the_grade_says_what_is_missing(attacked):
@@ -338,13 +443,63 @@ def test_without_user_namespaces_the_grade_says_what_is_missing(attacked):
         isolation = grade["isolation"]
         assert isolation["level"] == "partial"
         assert isolation["missing"] == ["private-root", "pid-namespace", "network-namespace"]
-        assert {"landlock", "seccomp", "no-new-files", "limits"} <= set(isolation["layers"])
+        assert {"landlock", "seccomp", "no-new-files", "limits", "process-cap"} <= set(isolation["layers"])
     disk = _message(grades["fills_the_disk"])
     assert "write 180 MB (PermissionError" in disk and "make a folder (PermissionError" in disk
 
 
+@pytest.mark.parametrize("box", ["strong", "partial", "basic"])
+def test_no_signal_lease_or_lock_reaches_outside_at_any_level(attacked, box):
+    grades = attacked[box][0]
+    for name, attempts in (
+        ("signals", ("F_SETOWN to another process", "F_SETOWN_EX", "F_SETSIG", "O_ASYNC", "SIGKILL through O_ASYNC")),
+        ("leases_and_locks", ("a read lease on a handed file", "F_NOTIFY", "a POSIX lock on a handed file",
+                              "flock on a handed file")),
+    ):  # fmt: skip
+        for what in attempts:
+            assert f"{what} (PermissionError: Operation not permitted)" in _message(grades[name]), what
+    message = _message(attacked[box][0]["memory_and_clone"])
+    assert "ESCAPED" not in message and message.count("Operation not permitted") == 6, message
+
+
+@pytest.mark.parametrize("box", ["strong", "partial", "basic"])
+def test_a_file_that_starts_thousands_of_threads_meets_the_cap(attacked, box):
+    grade = attacked[box][0]["threads"]
+    assert grade["status"] == "error" and grade["score"] == 0
+    assert "your code started more threads than the grader allows (64 processes and threads in all): " \
+           "RuntimeError: can't start new thread" in _message(grade), _message(grade)  # fmt: skip
+
+
+def test_outside_files_stay_as_they_were_and_only_a_weak_box_reads_them(attacked):
+    outside = attacked["outside"]
+    assert Path(outside["keep.txt"]).read_text(encoding="utf-8") == "keep me"
+    assert Path(outside["doomed.txt"]).is_file() and Path(outside["a-folder"]).is_dir()
+    assert not Path(outside["doomed.txt"] + ".moved").exists()
+    assert "No such file" in _message(attacked["strong"][0]["reads_a_secret"])  # not in its root
+    assert "Permission denied" in _message(attacked["partial"][0]["reads_a_secret"])  # Landlock
+    basic = attacked["basic"][0]["reads_a_secret"]  # what a weak box cannot keep, and says
+    assert "ESCAPED: read a secret outside its folder" in _message(basic) and SECRET in basic["output"]
+    assert basic["isolation"]["level"] == "basic"
+    assert basic["isolation"]["missing"] == ["private-root", "pid-namespace", "network-namespace", "landlock"]
+    assert {"seccomp", "no-writes", "limits", "process-cap"} <= set(basic["isolation"]["layers"])
+    assert attacked["basic"][0]["solution"]["status"] == "pass"
+
+
+def test_a_weak_box_runs_no_learner_code_unless_allowed(attacked):
+    grades, report, _ = attacked["refused"]
+    assert "I ran" not in report
+    for grade in grades.values():
+        assert grade["status"] == "error" and grade["score"] == 0 and grade["output"] == ""
+        assert grade["isolation"]["level"] == "basic"
+        assert _message(grade) == (
+            "not graded: this system cannot close the grader's box (it lacks: private root, PID namespace, "
+            "network namespace, Landlock), so code graded here could read files outside its folder. To grade "
+            "anyway, add --allow-weak-box or set TUTOR_ALLOW_WEAK_BOX=1"
+        )
+
+
 def test_no_grade_leaves_a_process_or_a_file_behind(attacked):
-    for box in ("strong", "partial"):
+    for box in ("strong", "partial", "basic", "refused"):
         assert attacked[box][2] == set(), box
     for tmp in attacked["tmp"]:
         assert list(tmp.iterdir()) == [], tmp
@@ -359,8 +514,8 @@ def test_the_missing_layers_are_named_in_the_learners_language(tmp_path):
                  tmp_path / "t", NO_USER_NAMESPACES)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert (
-        "Dein Code lief in einer Box, aber dieses System konnte sie nicht ganz schließen (es fehlt: eigenes "
-        "Wurzelverzeichnis, PID-Namespace, Netzwerk-Namespace)." in out.stdout
+        "Dein Code lief in einer Box, die dieses System nicht ganz schließen konnte (es fehlt: eigenes "
+        "Wurzelverzeichnis, PID-Namespace, Netzwerk-Namespace); trotzdem kein Netzwerk" in out.stdout
     )
 
 

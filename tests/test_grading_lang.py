@@ -307,6 +307,8 @@ def test_what_the_learners_code_did_is_told_in_the_learners_language(lang):
         ({"type": "SyntaxError", "kind": "syntax", "line": 2, "text": "expected ':'"}, "grade.code.syntax"),
         ({"type": "MemoryError", "kind": "memory", "text": "MemoryError: ", "limit_mb": 3072, "at": at}, "grade.code.at"),
         ({"type": "OSError", "kind": "fsize", "text": "OSError: [Errno 27] File too large"}, "grade.code.too_much_written"),
+        ({"type": "RuntimeError", "kind": "threads", "text": "RuntimeError: can't start new thread", "max_tasks": 64},
+         "grade.code.threads"),
         ({"type": "RuntimeError", "text": "RuntimeError: view size is not compatible", "at": at * 3}, "grade.code.at"),
         ("not a dict", ""),
     ]  # fmt: skip
@@ -314,7 +316,7 @@ def test_what_the_learners_code_did_is_told_in_the_learners_language(lang):
         text = LearnerError.from_reply(reply, lang).text
         assert not key or _starts_like(text, key, lang) or key == "grade.code.at", (reply, text)
         assert not english(text, lang), (reply, text)
-    english_text = LearnerError.from_reply(cases[4][0], "en").text
+    english_text = LearnerError.from_reply(cases[5][0], "en").text
     assert english_text == (
         "RuntimeError: view size is not compatible (at line 3 in split_heads: return x.view(2); line 3 in "
         "split_heads: return x.view(2); line 3 in split_heads: return x.view(2))"

@@ -61,6 +61,9 @@ def _common_options(for_subcommand: bool, lang: str) -> argparse.ArgumentParser:
     common.add_argument(
         "--home", type=Path, default=default, metavar="DIR", help=say("cli.global.home", lang)
     )
+    common.add_argument(
+        "--allow-weak-box", action="store_true", default=default, help=say("cli.global.allow_weak_box", lang)
+    )
     return common
 
 
@@ -157,6 +160,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     ctx = resolve_context(args)
+    if getattr(args, "allow_weak_box", False):
+        from tutor.settings import allow_weak_box
+
+        allow_weak_box(True)  # for this process's grades and every child's (the app's, a served class's)
     try:
         if args.command is None:
             from tutor.commands.app import run_app

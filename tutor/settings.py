@@ -24,6 +24,8 @@ ENVIRONMENT = {
     "LC_ALL": "the locale, for the language when neither --lang nor TUTOR_LANG says",
     "LC_MESSAGES": "the locale, after LC_ALL",
     "LANG": "the locale, after LC_MESSAGES",
+    "TUTOR_ALLOW_WEAK_BOX": "1: grade even where the box is weaker than partial (as --allow-weak-box does)",
+    "TUTOR_BOX_LANDLOCK_ABI": "use at most this Landlock ABI in the grading box (what an older kernel gives)",
 }
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 
@@ -82,6 +84,20 @@ def default_home() -> Path:
     return user_data_path(APP_NAME, appauthor=False)
 
 
+def allow_weak_box(allow: bool | None = None) -> bool:
+    """Whether a grade may run in a box weaker than "partial" (TUTOR_ALLOW_WEAK_BOX=1); `allow=True`
+    (the command line's --allow-weak-box) sets it for this process and every child it starts."""
+    if allow:
+        os.environ["TUTOR_ALLOW_WEAK_BOX"] = "1"
+    return env("TUTOR_ALLOW_WEAK_BOX") in ("1", "true", "yes")
+
+
+def box_landlock_abi() -> int | None:
+    """The highest Landlock ABI the grading box may use (TUTOR_BOX_LANDLOCK_ABI); None: the kernel's."""
+    value = env("TUTOR_BOX_LANDLOCK_ABI")
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
 def tutor_child_env() -> dict[str, str]:
     """Environment for a `python -m tutor ...` child process: this checkout's tutor/ and models/ first
     on the path (also when not installed), UTF-8 output, unbuffered so progress lines arrive at once."""
@@ -121,5 +137,6 @@ GRADE_OUTPUT_CHARS = 8000  # characters of a submission's output kept in the gra
 GRADE_TOTAL_BYTES = 16 * 2**20  # bytes a submission may write in all: output and files together
 GRADE_JUDGE_SLACK_S = 30.0  # the judge's own start and torch import, beyond the submissions' limits
 GRADE_MAX_SOURCE_BYTES = 1 * 2**20  # a learner's file; the references are 2-5 KB
+GRADE_MAX_TASKS = 64  # processes and threads in one box: the box's parent, process 1 and the worker are 3
 TRAIN_OWN_TIMEOUT_S = 900.0  # training the learner's own model in the box (exercise train): the whole run
 GRADE_SAVE_TRIES = 2  # recording a grade: each try waits STORE_BUSY_TIMEOUT_S before the next

@@ -126,10 +126,11 @@ def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int) -> int:
         os.closerange(5, 65536)
         from tutor.grading import sandbox, worker
 
+        cgroup = sandbox.join_pids_cgroup(header["limits"]["max_tasks"])  # before the cgroup namespace
         namespaces = sandbox.unshare()
         if namespaces:
             _into_namespaces()
-        worker.serve_forked(3, 4, header, namespaces)
+        worker.serve_forked(3, 4, header, namespaces, cgroup)
         code = 0
     except BaseException:  # the judge sees the exit code and the output
         import traceback
@@ -330,6 +331,9 @@ class Channel:
                 os.close(fd)
         self.probe_w = self.reply_r = self.out_r = -1
         shutil.rmtree(self.scratch, ignore_errors=True)
+        from tutor.grading import sandbox
+
+        sandbox.remove_pids_cgroup(self.pid)
 
 
 def load_checks(path: str) -> types.ModuleType:
@@ -412,6 +416,17 @@ class Judge:
 
         self._serve(0, item, training, reuse=False)
 
+    def _refuse_a_weak_box(self, isolation: dict, channel: Channel) -> None:
+        """Stopped before the file is loaded, where the box keeps less than "partial" promises (no write,
+        signal or lease outside), unless the job allows a weak box."""
+        from tutor.grading.sandbox import GRADED_LEVELS, LAYERS
+        from tutor.texts import say
+
+        if isolation.get("level") in GRADED_LEVELS or self.job.get("allow_weak_box"):
+            return
+        missing = [channel.say(f"grade.layer.{m}") for m in isolation.get("missing", []) if m in LAYERS]
+        raise Stopped("error", say("grade.stop.weak_box", channel.lang, layers=missing))
+
     def _serve(self, index: int, item: dict, work, reuse: bool) -> None:
         """Load file `index` in the worker and hand it to `work(sub, channel)`: every way that can end
         is an event, then "done" with what the worker printed. With `reuse` the worker stays for the
@@ -421,7 +436,9 @@ class Judge:
         channel = self.open_channel()
         channel.restart_clock() if reuse else None
         try:
-            self.emit({"event": "isolation", **channel.ready()})
+            isolation = channel.ready()
+            self.emit({"event": "isolation", **isolation})
+            self._refuse_a_weak_box(isolation, channel)
             work(Submission.load(channel, item["source"], item["display"], item["seed"]), channel)
         except LearnerError as err:
             self.emit({"event": "import_error", "message": err.text})

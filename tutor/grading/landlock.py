@@ -49,9 +49,11 @@ def abi() -> int:
     return max(int(version), 0)
 
 
-def restrict(readable: list[Path], writable: list[Path]) -> int:
-    """Confine this process (no_new_privs must be set); the ABI in force, 0 when Landlock is missing."""
-    version = abi()
+def restrict(readable: list[Path], writable: list[Path], max_abi: int | None = None) -> int:
+    """Confine this process (no_new_privs must be set) with what ABI `max_abi` knows at most (None: all
+    this kernel offers; a lower one is what a learner on an older kernel gets); the ABI in force, 0
+    when Landlock is missing."""
+    version = abi() if max_abi is None else min(abi(), max_abi)
     if version < 1:
         return 0
     syscall = _syscall()

@@ -42,6 +42,8 @@ class LearnerError(CheckFailure):
             text = say("grade.code.memory", lang, mb=field("limit_mb", 20), error=text)
         elif kind == "fsize":
             text = say("grade.code.too_much_written", lang, error=text)
+        elif kind == "threads":
+            text = say("grade.code.threads", lang, n=field("max_tasks", 20), error=text)
         frames = err.get("at") if isinstance(err.get("at"), list) else []
         said = field("text").removeprefix(f"{type_name}:").strip()  # the exception's own words
 

@@ -35,10 +35,13 @@ from tutor.grading.result import CheckResult, GradeResult
 from tutor.i18n import pick
 from tutor.settings import (
     GRADE_JUDGE_SLACK_S,
+    GRADE_MAX_TASKS,
     GRADE_MEM_BYTES,
     GRADE_OUTPUT_CHARS,
     GRADE_TOTAL_BYTES,
     ROOT,
+    allow_weak_box,
+    box_landlock_abi,
 )
 from tutor.texts import say
 
@@ -82,6 +85,7 @@ class Limits:
             "cpu_s": self.cpu_s,
             "file_bytes": GRADE_TOTAL_BYTES,
             "total_bytes": GRADE_TOTAL_BYTES,
+            "max_tasks": GRADE_MAX_TASKS,
             "output_chars": self.output_chars,
         }
 
@@ -220,7 +224,8 @@ def _job(
         "limits": limits.to_job(),
         "timeout_s": limits.timeout_s,
         "reuse": reuse,
-        "box": _box(tuple(ex.worker.imports), tuple(ex.worker.files)),
+        "box": {**_box(tuple(ex.worker.imports), tuple(ex.worker.files)), "landlock_abi": box_landlock_abi()},
+        "allow_weak_box": allow_weak_box(),
         "lang": lang,
         "messages": {key: pick(text, lang) for key, text in ex.messages.items()},
     }

@@ -12,16 +12,30 @@ Built the way bubblewrap and nsjail build theirs, in the processes judge.py fork
    exercise declares, /dev/null, /dev/zero and /dev/urandom, and a 16 MB tmpfs at /scratch for its
    files and output. No /tmp, /run, /proc, /sys, home folders, progress store or lessons (solutions,
    checks, broken variants) exist in there. Then it drops every capability.
-3. **Limits:** address space, CPU seconds, file size, open files, no core files (soft = hard).
+3. **Limits:** address space, CPU seconds, file size, open files, no core files (soft = hard), and a
+   cap on the box's processes and threads (`MAX_TASKS`): a pids cgroup the worker's parent joins before
+   it unshares, where one can be made (v1's pids hierarchy, or a v2 one that delegates the controller:
+   root, mostly), and RLIMIT_NPROC, which the kernel counts per user namespace (inside one, the box's own
+   tasks; without one, every task of the user, so the limit is what the user runs now plus the cap) and
+   ignores for root. Either is the `process-cap` layer.
 4. **Landlock** (landlock.py) with the same rule set: read only the handed paths, write only in the
    scratch and /dev/null; no TCP; signals and abstract sockets scoped to itself.
 5. **The system-call allow-list** (seccomp.py), last.
 
-Where unprivileged user namespaces are refused (Ubuntu 24.04's default AppArmor rule, hardened
-kernels), steps 1 and 2 cannot happen: Landlock, the allow-list and the limits remain, the allow-list
-then refuses creating any file (nothing lands on the real disk), and the grade names what is missing.
-macOS has none of this: the limits alone. Grading never refuses to run for lack of isolation; the
-grade's `isolation` field says what was in force and the level follows from it (`Isolation.level`).
+What each level keeps (`Isolation.level`; the grade's `isolation` field names every layer in force and
+every one missing):
+- **strong**: every layer above.
+- **partial**: the allow-list, and Landlock or the private root, but not all of it: where unprivileged
+  user namespaces are refused (Ubuntu 24.04's default AppArmor rule, hardened kernels) steps 1 and 2
+  cannot happen. What needs no private root still holds: no signal, lease or lock reaches another process
+  (the allow-list filters those by argument, whatever Landlock's ABI scopes), no write lands outside
+  the scratch folder (Landlock), and no new file on the real disk at all (the allow-list).
+- **basic**: less than that. With the allow-list but neither Landlock nor a private root, the list
+  refuses every open for writing, truncating, renaming and deleting, so no file changes, but the worker
+  can read whatever the user can; without the allow-list (macOS, no libseccomp), the limits alone.
+The judge grades at strong and partial only; below that it refuses, and says why in the learner's
+language, unless the learner or instructor allows a weak box (`--allow-weak-box`, or
+TUTOR_ALLOW_WEAK_BOX=1); the grade then says what was missing.
 """
 
 from __future__ import annotations
@@ -32,6 +46,7 @@ import os
 import resource
 import sys
 import sysconfig
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,11 +56,13 @@ SCRATCH = Path("/scratch")  # the worker's folder inside its private root
 COURSE_PACKAGES = ("models",)  # the course's own packages an exercise may hand to its worker, file by file
 DEVICES = (Path("/dev/null"), Path("/dev/zero"), Path("/dev/urandom"))
 # the layers, by the name the grade shows (grade.layer.NAME in the catalogue)
-ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS, NO_FILES = (
-    "private-root", "pid-namespace", "network-namespace", "landlock", "seccomp", "limits", "no-new-files",
+ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS, TASKS, NO_FILES, NO_WRITES = (
+    "private-root", "pid-namespace", "network-namespace", "landlock", "seccomp", "limits", "process-cap",
+    "no-new-files", "no-writes",
 )  # fmt: skip
-STRONG = (ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS)
-LAYERS = (*STRONG, NO_FILES)
+STRONG = (ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS, TASKS)
+LAYERS = (*STRONG, NO_FILES, NO_WRITES)
+GRADED_LEVELS = ("strong", "partial")  # below these the judge refuses, unless a weak box is allowed
 
 # linux/sched.h, linux/mount.h, linux/capability.h
 _CLONE_NEWNS, _CLONE_NEWCGROUP, _CLONE_NEWUTS, _CLONE_NEWIPC = 0x20000, 0x02000000, 0x04000000, 0x08000000
@@ -68,6 +85,7 @@ class ResourceLimits:
     cpu_s: int
     file_bytes: int  # per file (RLIMIT_FSIZE); the scratch tmpfs caps the total
     total_bytes: int
+    max_tasks: int
     open_files: int = 256
 
 
@@ -81,11 +99,9 @@ class Isolation:
     def level(self) -> str:
         if all(layer in self.layers for layer in STRONG):
             return "strong"
-        return (
-            "partial"
-            if SECCOMP in self.layers and (LANDLOCK in self.layers or ROOT in self.layers)
-            else "basic"
-        )
+        if SECCOMP in self.layers and (LANDLOCK in self.layers or ROOT in self.layers):
+            return "partial"
+        return "basic"
 
     def to_json(self) -> dict:
         return {"level": self.level, "layers": list(self.layers),
@@ -319,6 +335,116 @@ def drop_capabilities() -> None:
     _check(libc.syscall(_SYS_CAPSET[os.uname().machine], header, data), "capset")
 
 
+# --- the cap on the box's tasks: a pids cgroup (the box's parent) and RLIMIT_NPROC (the worker) -----
+
+
+def _pids_hierarchy() -> Path | None:
+    """This process's own cgroup in a hierarchy with the pids controller: cgroup v1's pids hierarchy, or
+    v2's where this cgroup delegates pids to its children; None where there is neither."""
+    try:
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+        own = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    v1 = v2 = None  # (where the hierarchy is mounted, which of its folders is mounted there)
+    for line in mounts:
+        fields, _, fs = line.partition(" - ")
+        fstype, _, options = (fs.split() + ["", "", ""])[:3]
+        if fstype == "cgroup" and "pids" in options.split(","):
+            v1 = fields.split()[4], fields.split()[3]
+        elif fstype == "cgroup2":
+            v2 = fields.split()[4], fields.split()[3]
+    for line in own:
+        number, controllers, path = line.split(":", 2)
+        if v1 and "pids" in controllers.split(","):
+            return _under(*v1, path)
+        if v2 and number == "0" and not controllers:
+            folder = _under(*v2, path)
+            return folder if folder is not None and _delegates_pids(folder) else None
+    return None
+
+
+def _under(mount: str, root: str, path: str) -> Path | None:
+    """The folder of cgroup `path` in a hierarchy whose folder `root` is mounted at `mount`."""
+    inside = Path(path).relative_to(root) if Path(path).is_relative_to(root) else None
+    return Path(mount) / inside if inside is not None else None
+
+
+def _delegates_pids(folder: Path) -> bool:
+    try:
+        return "pids" in (folder / "cgroup.subtree_control").read_text().split()
+    except OSError:
+        return False
+
+
+def pids_cgroup(parent_pid: int) -> Path | None:
+    """Where the box whose parent is `parent_pid` has its pids cgroup (a sibling of nothing: a child of
+    the judge's own cgroup, which the box's parent starts in)."""
+    folder = _pids_hierarchy()
+    return folder / f"tutor-box-{parent_pid}" if folder is not None else None
+
+
+def join_pids_cgroup(max_tasks: int) -> bool:
+    """Put this process (the box's parent, before it unshares) into a pids cgroup of its own that holds
+    at most `max_tasks` tasks; everything it forks stays in it. False where none can be made."""
+    folder = pids_cgroup(os.getpid())
+    if folder is None:
+        return False
+    try:
+        folder.mkdir(exist_ok=True)  # left by a box whose judge was killed, with the same pid
+        (folder / "pids.max").write_text(str(max_tasks))
+        (folder / "cgroup.procs").write_text("0")  # this process
+    except OSError:
+        remove_pids_cgroup(os.getpid(), wait_s=0)
+        return False
+    return True
+
+
+def remove_pids_cgroup(parent_pid: int, wait_s: float = 1.0) -> None:
+    """Remove the box's pids cgroup once its tasks are gone (the judge, after killing the box)."""
+    folder = pids_cgroup(parent_pid)
+    if folder is None:
+        return
+    end = time.monotonic() + wait_s
+    while True:
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:  # EBUSY: a task of the box is still on its way out
+            if time.monotonic() >= end:
+                return
+            time.sleep(0.005)
+
+
+def _user_tasks() -> int:
+    """How many tasks (processes and threads) this user runs now, from /proc."""
+    uid, count = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                pass  # gone meanwhile
+    return count
+
+
+def cap_tasks(max_tasks: int, own_namespace: bool) -> bool:
+    """RLIMIT_NPROC for this process (the worker): `max_tasks` of the box's own where it is in a user
+    namespace of its own, else what the user runs now plus `max_tasks`. False for root, whom the kernel
+    never holds to it."""
+    if os.getuid() == 0:
+        return False
+    value = max_tasks if own_namespace else _user_tasks() + max_tasks
+    _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(resource.RLIMIT_NPROC, (value, value))
+    return True
+
+
 # --- the last layers (in the worker, just before the learner's code runs) --------------------------
 
 
@@ -337,20 +463,31 @@ def _set_limits(limits: ResourceLimits) -> None:
         resource.setrlimit(limit, (value, value))
 
 
-def confine(report: Isolation, limits: ResourceLimits, readable: list[str], scratch: Path) -> Isolation:
-    """Limits, then Landlock and the allow-list where the platform has them; every layer in force is
-    added to `report` (which holds the namespace layers already)."""
+def confine(
+    report: Isolation, limits: ResourceLimits, readable: list[str], scratch: Path, landlock_abi: int | None
+) -> Isolation:
+    """Limits, then Landlock (at most `landlock_abi`, None: what the kernel offers) and the allow-list
+    where the platform has them; every layer in force is added to `report` (which holds the namespace
+    layers and the pids cgroup already)."""
     _set_limits(limits)
     report.layers.append(LIMITS)
     if sys.platform != "linux":
         return report
+    if cap_tasks(limits.max_tasks, own_namespace=PID in report.layers) and TASKS not in report.layers:
+        report.layers.append(TASKS)
     if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return report
-    if landlock.restrict([Path(p) for p in readable] + list(DEVICES), [scratch, Path("/dev/null")]):
+    writable = [scratch, Path("/dev/null")]
+    if landlock.restrict([Path(p) for p in readable] + list(DEVICES), writable, landlock_abi):
         report.layers.append(LANDLOCK)
-    private = ROOT in report.layers
-    if seccomp.install(os.getpid(), no_new_files=not private):
+    files = (
+        seccomp.Files.ANY if ROOT in report.layers
+        else seccomp.Files.NO_NEW if LANDLOCK in report.layers
+        else seccomp.Files.READ_ONLY
+    )  # fmt: skip
+    if seccomp.install(os.getpid(), files=files):
         report.layers.append(SECCOMP)
-        if not private:
-            report.layers.append(NO_FILES)
+        report.layers += {seccomp.Files.NO_NEW: [NO_FILES], seccomp.Files.READ_ONLY: [NO_WRITES]}.get(
+            files, []
+        )
     return report

@@ -28,7 +28,7 @@ from tutor.grading import sandbox, wire
 SUBMISSION = "submission"
 
 
-def describe_error(err: BaseException, filename: str, limit_mb: int) -> dict:
+def describe_error(err: BaseException, filename: str, limit_mb: int, max_tasks: int) -> dict:
     """The exception as plain data, for the judge to tell in the learner's language
     (tutor.grading.remote.LearnerError.from_reply): its type, one line of text, what kind of failure
     it is, and the learner's own frames (line, function, source line; the last three)."""
@@ -47,9 +47,12 @@ def describe_error(err: BaseException, filename: str, limit_mb: int) -> dict:
         kind = "memory"
     if isinstance(err, OSError) and err.errno == 27:  # EFBIG: RLIMIT_FSIZE (Python ignores SIGXFSZ)
         kind = "fsize"
+    if isinstance(err, RuntimeError) and "can't start new thread" in str(err):  # EAGAIN: the task cap
+        kind = "threads"
     frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == filename]
     at = [[f.lineno, f.name, (f.line or "").strip()] for f in frames[-3:]]
-    return {"type": name, "kind": kind, "text": text[:1500], "limit_mb": limit_mb, "at": at}
+    return {"type": name, "kind": kind, "text": text[:1500], "limit_mb": limit_mb, "max_tasks": max_tasks,
+            "at": at}  # fmt: skip
 
 
 class Worker:
@@ -59,6 +62,7 @@ class Worker:
         self.display = "submission.py"
         self.kept: dict[int, object] = {}
         self.limit_mb = job["limits"]["mem_bytes"] // 2**20
+        self.max_tasks = job["limits"]["max_tasks"]
 
     def send(self, message: dict) -> None:
         data = (json.dumps(message, allow_nan=False) + "\n").encode()
@@ -163,7 +167,10 @@ class Worker:
                 kwargs = wire.decode(msg.get("kwargs", {}))
                 reply = {"id": msg["id"], "ok": wire.encode(op(msg, args, kwargs))}
             except BaseException as err:  # whatever the learner's code raised is the answer
-                reply = {"id": msg["id"], "error": describe_error(err, self.display, self.limit_mb)}
+                reply = {
+                    "id": msg["id"],
+                    "error": describe_error(err, self.display, self.limit_mb, self.max_tasks),
+                }
             _flush()  # what the probe printed reaches the judge before its answer
             self.send(reply)
 
@@ -184,22 +191,23 @@ def _forget_the_grader() -> None:
     sys.modules["__main__"] = types.ModuleType("__main__")
 
 
-def serve_forked(probe_fd: int, reply_fd: int, job: dict, namespaces: bool) -> None:
+def serve_forked(probe_fd: int, reply_fd: int, job: dict, namespaces: bool, cgroup: bool) -> None:
     """The worker's life, in the process the judge forked (torch already imported): build the box,
     then answer probes until the judge closes the probe pipe or kills it. `namespaces`: the parent
-    entered new namespaces, and this process is in a PID namespace of its own."""
+    entered new namespaces, and this process is in a PID namespace of its own; `cgroup`: the parent
+    joined a pids cgroup of the box's own."""
     sys.dont_write_bytecode = True
 
     import faulthandler
 
     faulthandler.enable(file=sys.stderr)  # a segfault prints where it happened into the output
     limits = sandbox.ResourceLimits(
-        **{k: job["limits"][k] for k in ("mem_bytes", "cpu_s", "file_bytes", "total_bytes")}
+        **{k: job["limits"][k] for k in ("mem_bytes", "cpu_s", "file_bytes", "total_bytes", "max_tasks")}
     )
-    report = sandbox.Isolation()
+    report = sandbox.Isolation([sandbox.TASKS] if cgroup else [])
     scratch = Path(job["scratch"])
     if namespaces:
-        report.layers += [sandbox.PID, sandbox.NET]
+        report.layers[:0] = [sandbox.PID, sandbox.NET]
         try:
             sandbox.build_root(scratch, job["handed"], limits.total_bytes)
             report.layers.insert(0, sandbox.ROOT)
@@ -218,7 +226,7 @@ def serve_forked(probe_fd: int, reply_fd: int, job: dict, namespaces: bool) -> N
     for name in job["course_modules"]:  # handed to this exercise: read now, from the box
         importlib.import_module(name)
     torch.set_num_threads(1)  # the probes are small; two threads on a busy 2-core CPU wait on each other
-    sandbox.confine(report, limits, job["handed"], scratch)
+    sandbox.confine(report, limits, job["handed"], scratch, job.get("landlock_abi"))
     worker = Worker(job, reply_fd)
     worker.send({"id": 0, "ready": report.to_json()})
     worker.serve(os.fdopen(probe_fd, "rb"))
