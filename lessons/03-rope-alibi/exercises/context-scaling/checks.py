@@ -1,14 +1,15 @@
 """Checks for context-scaling: scaled_inv_freq against REFERENCE.md's table and against the course's
-own models.positions.rope_inv_freq, on fixed cases and on cases drawn per run. Every check first asks
-for all three methods on one case drawn now (`_scales`): the unscaled θᵢ, or one answer whatever
-`method` says, earns nothing."""
+own models.positions.rope_inv_freq, on fixed cases and on cases drawn per run (d, base, scale and the
+trained length, from ranges no table covers). Every check first asks for all three methods on one case
+drawn now (`_scales`): the unscaled θᵢ, or one answer whatever `method` says, earns nothing; the shape
+counts once one method's values are right on a case drawn now."""
 
 import random
 
 import torch
 
 from models.positions import rope_inv_freq
-from tutor.grading.kit import LearnerError, expect, expect_close, msg
+from tutor.grading.kit import CheckFailed, LearnerError, expect, expect_close, msg
 
 METHODS = ("pi", "ntk", "yarn")
 REL = 1e-5  # a float32 answer is exact to ~1e-7 relative; a wrong formula is off by far more
@@ -71,10 +72,29 @@ def _scales(learner) -> None:
     assert len(got) == 1 or not all(_same(v, first) for v in got.values()), msg("ignores_method", **said)
 
 
+def _one_right(learner) -> None:
+    """Fail unless at least one method gives the course's values on a case drawn now: d/2 numbers of
+    any kind (noise, one per method) have the right shape too."""
+    case = _draw()
+    tried = []
+    for method in METHODS:
+        try:
+            got = _freqs(learner, method, *case)
+        except LearnerError:
+            continue
+        tried.append(method)
+        if _same(got, rope_inv_freq(case[0], case[1], method, case[2], case[3])[0]):
+            return
+    d, base, scale, original_max = case
+    said = f"d={d}, base={base:g}, scale={scale:g}, original_max={original_max}"
+    raise CheckFailed(msg("none_right", methods=", ".join(map(repr, tried or METHODS)), case=said))
+
+
 def check_shape(learner):
     _scales(learner)
     for d in (8, 16, 32):
         _freqs(learner, "pi", d, scale=2.0)
+    _one_right(learner)
 
 
 def _check(learner, method: str) -> None:
