@@ -1,8 +1,10 @@
 """Checks for three-layers: order_gap(n_layer, use_pos, seed) measured on the course GPT.
 
 The judge computes the same gap itself (`_real_gap`, the reference's computation with its own
-models.gpt) on seeds drawn per run. A constant (0.0 included) earns nothing: the near-zero one-layer
-gap counts next to a clear one, and each clear gap once it differs from the one-layer gap.
+models.gpt) and every check compares the learner's numbers with it, on seeds drawn per run from a
+million (and 2 to 4 layers where the check says "a real gap"): no table of numbers, constant or noise
+earns anything. from_model comes first: the numbers must come from the seeded model at all; the other
+checks then ask whether n_layer and use_pos reach it.
 """
 
 import random
@@ -14,11 +16,12 @@ from models.tokenizer import course_tokenizer
 from tutor.grading.kit import expect, expect_above, expect_below, expect_close, msg
 
 NOISE = 1e-5  # float32 rounding of a permutation-invariant sum stays near 1e-7
-CLEAR = 1e-3  # a real difference: at least 100 times the rounding noise
+REL = 1e-3  # another summation order moves the last digits only
+SEEDS = range(10**6)
 LINES = ("白日依山尽", "山依日白尽")  # the same five characters; both end in 尽
 
 
-def _gap(learner, n_layer: int, use_pos: bool, seed: int = 0) -> float:
+def _gap(learner, n_layer: int, use_pos: bool, seed: int) -> float:
     return expect_above(learner.order_gap(n_layer, use_pos, seed), 0.0)  # a number, never negative
 
 
@@ -37,35 +40,43 @@ def _real_gap(n_layer: int, use_pos: bool, seed: int) -> float:
         return float((model(a)[0][0, -1] - model(b)[0][0, -1]).abs().max())
 
 
-def check_one_layer_no_pos(learner):
-    gap = expect_below(_gap(learner, 1, False), NOISE, "order_gap(1, False)")
-    # 0.0 whatever the arguments is ≈ 0 too: the near-zero gap counts next to a clear one
-    expect_above(max(_gap(learner, 3, False), _gap(learner, 1, True)), CLEAR, msg("a_clear_one"))
-    return msg("one_layer_ok", gap=f"{gap:.2e}")
-
-
-def _clear_gap(learner, n_layer: int, use_pos: bool) -> float:
-    """A clear gap counts once it differs from order_gap(1, False): a constant is clear everywhere."""
-    gap = expect_above(_gap(learner, n_layer, use_pos), CLEAR, f"order_gap({n_layer}, {use_pos})")
-    plain = _gap(learner, 1, False)
-    expect_above(abs(gap - plain), NOISE, msg("differs_from_plain", plain=f"{plain:.3g}"))
+def _measured(learner, n_layer: int, use_pos: bool, seed: int, where: str | None = None) -> float:
+    """order_gap(n_layer, use_pos, seed), which must be the course GPT's own gap for those arguments."""
+    where = where or f"order_gap({n_layer}, {use_pos}, seed={seed})"
+    gap = _gap(learner, n_layer, use_pos, seed)
+    expect_close(gap, _real_gap(n_layer, use_pos, seed), where, REL, NOISE)
     return gap
 
 
+def check_from_model(learner):
+    seeds = random.sample(SEEDS, 3)
+    gaps = [_gap(learner, 3, False, seed) for seed in seeds]
+    expect(_gap(learner, 3, False, seeds[0]), gaps[0], msg("same_seed", seed=seeds[0]))
+    listed = ", ".join(f"{s} → {v:.6g}" for s, v in zip(seeds, gaps, strict=True))
+    assert len(set(gaps)) == 3, msg("constant", listed=listed)
+    for seed, gap in zip(seeds, gaps, strict=True):
+        # the model built after manual_seed(seed); whether use_pos reaches it is the other checks' question
+        want = _real_gap(3, False, seed)
+        if abs(gap - want) > REL * want + NOISE:
+            want = min(want, _real_gap(3, True, seed), key=lambda w: abs(w - gap))
+        expect_close(gap, want, f"order_gap(3, False, seed={seed})", REL, NOISE)
+    return msg("from_model_ok", listed=listed)
+
+
+def check_one_layer_no_pos(learner):
+    seed = random.choice(SEEDS)
+    gap = expect_below(_gap(learner, 1, False, seed), NOISE, f"order_gap(1, False, seed={seed})")
+    # 0.0 whatever the arguments is ≈ 0 too: the near-zero gap counts next to a real one, measured now
+    n = random.randint(2, 4)
+    _measured(learner, n, False, seed, msg("a_real_one", n=n, seed=seed))
+    return msg("one_layer_ok", gap=f"{gap:.2e}")
+
+
 def check_three_layers_no_pos(learner):
-    return msg("three_layers_ok", gap=f"{_clear_gap(learner, 3, False):.3g}")
+    gap = _measured(learner, 3, False, random.choice(SEEDS))
+    return msg("three_layers_ok", gap=f"{gap:.3g}")
 
 
 def check_with_positions(learner):
-    return f"order_gap(1, True) = {_clear_gap(learner, 1, True):.3g}"
-
-
-def check_from_model(learner):
-    seeds = (0, *random.sample(range(1, 10**6), 2))
-    gaps = [_gap(learner, 3, False, seed) for seed in seeds]
-    expect(_gap(learner, 3, False, 0), gaps[0], msg("same_seed"))
-    listed = ", ".join(f"{s} → {v:.6g}" for s, v in zip(seeds, gaps, strict=True))
-    assert len(set(gaps)) == 3, msg("constant", listed=listed)
-    for seed, gap in zip(seeds, gaps, strict=True):  # another summation order moves the last digits only
-        expect_close(gap, _real_gap(3, False, seed), f"order_gap(3, False, seed={seed})", 1e-3, NOISE)
-    return msg("from_model_ok", listed=listed)
+    seed = random.choice(SEEDS)
+    return f"order_gap(1, True, seed={seed}) = {_measured(learner, 1, True, seed):.3g}"
