@@ -22,6 +22,7 @@ from tutor.progress.store import Store
 EX = ROOT / "lessons/01-multi-head/exercises/split-heads"
 ALIBI = ROOT / "lessons/03-rope-alibi/exercises/alibi"
 GRADE_KEYS = {
+    "version",
     "exercise",
     "status",
     "score",
@@ -127,6 +128,7 @@ def test_grading_the_starter_exits_1_with_grade_json(starter_json):
     assert starter_json.returncode == 1, starter_json.stderr
     data = json.loads(starter_json.stdout)
     assert set(data) == GRADE_KEYS and data["exercise"] == "probe" and data["status"] == "fail"
+    assert list(data)[0] == "version" and data["version"] == 1  # the format's, first as in DESIGN.md
     assert [c["name"] for c in data["checks"]] == ["add", "neg"]
     assert all(set(c) == CHECK_KEYS for c in data["checks"])
     assert data["score"] == 0 and data["max_score"] == 3

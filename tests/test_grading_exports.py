@@ -24,8 +24,9 @@ import pytest
 
 from tests.conftest import PYTHON, run_tutor_env
 from tests.grading_helpers import exercise_course
+from tutor.course import open_course
 from tutor.errors import TutorError
-from tutor.grading.batch import shown_name
+from tutor.grading.batch import checks_version, shown_name
 from tutor.grading.export import GRADEBOOK_COLUMNS, md_block, md_code, read_roster
 
 PROBE_TOML = """
@@ -83,7 +84,17 @@ FILES: dict[str, str | bytes] = {
     "..py": b"\xff",
 }
 ROSTER = 'file,student_id,name\nanna.py,s001,Anna Li\nben.py,s002,"=HYPERLINK(""http://evil.example"")"\nevil\\nalice.py,s003,\n'
-CHECKS_HEAD = ["student_id", "file", "check", "status", "points", "max_points", "message"]
+CHECKS_HEAD = [
+    "student_id",
+    "file",
+    "check",
+    "status",
+    "points",
+    "max_points",
+    "message",
+    "version",
+    "checks_version",
+]
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -152,14 +163,16 @@ def test_the_batch_report_is_printed_and_the_exports_are_written(exported):
     assert sorted(p.name for p in en.iterdir()) == ["checks.csv", "feedback", "gradebook.csv"]
 
 
-def test_the_per_check_csv_has_a_row_per_file_and_check(exported):
+def test_the_per_check_csv_has_a_row_per_file_and_check(exported, lessons):
     path = exported["base"] / "en/checks.csv"
     assert path.read_text(encoding="utf-8").splitlines()[0] == ",".join(CHECKS_HEAD)
     rows = read_csv(path)
     assert len(rows) == len(FILES) * 2
     by = {(r["file"], r["check"]): r for r in rows}
+    version = checks_version(open_course(lessons).exercise("probe"))
     assert by["anna.py", "add"] == {"student_id": "s001", "file": "anna.py", "check": "add", "status": "pass",
-                                    "points": "2.0", "max_points": "2", "message": "2 + 3 = 5"}  # fmt: skip
+                                    "points": "2.0", "max_points": "2", "message": "2 + 3 = 5", "version": "1",
+                                    "checks_version": version}  # fmt: skip
     assert (by["ben.py", "neg"]["status"], by["ben.py", "neg"]["message"]) == (
         "fail",
         "neg(4): expected -4, got 4",
@@ -174,7 +187,7 @@ def test_the_per_check_csv_has_a_row_per_file_and_check(exported):
         assert not any(row[k].startswith(FORMULA_START) for k in CHECKS_HEAD), row
 
 
-def test_the_gradebook_has_a_row_per_student_flagging_files_not_in_the_roster(exported):
+def test_the_gradebook_has_a_row_per_student_flagging_files_not_in_the_roster(exported, lessons):
     path = exported["base"] / "en/gradebook.csv"
     assert path.read_text(encoding="utf-8").splitlines()[0] == ",".join(GRADEBOOK_COLUMNS)
     rows = read_csv(path)
@@ -182,8 +195,10 @@ def test_the_gradebook_has_a_row_per_student_flagging_files_not_in_the_roster(ex
         "..py", "Zed.py", "anna.py", "ben.py", "evil\\nalice.py", "formula.py", "report\\u202eyp.txt.py", "zed.py"
     ]  # fmt: skip
     by = {r["file"]: r for r in rows}
+    version = checks_version(open_course(lessons).exercise("probe"))
     assert by["anna.py"] == {"student_id": "s001", "name": "Anna Li", "file": "anna.py", "total": "3.0",
-                             "max": "3.0", "status": "pass", "in_roster": "yes", "feedback": "feedback/s001.md"}  # fmt: skip
+                             "max": "3.0", "status": "pass", "in_roster": "yes", "feedback": "feedback/s001.md",
+                             "version": "1", "checks_version": version}  # fmt: skip
     assert by["ben.py"]["name"] == '\'=HYPERLINK("http://evil.example")' and by["ben.py"]["total"] == "0.0"
     assert (by["formula.py"]["student_id"], by["formula.py"]["in_roster"]) == ("formula", "no")
     assert (by["evil\\nalice.py"]["student_id"], by["evil\\nalice.py"]["in_roster"]) == ("s003", "yes")

@@ -137,8 +137,10 @@ def reports(thirds, tmp_path_factory) -> list[Path]:
 def test_shards_one_two_three_of_three_merged_are_the_whole_batch(whole, thirds, reports, lessons, tmp_path):
     parts = {k: json.loads(out.stdout) for k, out in thirds.items()}
     for k, part in parts.items():
-        assert list(part) == ["exercise", "shard", "results"]
+        assert list(part) == ["version", "exercise", "checks_version", "shard", "results"]
         assert part["exercise"] == "probe" and part["shard"] == {"index": k, "count": 3}
+        assert part["version"] == 1 and part["checks_version"] == whole["checks_version"]
+        assert all(row["grade"]["version"] == 1 for row in part["results"])
         assert [r["file"] for r in part["results"]] == [
             r["file"] for r in whole["results"] if shard_of(raw_name(r["file"]), 3) == k
         ]
@@ -198,7 +200,8 @@ def test_merge_refuses_what_cannot_be_joined_naming_the_report_and_the_place(rep
     moved = copy.deepcopy(three)
     moved["results"][0]["file"] = "zz.py"  # a report edited by hand: the name is not of shard 3
     cut = reports[0].read_text(encoding="utf-8")[:300]
-    empty = {"exercise": "probe", "shard": {"index": 4, "count": 4}, "results": []}  # 4/4 of FILES is empty
+    empty = {"version": 1, "exercise": "probe", "checks_version": one["checks_version"],
+             "shard": {"index": 4, "count": 4}, "results": []}  # 4/4 of FILES is empty  # fmt: skip
     cases = [
         ((_write(tmp_path / "other.json", other), reports[0]),
          "shard-1.json is a report of 'probe' but " + shown_name(str(tmp_path / "other.json")) + " of 'rope'"),
@@ -239,6 +242,133 @@ def test_missing_shards_are_a_warning_and_the_rest_is_merged(reports, whole, les
     assert [r["file"] for r in json.loads(out.stdout)["results"]] == [
         r["file"] for r in whole["results"] if r["file"] != "hal.py"
     ]
+
+
+# --- a merge recomputes what a report says ---------------------------------------------------------
+
+
+def _edited(reports: list[Path], edit) -> dict:
+    """Shard 1's report (fay.py's row is there: it failed `last`, 3/4) after `edit(report, fay's grade)`."""
+    report = json.loads(reports[0].read_text(encoding="utf-8"))
+    edit(report, next(r for r in report["results"] if r["file"] == "fay.py")["grade"])
+    return report
+
+
+def _fay(reports: list[Path]) -> int:
+    return [r["file"] for r in json.loads(reports[0].read_text(encoding="utf-8"))["results"]].index("fay.py")
+
+
+def test_a_row_edited_to_pass_is_merged_as_its_checks_give_with_a_warning(reports, whole, lessons, tmp_path):
+    def to_pass(report, grade):
+        grade.update(status="pass", score=4, max_score=4)
+        for check in grade["checks"]:
+            check["points"] = 1  # the failed check's too
+
+    path = _write(tmp_path / "edited.json", _edited(reports, to_pass))
+    out = grade(lessons, tmp_path / "home", "--merge", str(path), *map(str, reports[1:]), "--format", "json",
+                "--export", str(tmp_path / "out"))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert (
+        f"warning: {shown_name(str(path))}: results[{_fay(reports)}] (fay.py) says pass 4/4, but its checks give"
+        " fail 3/4: merged as its checks give (was the report edited?)"
+    ) in out.stderr
+    assert timeless(json.loads(out.stdout)) == timeless(whole)  # exactly what grading gave
+    book = {r["file"]: r for r in csv.DictReader(io.StringIO((tmp_path / "out/gradebook.csv").read_text()))}
+    assert (book["fay.py"]["status"], book["fay.py"]["total"], book["fay.py"]["max"]) == (
+        "fail",
+        "3.0",
+        "4.0",
+    )
+    table = grade_here(lessons, tmp_path, "--merge", str(path), *map(str, reports[1:])).stdout
+    assert re.search(r"^fay\.py +fail +3/4 +last ", table, flags=re.M), table
+
+
+def test_merge_refuses_numbers_that_are_not_finite_or_out_of_range_naming_file_and_row(
+    reports, lessons, tmp_path
+):
+    row = f"results[{_fay(reports)}]"
+    cases = [  # (field of fay's grade, value, what the refusal says after "ROW.grade.FIELD (fay.py): ")
+        ("score", 999, "expected a number from 0 to 4 (the points exercise.toml gives), got 999"),
+        ("score", 1e308, "expected a number from 0 to 4 (the points exercise.toml gives), got 1e+308"),
+        ("score", float("nan"), "expected a finite number, got NaN"),
+        ("score", -1, "expected a number from 0 to 4 (the points exercise.toml gives), got -1"),
+        ("max_score", float("inf"), "expected a finite number, got Infinity"),
+        ("max_score", 400, "expected a number from 0 to 4 (the points exercise.toml gives), got 400"),
+        ("duration_s", -0.5, "expected a number of at least 0, got -0.5"),
+        ("checks[0].points", 5, "expected a number from 0 to 1 (the points exercise.toml gives), got 5"),
+        ("checks[3].points", float("-inf"), "expected a finite number, got -Infinity"),
+    ]
+    for i, (key, value, says) in enumerate(cases):
+
+        def put(report, grade, key=key, value=value):
+            if key.startswith("checks["):
+                grade["checks"][int(key[7])]["points"] = value
+            else:
+                grade[key] = value
+
+        path = _write(
+            tmp_path / f"edited{i}.json", json.dumps(_edited(reports, put))
+        )  # NaN as JSON writes it
+        out = (grade if i == 0 else grade_here)(
+            lessons, tmp_path, "--merge", str(path), *map(str, reports[1:])
+        )
+        assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr, out.stderr
+        assert f"edited{i}.json: {row}.grade.{key} (fay.py): {says}; the report is not merged" in out.stderr, (
+            key, value, out.stderr)  # fmt: skip
+
+
+def test_merge_refuses_missing_extra_or_repeated_checks(reports, lessons, tmp_path):
+    row = f"results[{_fay(reports)}]"
+    cases = [
+        (lambda r, g: g["checks"].pop(), f"{row}.grade.checks (fay.py): 1 check of exercise 'probe' is missing: last"),
+        (lambda r, g: g["checks"].clear(), f"{row}.grade.checks (fay.py): 4 checks of exercise 'probe' are missing, the first add"),
+        (lambda r, g: g["checks"].append({**g["checks"][0], "name": "bonus"}),
+         f"{row}.grade.checks[4].name (fay.py): bonus is not a check of exercise 'probe'"),
+        (lambda r, g: g["checks"].append(g["checks"][0]), f"{row}.grade.checks[4].name (fay.py): add is there twice"),
+    ]  # fmt: skip
+    for i, (edit, says) in enumerate(cases):
+        out = grade_here(
+            lessons, tmp_path, "--merge", str(_write(tmp_path / f"c{i}.json", _edited(reports, edit)))
+        )
+        assert out.returncode == 2 and says in out.stderr, (says, out.stderr)
+
+
+def test_merge_refuses_a_report_of_another_format_or_graded_by_other_checks(
+    reports, whole, lessons, tmp_path
+):
+    row = f"results[{_fay(reports)}]"
+    ours = whole["checks_version"]
+    cases = [
+        (lambda r, g: r.pop("version"), "version: expected 1, the format this tutor writes, got null"),
+        (lambda r, g: r.update(version=2), "version: expected 1, the format this tutor writes, got 2"),
+        (lambda r, g: g.pop("version"), f"{row}.grade.version: expected 1, the format this tutor writes, got null"),
+        (lambda r, g: r.pop("checks_version"), "checks_version: missing"),
+        (lambda r, g: r.update(checks_version="0" * 16),
+         f"was graded by other checks of 'probe' (checks version {'0' * 16}; this course's is {ours})"),
+    ]  # fmt: skip
+    for i, (edit, says) in enumerate(cases):
+        out = grade_here(
+            lessons, tmp_path, "--merge", str(_write(tmp_path / f"v{i}.json", _edited(reports, edit)))
+        )
+        assert out.returncode == 2 and says in out.stderr, (says, out.stderr)
+    # a course whose checks.py changed since the shards were graded: its merge refuses them, naming both versions
+    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS + "\n# a changed check\n", "solution.py": SOLUTION,
+             "starter.py": SOLUTION}  # fmt: skip
+    changed = exercise_course(tmp_path / "changed", files, shipped=False, order=1)
+    out = grade(changed, tmp_path, "--merge", *map(str, reports), lang="de")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert (
+        f"wurde mit anderen Prüfungen von „probe“ bewertet (Version der Prüfungen {ours}, die dieses Kurses "
+        in out.stderr
+    )
+
+
+def test_a_row_whose_bytes_were_not_read_has_no_sha256_and_merges(reports, lessons, tmp_path):
+    out = grade_here(lessons, tmp_path, "--merge", str(_write(tmp_path / "none.json", _edited(
+        reports, lambda r, g: next(row for row in r["results"] if row["grade"] is g).update(sha256=None)))),
+        "--format", "json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert next(r for r in json.loads(out.stdout)["results"] if r["file"] == "fay.py")["sha256"] is None
 
 
 # --- README's recipes -------------------------------------------------------------------------------

@@ -230,12 +230,13 @@ def _merge(args, ctx) -> int:
     from tutor.course import open_course
 
     ex = open_course(ctx.lessons_dir).exercise(merged.exercise)
-    shards.check_names(ex, reports, ctx.lang)
-    for warning in merged.warnings:
+    recomputed = shards.recompute(ex, reports, ctx.lang)  # the merged rows, as their checks give them
+    for warning in [*merged.warnings, *recomputed]:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     rows = shards.batch_rows(ex, merged.results, ctx.lang)
     args.roster = roster
-    _report(ex, rows, args, ctx, lambda: shards.report_json(merged.exercise, merged.results))
+    checks = shards.checks_version(ex)
+    _report(ex, rows, args, ctx, lambda: shards.report_json(merged.exercise, checks, merged.results))
     return _export(ex, rows, args, ctx)
 
 

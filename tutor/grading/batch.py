@@ -35,7 +35,7 @@ from rich.cells import cell_len
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
-from tutor.grading.result import GradeResult
+from tutor.grading.result import VERSION, GradeResult
 from tutor.grading.runner import Limits, WarmJudge, error_result, grade_many
 from tutor.grading.safe_read import Refused, entry_problem, read_entry
 from tutor.texts import say
@@ -219,11 +219,21 @@ def _read_row(ex: Exercise, folder_fd: int, entry: os.DirEntry, lang: str) -> tu
     return row, (text if error is None else None)
 
 
+def checks_version(ex: Exercise) -> str:
+    """The version of an exercise's checks: the first 16 hex digits of the sha256 of its checks.py and of
+    its checks' ids and points in exercise.toml. Reports carry it, so a merge refuses a report graded by
+    other checks, or for other points, instead of joining it."""
+    digest = hashlib.sha256()
+    checks = Path(ex.folder or ".") / "checks.py"
+    digest.update(checks.read_bytes() if checks.is_file() else b"")
+    digest.update(b"\0" + json.dumps([[c.id, c.points] for c in ex.checks]).encode())
+    return digest.hexdigest()[:16]
+
+
 def to_json(ex: Exercise, rows: list[BatchRow]) -> str:
-    data = {
-        "exercise": ex.id,
-        "results": [{"file": r.file, "sha256": r.sha256, "grade": r.result.to_json()} for r in rows],
-    }
+    """A batch's report: {"version", "exercise", "checks_version", "results": [{"file", "sha256", "grade"}]}."""
+    results = [{"file": r.file, "sha256": r.sha256, "grade": r.result.to_json()} for r in rows]
+    data = {"version": VERSION, "exercise": ex.id, "checks_version": checks_version(ex), "results": results}
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 

@@ -1,10 +1,13 @@
 """An instructor's exports of a batch (`grade ID --batch DIR --export OUT`, `grade --merge … --export OUT`):
 
     OUT/checks.csv          one row per file × check: student_id, file, check, status, points,
-                            max_points, message
+                            max_points, message, version, checks_version
     OUT/gradebook.csv       one row per student: student_id, name, file, total, max, status, in_roster,
-                            feedback
+                            feedback, version, checks_version
     OUT/feedback/<id>.md    each student's feedback in Markdown, in the instructor's language
+
+`version` is the grade JSON's format (result.VERSION) and `checks_version` the version of the checks
+that graded the rows (batch.checks_version), as in the batch and shard reports.
 
 Student ids are the file's name without ".py" (as reports show it, escaped by batch.shown_name), or
 what `--roster CSV` (columns file,student_id[,name], header required) maps the file to. A roster is
@@ -40,14 +43,17 @@ from pathlib import Path, PurePosixPath
 from models.atomic import atomic_write_text
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
-from tutor.grading.batch import BatchRow, csv_cell, shown_name
+from tutor.grading.batch import BatchRow, checks_version, csv_cell, shown_name
 from tutor.grading.hints import hint_step
+from tutor.grading.result import VERSION
 from tutor.grading.safe_read import read_instructor_file
 from tutor.i18n import pick
 from tutor.texts import number, say
 
-CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message")
-GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback")
+CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message", "version",
+                  "checks_version")  # fmt: skip
+GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback", "version",
+                     "checks_version")  # fmt: skip
 ROSTER_COLUMNS = ("file", "student_id", "name")
 MAX_ID_BYTES = 200  # "<id>.md" and the temporary name beside it stay under a file name's 255 bytes
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
@@ -230,6 +236,7 @@ def write_exports(
     export are overwritten). Returns warnings: roster files with no row."""
     people = students(rows, roster)
     names = feedback_names(rows, people)
+    versions = {"version": VERSION, "checks_version": checks_version(ex)}
     checks, book = [], []
     for row, person, name in zip(rows, people, names, strict=True):
         decls = {decl.id: decl for decl in ex.checks}
@@ -237,11 +244,12 @@ def write_exports(
             decl = decls.get(check.name)
             checks.append({"student_id": person.id, "file": row.file, "check": check.name,
                            "status": check.status, "points": check.points,
-                           "max_points": decl.points if decl else check.max_points, "message": check.message})  # fmt: skip
+                           "max_points": decl.points if decl else check.max_points, "message": check.message,
+                           **versions})  # fmt: skip
         in_roster = "" if person.in_roster is None else ("yes" if person.in_roster else "no")
         book.append({"student_id": person.id, "name": person.name, "file": row.file, "total": row.result.score,
                      "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
-                     "feedback": f"feedback/{name}"})  # fmt: skip
+                     "feedback": f"feedback/{name}", **versions})  # fmt: skip
     feedback_dir = folder / "feedback"
     try:
         feedback_dir.mkdir(parents=True, exist_ok=True)

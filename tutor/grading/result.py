@@ -1,6 +1,6 @@
 """The grade of one submission, exactly the grade JSON of DESIGN.md.
 
-    {"exercise", "status": "pass"|"fail"|"error"|"timeout", "score", "max_score",
+    {"version": VERSION (the format's), "exercise", "status": "pass"|"fail"|"error"|"timeout", "score", "max_score",
      "checks": [{"name", "status", "message", "hint", "points"}], "duration_s", "output",
      "isolation": {"level": "strong"|"partial"|"basic"|"none", "layers": [what was in force],
                    "missing": [what "strong" needs and was not there]},
@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+VERSION = 1  # of the grade JSON's format; batch and shard reports and exports say it too
 Status = Literal["pass", "fail", "error", "timeout"]
 CheckStatus = Literal["pass", "fail", "error", "timeout", "skipped"]
 
@@ -42,6 +43,7 @@ class CheckResult(BaseModel):
 class GradeResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    version: Literal[1] = VERSION
     exercise: str
     status: Status
     score: float

@@ -7,16 +7,25 @@ it has, whatever else is in the folder. A shard's JSON report is the batch repor
 counts as shard 1/1.
 
 `merge_reports` joins reports into the report of the whole folder: the same JSON, rows in the batch's
-order (by the file's name on disk, which `batch.raw_name` recovers from the name a report shows), every
-grade passed through as it was read. Reports are the instructor's files, still checked before they are
-trusted: each must be a grade report of the same exercise, a file may be in one report only, each file
-must belong to the shard its report says, and a shard may be given once. Every refusal names the
-report file and the place in it (`results[3].grade.status`).
+order (by the file's name on disk, which `batch.raw_name` recovers from the name a report shows).
+Reports are the instructor's files, still checked before they are trusted: each must be a grade report
+of this format (`version`), of the same exercise, graded by the course's own checks (`checks_version`,
+batch.checks_version), a file may be in one report only, each file must belong to the shard its report
+says, and a shard may be given once. Every refusal names the report file and the place in it
+(`results[3].grade.status`).
+
+A report's verdicts are not taken as written (`recompute`): every row's status, score and maximum, and
+every check's points, come from its checks' statuses and the exercise's points in the course's
+exercise.toml. A row whose checks are not exactly the exercise's (one missing, one unknown, one twice),
+or with a number that is not finite or out of its range (a score above the exercise's points, points
+above the check's), refuses the report; a row whose own figures differ from what its checks give is
+merged as its checks give, with a warning naming it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +34,8 @@ from pydantic import ValidationError
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
-from tutor.grading.batch import BatchRow, raw_name, shard_of, shown_name
-from tutor.grading.result import GradeResult
+from tutor.grading.batch import BatchRow, checks_version, raw_name, shard_of, shown_name
+from tutor.grading.result import VERSION, GradeResult
 from tutor.grading.safe_read import read_instructor_file
 from tutor.i18n import pick
 from tutor.texts import say
@@ -58,26 +67,28 @@ def parse_shard(text: str, lang: str) -> tuple[int, int]:
 
 def shard_json(ex: Exercise, rows: list[BatchRow], shard: tuple[int, int]) -> str:
     """A shard's report: the batch report (batch.to_json) with `"shard": {"index", "count"}` after
-    "exercise"."""
+    "checks_version"."""
     from tutor.grading.batch import to_json
 
     data = {}
     for key, value in json.loads(to_json(ex, rows)).items():
         data[key] = value
-        if key == "exercise":
+        if key == "checks_version":
             data["shard"] = {"index": shard[0], "count": shard[1]}
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
-def report_json(exercise: str, results: list[dict]) -> str:
-    """A whole folder's report, written exactly as batch.to_json writes it."""
-    return json.dumps({"exercise": exercise, "results": results}, ensure_ascii=False, indent=2)
+def report_json(exercise: str, checks: str, results: list[dict]) -> str:
+    """A whole folder's report, written exactly as batch.to_json writes it (`checks`: its checks_version)."""
+    data = {"version": VERSION, "exercise": exercise, "checks_version": checks, "results": results}
+    return json.dumps(data, ensure_ascii=False, indent=2)
 
 
 @dataclass
 class Report:
     path: str  # as messages show it
     exercise: str
+    checks_version: str
     shard: tuple[int, int] | None
     results: list[dict] = field(default_factory=list)
 
@@ -105,7 +116,7 @@ def read_report(path: Path, lang: str) -> Report:
     """One report file, checked: JSON, a grade report's shape, every grade a grade of DESIGN.md."""
     shown = shown_name(str(path))
     data = _json_object(read_instructor_file(path, shown, lang), shown, lang)
-    exercise, shard = _header(data, shown, lang)
+    exercise, checks, shard = _header(data, shown, lang)
     results = data.get("results")
     if not isinstance(results, list):
         raise _bad(shown, "results", "missing" if results is None else "list", lang)
@@ -121,7 +132,7 @@ def read_report(path: Path, lang: str) -> Report:
             raise TutorError(
                 say("grade.merge.wrong_shard", lang, file=shown, name=name, k=shard[0], n=shard[1])
             )
-    return Report(shown, exercise, shard, results)
+    return Report(shown, exercise, checks, shard, results)
 
 
 def _json_object(text: str, shown: str, lang: str) -> dict:
@@ -139,23 +150,29 @@ def _json_object(text: str, shown: str, lang: str) -> dict:
     if not isinstance(data, dict):
         raise _bad(shown, "", "object", lang)
     for key in data:
-        if key not in ("exercise", "shard", "results"):
+        if key not in ("version", "exercise", "checks_version", "shard", "results"):
             raise _bad(shown, str(key), "unknown", lang)
     return data
 
 
-def _header(data: dict, shown: str, lang: str) -> tuple[str, tuple[int, int] | None]:
-    """The report's exercise, and its shard (K, N) when it names one."""
+def _header(data: dict, shown: str, lang: str) -> tuple[str, str, tuple[int, int] | None]:
+    """The report's exercise, its checks' version, and its shard (K, N) when it names one; a report of
+    another format (`version`) is refused."""
+    if "version" not in data or type(data["version"]) is not int or data["version"] != VERSION:
+        raise _bad(shown, "version", "version", lang, expected=VERSION, got=_shown(data.get("version")))
     exercise = data.get("exercise")
     if not isinstance(exercise, str) or not exercise:
         raise _bad(shown, "exercise", "missing" if exercise is None else "text", lang)
+    checks = data.get("checks_version")
+    if not isinstance(checks, str) or not re.fullmatch(r"[0-9a-f]{16}", checks):
+        raise _bad(shown, "checks_version", "missing" if checks is None else "checks_version", lang)
     if "shard" not in data:
-        return exercise, None
+        return exercise, checks, None
     value = data["shard"]
     if not (isinstance(value, dict) and set(value) == {"index", "count"}
             and all(type(v) is int for v in value.values()) and 1 <= value["index"] <= value["count"]):  # fmt: skip
         raise _bad(shown, "shard", "shard", lang)
-    return exercise, (value["index"], value["count"])
+    return exercise, checks, (value["index"], value["count"])
 
 
 def _row_file(row, where: str, shown: str, lang: str) -> str:
@@ -175,9 +192,14 @@ def _row_file(row, where: str, shown: str, lang: str) -> str:
 
 
 def _check_grade(row: dict, where: str, exercise: str, shown: str, lang: str) -> None:
-    """A row's sha256 and grade: a grade of DESIGN.md, of the report's exercise."""
-    if not isinstance(row["sha256"], str) or not re.fullmatch(r"[0-9a-f]{64}", row["sha256"]):
+    """A row's sha256 (None: its bytes were not read) and grade: a grade of DESIGN.md, of this format
+    and of the report's exercise."""
+    sha256 = row["sha256"]
+    if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-f]{64}", sha256)):
         raise _bad(shown, f"{where}.sha256", "sha256", lang)
+    said = row["grade"].get("version") if isinstance(row["grade"], dict) else VERSION
+    if type(said) is not int or said != VERSION:
+        raise _bad(shown, f"{where}.grade.version", "version", lang, expected=VERSION, got=_shown(said))
     try:
         grade = GradeResult.model_validate(row["grade"], strict=True)
     except ValidationError as err:
@@ -232,16 +254,100 @@ def merge_reports(reports: list[Report], lang: str, exercise: str | None = None)
     return Merged(want, rows, warnings)
 
 
-def check_names(ex: Exercise, reports: list[Report], lang: str) -> None:
-    """Every check a report names is a check of `ex` (a report of another version of the exercise is
-    refused rather than exported with checks the course does not know)."""
-    known = {decl.id for decl in ex.checks}
+def _shown(value) -> str:
+    """A value read from a report, for a message: short, one line."""
+    return shown_name(
+        json.dumps(value) if value is None or isinstance(value, bool | int | float) else repr(value)
+    )[:40]
+
+
+def recompute(ex: Exercise, reports: list[Report], lang: str) -> list[str]:
+    """Every row of `reports` given the grade its checks give (in place: the merged rows are these):
+    each check's points from its status and the exercise's points, the row's score, maximum and
+    status from its checks. Refuses a report graded by other checks (checks_version), a row whose
+    checks are not exactly the exercise's, and a number that is not finite or out of its range. Returns
+    a warning for every row whose own figures were not what its checks give."""
+    want = checks_version(ex)
+    warnings = []
     for report in reports:
+        if report.checks_version != want:
+            raise TutorError(say("grade.merge.checks_version", lang, file=report.path, id=ex.id,
+                                 got=report.checks_version, want=want))  # fmt: skip
         for i, row in enumerate(report.results):
-            for j, check in enumerate(row["grade"]["checks"]):
-                if check["name"] not in known:
-                    raise _bad(report.path, f"results[{i}].grade.checks[{j}].name", "check", lang,
-                               name=shown_name(check["name"]), id=ex.id)  # fmt: skip
+            grade, warning = _recomputed(ex, row, f"results[{i}]", report.path, lang)
+            row["grade"] = grade
+            if warning is not None:
+                warnings.append(warning)
+    return warnings
+
+
+def _recomputed(ex: Exercise, row: dict, where: str, path: str, lang: str) -> tuple[dict, str | None]:
+    """The grade JSON of one row as its checks give it, and a warning if the row said otherwise."""
+    grade, name = row["grade"], row["file"]
+
+    def bad(at: str, want: str, **values) -> TutorError:
+        problem = say(f"grade.merge.want.{want}", lang, **values)
+        return TutorError(say("grade.merge.bad_row", lang, file=path, where=f"{where}.grade{at}", name=name,
+                              problem=problem))  # fmt: skip
+
+    def number(value: float, at: str, high: float | None) -> None:  # high None: no upper bound
+        if not math.isfinite(value):
+            raise bad(at, "finite", got=_shown(value))
+        if high is None and value < 0:
+            raise bad(at, "at_least", low=0, got=_shown(value))
+        if high is not None and not 0 <= value <= high:
+            raise bad(at, "range", low=0, high=f"{high:g}", got=_shown(value))
+
+    decls = {decl.id: decl for decl in ex.checks}
+    top = sum(decl.points for decl in ex.checks)
+    checks: dict[str, dict] = {}
+    for j, check in enumerate(grade["checks"]):
+        if check["name"] not in decls:
+            raise bad(f".checks[{j}].name", "check", name=shown_name(check["name"]), id=ex.id)
+        if check["name"] in checks:
+            raise bad(f".checks[{j}].name", "check_twice", name=shown_name(check["name"]))
+        number(check["points"], f".checks[{j}].points", decls[check["name"]].points)
+        checks[check["name"]] = check
+    missing = [decl.id for decl in ex.checks if decl.id not in checks]
+    if missing:
+        raise bad(".checks", "check_missing", name=missing[0], id=ex.id, n=len(missing))
+    number(grade["score"], ".score", top)
+    number(grade["max_score"], ".max_score", top)
+    number(grade["duration_s"], ".duration_s", None)
+    ordered = [{**checks[decl.id], "points": decl.points if checks[decl.id]["status"] == "pass" else 0}
+               for decl in ex.checks]  # fmt: skip
+    score = sum(check["points"] for check in ordered)
+    status = row_status([check["status"] for check in ordered], grade["status"])
+    out = GradeResult.model_validate({**grade, "checks": ordered, "score": score, "max_score": top,
+                                      "status": status}).to_json()  # fmt: skip
+    said = (grade["status"], grade["score"], grade["max_score"], [c["points"] for c in grade["checks"]])
+    if said == (status, score, top, [c["points"] for c in ordered]):
+        return out, None
+    return out, say("grade.merge.recomputed", lang, file=path, where=where, name=name,
+                    said=_figures(grade, lang), got=_figures(out, lang))  # fmt: skip
+
+
+def _figures(grade: dict, lang: str) -> str:
+    """A row's verdict as a table shows it: `fail 4/6`."""
+    verdict = say(f"grade.verdict.{grade['status']}", lang)
+    return f"{verdict} {grade['score']:g}/{grade['max_score']:g}"
+
+
+def row_status(checks: list[str], said: str) -> str:
+    """A grade's status from its checks' statuses (in the exercise's order): pass when every check
+    passed; timeout when one ran out of time; error when the grade stopped before a check ran (a
+    skipped check). Otherwise fail, or error when the last check is an error (the grade stopped in it,
+    which the checks alone cannot tell from a check the learner's code failed): then `said`, the
+    report's status, decides between the two."""
+    if all(status == "pass" for status in checks):
+        return "pass"
+    if "timeout" in checks:
+        return "timeout"
+    if "skipped" in checks:
+        return "error"
+    if checks[-1] == "error" and said == "error":
+        return "error"
+    return "fail"
 
 
 def batch_rows(ex: Exercise, results: list[dict], lang: str) -> list[BatchRow]:
