@@ -1,13 +1,15 @@
 """Checks for rope: apply_rope's geometry, agreement with the reference (either pairing), the
-attention module (causal, same output as a reference with the weights the judge gives it), the model
-(no pos_emb, the learner's attention in every block, sees the order with one layer) and its loss and
-gradients, which must match a reference model's on random weights and inputs.
+attention module (causal with RoPE's weights, same output as a reference with the weights the judge
+gives it), the model (no pos_emb, the learner's attention in every block, the reference's logits with
+one layer) and its loss and gradients, which must match a reference model's on random weights and inputs.
 
 Inputs, positions and weights are drawn per run. Returning x unchanged keeps the shape, the lengths and
-the relative scores too: those checks count only once apply_rope turns x at a nonzero position.
+the relative scores too, and so do zeros, noise, one turn for every position or x plus a table of its
+positions in part: those checks count only once apply_rope turns x by its positions (`_turned`).
 `start` is graded through apply_rope(x, pos) with pos = start … start + T − 1: within one call, RoPE
 attention gives the same output at any start (scores depend on n − m only), so the module's output
-cannot show whether forward honours it.
+cannot show whether forward honours it. apply_rope meets positions up to MAX_POS, the attention and the
+model up to 2 · block_size − 1 (a Llama-style cache of 2 · block_size positions is enough); the task says so.
 """
 
 import random
@@ -20,12 +22,22 @@ from torch import nn
 from models.gpt import GPT, GPTConfig
 from models.positions import apply_rope as half_rope
 from models.positions import rope_cos_sin, rope_inv_freq
-from tutor.grading.kit import expect, expect_above, expect_close, expect_number, msg
+from tutor.grading.kit import (
+    CheckFailed,
+    LearnerError,
+    expect,
+    expect_above,
+    expect_close,
+    expect_number,
+    msg,
+)
 
 LAYOUTS = ("half", "interleaved")
 ORDER = 1e-3  # a one-layer RoPE model tells two orders apart by ~0.1–3 on random weights; without, ~1e-6
 CFG = GPTConfig(vocab_size=64, block_size=16, n_layer=2, n_head=4, n_embd=32, pos="none")
-C = CFG.n_embd
+C, HEAD = CFG.n_embd, CFG.n_embd // CFG.n_head
+MAX_POS = 255  # the largest position apply_rope meets
+MODULE_POS = 2 * CFG.block_size  # the attention and the model meet positions 0 … MODULE_POS − 1
 ATTENTION = {"qkv.weight": (3 * C, C), "qkv.bias": (3 * C,), "proj.weight": (C, C), "proj.bias": (C,)}
 
 
@@ -85,14 +97,20 @@ def _rope(learner, x: torch.Tensor, pos: torch.Tensor, base: float = 10000.0) ->
 
 
 def _turned(learner, x: torch.Tensor) -> torch.Tensor:
-    """apply_rope(x, 0 … T − 1), failing unless it moved x at a nonzero position drawn now: returning x
-    unchanged keeps the shape, the lengths and the relative scores as well."""
-    got = _rope(learner, x, torch.arange(x.size(-2)))
+    """apply_rope(x, 0 … T − 1), failing unless it turns x by its positions: x itself at position 0 (a
+    turn by 0), moved at a position after 0 drawn now, and linear in x (one call on x, y and x + 2y).
+    Returning x, zeros, noise, one turn for every position or x plus a table of its positions fails."""
+    pos = torch.arange(x.size(-2))
+    got = _rope(learner, x, pos)
+    expect_close(got[..., 0, :], x[..., 0, :].double(), msg("at_zero"), rtol=1e-5, atol=1e-6)
     p = random.randint(1, x.size(-2) - 1)
     before = x[..., p, :].double()
     moved = float((got[..., p, :] - before).abs().max())
     # NaN counts as moved here: the comparisons after it fail on it
     assert not moved <= 1e-5 * float(before.abs().max()), msg("unrotated", p=p)
+    y = torch.randn_like(x)
+    three = _rope(learner, torch.stack([x, y, x + 2 * y]), pos)
+    expect_close(three[2], three[0] + 2 * three[1], msg("linear"), rtol=0.0, atol=1e-4)
     return got
 
 
@@ -123,7 +141,7 @@ def _closest(got: torch.Tensor, outputs: dict[str, torch.Tensor]) -> str:
 
 def check_matches_reference(learner):
     x = torch.randn(2, 4, 6, 16)
-    start, base = random.randint(1, 199), float(random.randint(100, 19999))
+    start, base = random.randint(1, MAX_POS - 5), float(random.randint(100, 19999))
     seen = []
     for pos, b in ((torch.arange(6), 10000.0), (torch.arange(start, start + 6), base)):
         got = _rope(learner, x, pos, b)
@@ -142,29 +160,72 @@ def _attention(learner):
     return module, state
 
 
+def _raised(err: LearnerError, call: str, first: int, last: int) -> LearnerError:
+    """The learner's error in a run of the attention or the model, naming the call and its positions (a
+    cos/sin cache too short for them fails inside torch, in words that name neither)."""
+    text = msg("raised_at", call=call, first=first, last=last, most=MODULE_POS - 1, error=err.text)
+    raised = LearnerError(err.type_name, text)
+    raised.message = getattr(err, "message", err.text)
+    return raised
+
+
 def _output(module, x: torch.Tensor, start: int = 0) -> torch.Tensor:
-    got = torch.as_tensor(module.run(x, start=start), dtype=torch.float64)
-    expect(got.shape, x.shape, f"attn(Tensor{list(x.shape)}, start={start})")
+    where = f"attn(Tensor{list(x.shape)}, start={start})"
+    try:
+        got = torch.as_tensor(module.run(x, start=start), dtype=torch.float64)
+    except LearnerError as err:
+        raise _raised(err, where, start, start + x.size(1) - 1) from None
+    expect(got.shape, x.shape, where)
     return got
+
+
+def _reading_state() -> dict[str, torch.Tensor]:
+    """Weights under which the attention's output is its weights: q and k come from the biases alone
+    (drawn now, the same at every position), v is x and proj the identity."""
+    eye = torch.eye(C)
+    return {
+        "qkv.weight": torch.cat([torch.zeros(2 * C, C), eye]),
+        "qkv.bias": torch.cat([torch.randn(2 * C) * 1.5, torch.zeros(C)]),
+        "proj.weight": eye.clone(),
+        "proj.bias": torch.zeros(C),
+    }
+
+
+def _weights(module, T: int, start: int) -> torch.Tensor:
+    """(n_head, T, T): the weight each query gives each key, read off the output of the reading state
+    for one-hot characters (in every head's channels, character n is the n-th unit vector)."""
+    x = torch.zeros(1, T, C)
+    for h in range(CFG.n_head):
+        x[0, torch.arange(T), h * HEAD + torch.arange(T)] = 1.0
+    y = _output(module, x, start)[0]
+    return torch.stack([y[:, h * HEAD : h * HEAD + T] for h in range(CFG.n_head)])
 
 
 def check_causal(learner):
     module, _ = _attention(learner)
-    T = random.randint(6, 13)
-    p = random.randint(1, T - 2)  # with a later position to reach
-    x = torch.randn(1, T, C)
-    x2 = x.clone()
-    x2[0, p] += 1.0
-    y, y2 = _output(module, x), _output(module, x2)
-    expect_close(y2[0, :p], y[0, :p], msg("before_p", p=p), rtol=0.0, atol=1e-6)
-    # returning x, zeros or proj(x) sees no future either: causal counts once later positions attend to p
-    expect_above(float((y2[0, p + 1 :] - y[0, p + 1 :]).abs().max()), 1e-6, msg("after_p", p=p))
+    module.load(_reading_state())
+    T = random.randint(5, HEAD)
+    start = random.randint(0, MODULE_POS - T)
+    weights, call = _weights(module, T, start), f"attn(Tensor[1, {T}, {C}], start={start})"
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+    zeros = torch.zeros_like(weights)
+    expect_close(weights.where(future, 0.0), zeros, msg("future_keys", call=call), rtol=0.0, atol=1e-6)
+    # returning x, zeros or noise sees no future either: each query must weigh all of its past, by distance
+    expect_close(weights.sum(-1), zeros[..., 0] + 1.0, msg("weights_sum", call=call), rtol=0.0, atol=1e-4)
+    expect_above(float(weights.where(~future, 1.0).min()), 1e-7, msg("every_key", call=call))
+    if float(weights.amax(-1).sub(weights.where(~future, 2.0).amin(-1)).max()) <= 1e-3:
+        raise CheckFailed(msg("uniform", call=call))
+    logs = weights.where(~future, 1.0).log()
+    shift = logs - logs.diagonal(dim1=-2, dim2=-1)[..., None]  # query t's log-weights, its own key at 0
+    past = ~future[1:, 1:]
+    later, now = shift[:, 1:, 1:].where(past, 0.0), shift[:, :-1, :-1].where(past, 0.0)
+    expect_close(later, now, msg("relative_weights", call=call), rtol=0.0, atol=1e-3)
 
 
 def check_attention_output(learner):
     module, state = _attention(learner)
     x = torch.randn(2, random.randint(5, 11), C)
-    for start in (0, random.randint(3, 59)):
+    for start in (0, random.randint(3, MODULE_POS - x.size(1))):
         got = _output(module, x, start)
         want = {}
         for layout in LAYOUTS:
@@ -177,9 +238,13 @@ def check_attention_output(learner):
 
 
 def _last_logits(model, idx: torch.Tensor) -> torch.Tensor:
-    logits = model.run(idx)
+    where = f"model(Tensor{list(idx.shape)})"
+    try:
+        logits = model.run(idx)
+    except LearnerError as err:
+        raise _raised(err, where, 0, idx.size(1) - 1) from None
     logits = torch.as_tensor(logits[0] if isinstance(logits, list) else logits, dtype=torch.float64)
-    expect(logits.shape, (1, idx.size(1), CFG.vocab_size), f"model(Tensor{list(idx.shape)})[0].shape")
+    expect(logits.shape, (1, idx.size(1), CFG.vocab_size), f"{where}[0].shape")
     return logits[0, -1]
 
 
@@ -194,18 +259,25 @@ def check_no_pos_emb(learner):
     # the same five with the first four reversed give different last logits (without RoPE, ~1e-6)
     cfg = replace(CFG, n_layer=1)
     model = learner.build_model(replace(cfg, pos="learned"))
-    reference = _reference_model(cfg, "half").eval()
+    references = {layout: _reference_model(cfg, layout).eval() for layout in LAYOUTS}
     for _ in range(10):  # weights on which the reference clearly sees the order (almost always the first)
-        state = _random_state({n: tuple(p.shape) for n, p in reference.named_parameters()})
-        reference.load_state_dict(state, strict=False)
+        state = _random_state({n: tuple(p.shape) for n, p in references["half"].named_parameters()})
+        for reference in references.values():
+            reference.load_state_dict(state, strict=False)
         ids = torch.randperm(cfg.vocab_size)[:5]
         a, b = ids[None], torch.cat([ids[:4].flip(0), ids[4:]])[None]
         with torch.no_grad():
-            if float((reference(a)[0][0, -1] - reference(b)[0][0, -1]).abs().max()) > 100 * ORDER:
-                break
+            want = {lay: [ref(t)[0][0, -1] for t in (a, b)] for lay, ref in references.items()}
+        if float((want["half"][0] - want["half"][1]).abs().max()) > 100 * ORDER:
+            break
     model.load(state)
-    gap = float((_last_logits(model, a) - _last_logits(model, b)).abs().max())
+    got = [_last_logits(model, t) for t in (a, b)]
+    gap = float((got[0] - got[1]).abs().max())
     expect_above(gap, ORDER, msg("sees_order", a=a[0].tolist(), b=b[0].tolist()))
+    # noise or positions added to x see the order as well: the logits must be the reference's
+    layout = _closest(got[0], {lay: w[0] for lay, w in want.items()})
+    for t, mine, theirs in zip((a, b), got, want[layout], strict=True):
+        expect_close(mine, theirs, f"model(Tensor{list(t.shape)})[0][0, -1]", rtol=0.0, atol=1e-4)
 
 
 def _trained(cfg: GPTConfig, layout: str, state: dict, idx, targets) -> tuple[float, dict]:
@@ -230,7 +302,10 @@ def check_trains(learner):
     state = _random_state({n: tuple(p.shape) for n, p in _reference_model(CFG, "half").named_parameters()})
     model.load(state)
     idx, targets = (torch.randint(0, CFG.vocab_size, (4, CFG.block_size)) for _ in range(2))
-    got = model.grads(idx, targets)
+    try:
+        got = model.grads(idx, targets)
+    except LearnerError as err:
+        raise _raised(err, f"model(Tensor{list(idx.shape)}, targets)", 0, idx.size(1) - 1) from None
     loss = expect_number(got["loss"], "model(idx, targets)[1]")
     refs = [_trained(CFG, layout, state, idx, targets) for layout in LAYOUTS]
     want_loss, want_grads = min(refs, key=lambda ref: abs(loss - ref[0]) + _gap(got["grads"], ref[1]))

@@ -1,4 +1,4 @@
-# fails: norms_kept — adds the angles instead of rotating (an absolute code)
+# fails: shape_kept — adds the angles instead of rotating (an absolute code): not a turn, so keeping the shape earns nothing
 """Rotary position embedding (RoPE) for the course GPT: rotate q and k, drop pos_emb."""
 
 import math
