@@ -185,7 +185,9 @@ def _reading_state() -> dict[str, torch.Tensor]:
     eye = torch.eye(C)
     return {
         "qkv.weight": torch.cat([torch.zeros(2 * C, C), eye]),
-        "qkv.bias": torch.cat([torch.randn(2 * C) * 1.5, torch.zeros(C)]),
+        "qkv.bias": torch.cat(
+            [torch.randn(2 * C) * 0.6, torch.zeros(C)]
+        ),  # no weight far below 0.05 (1e-3 unscaled)
         "proj.weight": eye.clone(),
         "proj.bias": torch.zeros(C),
     }
