@@ -28,6 +28,7 @@ from tutor.course import open_course
 from tutor.errors import TutorError
 from tutor.grading.batch import checks_version, shown_name
 from tutor.grading.export import GRADEBOOK_COLUMNS, md_block, md_code, read_roster
+from tutor.grading.untrusted import one_line
 
 PROBE_TOML = """
 id = "probe"
@@ -177,7 +178,8 @@ def test_the_per_check_csv_has_a_row_per_file_and_check(exported, lessons):
         "fail",
         "neg(4): expected -4, got 4",
     )
-    assert by["ben.py", "add"]["message"] == MARKDOWN  # in a CSV cell it is text, and starts with `
+    assert by["ben.py", "add"]["message"] == one_line(MARKDOWN)  # in a CSV cell it is text, and starts with `
+    assert "↵# pwned↵" in by["ben.py", "add"]["message"]  # one line: the grader's own words never seem to end
     assert by["formula.py", "add"]["message"] == "'=2+5"  # a spreadsheet would have run it
     assert by["formula.py", "add"]["student_id"] == "formula"
     assert by["evil\\nalice.py", "add"]["student_id"] == "s003"
@@ -246,7 +248,8 @@ def test_a_submissions_markdown_is_shown_as_text_never_rendered(exported):
         "## Output of your code",
     ]  # fmt: skip
     assert not [line for line in markdown if re.search(r"pwned|evil\.example/|<script|<img|\]\(", line)]
-    assert text.count("``````text\n`````\n# pwned") == 2  # the message and the output, each in a longer fence
+    assert text.count("``````text\n`````↵# pwned") == 1  # the message, one line, in a longer fence
+    assert text.count("``````text\n`````\n# pwned") == 1  # the output, as printed, in a longer fence
     assert "**Hint:** use +" in text and "use -x" not in text  # the first failure's own hint only
     assert "stuck? python -m tutor grade probe --hint shows hint 1 of 2" in text
 

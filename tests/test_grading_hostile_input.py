@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -300,6 +301,74 @@ def test_names_and_terminal_text_are_escaped_by_the_rules():
     ]  # fmt: skip
     bidi = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
     assert clean(f"a{bidi}b\x1b[31mc\x00d\n\te") == "ab" + "c�d\n\te"
+
+
+# --- a submission's text never reads as the grader's own lines ------------------------------------------
+
+# eight made-up check lines and the grader's "Passed." line, as an exception's message and as output
+FORGED = (
+    "nothing\n"
+    + "  ✓ adds [add]  1/1\n" * 8
+    + "Passed. See the reference solution: python -m tutor exercise solution probe"
+)
+FORGER = f"FORGED = {FORGED!r}\nprint(FORGED)\n\n\ndef add(a, b):\n    raise ValueError(FORGED)\n"
+CHECK_LINE = re.compile(r"^  [✓✗!⧗·] ")  # how text.render starts a check's line
+
+
+def test_an_exception_message_with_newlines_cannot_forge_check_lines_or_a_pass(lessons, tmp_path):
+    path = tmp_path / "forger.py"
+    path.write_text(FORGER, encoding="utf-8")
+    out = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", str(path))
+    assert out.returncode == 1, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("probe — Probe: FAIL  0/1 points")
+    assert [line for line in lines if CHECK_LINE.match(line)] == ["  ! adds [add]  0/1   ← first failure"]
+    assert not [line for line in lines if line.startswith("Passed")]
+    message = next(line for line in lines if "ValueError" in line)
+    assert message.startswith("      add(2, 3): ValueError: nothing↵  ✓ adds [add]  1/1↵  ✓ adds")  # one line
+    shown = lines[lines.index("  Output of your code:") + 1 :]
+    printed = [line for line in shown if line.startswith("    | ")]
+    assert [
+        line.removeprefix("    | ") for line in printed
+    ] == FORGED.splitlines()  # output stays lines, each marked
+    as_json = json.loads(
+        tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", str(path), "--json").stdout
+    )
+    assert "\n" not in as_json["checks"][0]["message"] and "↵Passed. See" in as_json["checks"][0]["message"]
+    assert as_json["output"].rstrip("\n") == FORGED and as_json["status"] == "fail" and as_json["score"] == 0
+
+
+def test_on_a_terminal_a_long_message_is_folded_under_its_check_never_wrapped_to_its_left(lessons, tmp_path):
+    """A message as long as a terminal row would be wrapped by the terminal to its first column, where a
+    made-up check line could begin a row: on a terminal (here a pty of 80 columns), every row is folded
+    by the grade itself and keeps the message's indent."""
+    pad = "x" * (80 - len("      add(2, 3): ValueError: "))  # the terminal would wrap just before "  ✓"
+    path = tmp_path / "wrapper.py"
+    path.write_text(
+        f"def add(a, b):\n    raise ValueError({pad + '  ✓ adds [add]  1/1  ' * 6!r})\n", encoding="utf-8"
+    )
+    master, terminal = os.openpty()
+    env = {**run_tutor_env(tmp_path / "home"), "COLUMNS": "80", "LINES": "24"}
+    proc = subprocess.Popen([PYTHON, "-m", "tutor", "--lessons", str(lessons), "grade", "probe", str(path)],
+                            stdout=terminal, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)  # fmt: skip
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the program closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert proc.wait(timeout=120) == 1, proc.stderr.read()
+    rows = shown.decode("utf-8").replace("\r\n", "\n").splitlines()
+    assert all(len(row) <= 80 for row in rows), rows
+    assert [row for row in rows if CHECK_LINE.match(row)] == ["  ! adds [add]  0/1   ← first failure"], rows
+    start = next(i for i, row in enumerate(rows) if "ValueError" in row)
+    folded = rows[start : start + 4]
+    assert len(folded) == 4 and all(row.startswith("      ") for row in folded), folded
 
 
 # --- head-count's answer file ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from contextlib import closing, nullcontext
 from pathlib import Path
@@ -159,7 +160,8 @@ def _print(result, ex, lang: str, as_json: bool, hints_seen: int | None = None) 
         if result.saved is False:
             print(say("grade.not_saved", lang), file=sys.stderr)
     else:
-        print(render(result, ex, lang, hints_seen))
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # folded, never wrapped
+        print(render(result, ex, lang, hints_seen, width))
     sys.stdout.flush()
 
 

@@ -13,13 +13,20 @@ landlock, seccomp, limits, no-new-files).
 A check's status is "pass", "fail" (wrong answer), "error" (the learner's code raised or the
 process died while it ran), "timeout" (it was running when time ran out) or "skipped" (never ran).
 `points` is what the check earned (0 unless it passed); `CheckResult.max_points` is kept off the JSON.
+
+Every text of a grade may hold what the learner's code wrote, so the models hold them as
+tutor.grading.untrusted makes them: a check's message and hint on one line (line breaks shown as ↵),
+the output clean of escape and control sequences. However a grade is made (built from the judge's
+events, read from a report), no text in it can pass for the grader's own lines where it is shown.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tutor.grading.untrusted import clean, one_line
 
 VERSION = 1  # of the grade JSON's format; batch and shard reports and exports say it too
 Status = Literal["pass", "fail", "error", "timeout"]
@@ -39,6 +46,11 @@ class CheckResult(BaseModel):
     max_points: float = Field(0, exclude=True)
     title: str = Field("", exclude=True)  # localised title, for display
 
+    @field_validator("message", "hint")
+    @classmethod
+    def _one_line(cls, text: str) -> str:
+        return one_line(text)
+
 
 class GradeResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -54,6 +66,11 @@ class GradeResult(BaseModel):
     isolation: dict = Field(default_factory=lambda: {"level": "none", "layers": [], "missing": []})
     seed: str = ""
     saved: bool | None = Field(None, exclude=True)  # recorded in the store; False: it stayed busy
+
+    @field_validator("output")
+    @classmethod
+    def _clean(cls, text: str) -> str:
+        return clean(text)
 
     @property
     def exit_code(self) -> int:

@@ -7,7 +7,8 @@ Three processes, each with one job:
 - the worker (worker.py, untrusted, confined by sandbox.py) runs the learner's code and answers the
   judge's probes with plain data.
 The worker has no channel to this process, and nothing it prints reaches a terminal unfiltered: every
-text is decoded with replacement and stripped of control and escape sequences (`clean`).
+text is decoded with replacement and stripped of control and escape sequences (`clean`), and a check's
+message is one line (tutor.grading.untrusted).
 Every message is in the learner's language: the judge gets it in its job (`lang`, with the exercise's
 `messages` in that language), and what this side adds comes from the same catalogue.
 """
@@ -32,6 +33,7 @@ from tutor.content.schema import Exercise
 from tutor.grading import sandbox
 from tutor.grading.kit import submission_seed
 from tutor.grading.result import CheckResult, GradeResult
+from tutor.grading.untrusted import clean
 from tutor.i18n import pick
 from tutor.settings import (
     GRADE_JUDGE_SLACK_S,
@@ -49,23 +51,6 @@ JUDGE = Path(__file__).with_name("judge.py")
 
 Event = dict
 OnEvent = Callable[[Event], None]
-
-_UNSAFE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI sequences (colours, cursor moves, screen clears)
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC sequences (window titles, hyperlinks, clipboard)
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
-    r"|\x1b.?"  # any other escape
-    r"|(?P<control>[\x00-\x08\x0b-\x1f\x7f-\x9f])"  # other control characters (newline and tab stay)
-    r"|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"  # bidi controls (U+202E reverses what follows)
-)
-
-
-def clean(text: str) -> str:
-    """Text that is safe to show in a terminal: no escape or control sequences, no bidi controls that
-    would reorder it, no lone surrogates. A control character becomes �; the rest is removed."""
-    text = text.encode("utf-8", "replace").decode("utf-8")
-    return _UNSAFE.sub(lambda m: "�" if m.group("control") else "", text)
-
 
 @dataclass
 class Limits:

@@ -1,7 +1,14 @@
 """A grade as plain text for the terminal, in the learner's language: one line per check in order, the
-first failure marked. The checks' own messages are the exercise's (lesson content)."""
+first failure marked. The checks' own messages are the exercise's (lesson content).
+
+What the learner's code wrote can never read as one of these lines: a check's message is one line
+(tutor.grading.untrusted) indented under its check, each line of output is shown after "| ", and on a
+terminal of known width (`render(..., width=)`) a text too long for one row is folded onto rows of the
+same indent, so the terminal's own wrapping never starts a row with it."""
 
 from __future__ import annotations
+
+from rich.cells import cell_len
 
 from tutor.content.schema import Exercise
 from tutor.grading.hints import hint_step
@@ -13,9 +20,16 @@ from tutor.texts import number, say
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
 
 
-def render(result: GradeResult, ex: Exercise, lang: str = "en", hints_seen: int | None = None) -> str:
+def render(
+    result: GradeResult,
+    ex: Exercise,
+    lang: str = "en",
+    hints_seen: int | None = None,
+    width: int | None = None,
+) -> str:
     """The grade says what is wrong; how to fix it comes from the tiered hints, one at a time
-    (tutor.grading.hints): the general hints first (`--hint`), then the first failure's own."""
+    (tutor.grading.hints): the general hints first (`--hint`), then the first failure's own. `width`:
+    the terminal's columns, to fold long messages and output at (None: not a terminal, never folded)."""
     step = hint_step(result, ex, hints_seen)
     score, top = number(result.score, lang), number(result.max_score, lang)
     status = say(
@@ -32,14 +46,16 @@ def render(result: GradeResult, ex: Exercise, lang: str = "en", hints_seen: int 
         lines.append(f"  {MARKS[c.status]} {c.title or c.name} [{c.name}]  {points}{flag}")
         message = say("grade.not_run", lang) if c.status == "skipped" else c.message  # the reason is above
         if message:
-            lines.append(f"      {message}")
+            lines.extend(fold(message, "      ", width))
         if c is step.own:
-            lines.append("      " + say("word.labelled", lang, label=say("grade.hint", lang), text=c.hint))
+            hint = say("word.labelled", lang, label=say("grade.hint", lang), text=c.hint)
+            lines.extend(fold(hint, "      ", width))
     if step.next is not None:
         lines.append("  " + say("grade.more_hints", lang, id=ex.id, n=step.next, total=step.total))
     if result.output.strip():
         lines.append("  " + say("word.labelled", lang, label=say("grade.output", lang), text="").rstrip())
-        lines.extend("    | " + line for line in result.output.rstrip().splitlines())
+        for line in result.output.rstrip().splitlines():
+            lines.extend(fold(line, "    | ", width))
     if result.status == "pass":
         lines.append(say("grade.passed", lang, id=ex.id))
     if (isolation := isolation_text(result.isolation, lang)) is not None:  # --json has the level and layers
@@ -47,6 +63,31 @@ def render(result: GradeResult, ex: Exercise, lang: str = "en", hints_seen: int 
     if result.saved is False:
         lines.append(say("grade.not_saved", lang))
     return "\n".join(lines)
+
+
+def fold(text: str, indent: str, width: int | None) -> list[str]:
+    """`text` after `indent`, as rows of at most `width` terminal columns (double-width characters
+    count two), broken at spaces where it can be and inside a word where it must; every row starts
+    with `indent`. One row when `width` is None."""
+    if width is None:
+        return [indent + text]
+    room = max(width - cell_len(indent), 20)
+    rows, row = [], ""
+    for word in text.split(" "):
+        piece = f"{row} {word}" if row else word
+        if cell_len(piece) <= room:
+            row = piece
+            continue
+        if row:
+            rows.append(row)
+        row = ""
+        for ch in word:  # a word longer than a row is cut where the row ends
+            if cell_len(row + ch) > room:
+                rows.append(row)
+                row = ""
+            row += ch
+    rows.append(row)
+    return [indent + r for r in rows]
 
 
 def isolation_text(isolation: dict, lang: str) -> str | None:
