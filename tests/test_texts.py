@@ -288,7 +288,9 @@ def _english_for_learners() -> list[str]:
         str(file.relative_to(ROOT)): ast.parse(file.read_text(encoding="utf-8"))
         for file in sorted((ROOT / "tutor").rglob("*.py"))
     }
-    errors, keys = _error_classes(trees), set(catalogue("en"))
+    keys = set(catalogue("en"))
+    keys |= {k.removesuffix(".other") for k in keys if k.endswith(".other")}  # a text with forms by count
+    errors = _error_classes(trees)
     found = []
     for where, tree in trees.items():
         for node in ast.walk(tree):

@@ -15,7 +15,7 @@ import sys
 import time
 
 from tutor.errors import TutorError
-from tutor.texts import number, say
+from tutor.texts import Said, number, say
 
 
 def add_arguments(parser, t) -> None:
@@ -65,8 +65,8 @@ def run(args, ctx) -> int:
     if not text.endswith("\n"):
         print()
     print()
-    print(say("cli.generate.figures", lang, characters=number(found["characters"], lang),
-              lines=number(found["lines"], lang), regular=number(found["regular_lines"], lang),
+    print(say("cli.generate.figures", lang, characters=Said("exp.write.characters", n=found["characters"]),
+              lines=Said("exp.write.lines", n=found["lines"]), regular=number(found["regular_lines"], lang),
               mean=number(found["mean_prob"], lang, decimals=2), seconds=number(seconds, lang, decimals=1)))  # fmt: skip
     if args.top:
         for s in steps:

@@ -120,10 +120,36 @@ def _show(store, ctx, as_json: bool) -> int:
     if note:
         console.print(escape(note))
     console.print(escape(say("progress.footer", lang, due=summary.reviews_due, runs=summary.training_runs)))
-    if summary.last_location:
-        where = ", ".join(f"{k}={v}" for k, v in summary.last_location.items())
+    if summary.last_location and (where := place_text(summary.last_location, course, lang)) is not None:
         console.print(escape(say("progress.last_place", lang, where=where)))
     return 0
+
+
+def place_text(where: dict, course, lang: str) -> str | None:
+    """The learner's last place ("continue" goes back there) in words: the lesson and section, the quiz,
+    the review or the exercise, by their titles; None for a place this course does not have."""
+    from tutor.i18n import pick
+    from tutor.texts import say
+
+    lesson = next((x for x in course.lessons if x.id == where.get("lesson")), None)
+    title = pick(lesson.title, lang) if lesson is not None else None
+    screen = where.get("screen")
+    if screen == "quiz":
+        return say("progress.place.quiz", lang, lesson=title) if title else say("progress.place.review", lang)
+    if title is None:
+        return None
+    if screen == "lab":
+        ex = next((e for e in lesson.exercises if e.id == where.get("exercise")), None)
+        return say("progress.place.lab", lang, exercise=pick(ex.title, lang), lesson=title) if ex else None
+    section = next((s for s in lesson.sections if s.id == where.get("section")), None)
+    if section is None:
+        return say("progress.place.lesson_only", lang, lesson=title)
+    experiment = where.get("experiment")
+    if experiment and any(r.name == experiment for r in section.experiments):
+        name = say(f"exp.{experiment}.title", lang)
+        return say("progress.place.experiment", lang, lesson=title, section=pick(section.title, lang),
+                   experiment=name)  # fmt: skip
+    return say("progress.place.lesson", lang, lesson=title, section=pick(section.title, lang))
 
 
 def _imported_note(imported: ImportedProgress, lang: str) -> str | None:

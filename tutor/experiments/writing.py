@@ -50,7 +50,17 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
     rows = [[i, _shown(s.char), round(s.prob, 3), "  ".join(f"{_shown(c)} {q:.2f}" for c, q in s.top)]
             for i, s in enumerate(steps, 1)]  # fmt: skip
     panels = [
-        TextPanel(title=Msg(f"{TEXT}poem"), text=Msg(f"{TEXT}written", text=text, **found)),
+        TextPanel(
+            title=Msg(f"{TEXT}poem"),
+            text=Msg(
+                f"{TEXT}written",
+                text=text,
+                characters=Msg(f"{TEXT}characters", n=found["characters"]),
+                lines=Msg(f"{TEXT}lines", n=found["lines"]),
+                regular_lines=found["regular_lines"],
+                mean_prob=found["mean_prob"],
+            ),
+        ),
         HeatmapPanel(
             title=Msg(f"{TEXT}attention", n=n, char=_shown(chosen.char), layer=p.layer, head=p.head),
             row_labels=[_shown(chosen.char)],

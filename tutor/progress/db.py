@@ -210,7 +210,7 @@ class Database:
                 "err.store.stuck", path=str(self.path), reason=reason, why=err.strerror
             ) from None
         notice = Said("err.store.moved_aside", path=str(self.path), reason=reason, aside=aside.name)
-        log.warning(str(notice))
+        log.info(str(notice))  # a record for whoever logs; the CLI and the app show the notice, worded
         self.notices.append(notice)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
