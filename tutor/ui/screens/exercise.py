@@ -542,11 +542,11 @@ class ExerciseScreen(TutorScreen):
             colour = _COLOUR.get(check.status, "")
             title = titles.get(check.name, check.name)
             head = ProseText(f"{title}", style=f"bold {colour}" if check is first else colour)
-            lines = []
-            if check.status != "pass":  # what is wrong; how to fix it only as the hint rule says
-                lines.append(self.t("grade.not_run") if check.status == "skipped" else check.message)
-                if step is not None and check is step.own:
-                    lines.append(f"💡 {check.hint}")
+            # what the check measured, passed or not (the values are what the exercise teaches, as the
+            # CLI shows them); how to fix a failure only as the hint rule says
+            lines = [self.t("grade.not_run") if check.status == "skipped" else check.message]
+            if check.status != "pass" and step is not None and check is step.own:
+                lines.append(f"💡 {check.hint}")
             table.add_row(Text(_ICON.get(check.status, "?"), style=colour), head)
             if any(lines):
                 table.add_row("", ProseText("\n".join(line for line in lines if line)))
