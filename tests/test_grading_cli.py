@@ -361,13 +361,35 @@ def test_batch_table_and_csv(batch_outputs):
     assert rows[1]["message"] == "neg(4): expected -4, got 4" and len(rows[1]["sha256"]) == 64
 
 
-def test_batch_keeps_the_timeout_given(lessons, tmp_path):
+def test_batch_keeps_the_timeout_given_for_the_loading_and_for_each_check_naming_the_phase_that_hung(
+    lessons, tmp_path
+):
+    """--timeout 2: a file that hangs while loading, one that hangs in its second check (the first keeps
+    its points), and one whose two checks take 1.3 s each (2.6 s in all, each check within its own 2 s)."""
     d = tmp_path / "subs"
     d.mkdir()
     (d / "loops.py").write_text("while True:\n    pass\n", encoding="utf-8")
-    out = probe(tmp_path, lessons, "grade", "probe", "--batch", str(d), "--timeout", "1", "--format", "csv")
-    (row,) = csv.DictReader(io.StringIO(out.stdout))
-    assert (row["status"], row["message"]) == ("timeout", "timed out after 1 s while loading your file")
+    (d / "hangs.py").write_text(
+        PROBE_SOLUTION.replace("return -x", "while True:\n        pass"), encoding="utf-8"
+    )
+    slow = "import time\n\n\ndef add(a, b):\n    time.sleep(1.3)\n    return a + b\n\n\ndef neg(x):\n    time.sleep(1.3)\n    return -x\n"
+    (d / "slow.py").write_text(slow, encoding="utf-8")
+    out = probe(tmp_path, lessons, "grade", "probe", "--batch", str(d), "--timeout", "2", "--jobs", "3", "--format",
+                "json")  # fmt: skip
+    rows = {r["file"]: r["grade"] for r in json.loads(out.stdout)["results"]}
+    loops, hangs = rows["loops.py"], rows["hangs.py"]
+    assert (loops["status"], loops["checks"][0]["message"]) == (
+        "timeout",
+        "timed out after 2 s while loading your file",
+    )
+    assert (hangs["status"], hangs["score"]) == ("timeout", 2)  # add passed before neg hung
+    assert [(c["status"], c["points"]) for c in hangs["checks"]] == [("pass", 2), ("timeout", 0)]
+    assert hangs["checks"][1]["message"] == (
+        "timed out after 2 s while the check negates [neg] ran (each check has its own time limit; the checks"
+        " before it keep their points)"
+    )
+    assert (rows["slow.py"]["status"], rows["slow.py"]["score"]) == ("pass", 3), rows["slow.py"]
+    assert rows["slow.py"]["duration_s"] > 2.6
 
 
 @pytest.mark.slow  # by default test_grading_lang and test_grading_sandbox batch split-heads through the CLI

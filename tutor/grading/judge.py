@@ -10,7 +10,8 @@ job's language (`lang`); the checks write theirs from the exercise's `messages` 
 Before it reads any check, the judge imports torch and forks the worker's parent (the job says what
 the worker is handed: sandbox.box_for, worked out by the tutor while this process imports torch), which enters new namespaces and forks the worker
 (worker.py) as process 1 of its PID namespace; the worker builds its box (sandbox.py) and answers
-probes. The judge sends it the file's text and runs the checks in order: every check asks the worker
+probes. The judge sends it the file's text and runs the checks in order, the loading and each check
+with a time limit of its own (the job's `timeout_s`): every check asks the worker
 for values through probes (tutor/grading/remote.py) and computes the verdict here, with this
 process's own torch, on inputs drawn from the file's seed (the sha256 of its text) and the check's
 name, so the same file always gets the same inputs and messages. A reply that is not well-formed plain data of bounded
@@ -396,7 +397,8 @@ class Judge:
         def checks(sub, channel: Channel) -> None:
             learner = Learner(sub)
             for cid, function in functions.items():
-                self.emit({"event": "start", "check": cid})
+                self.emit({"event": "start", "check": cid})  # the tutor names the check if it times out
+                channel.restart_clock()  # each check its own time limit, as the loading had
                 with seeded(item["seed"], cid):
                     status, message = run_check(function, learner)
                 self.emit({"event": "check", "check": cid, "status": status, "message": message[:2000]})

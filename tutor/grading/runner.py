@@ -52,22 +52,22 @@ JUDGE = Path(__file__).with_name("judge.py")
 Event = dict
 OnEvent = Callable[[Event], None]
 
+
 @dataclass
 class Limits:
     timeout_s: float
     mem_bytes: int = GRADE_MEM_BYTES
     output_chars: int = GRADE_OUTPUT_CHARS
 
-    @property
-    def cpu_s(self) -> int:
-        # the whole wall-clock budget on two cores plus slack: wall time is the real limit,
-        # this one stops a runaway that escapes it
-        return int(self.timeout_s * 2 + 5)
+    def cpu_s(self, phases: int = 1) -> int:
+        # the whole wall-clock budget of `phases` timed phases (the loading, each check) on two cores
+        # plus slack: wall time is the real limit, this one stops a runaway that escapes it
+        return int(self.timeout_s * phases * 2 + 5)
 
-    def to_job(self) -> dict:
+    def to_job(self, phases: int = 1) -> dict:
         return {
             "mem_bytes": self.mem_bytes,
-            "cpu_s": self.cpu_s,
+            "cpu_s": self.cpu_s(phases),
             "file_bytes": GRADE_TOTAL_BYTES,
             "total_bytes": GRADE_TOTAL_BYTES,
             "max_tasks": GRADE_MAX_TASKS,
@@ -184,7 +184,11 @@ def run_judge(
         return per_file, _judge_exit("?", str(gone), lang)
     try:
         child.send(json.dumps(job).encode())
-        deadline = time.monotonic() + limits.timeout_s * max(len(files), 1) + GRADE_JUDGE_SLACK_S
+        deadline = (
+            time.monotonic()
+            + limits.timeout_s * _phases(ex, train) * max(len(files), 1)
+            + GRADE_JUDGE_SLACK_S
+        )
         _sort_events(child.events(deadline=deadline, cancel=cancel), per_file, since, on_event)
         if child.returncode not in (0, None):
             return per_file, _judge_exit(str(child.returncode), child.stderr_tail(), lang)
@@ -193,6 +197,12 @@ def run_judge(
     finally:
         child.close()  # the workers die with it (their parent-death signal)
     return per_file, None
+
+
+def _phases(ex: Exercise, train: dict | None) -> int:
+    """The timed phases of one file, each with `timeout_s` of its own: the loading and each check (a
+    training run is one)."""
+    return 1 if train else 1 + len(ex.checks)
 
 
 def _job(
@@ -206,7 +216,7 @@ def _job(
         "checks_file": str((Path(ex.folder or ".") / "checks.py").resolve()),
         "checks": [c.id for c in ex.checks],
         "files": [{"source": s, "display": d, "seed": submission_seed(s)} for s, d in files],
-        "limits": limits.to_job(),
+        "limits": limits.to_job(_phases(ex, train) * (len(files) if reuse else 1)),
         "timeout_s": limits.timeout_s,
         "reuse": reuse,
         "box": {**_box(tuple(ex.worker.imports), tuple(ex.worker.files)), "landlock_abi": box_landlock_abi()},
@@ -249,14 +259,17 @@ def _judge_exit(code: str, stderr: str, lang: str) -> str:
 
 def _state(events: list[Event]) -> dict:
     state: dict = {"results": {}, "import_error": None, "stop": None, "isolation": None, "seconds": 0.0,
-                   "output": "", "output_bytes": 0, "output_cut": False}  # fmt: skip
+                   "output": "", "output_bytes": 0, "output_cut": False, "running": None}  # fmt: skip
     for e in events:
         kind = e.get("event")
         if kind == "isolation":
             state["isolation"] = {key: e.get(key, default) for key, default in
                                   (("level", "unknown"), ("layers", []), ("missing", []))}  # fmt: skip
+        elif kind == "start":
+            state["running"] = e.get("check")  # until its result comes
         elif kind == "check":
             state["results"][e["check"]] = e
+            state["running"] = None
         elif kind == "import_error":
             state["import_error"] = clean(str(e.get("message", "")))
         elif kind == "stopped":
@@ -295,7 +308,11 @@ def build_result(
         stop_reason = say("grade.stop.load", lang, error=state["import_error"])
     elif state["stop"] is not None:
         stop_status, stop_reason = state["stop"]
-        if not state["results"] and stop_status == "timeout":
+        running = next((decl for decl in ex.checks if decl.id == state["running"]), None)
+        if stop_status == "timeout" and running is not None:  # the phase that ran out of time: a check
+            check = f"{pick(running.title, lang)} [{running.id}]"
+            stop_reason = say("grade.stop.while_checking", lang, reason=stop_reason, check=check)
+        elif stop_status == "timeout" and not state["results"]:  # or the loading
             stop_reason = say("grade.stop.while_loading", lang, reason=stop_reason)
     elif len(state["results"]) < len(ex.checks):
         why = judge_stop or say("grade.stop.stopped_early", lang)
