@@ -35,3 +35,47 @@ async def test_the_lab_shows_every_checks_measured_values_on_a_pass_as_the_cli_d
             assert check.message and _squeezed(check.message) in shown
         cli = render(screen.result, ex, lang)
         assert all(_squeezed(c.message) in _squeezed(cli) for c in screen.result.checks)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_the_built_in_editor_indents_on_enter_and_selects_all_with_ctrl_a(home, lang):
+    from tutor.ui.widgets.code_editor import CodeEditor
+
+    app = make_app(home, lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        screen = await unlock_exercise(app, pilot, "alibi")
+        await pilot.press("e")  # no $EDITOR: the built-in editor
+        await pilot.pause()
+        area = screen.query_one(CodeEditor).area
+        assert area.has_focus
+        area.move_cursor(area.document.end)
+        await pilot.press("enter", *"def f(x):", "enter", *"if x:", "enter")
+        assert area.document.get_line(area.cursor_location[0]) == " " * 8  # inside the if, inside f
+        await pilot.press(*"return x", "enter")
+        assert area.document.get_line(area.cursor_location[0]) == " " * 4  # back out of the if
+        await pilot.press("backspace")
+        assert area.document.get_line(area.cursor_location[0]) == ""  # a step of indentation at once
+        text = area.text
+        assert text.endswith("def f(x):\n    if x:\n        return x\n")
+        await pilot.press("ctrl+a")
+        assert area.selected_text == text
+        compile(text, "alibi.py", "exec")  # what Enter wrote is Python: no "unexpected indent" at the grade
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_help_lists_only_the_keys_that_act_here(home, lang):
+    from tutor.texts import say
+    from tutor.ui.screens.help import HelpScreen
+
+    app = make_app(home, lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await unlock_exercise(app, pilot, "alibi")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        listed = drawn_text(app.screen.query_one("#help Static"))
+        assert say("key.edit_here", lang) not in listed  # i does nothing without $EDITOR (e is the editor)
+        assert say("key.edit", lang) in listed and say("key.grade", lang) in listed
+        assert say("key.stop_training", lang) not in listed  # no training run goes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.table import Table
+from textual.actions import parse
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -11,6 +12,16 @@ from textual.widgets import Static
 
 from tutor.texts import say
 from tutor.ui.bindings import label, own_bindings
+
+
+def _acts(node, binding: Binding) -> bool:
+    """Whether the key does something now on `node` (its check_action: the lab's i without an $EDITOR,
+    the stop key without a training run, n without a next step do nothing, and are not listed)."""
+    _namespace, action, parameters = parse(binding.action)
+    try:
+        return bool(node.check_action(action, parameters))
+    except Exception:  # a check that cannot answer here: list the key, as the bar would
+        return True
 
 
 def _rows(bindings, app: App, lang: str) -> list[tuple[str, str]]:
@@ -23,9 +34,9 @@ class HelpScreen(ModalScreen):
     def __init__(self, under: Screen, app: App) -> None:
         super().__init__()
         lang = app.tutor.lang  # type: ignore[attr-defined]
-        here = [b for node in [under, *under.focus_chain] for b in own_bindings(node)]
+        here = [b for node in [under, *under.focus_chain] for b in own_bindings(node) if _acts(node, b)]
         # ours (with an id), labelled in the learner's language (Textual's own ctrl+p says "palette")
-        everywhere = own_bindings(app)
+        everywhere = [b for b in own_bindings(app) if _acts(app, b)]
         everywhere.append(Binding(app.COMMAND_PALETTE_BINDING, "command_palette", say("key.palette", lang)))
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
         table.add_column(style="bold")

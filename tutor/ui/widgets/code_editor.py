@@ -72,14 +72,61 @@ def read_for_editing(path: Path, lang: str) -> str:
         raise TutorError(say("grade.file.not_utf8", lang, name=path.name, byte=str(err.start))) from None
 
 
-class LabTextArea(TextArea):
-    """Textual's TextArea, with F6 and F7 (its select line, select all) left to the app's keys of every
-    screen: the light/dark theme and stopping a training run."""
+OPENS_BLOCK = (":", "(", "[", "{")  # a line ending so: the next one is indented one step further
+ENDS_BLOCK = ("return", "pass", "break", "continue", "raise")  # a line starting so: the next one steps back
 
-    BINDINGS = [Binding("f6,f7", "app_key", show=False)]
+
+def next_indent(before: str, width: int = 4) -> str:
+    """The indentation Enter gives the new line, from the text before the cursor on its line: the
+    line's own, one step more after a line that opens a block (`def f():`, `x = (`), one step less
+    after `return`, `pass`, `break`, `continue` or `raise`; spaces, as the file's Python is written."""
+    indent = before[: len(before) - len(before.lstrip(" \t"))].replace("\t", " " * width)
+    code = before.split("#", 1)[0] if "'" not in before and '"' not in before else before
+    code = code.rstrip()
+    if code.endswith(OPENS_BLOCK):
+        return indent + " " * width
+    first = code.strip().split(" ", 1)[0].split("(", 1)[0]
+    if first in ENDS_BLOCK:
+        return indent[: max(len(indent) - width, 0)]
+    return indent
+
+
+class LabTextArea(TextArea):
+    """Textual's TextArea as a code editor: Enter keeps the indentation (one step in after a colon),
+    Backspace in the indentation goes back one step, ctrl+a selects all (Home goes to the line start),
+    and F6 and F7 (its select line, select all) are left to the app's keys of every screen: the
+    light/dark theme and stopping a training run."""
+
+    BINDINGS = [
+        Binding("f6,f7", "app_key", show=False),
+        Binding("ctrl+a", "select_all", "Select all", id="editor_select_all", show=False),
+    ]
 
     def action_app_key(self) -> None:
         raise SkipAction()  # the key goes on to the app's binding
+
+    async def _on_key(self, event) -> None:
+        if not self.read_only and event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            start, end = sorted(self.selection)
+            before = self.document[start[0]][: start[1]]
+            self.replace(
+                "\n" + next_indent(before, self.indent_width), start, end, maintain_selection_offset=False
+            )
+            return
+        await super()._on_key(event)
+
+    def action_delete_left(self) -> None:
+        """Backspace; in a line's indentation (spaces only before the cursor) back to the step before."""
+        start, end = self.selection
+        row, column = end
+        before = self.document[row][:column] if start == end else ""
+        if before and not before.strip(" ") and not self.read_only:
+            step = (column - 1) % self.indent_width + 1
+            self.replace("", (row, column - step), end, maintain_selection_offset=False)
+            return
+        super().action_delete_left()
 
 
 def editor_area(path: Path, text: str, theme: str, **kw) -> TextArea:
