@@ -107,7 +107,8 @@ def expected_text(question: Question, lang: str) -> str:
         unit = pick(question.unit, lang)
         return f"{text} {unit}" if unit else text
     if isinstance(question, ExactQuestion):
-        return question.answer
+        shape = shape_tokens(question.answer) if question.kind == "shape" else None
+        return format_shape(shape) if shape else question.answer  # as the quiz writes shapes: (1, 4, 5, 5)
     return pick(question.model_answer, lang)
 
 

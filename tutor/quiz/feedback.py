@@ -34,10 +34,12 @@ class Line(NamedTuple):
     text: str  # one paragraph or more, its source line breaks reflowed (tutor.wrap.reflow)
 
 
-def counter(session: QuizSession, item: Item, lang: str) -> str:
-    """'3/6' for a question's first asking, 'again · 3/6' when a missed one comes back."""
+def counter(session: QuizSession, item: Item, lang: str, again: bool | None = None) -> str:
+    """'3/6' for a question's first asking, 'again · 3/6' when a missed one comes back. `again`: whether
+    it was a repeat when it was asked (once answered, every item is one: a redraw passes what it was)."""
     n, total = session.number(item), len(session.items)
-    return say("quiz.counter_again", lang, n=n, total=total) if session.is_repeat(item) else f"{n}/{total}"
+    repeat = session.is_repeat(item) if again is None else again
+    return say("quiz.counter_again", lang, n=n, total=total) if repeat else f"{n}/{total}"
 
 
 def review_when(due: datetime, now: datetime, lang: str) -> str:

@@ -60,6 +60,7 @@ class QuizPanel(Vertical):
         self._answered: str | None = None  # what the learner answered (worded again on F5)
         self._refused = None  # the AnswerError on screen (worded again on F5)
         self._recording = False  # an answer is with the store's writer: Enter waits for its feedback
+        self._again = False  # the question on screen came back after a miss (its counter says "again")
 
     def compose(self) -> ComposeResult:
         yield Static(classes="q-counter")
@@ -83,6 +84,7 @@ class QuizPanel(Vertical):
         if self.item is None:
             self._done()
             return
+        self._again = self.session.is_repeat(self.item)  # as asked: a redraw after the answer keeps it
         self.state = "asking"
         self._show_question()
         self._show_hint()
@@ -96,7 +98,7 @@ class QuizPanel(Vertical):
         if item is None:
             return
         q, lang = item.question, self.lang
-        self.query_one(".q-counter", Static).update(Text(counter(self.session, item, lang)))
+        self.query_one(".q-counter", Static).update(Text(counter(self.session, item, lang, self._again)))
         text = _md_escape(reflow(pick(q.prompt, lang)))
         if isinstance(q, SingleChoice | MultipleChoice):
             text += "\n\n" + "\n".join(
