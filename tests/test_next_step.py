@@ -3,6 +3,7 @@ priority, read from a real progress store; and home's counts agree with `progres
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 from fsrs import Rating
@@ -51,7 +52,12 @@ def test_the_next_step_follows_its_order_of_priority_on_a_real_store(home):
         # the learner was in lesson two: reading goes on there
         store.set_last_location({"screen": "lesson", "lesson": "two", "section": "c"})
         assert (step(home).lesson, step(home).section) == ("two", "c")
-        store.mark_read("one", "b")  # the exercise's section is read: the exercise waits
+        store.mark_read(
+            "one", "b"
+        )  # the exercise's section is read, in another lesson: that one's quiz first
+        assert (step(home).kind, step(home).lesson) == ("quiz", "one")
+        # back in lesson one, its exercise waits
+        store.set_last_location({"screen": "lesson", "lesson": "one", "section": "b"})
         assert (step(home).kind, step(home).exercise) == ("exercise", "ex1")
         # a training run going outranks it
         assert step(home, ("two", "train-compare")) == step(home).__class__(
@@ -68,11 +74,65 @@ def test_the_next_step_follows_its_order_of_priority_on_a_real_store(home):
         assert step(home, ("two", "train-compare")).kind == "review"
         store.record_answer("one", "q1", "y", True, card=review(None, Rating.Good, local_now()))
         store.record_answer("one", "q2", "y", True, card=review(None, Rating.Good, local_now()))
-        assert (step(home).kind, step(home).section) == ("read", "c")
+        assert (step(home).kind, step(home).lesson, step(home).section) == ("read", "two", "c")
         store.mark_read("two", "c")
         assert (step(home).kind, step(home).lesson) == ("quiz", "two")
         store.record_answer("two", "q3", "y", True, card=review(None, Rating.Good, local_now()))
         assert step(home).kind == "done"
+
+
+LONG = [  # lesson one has a code exercise and one graded from training runs (minutes of training)
+    dataclasses.replace(
+        CARDS[0], exercises=(*CARDS[0].exercises, Part("count", {"en": "Count the heads"}, "a", "runs"))
+    ),
+    CARDS[1],
+    Card(
+        "three",
+        {"en": "RoPE"},
+        {},
+        (Part("d", {"en": "Rotate"}),),
+        ("q4",),
+        (Part("rope", {"en": "Rotate q and k"}, "d"),),
+    ),  # fmt: skip
+]
+
+
+def long_step(home):
+    return next_step(read_glance(home), LONG, local_now())
+
+
+def test_an_exercise_left_unpassed_in_another_lesson_never_holds_the_step(home):
+    """The stuck line: head-count opened once, every exercise of lesson three passed, lesson two half
+    read and its quiz untouched, and the step still named head-count, for the rest of the course."""
+    with Store(home) as store:
+        for section in ("a", "b"):
+            store.mark_read("one", section)
+        for q in ("q1", "q2"):
+            store.record_answer("one", q, "y", True, card=review(None, Rating.Good, local_now()))
+        store.record_submission("ex1", sha256="1" * 64, status="pass", score=1, max_score=1)
+        store.record_submission("count", sha256="2" * 64, status="fail", score=0, max_score=5)  # opened once
+        store.mark_read("three", "d")
+        store.record_submission("rope", sha256="3" * 64, status="pass", score=1, max_score=1)
+        store.set_last_location({"screen": "lab", "lesson": "three", "exercise": "rope"})
+        assert (long_step(home).kind, long_step(home).lesson) == ("quiz", "three")
+        store.record_answer("three", "q4", "y", True, card=review(None, Rating.Good, local_now()))
+        assert (long_step(home).kind, long_step(home).lesson, long_step(home).section) == ("read", "two", "c")
+        store.set_last_location({"screen": "lab", "lesson": "one", "exercise": "count"})  # even from its lab
+        assert long_step(home).kind == "read"
+        store.mark_read("two", "c")
+        assert (long_step(home).kind, long_step(home).lesson) == ("quiz", "two")
+        store.record_answer("two", "q3", "y", True, card=review(None, Rating.Good, local_now()))
+        # nothing else waits: now it is the run exercise's turn
+        assert (long_step(home).kind, long_step(home).exercise) == ("exercise", "count")
+
+
+def test_a_code_exercise_of_the_lesson_the_learner_is_in_comes_before_reading_on(home):
+    with Store(home) as store:
+        store.mark_read("one", "a")  # the run exercise's section: it waits behind the reading
+        store.set_last_location({"screen": "lesson", "lesson": "one", "section": "a"})
+        assert (long_step(home).kind, long_step(home).section) == ("read", "b")
+        store.mark_read("one", "b")  # the code exercise's section: it comes first
+        assert (long_step(home).kind, long_step(home).exercise) == ("exercise", "ex1")
 
 
 def test_a_new_question_of_a_started_lesson_comes_after_reading(home):

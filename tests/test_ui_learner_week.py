@@ -79,3 +79,46 @@ async def test_help_lists_only_the_keys_that_act_here(home, lang):
         assert say("key.edit_here", lang) not in listed  # i does nothing without $EDITOR (e is the editor)
         assert say("key.edit", lang) in listed and say("key.grade", lang) in listed
         assert say("key.stop_training", lang) not in listed  # no training run goes
+
+
+# a training run long enough to be going while home is looked at (stopped before it ends)
+LONG_TINY = {"steps": "20000", "batch": "1", "n_layer": "1", "n_embd": "8", "context": "8", "seeds": "1"}
+
+
+@pytest.mark.parametrize(
+    "lang", ["en", pytest.param("de", marks=pytest.mark.slow), pytest.param("zh", marks=pytest.mark.slow)]
+)
+async def test_home_names_the_lesson_a_running_job_belongs_to_and_n_opens_its_panel(home, lang):
+    """Lesson 3's train-compare running: home said it "is training in Multi-head attention", and n
+    opened lesson 1's idle panel (the first lesson with an experiment of that name)."""
+    from textual.widgets import Input
+
+    from tests.ui_helpers import open_experiment, until
+    from tutor.i18n import pick
+    from tutor.ui.screens.home import HomeScreen
+    from tutor.ui.widgets.next_step import NextStep
+
+    app = make_app(home, lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        panel = await open_experiment(app, pilot, "rope-alibi", "train-compare")
+        await panel.show_params()
+        for key, value in LONG_TINY.items():
+            panel.query_one(f"#p-{key}", Input).value = value
+        assert panel.run()
+        await until(pilot, lambda: app.training is not None and app.training.steps, 60)
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        step = app.screen.query_one(NextStep)
+        await until(pilot, lambda: step.step is not None and step.step.kind == "training")
+        assert step.step.lesson == "rope-alibi"
+        title = pick(app.tutor.lesson("rope-alibi").title, lang)
+        assert title in drawn_text(step) and pick(
+            app.tutor.lesson("multi-head").title, lang
+        ) not in drawn_text(step)
+        await pilot.press("n")
+        await until(pilot, lambda: getattr(app.screen, "lesson_id", None) == "rope-alibi")
+        await until(pilot, lambda: app.screen.chosen is panel)  # the running panel, not an idle one
+        assert panel.running
+        await pilot.press("f7")  # stop the run
+        await until(pilot, lambda: app.training is None, 30)

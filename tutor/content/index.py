@@ -28,6 +28,7 @@ class Part:
     id: str
     title: dict[str, str]
     section: str | None = None  # an exercise's section
+    kind: str = "code"  # an exercise's kind: "runs" is graded from training runs that take minutes
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def index_of(course) -> Index:
             summary=dict(lesson.summary),
             sections=tuple(Part(s.id, dict(s.title)) for s in lesson.sections),
             questions=tuple(q.id for q in lesson.quiz),
-            exercises=tuple(Part(ex.id, dict(ex.title), ex.section) for ex in lesson.exercises),
+            exercises=tuple(Part(ex.id, dict(ex.title), ex.section, ex.kind) for ex in lesson.exercises),
         )
         for lesson in course.lessons
     ]

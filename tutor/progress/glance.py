@@ -13,13 +13,21 @@ as for `python -m tutor progress` and the review screen. The lessons are home's 
 
 The next step, in this order (the first that applies):
 1. review: questions due today (a review is short, and spacing only works on its day);
-2. training: a training run going in the app (its result is what the lesson goes on with);
-3. exercise: one not passed yet that the learner started, or whose section they read;
+2. training: a training run going in the app, in the lesson whose panel started it (its result is what
+   that lesson goes on with);
+3. exercise: a code exercise of the lesson the learner is in, not passed yet, that they started or
+   whose section they read;
 4. quiz: a lesson read to its end whose quiz has questions never answered;
 5. read: the first unread section: in the lesson the learner was in, from where they were;
    else in course order;
-6. new: questions never answered in lessons the learner started (a review asks them);
-7. done: nothing left for now.
+6. exercise: any other exercise not passed yet that the learner started or whose section they read,
+   in course order: one of another lesson, or one graded from training runs that take minutes
+   (head-count), which never holds the reading and the quizzes back while they wait;
+7. new: questions never answered in lessons the learner started (a review asks them);
+8. done: nothing left for now.
+
+So the step moves on with the learner: an exercise left unpassed is suggested again where it belongs (in
+its lesson, or once nothing else waits), never in front of everything else for the rest of the course.
 """
 
 from __future__ import annotations
@@ -233,20 +241,27 @@ def next_step(
     if training is not None and any(c.id == training[0] for c in cards):
         return Step("training", lesson=training[0], experiment=training[1])
     read = {(r.lesson, r.section) for r in glance.reads}
-    for card in cards:
-        for ex in card.exercises:
-            if ex.id in glance.passed:
-                continue
-            started = ex.id in glance.attempted
-            if started or (ex.section is not None and (card.id, ex.section) in read):
-                return Step("exercise", lesson=card.id, section=ex.section, exercise=ex.id)
+    where = dict(glance.location)
+    waiting = [  # exercises not passed that the learner started or whose section they read
+        (card, ex)
+        for card in cards
+        for ex in card.exercises
+        if ex.id not in glance.passed
+        and (ex.id in glance.attempted or (ex.section is not None and (card.id, ex.section) in read))
+    ]
+    here = next(((c, ex) for c, ex in waiting if c.id == where.get("lesson") and ex.kind == "code"), None)
+    if here is not None:
+        return Step("exercise", lesson=here[0].id, section=here[1].section, exercise=here[1].id)
     answered = {(a.lesson, a.question) for a in glance.answers_}
     for card in cards:
         finished = card.sections and all((card.id, s.id) in read for s in card.sections)
         if finished and any((card.id, q) not in answered for q in card.questions):
             return Step("quiz", lesson=card.id)
-    if (unread := _unread(cards, read, dict(glance.location))) is not None:
+    if (unread := _unread(cards, read, where)) is not None:
         return Step("read", lesson=unread[0], section=unread[1])
+    if waiting:
+        card, ex = waiting[0]
+        return Step("exercise", lesson=card.id, section=ex.section, exercise=ex.id)
     if plan.new:
         return Step("new", lesson=plan.new[0][0], count=len(plan.new))
     return Step("done")

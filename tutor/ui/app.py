@@ -327,10 +327,17 @@ class TutorApp(App[int]):
             await self.open_lesson(self.tutor.lessons[0].id)
 
     def training_place(self) -> tuple[str, str] | None:
-        """(lesson, experiment) of the training run going now, for the next step."""
+        """(lesson, experiment) of the training run going now, for the next step: the lesson whose panel
+        started it (two lessons show train-compare), else the first lesson that has the experiment."""
         training = self.training
         if training is None:
             return None
+        from tutor.ui.widgets.experiment_panel import training_workers
+
+        for worker in training_workers(list(self.workers)):  # the panel running it, on its lesson's screen
+            lesson_id = getattr(getattr(worker.node, "screen", None), "lesson_id", None)
+            if lesson_id is not None and self.tutor.lesson(lesson_id) is not None:
+                return lesson_id, training.experiment
         lesson = next(
             (
                 x
