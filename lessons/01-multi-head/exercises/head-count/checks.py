@@ -9,6 +9,11 @@ difference between head counts means something only when it is larger than the d
 makes. Every figure is computed the way the train-compare experiment shows it: the mean final validation
 loss of each head count over its seeds, the gap between the best and the worst mean, and the seed spread
 (the largest difference between two seeds of the same head count).
+
+A guess can pass a check that asks for the runs to be there, for one of three head counts, or for true or
+false: runs_done, same_params, best_heads and beyond_noise count only next to real work, the answer's
+loss_gap and seed_spread read from these runs (`_read_from_runs`). The starter as shipped, or numbers made
+up without the runs, earns nothing.
 """
 
 import json
@@ -106,10 +111,27 @@ def _show(means: dict[int, float]) -> str:
     )
 
 
+def _near(got: float, want: float) -> bool:
+    """A figure read off the experiment's tables: within 0.005, or 5 %."""
+    return abs(got - want) <= max(0.005, 0.05 * want)
+
+
 def _number(got: float, key: str, want: float, what: str) -> str:
-    if abs(got - want) > max(0.005, 0.05 * want):
+    if not _near(got, want):
         raise fail(msg("about", key=key, want=f"{want:.4f}", what=what), f"{got}")
     return f"{want:.4f}"
+
+
+def _read_from_runs(ctx, f: dict) -> None:
+    """Fail unless the answer's loss_gap and seed_spread are these runs' figures (a value of the wrong
+    kind is named by its own check)."""
+    for key, want in (("loss_gap", f["gap"]), ("seed_spread", f["spread"])):
+        try:
+            read = _near(_answer(ctx, key), want)
+        except CheckFailed:
+            read = False
+        if not read:
+            raise CheckFailed(msg("read_first", key=key))
 
 
 def reference_answer(runs: list[dict]) -> dict:
@@ -147,6 +169,7 @@ def check_runs_done(ctx) -> str:
             msg("train_them", short=msg("item_sep").join(short), command=COMMAND),
         )
     f = figures(found)
+    _read_from_runs(ctx, f)
     return msg("runs_ok", seeds=", ".join(map(str, f["seeds"])), means=_show(f["means"]))
 
 
@@ -155,6 +178,7 @@ def check_best_heads(ctx) -> str:
     f = _need(ctx)
     if got != f["best"]:
         raise fail(msg("best_expected", best=f["best"]), f"best_heads = {got!r}")
+    _read_from_runs(ctx, f)
     return msg("best_ok", best=f["best"], means=_show(f["means"]))
 
 
@@ -187,6 +211,7 @@ def check_beyond_noise(ctx) -> str:
             ),
             str(got).lower(),
         )
+    _read_from_runs(ctx, f)
     return msg("noise_real" if real else "noise_within", gap=f"{f['gap']:.4f}", spread=f"{f['spread']:.4f}")
 
 
@@ -205,6 +230,7 @@ def check_same_params(ctx) -> str:
             for h in HEADS
         )
         raise fail(msg("same_expected", same=str(same).lower(), shown=shown), str(got).lower())
+    _read_from_runs(ctx, f)
     return msg("same_ok" if same else "counts_differ")
 
 
