@@ -1,8 +1,9 @@
 """Every shipped exercise: the reference passes, in every language, the starter fails, each broken variant fails the
-check it names in its first line (`# fails: CHECK — why`), first, and a file that does nothing (returns
-its input, zeros, the unscaled default or a constant) scores 0. Graded once for the module, all files
-in one child process per exercise (runner.grade_trusted), every judge forked from one warm judge the
-module shares; the sandboxed path is covered by the CLI and sandbox tests. The head-count exercise is graded from real run records in a real store."""
+check it names in its first line (`# fails: CHECK — why`), first, and each accepted variant passes. Graded
+once for the module, all files in one child process per exercise (runner.grade_trusted), every judge
+forked from one warm judge the module shares; the sandboxed path is covered by the CLI and sandbox tests.
+Files that do nothing score 0: tests/test_grading_nothing.py. The head-count exercise is graded from real
+run records in a real store."""
 
 from __future__ import annotations
 
@@ -30,84 +31,10 @@ BROKEN = [(ex, f) for ex in CODE for f in sorted((ex.folder / "broken").glob("*.
 ACCEPTED = [(ex, f) for ex in CODE for f in sorted((ex.folder / "accepted").glob("*.py"))]
 
 
-# Files that do nothing, with every name the exercise asks for: each property they have for free
-# (a shape or a length kept, a gap of 0, a causal mask) must earn nothing
-_ROPE_NOTHING = """\
-from dataclasses import replace
-
-from torch import nn
-
-from models.gpt import GPT
-
-
-def apply_rope(x, pos, base=10000.0):
-    return x
-
-
-class RoPECausalSelfAttention(nn.Module):
-    def __init__(self, cfg):
-        super().__init__()
-        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
-        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
-
-    def forward(self, x, start=0, need_weights=False):
-        return x
-
-
-def build_model(cfg):
-    return GPT(replace(cfg, pos="none"))
-"""
-DO_NOTHING = {
-    ("split-heads", "identity"): "def split_heads(x, n_head):\n    return x\n\n\ndef merge_heads(x):\n    return x\n",
-    ("split-heads", "zeros"): (
-        "import torch\n\n\ndef split_heads(x, n_head):\n    B, T, C = x.shape\n    if C % n_head:\n"
-        "        raise ValueError(f'{C} channels, {n_head} heads')\n"
-        "    return torch.zeros(B, n_head, T, C // n_head)\n\n\n"
-        "def merge_heads(x):\n    B, h, T, d = x.shape\n    return torch.zeros(B, T, h * d)\n"
-    ),
-    ("three-layers", "zero"): "def order_gap(n_layer, use_pos, seed=0):\n    return 0.0\n",
-    ("three-layers", "constant"): "def order_gap(n_layer, use_pos, seed=0):\n    return 0.4\n",
-    ("rope", "identity"): _ROPE_NOTHING,
-    ("rope", "identity_in_every_block"): _ROPE_NOTHING.replace(
-        '    return GPT(replace(cfg, pos="none"))\n',
-        '    cfg = replace(cfg, pos="none")\n    model = GPT(cfg)\n    for block in model.blocks:\n'
-        "        block.attn = RoPECausalSelfAttention(cfg)\n    return model\n",
-    ),
-    ("alibi", "zeros"): (
-        "import torch\n\n\ndef alibi_slopes(n_head):\n    return [0.0] * n_head\n\n\n"
-        "def alibi_bias(n_head, T):\n    return torch.zeros(n_head, T, T)\n"
-    ),
-    ("alibi", "mask_only"): (
-        "import torch\n\n\ndef alibi_slopes(n_head):\n    return [0.0] * n_head\n\n\n"
-        "def alibi_bias(n_head, T):\n    future = torch.ones(T, T, dtype=torch.bool).triu(1)\n"
-        "    return torch.zeros(n_head, T, T).masked_fill(future, float('-inf'))\n"
-    ),
-    ("context-scaling", "unscaled"): (
-        "import torch\n\n\ndef scaled_inv_freq(d, base, scale, method, original_max=128):\n"
-        "    return base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)\n"
-    ),
-    ("context-scaling", "pi_for_every_method"): (
-        "import torch\n\n\ndef scaled_inv_freq(d, base, scale, method, original_max=128):\n"
-        "    return base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d) / scale\n"
-    ),
-}  # fmt: skip
-
-
 def _named_check(path: Path) -> str:
     m = re.match(r"# fails: ([a-z0-9_]+) — ", path.read_text(encoding="utf-8").splitlines()[0])
     assert m, f"{path} must start with '# fails: CHECK — why'"
     return m.group(1)
-
-
-@pytest.fixture(scope="module")
-def nothing(tmp_path_factory) -> dict[tuple[str, str], Path]:
-    """DO_NOTHING's files, written out."""
-    folder = tmp_path_factory.mktemp("do-nothing")
-    paths = {}
-    for (exercise, name), source in DO_NOTHING.items():
-        paths[exercise, name] = folder / f"{exercise}-{name}.py"
-        paths[exercise, name].write_text(source, encoding="utf-8")
-    return paths
 
 
 @pytest.fixture(scope="module")
@@ -118,15 +45,15 @@ def warm():
 
 
 @pytest.fixture(scope="module")
-def graded(nothing, warm) -> dict[Path, object]:
+def graded(warm) -> dict[Path, object]:
     """Grade result per file (solution and starter in each language, broken and accepted variants of
-    every code exercise, and the files that do nothing)."""
+    every code exercise)."""
     items = []
     for ex in CODE:
         files = [*(solution_file(ex, lang) for lang in LANGS), *(starter_file(ex, lang) for lang in LANGS)]
         files += sorted((ex.folder / "broken").glob("*.py"))
         files += sorted((ex.folder / "accepted").glob("*.py"))
-        items.append((ex, files + [path for (exercise, _), path in nothing.items() if exercise == ex.id]))
+        items.append((ex, files))
     return grade_trusted(items, warm=warm)
 
 
@@ -201,39 +128,15 @@ def test_accepted_alternative_solution_passes(ex, path, graded):
     assert result.status == "pass", [(c.name, c.message) for c in result.checks if c.status != "pass"]
 
 
-def test_every_code_exercise_has_files_that_do_nothing():
-    assert {exercise for exercise, _ in DO_NOTHING} == {ex.id for ex in CODE}
-
-
-@pytest.mark.parametrize("exercise,name", list(DO_NOTHING), ids=lambda v: v)
-def test_a_file_that_does_nothing_scores_zero(exercise, name, graded, nothing):
-    result = graded[nothing[exercise, name]]
-    assert result.status == "fail"
-    assert result.score == 0, [(c.name, c.message) for c in result.checks if c.status == "pass"]
-
-
-def test_rope_geometry_counts_only_once_apply_rope_turns(graded, nothing):
-    rope = COURSE.exercise("rope")
-    for path in (rope.folder / "broken/identity_rotation.py", nothing["rope", "identity"]):
-        checks = {c.name: c for c in graded[path].checks}
-        for name in ("shape_kept", "norms_kept", "relative_only"):
-            assert checks[name].status == "fail"
-            assert re.fullmatch(
-                r"apply_rope returned x unchanged: at position \d+ nothing turned", checks[name].message
-            )
-
-
-def test_a_constant_gap_and_a_method_blind_scaling_say_why_they_earn_nothing(graded, nothing):
-    zero = {c.name: c.message for c in graded[nothing["three-layers", "zero"]].checks}
-    assert "so that ≈ 0 is a measurement" in zero["one_layer_no_pos"]
-    constant = {c.name: c.message for c in graded[nothing["three-layers", "constant"]].checks}
-    assert "the distance to order_gap(1, False) = 0.4" in constant["with_positions"]
-    unscaled = graded[nothing["context-scaling", "unscaled"]].checks[0].message
-    assert "unscaled θᵢ" in unscaled and "nothing is scaled" in unscaled
-    blind = graded[nothing["context-scaling", "pi_for_every_method"]].checks[0].message
-    assert "the answer must depend on `method`" in blind
-    mask = {c.name: c.message for c in graded[nothing["alibi", "mask_only"]].checks}["future_masked"]
-    assert "plain causal mask, not ALiBi" in mask
+def test_rope_geometry_counts_only_once_apply_rope_turns(graded):
+    checks = {
+        c.name: c for c in graded[COURSE.exercise("rope").folder / "broken/identity_rotation.py"].checks
+    }
+    for name in ("shape_kept", "norms_kept", "relative_only"):
+        assert checks[name].status == "fail"
+        assert re.fullmatch(
+            r"apply_rope returned x unchanged: at position \d+ nothing turned", checks[name].message
+        )
 
 
 def test_rope_accepts_both_pairings(graded):
@@ -372,7 +275,7 @@ def test_head_count_wrong_answers_fail_their_checks(home, tmp_path):
     result = _grade_runs(home, _answer(tmp_path, **answer))
     status = {c.name: c.status for c in result.checks}
     assert status == {
-        "runs_done": "pass",
+        "runs_done": "fail",  # the runs are there, and count once the answer's numbers are read from them
         "same_params": "fail",
         "best_heads": "fail",
         "loss_gap": "fail",
@@ -382,6 +285,7 @@ def test_head_count_wrong_answers_fail_their_checks(home, tmp_path):
     message = {c.name: c.message for c in result.checks}
     assert "best_heads = 1" in message["best_heads"] and "0.1000" in message["loss_gap"]
     assert "0.0100" in message["seed_spread"]
+    assert message["runs_done"].startswith("loss_gap in your answer is not what these runs show")
 
 
 def test_head_count_without_all_runs_says_which_are_missing(home, tmp_path):
