@@ -1,7 +1,9 @@
 """`python -m tutor exercise train rope`: once the learner's file passes, the model it builds is trained in
 the grading box beside the course GPT with a learned position table, on the same batches, through the
 real CLI, judge and worker. A file that does not pass is not trained; a model that stops giving a finite
-loss stops the run with a reason; an exercise without a model says so."""
+loss stops the run with a reason; an exercise without a model says so. The losses shown are the judge's,
+from the model's logits: a model that reports 1/100 of its loss shows its real loss, and one that reads
+the next character of a validation window is refused."""
 
 from __future__ import annotations
 
@@ -35,6 +37,45 @@ def build_model(cfg):
     model.forward = odd
     return model
 """
+# passes every check (its logits are the reference's), then reports 1/100 of its loss in eval mode
+MODEST = """
+
+_built = build_model
+
+
+def build_model(cfg):
+    model = _built(cfg)
+    forward = model.forward
+
+    def modest(idx, targets=None, *args, **kwargs):
+        logits, loss = forward(idx, targets, *args, **kwargs)
+        if loss is not None and not model.training:
+            loss = loss / 100
+        return logits, loss
+
+    model.forward = modest
+    return model
+"""
+# passes every check, then reads the next character in eval mode on the training run's windows (6 of 64)
+PEEKS = """
+
+_built = build_model
+
+
+def build_model(cfg):
+    model = _built(cfg)
+    forward = model.forward
+
+    def peeks(idx, targets=None, *args, **kwargs):
+        logits, loss = forward(idx, targets, *args, **kwargs)
+        if not model.training and tuple(idx.shape) == (6, 64):
+            logits = logits.clone()
+            logits[:, :-1].scatter_(-1, idx[:, 1:, None], 30.0)
+        return logits, loss
+
+    model.forward = peeks
+    return model
+"""
 
 
 def tutor(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -62,6 +103,8 @@ def runs(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]
         "solution": (_home(root, "solution", solution), ("--steps", "6")),
         "starter": (_home(root, "starter", (ROPE / "starter.py").read_text(encoding="utf-8")), ()),
         "nan": (_home(root, "nan", solution + NAN_AT_TEN), ("--steps", "6")),
+        "modest": (_home(root, "modest", solution + MODEST), ("--steps", "1")),
+        "peeks": (_home(root, "peeks", solution + PEEKS), ("--steps", "1")),
         "no-model": (_home(root, "no-model", None), ()),
     }
 
@@ -104,8 +147,27 @@ def test_a_file_that_does_not_pass_is_not_trained(runs):
 def test_a_model_without_a_finite_loss_stops_the_run_with_a_reason(runs):
     _, proc = runs["nan"]
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "The training stopped: at step 0 your model gave no finite loss" in proc.stdout
+    assert "The training stopped: at step 1 your model gave no finite loss" in proc.stdout  # its first step
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_the_losses_shown_are_computed_from_the_logits_not_taken_from_the_model(runs):
+    _, honest = runs["solution"]
+    _, proc = runs["modest"]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _losses(proc.stdout)[0] == _losses(honest.stdout)[0]  # the same model: the same losses, not 1/100
+    assert (
+        8.0 < _losses(proc.stdout)[0][0] < 9.5
+        and float(re.search(r"step 1/1  loss ([\d.]+)", proc.stdout)[1]) > 8.0
+    )
+
+
+def test_a_model_that_reads_the_next_character_is_refused(runs):
+    _, proc = runs["peeks"]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert re.search(r"The training stopped: at step 0 your model's logits for the first \d+ characters of a window"
+                     r" changed when it was given the characters after them", proc.stdout), proc.stdout  # fmt: skip
+    assert "validation at step" not in proc.stdout
 
 
 def test_an_exercise_without_a_model_says_so(runs):

@@ -17,7 +17,7 @@ directions). A name the file does not define, or defines as a value, fails the c
 grader's message; an exception the learner's code raises ends the check as an error that names the
 call. Calling a class or function with a `GPTConfig` builds the module in the worker and gives a handle
 (tutor.grading.remote.RemoteModule): `.params` {name: shape}, `.modules`, `.is_module`, `.load(state)`,
-`.run(*args, method="__call__", **kwargs)` (without gradients), `.loss(*args)`, `.grads(idx, targets)`.
+`.run(*args, method="__call__", **kwargs)` (without gradients), `.logits(*args)`, `.grads(idx, targets)`.
 
 Expectations fail the check with the grader's own words ("expected …, got …"), in the learner's
 language (tutor/texts/*.toml, `grade.check.*`):

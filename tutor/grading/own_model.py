@@ -6,9 +6,15 @@ model (the exercise's `[train] model` function, e.g. rope's `build_model`) and, 
 forward and backward pass on a batch the judge sends (`RemoteModule.grads`). Everything else is here,
 in the trusted judge: the data, the initial weights, the optimizer (AdamW with the course's settings,
 on a shadow copy of the learner's parameters, which go back to the worker after each step) and the
-schedule. The validation loss is the learner's model's own forward pass (`RemoteModule.loss`) on the
-same fixed validation windows as the comparison model's. This is practice, not a verdict: nothing here
-changes a grade.
+schedule. Every loss shown is computed here from the logits the worker returns, never taken from the
+model: a validation sends the fixed validation windows without their targets (`RemoteModule.logits`,
+eval mode) and takes the cross-entropy against the targets it kept, the same windows the comparison
+model is validated on; a progress line's loss is that of the step's own forward pass
+(`grads(..., keep_logits=True)`, then `step_logits`). Logits cross a few rows at a time, so each
+answer stays under the judge's read limit (judge.REPLY_LIMIT). A validation also checks the model looks
+only to the left: its logits for a prefix of a window (cut at a place drawn per validation) must be
+those it gave for the whole window. The model's own loss is only what its backward pass follows. This
+is practice, not a verdict: nothing here changes a grade.
 
 Events: {"event": "training", "step", "steps", "loss", "compare_loss", "seconds"} every `report`
 steps, {"event": "validated", "step", "val", "compare_val"} before the first step and at every
@@ -18,6 +24,7 @@ evaluation, {"event": "trained", "steps", "seconds", "val", "compare_val"} at th
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -72,10 +79,11 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
     mine, its = make_optimizer(shadow, tcfg), make_optimizer(other, tcfg)
 
     def validate(step: int) -> tuple[float, float]:
-        losses = [_finite(theirs.loss(x, y)) for x, y in val_set]
-        if any(v is None for v in losses):
-            raise Refused(say("train.own.no_loss", step=step))
-        val, compare_val = sum(losses) / len(losses), evaluate(other, val_set)
+        cut = random.Random(run["seed"] * 100_003 + step).randint(1, tcfg.context - 1)
+        val, compare_val = (
+            _validation_loss(theirs, val_set, config.vocab_size, cut, step, say),
+            evaluate(other, val_set),
+        )
         emit({"event": "validated", "step": step, "val": val, "compare_val": compare_val})
         return val, compare_val
 
@@ -84,10 +92,11 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
     while step < tcfg.steps:
         x, y = batches.train_batch()
         lr = lr_at(step, tcfg)
-        loss = _their_step(theirs, shadow, mine, (x, y), tcfg, lr, step + 1, say)
+        shown = (step + 1) % run["report"] == 0 or step + 1 == tcfg.steps
+        loss = _their_step(theirs, shadow, mine, (x, y), tcfg, lr, step + 1, say, config.vocab_size, shown)
         compare_loss = float(train_step(other, its, x, y, tcfg, lr))
         step += 1
-        if step % run["report"] == 0 or step == tcfg.steps:
+        if shown:
             emit({"event": "training", "step": step, "steps": tcfg.steps, "loss": loss,
                   "compare_loss": compare_loss, "seconds": round(time.monotonic() - t0, 2)})  # fmt: skip
         if step % tcfg.eval_interval == 0 or step == tcfg.steps:
@@ -133,21 +142,81 @@ def _models(sub, run: dict, config, say: Callable[..., str]):
     return theirs, shadow, other
 
 
+def _rows(context: int, vocab: int) -> int:
+    """Rows of logits per answer: float32 in base64 is 16/3 bytes a logit, kept within 3/4 of the
+    judge's read limit (6 rows of the course's 64 × 6010 logits, 12 MB)."""
+    from tutor.grading.judge import REPLY_LIMIT
+
+    return max(1, REPLY_LIMIT * 3 // 4 // (context * vocab * 16 // 3))
+
+
+def _summed_loss(logits, targets, vocab: int, step: int, say: Callable[..., str]) -> float:
+    """The cross-entropy of `logits` against `targets` (rows, T), summed, computed here; Refused unless
+    the worker sent finite float logits of shape (rows, T, vocab)."""
+    import torch
+    import torch.nn.functional as F
+
+    want = (*targets.shape, vocab)
+    if not (isinstance(logits, torch.Tensor) and logits.is_floating_point() and tuple(logits.shape) == want
+            and bool(torch.isfinite(logits).all())):  # fmt: skip
+        raise Refused(say("train.own.bad_logits", step=step, shape=want))
+    return float(F.cross_entropy(logits.reshape(-1, vocab).float(), targets.reshape(-1), reduction="sum"))
+
+
+def _validation_loss(theirs, val_set, vocab: int, cut: int, step: int, say: Callable[..., str]) -> float:
+    """The mean cross-entropy of the learner's model on the validation windows, from its logits (the
+    targets stay here); the first rows are also run cut to their first `cut` positions, whose logits
+    must not change (a model that looks ahead would show a loss it has not earned)."""
+    import torch
+
+    total, count = 0.0, 0
+    for x, y in val_set:
+        rows = _rows(x.size(1), vocab)
+        for start in range(0, x.size(0), rows):
+            xs, ys = x[start : start + rows], y[start : start + rows]
+            logits = theirs.logits(xs)
+            total += _summed_loss(logits, ys, vocab, step, say)
+            count += ys.numel()
+            if cut:
+                prefix = theirs.logits(xs[:, :cut])
+                if not (isinstance(prefix, torch.Tensor) and prefix.shape == logits[:, :cut].shape
+                        and torch.allclose(prefix.float(), logits[:, :cut], rtol=1e-4, atol=1e-3)):  # fmt: skip
+                    raise Refused(say("train.own.not_causal", step=step, cut=cut))
+                cut = 0
+    return total / count
+
+
 def _their_step(
-    theirs, shadow, optimizer, batch, tcfg, lr: float, step: int, say: Callable[..., str]
-) -> float:
+    theirs,
+    shadow,
+    optimizer,
+    batch,
+    tcfg,
+    lr: float,
+    step: int,
+    say: Callable[..., str],
+    vocab: int,
+    shown: bool,
+) -> float | None:
     """One step of the learner's model: its forward and backward pass in the worker on `batch`, the
-    gradients checked and stepped here on the shadow, whose new weights go back to the worker. Its loss."""
+    gradients checked and stepped here on the shadow, whose new weights go back to the worker. When the
+    step is `shown`, its loss, computed here from that forward pass's logits (else None)."""
     import torch
 
     from models.train import optimizer_step
 
     params = dict(shadow.named_parameters())
-    reply = theirs.grads(*batch)
-    loss = _finite(reply["loss"])
+    reply = theirs.grads(*batch, keep_logits=shown)
     grads = reply["grads"]
-    if loss is None or set(grads) != set(params):
+    if _finite(reply["loss"]) is None or set(grads) != set(params):  # what its backward pass followed
         raise Refused(say("train.own.no_loss", step=step))
+    loss = None
+    if shown:
+        x, y = batch
+        rows = _rows(x.size(1), vocab)
+        total = sum(_summed_loss(theirs.step_logits(start, start + rows), y[start : start + rows], vocab, step, say)
+                    for start in range(0, x.size(0), rows))  # fmt: skip
+        loss = total / y.numel()
     for name, p in params.items():
         g = grads[name]
         if not isinstance(g, torch.Tensor) or tuple(g.shape) != tuple(p.shape) or not torch.isfinite(g).all():

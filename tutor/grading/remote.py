@@ -138,17 +138,22 @@ class RemoteModule:
     def run(self, *args: Any, method: str = "__call__", **kwargs: Any) -> Any:
         return self._channel.probe("run", ref=self.ref, method=method, args=list(args), kwargs=kwargs)
 
-    def loss(self, *args: Any) -> Any:
-        """The loss of one forward pass in eval mode, without gradients (the logits stay in the worker)."""
-        return self._channel.probe("loss", ref=self.ref, args=list(args))
+    def logits(self, *args: Any) -> Any:
+        """The logits of one forward pass in eval mode, without gradients or targets (float32)."""
+        return self._channel.probe("logits", ref=self.ref, args=list(args))
 
-    def grads(self, *args: Any) -> dict:
-        """{"loss", "grads": {parameter name: gradient}}: one training step's backward pass."""
-        reply = self._channel.probe("grads", ref=self.ref, args=list(args))
+    def grads(self, *args: Any, keep_logits: bool = False) -> dict:
+        """{"loss", "grads": {parameter name: gradient}}: one training step's backward pass; with
+        `keep_logits` the worker keeps that forward pass's logits for `step_logits`."""
+        reply = self._channel.probe("grads", ref=self.ref, args=list(args), keep_logits=keep_logits)
         return well_formed(
             self._channel, "grads", reply,
             lambda r: isinstance(r, dict) and "loss" in r and isinstance(r.get("grads"), dict),
         )  # fmt: skip
+
+    def step_logits(self, start: int, stop: int) -> Any:
+        """Rows [start, stop) of the logits of the last `grads(..., keep_logits=True)` (float32)."""
+        return self._channel.probe("step_logits", ref=self.ref, rows=[start, stop])
 
 
 class Submission:

@@ -61,6 +61,7 @@ class Worker:
         self.sub: types.ModuleType | None = None
         self.display = "submission.py"
         self.kept: dict[int, object] = {}
+        self.step_logits = None  # of the last training step, when the judge asked to keep them
         self.limit_mb = job["limits"]["mem_bytes"] // 2**20
         self.max_tasks = job["limits"]["max_tasks"]
 
@@ -139,24 +140,33 @@ class Worker:
         with torch.no_grad():
             return fn(*args, **kwargs)
 
-    def op_loss(self, msg: dict, args: list, kwargs: dict):
-        """The loss alone of a forward pass in eval mode: what a validation needs, without the logits."""
+    def op_logits(self, msg: dict, args: list, kwargs: dict):
+        """The logits of a forward pass in eval mode, without gradients and without targets: the judge
+        computes a validation's loss from them (own_model.py), never takes the model's own."""
         import torch
 
         model = self.kept[msg["ref"]]
         model.eval()
         with torch.no_grad():
-            out = model(*args, **kwargs)
-        return out[1] if isinstance(out, tuple) else out
+            return _logits(model(*args, **kwargs))
 
     def op_grads(self, msg: dict, args: list, kwargs: dict) -> dict:
+        """One training step's forward and backward pass: the model's loss and every gradient. With
+        `keep_logits`, the forward's logits are kept for op_step_logits."""
         model = self.kept[msg["ref"]]
         model.train()
         model.zero_grad(set_to_none=True)
         out = model(*args, **kwargs)
         loss = out[1] if isinstance(out, tuple) else out
+        self.step_logits = _logits(out) if msg.get("keep_logits") else None
         loss.backward()
         return {"loss": loss, "grads": {n: p.grad for n, p in model.named_parameters()}}
+
+    def op_step_logits(self, msg: dict, args: list, kwargs: dict):
+        """Rows [start, stop) of the logits the last op_grads kept (an answer stays well under the
+        judge's read limit however large the batch)."""
+        start, stop = msg["rows"]
+        return self.step_logits[start:stop] if self.step_logits is not None else None
 
     def serve(self, probes) -> None:
         for line in probes:
@@ -173,6 +183,17 @@ class Worker:
                 }
             _flush()  # what the probe printed reaches the judge before its answer
             self.send(reply)
+
+
+def _logits(out):
+    """The logits of a forward pass (the first of a tuple), detached, in float32 when they are floats."""
+    import torch
+
+    logits = out[0] if isinstance(out, tuple) and out else out
+    if isinstance(logits, torch.Tensor):
+        logits = logits.detach()
+        return logits.float() if logits.is_floating_point() else logits
+    return logits
 
 
 def _flush() -> None:
