@@ -14,13 +14,14 @@ import re
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import aiohttp
 import pytest
+from yarl import URL
 
 from tests.conftest import ROOT, run_tutor_env, tutor_here
+from tests.serve_client import Learner, app_processes
 from tutor.serve import roster
 
 ROSTER = "id,name,language\nana,Ana Lima,de\nbo,Bo Li,zh\n"
@@ -43,8 +44,9 @@ class Served:
         self.single_link = single.group(0) if single else None
 
     def links(self) -> dict[str, str]:
+        """Every learner's link, at this server's address."""
         with open(self.folder / roster.LINKS_FILE, encoding="utf-8") as fh:
-            return {row["id"]: row["link"] for row in csv.DictReader(fh)}
+            return {row["id"]: self.base + "/learn/" + row["token"] for row in csv.DictReader(fh)}
 
     def stop(self) -> str:
         self.proc.terminate()
@@ -69,6 +71,11 @@ async def _get(url: str) -> tuple[int, str]:
 
 def get(url: str) -> tuple[int, str]:
     return asyncio.run(_get(url))
+
+
+async def _enter(link: str) -> tuple[int, str]:
+    async with Learner(link) as learner:
+        return await learner.enter()
 
 
 # --- the roster --------------------------------------------------------------------------------------
@@ -128,7 +135,7 @@ def test_the_single_learner_server_lets_in_only_its_printed_link(tmp_path):
     server = Served(home=tmp_path / "home")
     try:
         assert server.single_link and server.single_link.startswith(server.base + "/learn/")
-        status, page = get(server.single_link)
+        status, page = asyncio.run(_enter(server.single_link))
         assert status == 200 and "textual.js" in page
         # everything the page loads comes from this server: no address of another host in it
         assert not re.search(r"(?:https?:)?//[\w.-]+\.[a-z]{2,}", page), page
@@ -156,29 +163,23 @@ def test_static_files_are_served_and_nothing_beside_them(klass):
         assert secret not in text
 
 
-async def _ws(url: str, timeout: float = 30.0):
-    """Connect to a learner's websocket; return (close code, bytes of screen received)."""
-    received = 0
-    async with aiohttp.ClientSession() as http:
-        async with http.ws_connect(url.replace("http:", "ws:") + "/ws?width=80&height=24") as ws:
-            deadline = time.monotonic() + timeout
-            async for message in ws:
-                if message.type == aiohttp.WSMsgType.BINARY:
-                    received += len(message.data)
-                if time.monotonic() > deadline:
-                    break
-            return ws.close_code, received
-
-
-async def _refused_ws(url: str) -> int:
-    async with aiohttp.ClientSession() as http:
+async def _refused_ws(base: str, cookie: str | None = None) -> int:
+    """The status a websocket to /learn/ws gets (with `cookie` as the learner's, if given)."""
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        if cookie is not None:
+            http.cookie_jar.update_cookies({cookie_name(base): cookie}, URL(base + "/learn/"))
         with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-            await http.ws_connect(url.replace("http:", "ws:") + "/ws")
+            await http.ws_connect(base.replace("http:", "ws:") + "/learn/ws")
         return refused.value.status
 
 
+def cookie_name(base: str) -> str:
+    return "tutor-" + base.rsplit(":", 1)[1]
+
+
 def test_a_wrong_or_expired_token_opens_no_session(klass, tmp_path):
-    assert asyncio.run(_refused_ws(klass.base + "/learn/" + "x" * 22)) == 403
+    assert asyncio.run(_refused_ws(klass.base)) == 403
+    assert asyncio.run(_refused_ws(klass.base, "x" * 22)) == 403
     status, text = get(klass.base + "/learn/" + "x" * 22)
     assert status == 403 and "This link does not open the tutor" in text
     # a link past its end: the expired page, in the browser's language
@@ -202,55 +203,35 @@ def test_a_wrong_or_expired_token_opens_no_session(klass, tmp_path):
 
         status, text = asyncio.run(page_in_german())
         assert status == 403 and "Dieser Link ist abgelaufen" in text
-        assert asyncio.run(_refused_ws(again.base + "/learn/" + rows[0]["token"])) == 403
+        assert asyncio.run(_refused_ws(again.base, rows[0]["token"])) == 403
     finally:
         again.stop()
 
 
 def test_a_session_runs_the_app_ends_when_idle_and_the_cap_holds(klass):
-    ana, bo = (
-        klass.base + "/learn/" + link.rsplit("/", 1)[1]
-        for link in (klass.links()["ana"], klass.links()["bo"])
-    )
+    links = klass.links()
 
     async def scenario():
-        session = asyncio.create_task(_ws(ana))
-        for _ in range(200):  # wait until ana's app runs: then the class (cap 1) is full
-            await asyncio.sleep(0.05)
-            status, text = await _get(bo)
-            if status == 503:
-                break
-        assert status == 503 and "The class is full right now" in text
-        code, received = await session  # idle for 0.02 min: the server ends the session
-        return code, received
+        async with Learner(links["ana"]) as ana, Learner(links["bo"]) as bo:
+            await ana.open()
+            await ana.wait_for("Mehrköpfige Attention")  # her app runs: the class (cap 1) is full
+            status, text = await bo.enter()
+            assert status == 503 and "The class is full right now" in text
+            code = await ana.wait_closed()  # idle for 0.02 min: the server ends the session
+            for _ in range(100):  # a place is free again once ana's app has ended
+                status, _ = await bo.enter()
+                if status == 200:
+                    break
+                await asyncio.sleep(0.05)
+            return code, ana.received, status
 
-    code, received = asyncio.run(scenario())
+    code, received, status = asyncio.run(scenario())
     assert code == 4000 and received > 1000  # the app drew its screen before the session ended
     assert (klass.folder / "learners" / "ana").is_dir() and not (klass.folder / "learners" / "bo").exists()
-    for _ in range(100):  # a place is free again once the server has seen the session end
-        status, _ = get(bo)
-        if status == 200:
-            break
-        time.sleep(0.05)
     assert status == 200
 
 
 # --- one learner, never another's home ----------------------------------------------------------------
-
-
-def _app_processes(server_pid: int) -> list[int]:
-    """The app processes under a server (textual-serve starts a shell that execs the app)."""
-    out, todo = [], [server_pid]
-    while todo:
-        pid = todo.pop()
-        try:
-            kids = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-        except OSError:
-            continue
-        todo.extend(kids)
-        if pid != server_pid:
-            out.append(pid)
-    return out
 
 
 def test_each_session_runs_with_its_learners_home_only(tmp_path, monkeypatch):
@@ -261,14 +242,17 @@ def test_each_session_runs_with_its_learners_home_only(tmp_path, monkeypatch):
     (tmp_path / "class.csv").write_text(ROSTER, encoding="utf-8")
     folder = tmp_path / "class"
     server = Served("--roster", str(tmp_path / "class.csv"), "--dir", str(folder), folder=folder)
-    links = {k: server.base + "/learn/" + v.rsplit("/", 1)[1] for k, v in server.links().items()}
+    links = server.links()
 
     async def both_open():
-        sessions = [asyncio.create_task(_ws(links[who], timeout=60)) for who in ("ana", "bo")]
+        learners = [Learner(links[who]) for who in ("ana", "bo")]
+        for learner in learners:
+            await learner.__aenter__()
+            await learner.open()
         seen: dict[str, dict] = {}
         for _ in range(400):
             await asyncio.sleep(0.05)
-            for pid in _app_processes(server.proc.pid):
+            for pid in app_processes(server.proc.pid):
                 try:
                     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
                     cwd = Path(f"/proc/{pid}/cwd").resolve()
@@ -284,8 +268,8 @@ def test_each_session_runs_with_its_learners_home_only(tmp_path, monkeypatch):
                     seen[home.name] = {"home": home, "cwd": cwd, "env": env, "argv": argv}
             if len(seen) == 2:
                 break
-        for task in sessions:
-            task.cancel()
+        for learner in learners:
+            await learner.__aexit__()
         return seen
 
     try:
@@ -296,6 +280,7 @@ def test_each_session_runs_with_its_learners_home_only(tmp_path, monkeypatch):
     for who, proc in seen.items():
         assert proc["home"] == folder / "learners" / who and proc["cwd"] == proc["home"].resolve()
         assert not {b"TUTOR_HOME", b"VISUAL", b"EDITOR", b"TUTOR_LANG"} & set(proc["env"])
+        assert proc["env"][b"HOME"] == str(proc["home"]).encode()  # none of the server's variables
         lang = {"ana": b"de", "bo": b"zh"}[who]
         assert proc["argv"][proc["argv"].index(b"--lang") + 1] == lang
 

@@ -212,6 +212,11 @@ class ForkServer:
 
     def fork(self) -> ForkedChild:
         """A fresh process from the server (it waits while the server is still starting)."""
+        return ForkedChild(*self.fork_fds())
+
+    def fork_fds(self) -> tuple[int, int | None, int, int]:
+        """A fresh process as (pid, pidfd or None, its input's write end, its events' read end): for a
+        caller that hands the process on (tutor.serve.forks: to a learner's app, over a socket)."""
         job_r, job_w = os.pipe()
         events_r, events_w = os.pipe()
         try:
@@ -227,7 +232,7 @@ class ForkServer:
             for fd in (job_w, events_r, *fds):
                 os.close(fd)
             raise ServerGone(_tail(self._stderr))
-        return ForkedChild(int(answer), fds[0] if fds else None, job_w, events_r)
+        return int(answer), fds[0] if fds else None, job_w, events_r
 
     @property
     def alive(self) -> bool:

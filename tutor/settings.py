@@ -26,6 +26,7 @@ ENVIRONMENT = {
     "LANG": "the locale, after LC_MESSAGES",
     "TUTOR_ALLOW_WEAK_BOX": "1: grade even where the box is weaker than partial (as --allow-weak-box does)",
     "TUTOR_BOX_LANDLOCK_ABI": "use at most this Landlock ABI in the grading box (what an older kernel gives)",
+    "TUTOR_SERVED": "set by `python -m tutor serve` for each learner's app (tutor.serve.session); never by hand",
 }
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 

@@ -6,13 +6,28 @@ from __future__ import annotations
 def run_app(ctx) -> int:
     """Run the app; when it has ended, the process ends at once: the store is closed, the children
     stopped and the terminal restored already, and the interpreter's own teardown of the app's heap
-    (Textual, the course, pydantic) took 40-300 ms after ctrl+q (benchmarks/bench_responsiveness.py)."""
+    (Textual, the course, pydantic) took 40-300 ms after ctrl+q (benchmarks/bench_responsiveness.py).
+
+    In a served session (`python -m tutor serve` started it: TUTOR_SERVED), the process first keeps
+    itself to its learner's home and the course (tutor.serve.confine), before Textual or the course is
+    loaded, while it has one thread."""
     import os
     import sys
 
+    from tutor.settings import env
+
+    served = None
+    if env("TUTOR_SERVED") is not None:
+        from tutor.serve.confine import confine_app
+        from tutor.serve.session import session
+
+        served = session()
+        if served is not None:
+            confine_app(ctx.home, ctx.lessons_dir, served.folder, served.learner)
+
     from tutor.ui.app import TutorApp
 
-    app = TutorApp(lang=ctx.lang, lessons_dir=ctx.lessons_dir, home=ctx.home)
+    app = TutorApp(lang=ctx.lang, lessons_dir=ctx.lessons_dir, home=ctx.home, served=served)
     code = app.run()
     code = code if isinstance(code, int) else (app.return_code or 0)
     sys.stdout.flush()

@@ -9,6 +9,10 @@
     [--host H] [--port P] [--public-url URL]    where to listen; the address the links should show
     [--idle-minutes M] [--max-sessions N]       a session ends after M minutes without a key (30); at
                                                 most N sessions at once (40)
+    [--memory-mb M] [--cpus C] [--tasks N]      each learner's bounds: the app and all it starts (1536
+                                                MiB, 1 core, 128 processes and threads)
+    [--max-per-address N] [--bounds KIND]       connections from one address (128); the kind of bounds
+                                                (cgroup2, cgroup1, systemd, rlimits; default the best)
 
 The roster is a CSV file with the columns id,name[,language] (see tutor/serve/roster.py). Links are
 printed once, when they are made; `python -m tutor class DIR` shows where the class stands.
@@ -21,6 +25,7 @@ import sys
 from pathlib import Path
 
 DEFAULT_PORT = 8000
+BOUNDS = ("cgroup2", "cgroup1", "systemd", "rlimits")
 
 
 def add_arguments(parser, t) -> None:
@@ -35,6 +40,13 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--max-sessions", type=int, default=40, metavar="N", help=t("cli.opt.serve.max"))
     parser.add_argument("--valid-days", type=float, default=30.0, metavar="N", help=t("cli.opt.serve.valid"))
     parser.add_argument("--renew", action="store_true", help=t("cli.opt.serve.renew"))
+    parser.add_argument("--memory-mb", type=int, default=1536, metavar="M", help=t("cli.opt.serve.memory"))
+    parser.add_argument("--cpus", type=float, default=1.0, metavar="C", help=t("cli.opt.serve.cpus"))
+    parser.add_argument("--tasks", type=int, default=128, metavar="N", help=t("cli.opt.serve.tasks"))
+    parser.add_argument(
+        "--max-per-address", type=int, default=128, metavar="N", help=t("cli.opt.serve.per_address")
+    )
+    parser.add_argument("--bounds", choices=BOUNDS, help=t("cli.opt.serve.bounds"))
 
 
 def _check(args) -> None:
@@ -46,41 +58,71 @@ def _check(args) -> None:
         raise TutorError("err.serve.positive")
     if args.renew and args.roster is None:
         raise TutorError("err.serve.renew_alone")
+    if args.memory_mb < 256 or args.tasks < 32 or not 0 < args.cpus <= 64 or args.max_per_address < 4:
+        raise TutorError("err.serve.bounds", memory=args.memory_mb, cpus=args.cpus, tasks=args.tasks,
+                         per_address=args.max_per_address)  # fmt: skip
+
+
+def _check_folder(folder: Path, lessons: Path) -> None:
+    """The class folder holds every home: no learner's process may read it, so it may not lie inside
+    what their processes read (tutor.serve.confine.readable)."""
+    from tutor.errors import TutorError
+    from tutor.serve.confine import readable
+
+    for path in readable(lessons):
+        try:
+            inside = folder.is_relative_to(path.resolve())
+        except OSError:
+            continue
+        if inside:
+            raise TutorError("err.serve.folder_readable", folder=str(folder), path=str(path))
 
 
 def run(args, ctx) -> int:
+    from tutor.grading import landlock
     from tutor.serve import roster
+    from tutor.serve.bounds import Limits
     from tutor.serve.server import ServeConfig, serve
     from tutor.texts import say
 
     _check(args)
     lang = ctx.lang
+    limits = Limits(memory_bytes=args.memory_mb * 2**20, cpu_cores=args.cpus, pids=args.tasks)
+    secure = (args.public_url or "").lower().startswith("https:")
+    options = dict(idle_minutes=args.idle_minutes, max_sessions=args.max_sessions, limits=limits,
+                   per_address=args.max_per_address, secure=secure)  # fmt: skip
     if args.roster is None:
         learner = roster.RosterLearner("learner", "", lang, roster.new_token())
-        config = ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home},
-                             args.idle_minutes, args.max_sessions)  # fmt: skip
+        config = ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home}, **options)
         fresh: list[roster.RosterLearner] = [learner]
     else:
         folder = args.dir.expanduser().resolve()
+        _check_folder(folder, ctx.lessons_dir)
         learners = roster.read_learners(args.roster)
         learners, fresh = roster.give_tokens(folder, learners, args.valid_days, args.renew)
         _write_class_file(folder, learners)
-        config = ServeConfig(learners, ctx.lessons_dir, folder, {}, args.idle_minutes, args.max_sessions)
+        config = ServeConfig(learners, ctx.lessons_dir, folder, {}, **options)
 
-    def ready(port: int) -> None:
+    def ready(port: int, placement) -> None:
         base = args.public_url or f"http://{args.host}:{port}"
         if args.roster is None:
             print(
                 say("serve.single", lang, link=roster.link(base, fresh[0].token), home=ctx.home), flush=True
             )
-            return
-        path = roster.write_links(config.folder, config.learners, base)
-        print(say("serve.class", lang, n=len(config.learners), url=base, folder=config.folder), flush=True)
-        for learner in fresh:
-            print(f"  {learner.id}\t{learner.name}\t{roster.link(base, learner.token)}")
-        print(say("serve.links", lang, n=len(fresh), path=path), flush=True)
+        else:
+            path = roster.write_links(config.folder, config.learners, base)
+            print(
+                say("serve.class", lang, n=len(config.learners), url=base, folder=config.folder), flush=True
+            )
+            for learner in fresh:
+                print(f"  {learner.id}\t{learner.name}\t{roster.link(base, learner.token)}")
+            print(say("serve.links", lang, n=len(fresh), path=path), flush=True)
+        abi = landlock.abi()
+        apart = say("serve.landlock", lang, abi=abi) if abi else say("serve.no_landlock", lang)
+        print(say("serve.bounds", lang, memory=args.memory_mb, cpus=args.cpus, tasks=args.tasks,
+                  how=placement.summary(), apart=apart), file=sys.stderr, flush=True)  # fmt: skip
 
-    serve(config, args.host, args.port, ready)
+    serve(config, args.host, args.port, ready, bounds=args.bounds)
     print(say("serve.stopped", lang), file=sys.stderr)
     return 0
 

@@ -127,8 +127,9 @@ def child_command(name: str, params: Params, home: Path | None = None) -> list[s
     return cmd
 
 
-class _Outcome:
-    """Collects the child's events; turns the last one into a Result or an exception."""
+class ChildOutcome:
+    """Collects a child's events; turns the last one into a Result or an exception (also for a run the
+    served class's warm process forks: tutor.serve.session)."""
 
     def __init__(self, name: str, on_event: EventSink | None):
         self.name, self.on_event = name, on_event
@@ -187,7 +188,7 @@ async def run_in_child(
     if niceness > 0 and shutil.which("nice"):  # e.g. the app: training must not starve the UI
         command = ["nice", "-n", str(niceness), *command]
     child = await AsyncChild.start(command, env=tutor_child_env())
-    outcome = _Outcome(name, on_event)
+    outcome = ChildOutcome(name, on_event)
     try:
         async for event in child.events():
             outcome.event(event)

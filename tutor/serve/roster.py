@@ -109,7 +109,7 @@ def read_learners(path: Path) -> list[RosterLearner]:
     return learners
 
 
-def _read_links(path: Path) -> dict[str, tuple[str, float]]:
+def read_links(path: Path) -> dict[str, tuple[str, float]]:
     """{learner id: (token, expires)} from an earlier run's links file; nothing when there is none."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -133,7 +133,7 @@ def give_tokens(
     """Every learner with a token: the one from `folder/links.csv` if they had one (expired or not:
     an expired link stays so until `renew`), else a new one valid for `valid_days`. Returns (all
     learners, those whose link is new); `write_links` keeps them."""
-    known = {} if renew else _read_links(folder / LINKS_FILE)
+    known = {} if renew else read_links(folder / LINKS_FILE)
     until = time.time() + valid_days * 86400
     given, new = [], []
     for learner in learners:

@@ -1,21 +1,33 @@
-"""The web server behind `python -m tutor serve`: textual-serve's pieces, with a door.
+"""The web server behind `python -m tutor serve`: textual-serve's static files and protocol, with a door.
 
-textual-serve (Textualize's own) runs a Textual app as a child process per browser connection and
-relays its screen over a websocket to xterm.js in the page. Its `Server` lets anyone in, runs every
-connection as the same user with the same home, and its page links a web font from a public CDN. Here
-its `AppService` (one app process) and its static files (xterm.js, its CSS, the Roboto Mono font) are
-used as they are; the routes, the page and the sessions are the tutor's own:
+textual-serve (Textualize's own) runs a Textual app as a child process per browser connection and relays
+its screen over a websocket to xterm.js in the page. Here its static files (xterm.js, its CSS, the Roboto
+Mono font) are served as they are; the routes, the page, the sessions and the app processes are the
+tutor's own:
 
-    GET /learn/{token}      the page (the token is the learner's secret; a wrong one: a refusal page)
-    GET /learn/{token}/ws   the websocket that runs that learner's app
-    GET /static/...         textual-serve's static files, served from the installed package
-    anything else           404 (the bare address says a link is needed)
+    GET /learn/{token}   the learner's link: answered with a cookie holding the token (HttpOnly,
+                         SameSite=Strict, Secure behind TLS) and a page that moves on to /learn/ at once
+                         (a refusal page for a wrong or expired token); the token is in no other URL
+    GET /learn/          the tutor's page, for the cookie's learner
+    GET /learn/ws        the websocket that runs that learner's app
+    GET /static/...      textual-serve's static files, served from the installed package
+    anything else        404 (the bare address says a link is needed)
 
-Each learner's app runs with their own home (`--home`), language and working folder, with no
-`VISUAL`/`EDITOR` (the lab's built-in editor edits in the page: an editor on the server's terminal
-would be no use). One live session per learner: a second tab takes over and the first shows "session
-ended". Sessions end after `idle_minutes` without a key, and at most `max_sessions` run at once.
-Nothing logs a request line: a token is in the path.
+**Sessions.** One app process per learner, always: a learner's connections take turns under a lock of
+theirs, a new one closes the one before (its tab says so), and the app before has ended, with every
+process it started, before the next starts. A connection waits its turn (at most TURN_WAIT_S, then it
+is told to try again); after BACKOFF_AFTER starts within BACKOFF_WINDOW_S each further one waits
+longer (doubling up to BACKOFF_MAX_S), so a reconnect storm starts a few apps, not one per connect. The
+cap (`max_sessions`) and the idle end count the app processes themselves, from their start to their end.
+A session ends when its learner's link expires or is renewed (links.csv is read again when it changes).
+
+**Bounds and apartness.** Each app runs in its learner's bounds (tutor.serve.bounds), restricts itself to
+its home (tutor.serve.confine), and asks the class's one warm judge and one warm experiment process for
+forks (tutor.serve.forks). Homes are 0700, their files 0600.
+
+**Messages.** Of what a websocket sends, only what the page sends is relayed: `["stdin", text]`,
+`["resize", {"width", "height"}]`, `["ping", text]`, `["blur"]`, `["focus"]`, each checked whole; any other
+message is dropped and the session goes on. Nothing logs a request line.
 """
 
 from __future__ import annotations
@@ -24,26 +36,38 @@ import asyncio
 import contextlib
 import html
 import json
-import shlex
+import logging
+import os
 import socket
 import sys
 import time
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass, field, replace
+from importlib.metadata import version
 from pathlib import Path
 
 import textual_serve
 from aiohttp import WSMsgType, web
-from textual_serve.app_service import AppService
-from textual_serve.download_manager import DownloadManager
 
 from tutor.i18n import FALLBACK, LANGS
+from tutor.serve import roster
+from tutor.serve.app_process import AppProcess
+from tutor.serve.bounds import LearnerBounds, Limits, Placement
+from tutor.serve.forks import AppRelay, Warm
 from tutor.serve.roster import RosterLearner, token_owner
+from tutor.serve.session import Served
 from tutor.texts import say
 
+LOG = logging.getLogger("tutor.serve")
 STATIC = Path(textual_serve.__file__).parent / "static"
 PAGE = Path(__file__).with_name("page.html")
-IDLE_CLOSE_CODE = 4000  # the websocket's close code when a session ends for idleness
-TAKEN_OVER_CODE = 4001  # ... when the same learner opened the link elsewhere
+CODES = {"idle": 4000, "taken": 4001, "link": 4002, "busy": 4003, "full": 4004}  # websocket close codes
+TURN_WAIT_S = 20.0  # a connection waits this long for the learner's app before to end
+BACKOFF_AFTER, BACKOFF_WINDOW_S, BACKOFF_MAX_S = 3, 60.0, 16.0
+QUIT_GRACE_S = 3.0  # an app asked to quit (it saves a draft, finishes its writes), then killed
+MAX_MESSAGE = 1 << 20  # a websocket message: a paste of a whole exercise file fits
+APP_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TUTOR_CHECKPOINTS")
+NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
 
 @dataclass
@@ -55,49 +79,43 @@ class ServeConfig:
     idle_minutes: float = 30.0
     max_sessions: int = 40
     title: str = "Attention Tutor"
+    limits: Limits = field(default_factory=Limits)
+    per_address: int = 128  # connections open from one address
+    secure: bool = False  # behind TLS (the public URL is https): cookies are Secure
 
     def home(self, learner: RosterLearner) -> Path:
         return self.homes[learner.id] if self.folder is None else learner.home(self.folder)
 
 
 @dataclass
-class Session:
+class Running:
+    """One learner's app process, from its start until it and all it started have ended."""
+
     learner: RosterLearner
     websocket: web.WebSocketResponse
+    app: AppProcess
+    relay: AppRelay
+    bounds: LearnerBounds
     last_input: float = field(default_factory=time.monotonic)
-    drawn: bool = False  # the app has sent its first screen: from then on, idleness counts
 
     def touched(self) -> None:
         self.last_input = time.monotonic()
 
-    async def close(self, code: int) -> None:
-        await self.websocket.close(code=code)
 
+@dataclass
+class Turns:
+    """A learner's connections: the lock they take turns under, the newest, and when apps started."""
 
-class LearnerApp(AppService):
-    """One learner's app process: textual-serve's, with the learner's home, language and folder."""
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    newest: web.WebSocketResponse | None = None
+    starts: deque[float] = field(default_factory=lambda: deque(maxlen=32))
 
-    def __init__(self, session: Session, home: Path, lessons_dir: Path, **kwargs) -> None:
-        self.session = session
-        learner = session.learner
-        home.mkdir(parents=True, exist_ok=True)
-        argv = [sys.executable, "-m", "tutor", "--lang", learner.lang, "--home", str(home),
-                "--lessons", str(lessons_dir)]  # fmt: skip
-        # textual-serve runs its command through a shell: every part quoted, the learner's folder
-        # as the working folder, so that whatever the app writes "here" stays in their home
-        super().__init__(f"cd {shlex.quote(str(home))} && exec {shlex.join(argv)}", **kwargs)
-
-    def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
-        env = super()._build_environment(width, height)
-        for name in ("VISUAL", "EDITOR", "TUTOR_HOME", "TUTOR_LANG"):
-            env.pop(name, None)
-        return env
-
-    async def on_data(self, payload: bytes) -> None:
-        if not self.session.drawn:  # the time the app took to start is not the learner's idleness
-            self.session.drawn = True
-            self.session.touched()
-        await super().on_data(payload)
+    def backoff_s(self, now: float) -> float:
+        recent = [t for t in self.starts if now - t < BACKOFF_WINDOW_S]
+        if len(recent) < BACKOFF_AFTER:
+            return 0.0
+        wait = min(BACKOFF_MAX_S, 2.0 ** (len(recent) - BACKOFF_AFTER))
+        return max(0.0, recent[-1] + wait - now)
 
 
 def page_lang(request: web.Request) -> str:
@@ -113,42 +131,95 @@ def notice_page(request: web.Request, what: str, status: int) -> web.Response:
     """A plain page that says why the tutor is not shown (`what`: refused, expired, full, home)."""
     lang = page_lang(request)
     title, text = say(f"serve.page.{what}.title", lang), say(f"serve.page.{what}.text", lang)
-    body = (
+    return web.Response(text=_plain(lang, title, f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>"),
+                        status=status, content_type="text/html", headers=NO_STORE)  # fmt: skip
+
+
+def _plain(lang: str, title: str, body: str, head: str = "") -> str:
+    return (
         f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        "<style>body{font-family:sans-serif;background:#0c181f;color:#eee;display:flex;align-items:center;"
-        "justify-content:center;height:90vh}main{max-width:36em;background:#12232d;padding:2em}</style>"
-        f"</head><body><main><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></main></body></html>"
+        f"{head}<style>body{{font-family:sans-serif;background:#0c181f;color:#eee;display:flex;"
+        "align-items:center;justify-content:center;height:90vh}main{max-width:36em;background:#12232d;"
+        f"padding:2em}}</style></head><body><main>{body}</main></body></html>"
     )
-    return web.Response(text=body, status=status, content_type="text/html", headers=NO_STORE)
 
 
-NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+def parse_message(data: str) -> tuple | None:
+    """A websocket message as the page sends it, checked whole: (kind, value), or None to drop it."""
+    if len(data) > MAX_MESSAGE:
+        return None
+    try:
+        message = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, list) or not message or not isinstance(message[0], str):
+        return None
+    kind, rest = message[0], message[1:]
+    if kind == "stdin" and len(rest) == 1 and isinstance(rest[0], str):
+        try:
+            return kind, rest[0].encode("utf-8")  # a lone surrogate is no text: dropped
+        except UnicodeEncodeError:
+            return None
+    if kind == "resize" and len(rest) == 1 and isinstance(rest[0], dict):
+        width, height = rest[0].get("width"), rest[0].get("height")
+        if all(type(v) is int for v in (width, height)):
+            return kind, (min(500, max(10, width)), min(500, max(10, height)))
+        return None
+    if kind == "ping" and len(rest) == 1 and isinstance(rest[0], str) and len(rest[0]) <= 32:
+        return kind, rest[0]
+    if kind in ("blur", "focus") and not rest:
+        return kind, None
+    return None
 
 
 class TutorServer:
-    def __init__(self, config: ServeConfig) -> None:
-        self.config = config
-        self.sessions: dict[str, Session] = {}
-        self.downloads = DownloadManager()
+    def __init__(self, config: ServeConfig, placement: Placement, warm: Warm, port: int = 0) -> None:
+        self.config, self.placement, self.warm = config, placement, warm
+        self.cookie = f"tutor-{port}"  # per port: two servers on one host keep their own
+        self.apps: dict[str, Running] = {}
+        self.turns: dict[str, Turns] = {}
         self._page = PAGE.read_text(encoding="utf-8")
-        self._reaper: asyncio.Task | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._links_seen: float | None = None
 
     # --- the door --------------------------------------------------------------------------------
-    def _learner(self, request: web.Request) -> tuple[RosterLearner | None, str]:
-        """The learner this request's token names, and what to tell them if they may not come in."""
-        learner = token_owner(self.config.learners, request.match_info.get("token", ""))
+    def _full(self, learner: RosterLearner) -> bool:
+        return learner.id not in self.apps and len(self.apps) >= self.config.max_sessions
+
+    def _check(self, learner: RosterLearner | None) -> str:
         if learner is None:
-            return None, "refused"
-        if learner.expired():
-            return None, "expired"
-        if learner.id not in self.sessions and len(self.sessions) >= self.config.max_sessions:
-            return None, "full"
-        return learner, ""
+            return "refused"
+        return "expired" if learner.expired() else ""
+
+    def _cookie_learner(self, request: web.Request) -> tuple[RosterLearner | None, str]:
+        learner = token_owner(self.config.learners, request.cookies.get(self.cookie, ""))
+        why = self._check(learner)
+        return (learner, "") if not why else (None, why)
+
+    async def handle_link(self, request: web.Request) -> web.Response:
+        """The link: its token becomes a cookie, and the page moves on to an address without it."""
+        token = request.match_info.get("token", "")
+        learner = token_owner(self.config.learners, token)
+        if why := self._check(learner):
+            return notice_page(request, why, 403)
+        lang = learner.lang
+        text = html.escape(say("serve.page.starting", lang))
+        head = '<meta http-equiv="refresh" content="0;url=/learn/">'
+        script = '<script>window.location.replace("/learn/")</script>'
+        response = web.Response(text=_plain(lang, self.config.title, f"<p>{text}</p>{script}", head),
+                                content_type="text/html", headers=NO_STORE)  # fmt: skip
+        left = learner.expires - time.time()
+        response.set_cookie(self.cookie, token, path="/learn/", httponly=True, samesite="Strict",
+                            secure=self.config.secure or request.secure,
+                            max_age=int(left) if left < 10 * 365 * 86400 else None)  # fmt: skip
+        return response
 
     async def handle_page(self, request: web.Request) -> web.Response:
-        learner, why = self._learner(request)
+        learner, why = self._cookie_learner(request)
         if learner is None:
-            return notice_page(request, why, 503 if why == "full" else 403)
+            return notice_page(request, why if why != "refused" else "home", 403)
+        if self._full(learner):
+            return notice_page(request, "full", 503)
         lang = learner.lang
         values = {
             "lang": lang,
@@ -157,8 +228,11 @@ class TutorServer:
             "ended": html.escape(say("serve.page.ended", lang)),
             "idle": html.escape(say("serve.page.idle", lang, minutes=round(self.config.idle_minutes))),
             "taken": html.escape(say("serve.page.taken", lang)),
+            "link": html.escape(say("serve.page.link_ended", lang)),
+            "busy": html.escape(say("serve.page.busy", lang)),
+            "full": html.escape(say("serve.page.full.text", lang)),
             "restart": html.escape(say("serve.page.restart", lang)),
-            "codes": json.dumps({"idle": IDLE_CLOSE_CODE, "taken": TAKEN_OVER_CODE}),
+            "codes": json.dumps(CODES),
         }
         text = self._page
         for name, value in values.items():
@@ -170,80 +244,181 @@ class TutorServer:
 
     # --- the sessions ----------------------------------------------------------------------------
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
-        learner, why = self._learner(request)
+        learner, why = self._cookie_learner(request)
         if learner is None:
-            return notice_page(request, why, 503 if why == "full" else 403)
-        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=1 << 20)
+            return notice_page(request, why, 403)
+        if self._full(learner):
+            return notice_page(request, "full", 503)
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
         await websocket.prepare(request)
-        if (earlier := self.sessions.get(learner.id)) is not None:
-            await earlier.close(TAKEN_OVER_CODE)  # one live session per learner: the newest tab wins
-        session = self.sessions[learner.id] = Session(learner, websocket)
-        service = LearnerApp(
-            session, self.config.home(learner), self.config.lessons_dir,
-            write_bytes=websocket.send_bytes, write_str=websocket.send_str, close=websocket.close,
-            download_manager=self.downloads,
-        )  # fmt: skip
+        turns = self.turns.setdefault(learner.id, Turns())
+        if turns.newest is not None and not turns.newest.closed:  # the newest tab wins
+            self._spawn(turns.newest.close(code=CODES["taken"]))
+        turns.newest = websocket
+        inbox: asyncio.Queue = asyncio.Queue(maxsize=256)
+        reader = asyncio.create_task(self._read(websocket, inbox))
         try:
-            await service.start(_size(request, "width", 80), _size(request, "height", 24))
-            await self._relay(websocket, service, session)
-        except asyncio.CancelledError:
-            pass
+            if await self._take_turn(turns, websocket, reader):
+                try:
+                    await self._session(learner, websocket, request, inbox)
+                finally:
+                    turns.lock.release()
         finally:
-            if self.sessions.get(learner.id) is session:  # its place is free as soon as its tab is gone
-                del self.sessions[learner.id]
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
             await websocket.close()
-            await service.stop()
         return websocket
 
-    async def _relay(self, websocket: web.WebSocketResponse, service: AppService, session: Session) -> None:
-        """The browser's keys, sizes and focus to the app, as textual-serve's server does; a message that
-        is not one of those is dropped."""
-        async for message in websocket:
-            if message.type != WSMsgType.TEXT:
-                continue
-            try:
-                kind, *rest = json.loads(message.data)
-            except (ValueError, TypeError):
-                continue
-            if kind == "stdin" and rest and isinstance(rest[0], str):
-                session.touched()
-                await service.send_bytes(rest[0].encode("utf-8"))
-            elif kind == "resize" and rest and isinstance(rest[0], dict):
-                size = rest[0]
-                await service.set_terminal_size(_clamp(size.get("width"), 80), _clamp(size.get("height"), 24))
-            elif kind == "ping" and rest:
-                await websocket.send_json(["pong", str(rest[0])[:32]])
-            elif kind == "blur":
-                await service.blur()
-            elif kind == "focus":
-                await service.focus()
+    async def _take_turn(self, turns: Turns, websocket, reader: asyncio.Task) -> bool:
+        """Wait for the learner's app before to end, and for the back-off; False (the lock not held)
+        when this connection closed meanwhile, was superseded, or waited too long."""
+        taking = asyncio.create_task(turns.lock.acquire())
+        await asyncio.wait({taking, reader}, timeout=TURN_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
+        if not taking.done():
+            taking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await taking
+        if not taking.done() or taking.cancelled():
+            if not reader.done():
+                await websocket.close(code=CODES["busy"])
+            return False
+        wait = turns.backoff_s(time.monotonic())
+        if wait > 0 and not reader.done():
+            await asyncio.wait({reader}, timeout=wait)
+        if reader.done() or turns.newest is not websocket:
+            turns.lock.release()
+            return False
+        return True
 
-    async def _end_idle_sessions(self) -> None:
+    async def _session(self, learner: RosterLearner, websocket, request: web.Request, inbox) -> None:
+        if self._full(learner):
+            await websocket.close(code=CODES["full"])
+            return
+        home = self.config.home(learner)
+        prepare_home(home, self.config.folder)
+        bounds = self.placement.learner(learner.id)
+        relay = AppRelay(self.warm, bounds, home)
+        limits = self.config.limits
+        served = Served(relay.theirs.fileno(), learner.id, str(self.config.folder) if self.config.folder else None,
+                        limits.memory_bytes, limits.cpu_cores, limits.home_bytes)  # fmt: skip
+        argv = [sys.executable, "-m", "tutor", "--lang", learner.lang, "--home", str(home),
+                "--lessons", str(self.config.lessons_dir)]  # fmt: skip
+
+        async def send(data: bytes) -> None:
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await websocket.send_bytes(data)
+
+        async def ended() -> None:
+            self._spawn(websocket.close())
+
+        app = AppProcess(argv, env=app_env(home, served), cwd=str(home), bounds=bounds,
+                         pass_fds=(relay.theirs.fileno(),), on_data=send, on_exit=ended)  # fmt: skip
+        running = self.apps[learner.id] = Running(learner, websocket, app, relay, bounds)
+        self.turns[learner.id].starts.append(time.monotonic())
+        try:
+            size = request.query
+            await app.start(_size(size.get("width"), 80), _size(size.get("height"), 24))
+            relay.start()
+            await self._relay(inbox, running)
+        finally:
+            await app.stop(QUIT_GRACE_S if app.drawn.is_set() else 0.0)
+            await relay.close()
+            bounds.remove()
+            del self.apps[learner.id]
+            if not app.drawn.is_set() and app.stderr_tail:
+                LOG.warning(
+                    "an app ended before its first screen: %s",
+                    app.stderr_tail[-800:].decode("utf-8", "replace"),
+                )
+
+    async def _read(self, websocket: web.WebSocketResponse, inbox: asyncio.Queue) -> None:
+        """What the page sends, checked, into `inbox`; None last, once the websocket has closed."""
+        try:
+            async for message in websocket:
+                if message.type != WSMsgType.TEXT or (parsed := parse_message(message.data)) is None:
+                    continue
+                if not inbox.full():
+                    inbox.put_nowait(parsed)
+        finally:
+            while inbox.full():
+                inbox.get_nowait()
+            inbox.put_nowait(None)
+
+    async def _relay(self, inbox: asyncio.Queue, running: Running) -> None:
+        app, websocket = running.app, running.websocket
+        while (item := await inbox.get()) is not None:
+            kind, value = item
+            if kind == "stdin":
+                running.touched()
+                await app.send_bytes(value)
+            elif kind == "resize":
+                await app.send_meta({"type": "resize", "width": value[0], "height": value[1]})
+            elif kind == "ping":
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await websocket.send_json(["pong", value])
+            else:
+                await app.send_meta({"type": kind})
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- the watch: idle sessions, links that ended ----------------------------------------------
+    async def _watch(self) -> None:
         limit = self.config.idle_minutes * 60
         while True:
-            await asyncio.sleep(min(30.0, max(limit / 4, 0.2)))
+            await asyncio.sleep(min(5.0, max(limit / 4, 0.2)))
+            self._reread_links()
             now = time.monotonic()
-            for session in list(self.sessions.values()):
-                if session.drawn and now - session.last_input > limit:
-                    await session.close(IDLE_CLOSE_CODE)
+            for running in list(self.apps.values()):
+                current = next((x for x in self.config.learners if x.id == running.learner.id), None)
+                if current is None or current.token != running.learner.token or current.expired():
+                    self._spawn(running.websocket.close(code=CODES["link"]))
+                elif (
+                    running.app.drawn.is_set() and now - max(running.last_input, running.app.drawn_at) > limit
+                ):
+                    self._spawn(running.websocket.close(code=CODES["idle"]))
+
+    def _reread_links(self) -> None:
+        """The class's links.csv again when it changed: a renewed or removed link ends its session."""
+        if self.config.folder is None:
+            return
+        path = self.config.folder / roster.LINKS_FILE
+        try:
+            seen = path.stat().st_mtime
+        except OSError:
+            return
+        if self._links_seen is None or seen == self._links_seen:
+            self._links_seen = seen
+            return
+        self._links_seen = seen
+        known = roster.read_links(path)
+        self.config.learners = [
+            replace(x, token=known[x.id][0], expires=known[x.id][1])
+            if x.id in known
+            else replace(x, token="")
+            for x in self.config.learners
+        ]
 
     async def _on_startup(self, app: web.Application) -> None:
-        self._reaper = asyncio.create_task(self._end_idle_sessions())
+        self._reread_links()
+        self._spawn(self._watch())
 
     async def _on_shutdown(self, app: web.Application) -> None:
-        if self._reaper is not None:
-            self._reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reaper
-        for session in list(self.sessions.values()):
-            await session.close(1001)
+        for running in list(self.apps.values()):
+            await running.websocket.close(code=1001)
+        for task in list(self._tasks):
+            task.cancel()
 
-    def make_app(self) -> web.Application:
-        app = web.Application()
+    def make_app(self, door) -> web.Application:
+        app = web.Application(middlewares=[door.middleware])
         app.add_routes([
             web.get("/", self.handle_root),
-            web.get("/learn/{token}", self.handle_page),
-            web.get("/learn/{token}/ws", self.handle_websocket),
+            web.get("/learn/", self.handle_page),
+            web.get("/learn/ws", self.handle_websocket),
+            web.get("/learn/{token}", self.handle_link),
             web.static("/static", STATIC, show_index=False, follow_symlinks=False),
         ])  # fmt: skip
         app.on_startup.append(self._on_startup)
@@ -251,32 +426,79 @@ class TutorServer:
         return app
 
 
-def _clamp(value: object, default: int) -> int:
-    """A terminal size from the browser: a whole number of cells between 10 and 500."""
-    return min(500, max(10, value)) if isinstance(value, int) else default
-
-
-def _size(request: web.Request, name: str, default: int) -> int:
+def _size(value: str | None, default: int) -> int:
     try:
-        return _clamp(int(request.query.get(name, default)), default)
+        return min(500, max(10, int(value))) if value is not None else default
     except ValueError:
         return default
 
 
-def serve(config: ServeConfig, host: str, port: int, ready=None) -> None:
-    """Run the server until interrupted. `ready(port)` is called once it listens (port 0: any free one)."""
+def prepare_home(home: Path, folder: Path | None) -> None:
+    """The learner's home, 0700, and everything in it the owner's only (folders 0700, files 0600), never
+    following a link. Nothing of the learner's runs while this is done."""
+    if folder is not None:
+        (folder / roster.LEARNERS_FOLDER).mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(folder / roster.LEARNERS_FOLDER, 0o700)
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(home, 0o700)
+    for here, folders, files in os.walk(home):
+        for name in folders + files:
+            path = os.path.join(here, name)
+            with contextlib.suppress(OSError):
+                mode = os.lstat(path).st_mode
+                if (mode & 0o7777) & 0o077:
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        os.chmod(path, 0o700)
+                    elif os.path.isfile(path) and not os.path.islink(path):
+                        os.chmod(path, 0o600)
+
+
+def app_env(home: Path, served: Served) -> dict[str, str]:
+    """The app's whole environment: none of the server's but where programs and libraries are, the
+    locale and the web driver's (no VISUAL/EDITOR: the lab's built-in editor edits in the page)."""
+    from tutor.settings import tutor_child_env
+
+    env = {k: v for k, v in tutor_child_env().items() if k in APP_ENV or k.startswith("PYTHON")}
+    env.update(
+        TEXTUAL_DRIVER="textual.drivers.web_driver:WebDriver", TEXTUAL_FPS="60", TEXTUAL_COLOR_SYSTEM="truecolor",
+        TERM_PROGRAM="textual", TERM_PROGRAM_VERSION=version("textual-serve"), HOME=str(home),
+        TMPDIR=str(home / ".tmp"), OMP_NUM_THREADS="1", TUTOR_SERVED=served.to_env(),
+    )  # fmt: skip
+    return env
+
+
+def serve(config: ServeConfig, host: str, port: int, ready=None, bounds: str | None = None) -> None:
+    """Run the server until interrupted. `ready(port, placement)` is called once it listens (port 0: any
+    free one). `bounds` asks for one kind of bounds only (tutor.serve.bounds.place)."""
+    from tutor.serve.bounds import place
+    from tutor.serve.door import Door, quiet_logs, raise_open_files
+
+    quiet_logs()
+    files = raise_open_files()
+    placement = place(config.limits, bounds)
+    warm = Warm(config.lessons_dir)
 
     async def main() -> None:
-        runner = web.AppRunner(TutorServer(config).make_app(), access_log=None, handle_signals=True)
+        listening = socket.create_server((host, port), backlog=512)  # bound here: port 0 says which it got
+        port_now = listening.getsockname()[1]
+        server = TutorServer(config, placement, warm, port_now)
+        door = Door.for_open_files(files, config.max_sessions, config.per_address)
+        runner = web.AppRunner(
+            server.make_app(door), access_log=None, handle_signals=True, keepalive_timeout=15
+        )
         await runner.setup()
-        listening = socket.create_server((host, port))  # bound here, so that port 0 can say which it got
-        await web.SockSite(runner, listening).start()
+        listener = await door.listen(runner.server, listening)
         if ready is not None:
-            ready(listening.getsockname()[1])
+            ready(port_now, placement)
         try:
             await asyncio.Event().wait()
         finally:
+            listener.close()
             await runner.cleanup()
 
-    with contextlib.suppress(KeyboardInterrupt, web.GracefulExit):
-        asyncio.run(main())
+    try:
+        with contextlib.suppress(KeyboardInterrupt, web.GracefulExit):
+            asyncio.run(main())
+    finally:
+        warm.close()
+        placement.close()

@@ -86,9 +86,16 @@ class TutorApp(App[int]):
     course_loaded: var[bool] = var(False)  # set once the course and the store are open
     training: var[Training | None] = var(None)  # the one training run, wherever it was started
 
-    def __init__(self, lang: str, lessons_dir: Path, home: Path):
+    def __init__(self, lang: str, lessons_dir: Path, home: Path, served=None):
         super().__init__()
         self.tutor = Tutor(lessons_dir=Path(lessons_dir), home=Path(home), lang=lang)
+        # a served session (tutor.serve.session.Served): its grades' judges and its experiments are forked
+        # by the server, in the learner's bounds; no screenshot (nothing to save it to); paths are the home's
+        self.served = served
+        if served is not None:
+            from tutor.serve.session import RelayJudge
+
+            self.tutor._warm = RelayJudge(served.relay)
         self.tutor.index = saved_index(self.tutor.lessons_dir)  # home lists these at once
         self.set_reactive(TutorApp.lang, lang)  # the starting language: nothing to redraw yet
         self.current_lesson: str | None = None
@@ -114,6 +121,13 @@ class TutorApp(App[int]):
 
             return QuickExitDriver
         return driver
+
+    def shown_path(self, path: Path) -> str:
+        """A learner's file as the screen names it: in a served session by its path inside the home
+        (`workspace/rope/rope.py`: the server's folders are none of the learner's business)."""
+        if self.served is not None and Path(path).is_relative_to(self.tutor.home):
+            return str(Path(path).relative_to(self.tutor.home))
+        return str(path)
 
     def get_default_screen(self) -> Screen:
         return HomeScreen()
@@ -506,11 +520,12 @@ class TutorApp(App[int]):
         # Textual's own (theme picker, keys panel, screenshot, quit) speak English: the tutor's instead
         yield SystemCommand(say("cmd.help", lang), say("cmd.help_help", lang), self.action_help)
         yield SystemCommand(say("cmd.theme", lang), say("cmd.theme_help", lang), self.action_toggle_theme)
-        yield SystemCommand(
-            say("cmd.screenshot", lang),
-            say("cmd.screenshot_help", lang),
-            lambda: self.set_timer(0.1, self.deliver_screenshot),
-        )
+        if self.served is None:  # a served session's page has nowhere to save it to
+            yield SystemCommand(
+                say("cmd.screenshot", lang),
+                say("cmd.screenshot_help", lang),
+                lambda: self.set_timer(0.1, self.deliver_screenshot),
+            )
         yield SystemCommand(say("cmd.quit", lang), say("cmd.quit_help", lang), self.action_quit)
 
     def action_command_palette(self) -> None:

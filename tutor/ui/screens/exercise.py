@@ -135,7 +135,9 @@ class ExerciseScreen(TutorScreen):
         task = self.query_one("#ex-task", Static)
         task.update(self._prose(pick(ex.task, lang)))
         task.display = self.unlocked
-        where = self.t("word.labelled", label=self.t("ex.file"), text=self.file)
+        where = self.t(
+            "word.labelled", label=self.t("ex.file"), text=self.app.shown_path(self.file) if self.file else ""
+        )
         self.query_one("#ex-file", Static).update(
             ProseText(f"{where}\n{self.t('ex.keys' if external_editor() else 'ex.keys_here')}")
             if self.file

@@ -91,6 +91,10 @@ def next_indent(before: str, width: int = 4) -> str:
     return indent
 
 
+def _mb(size: int) -> str:
+    return f"{size / 2**20:.1f} MB"
+
+
 class LabTextArea(TextArea):
     """Textual's TextArea as a code editor: Enter keeps the indentation (one step in after a colon),
     Backspace in the indentation goes back one step, ctrl+a selects all (Home goes to the line start),
@@ -225,7 +229,8 @@ class CodeEditor(Vertical):
             self._draft_timer = None
         try:
             if self._typed != self._on_disk:
-                atomic_write_text(draft_path(self.path), self._typed)
+                if self._too_big(self._typed) is None:  # a draft is held to the file's cap too
+                    atomic_write_text(draft_path(self.path), self._typed)
             else:
                 draft_path(self.path).unlink(missing_ok=True)
         except OSError:
@@ -243,8 +248,27 @@ class CodeEditor(Vertical):
     def _title(self) -> None:
         self.border_title = f"{self.path.name} {MODIFIED}" if self.modified else self.path.name
 
+    def _too_big(self, text: str) -> str | None:
+        """Why `text` may not be written (too large a file, or a served home at its cap), or None."""
+        from tutor.settings import GRADE_MAX_SOURCE_BYTES
+
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > GRADE_MAX_SOURCE_BYTES:
+            return say("ex.editor.too_big", self.lang, size=_mb(size), most=_mb(GRADE_MAX_SOURCE_BYTES))
+        served = getattr(self.app, "served", None)
+        if served is not None:
+            from tutor.serve.session import home_size
+
+            held = home_size(self.app.tutor.home) + size
+            if held > served.home_bytes:
+                return say("ex.editor.home_full", self.lang, size=_mb(held), most=_mb(served.home_bytes))
+        return None
+
     def action_save(self) -> None:
         text = self.area.text
+        if (why := self._too_big(text)) is not None:
+            self.notify(why, severity="error", timeout=10)
+            return
         try:
             atomic_write_text(self.path, text)
         except OSError as err:

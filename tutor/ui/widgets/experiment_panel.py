@@ -217,6 +217,14 @@ class ExperimentPanel(Vertical):
             self.query_one(ParamsToggle).expanded = True  # the form is open: only it can be wrong
             self._say("run.bad_params", error=True)
             return False
+        served = getattr(self.app, "served", None)
+        if served is not None:  # a served session: the learner's caps bound the form too
+            from tutor.serve.budget import over_cap
+
+            if (why := over_cap(self.ref.name, params, served)) is not None:
+                self.query_one(ParamsToggle).expanded = True
+                self._say(why.key, error=True, **why.args)
+                return False
         self.last_error = None
         self._title_params()
         # the last result stays in view, marked as old, until the new one replaces it
@@ -237,7 +245,8 @@ class ExperimentPanel(Vertical):
             self._say("run.running")
             self.post_message(TrainingProgress(Training(self.ref.name)))
         else:
-            self._say("run.loading_torch" if "torch" not in sys.modules else "run.running")
+            warm = "torch" in sys.modules or served is not None  # served: the server's process has it
+            self._say("run.running" if warm else "run.loading_torch")
         self.run_worker(
             self._run(params),
             name=self.ref.name,
@@ -252,6 +261,12 @@ class ExperimentPanel(Vertical):
         return bool(self.workers.cancel_node(self))
 
     async def _run(self, params) -> Result:
+        served = getattr(self.app, "served", None)
+        if served is not None:  # forked by the server, in this learner's bounds
+            from tutor.serve.session import run_experiment
+
+            return await run_experiment(served, self.ref.name, params, self._on_event, home=self.home,
+                                        niceness=TRAINING_NICENESS, grace_s=TRAINING_GRACE_S)  # fmt: skip
         from tutor.experiments.runner import run_async
 
         return await run_async(

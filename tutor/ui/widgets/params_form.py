@@ -62,8 +62,18 @@ class ParamsForm(VerticalGroup):
 
     def compose(self) -> ComposeResult:
         yield Widget(classes="param-grid")
-        yield Static(say("run.params_hint", self.lang), classes="param-hint")
+        yield Static(self._hint(), classes="param-hint")
         yield Static("", classes="param-error")
+
+    def _hint(self) -> str:
+        """How to run; in a served session also what a run may use there (the learner's caps)."""
+        hint = say("run.params_hint", self.lang)
+        served = getattr(self.app, "served", None)
+        if served is not None:
+            hint += "\n" + say(
+                "run.served_hint", self.lang, mib=served.memory_bytes >> 20, cores=served.cpu_cores
+            )
+        return hint
 
     def action_leave(self) -> None:
         """Out of the field, to the screen's own first widget (the lesson's text)."""
@@ -75,7 +85,7 @@ class ParamsForm(VerticalGroup):
         self.lang = lang
         if self.is_attached:
             for hint in self.query(".param-hint").results(Static):
-                hint.update(say("run.params_hint", lang))
+                hint.update(self._hint())
 
     async def open(self) -> None:
         if self.opened:

@@ -1,0 +1,145 @@
+"""A small client of the served tutor, for tests and benchmarks: what a browser does, without one.
+
+    served = Served("--roster", csv, "--dir", folder, folder=folder)    # the real server (tests/test_serve.py)
+    async with Learner(served.links()["ana"]) as ana:                   # the link, its cookie, the page
+        await ana.open()                                                # the websocket: the app starts
+        await ana.wait_for("Multi-head attention")                      # its screen, played into pyte
+        await ana.press("x")                                            # keys as the page sends them
+
+`Learner.ws` is the websocket itself, for messages the page never sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import aiohttp
+import pyte
+
+KEYS = {"enter": "\r", "escape": "\x1b", "down": "\x1b[B", "up": "\x1b[A", "tab": "\t", "ctrl+s": "\x13",
+        "backspace": "\x7f", "ctrl+q": "\x11", "ctrl+p": "\x10"}  # fmt: skip
+
+
+class Learner:
+    """One learner's browser: a cookie jar, a websocket, and the screen the app draws."""
+
+    def __init__(self, link: str, width: int = 100, height: int = 30) -> None:
+        self.link, self.base = link, link.split("/learn/")[0]
+        self.width, self.height = width, height
+        self.http: aiohttp.ClientSession | None = None
+        self.ws: aiohttp.ClientWebSocketResponse | None = None
+        self.screen = pyte.Screen(width, height)
+        self.stream = pyte.ByteStream(self.screen)
+        self.received = 0
+        self.close_code: int | None = None
+        self._reader: asyncio.Task | None = None
+        self.frame_times: list[float] = []
+
+    async def __aenter__(self) -> Learner:
+        self.http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))  # 127.0.0.1 is an IP
+        await self.enter()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+        await self.http.close()
+
+    async def enter(self) -> tuple[int, str]:
+        """The link, as the browser follows it: the cookie, then the page at /learn/."""
+        async with self.http.get(self.link, allow_redirects=False) as reply:
+            await reply.read()
+        async with self.http.get(self.base + "/learn/") as reply:
+            return reply.status, await reply.text()
+
+    async def open(self) -> None:
+        url = self.base.replace("http:", "ws:") + f"/learn/ws?width={self.width}&height={self.height}"
+        self.ws = await self.http.ws_connect(url, max_msg_size=0)
+        self.close_code = None
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        async for message in self.ws:
+            if message.type == aiohttp.WSMsgType.BINARY:
+                self.received += len(message.data)
+                self.frame_times.append(time.perf_counter())
+                self.stream.feed(message.data)
+        self.close_code = self.ws.close_code
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+        if self._reader is not None:
+            await asyncio.gather(self._reader, return_exceptions=True)
+
+    @property
+    def closed(self) -> bool:
+        return self._reader is not None and self._reader.done()
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    async def wait_for(self, *wanted: str, timeout: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.text()
+            if all(w in text for w in wanted):
+                return text
+            if self.closed:
+                break
+            await asyncio.sleep(0.05)
+        raise AssertionError(
+            f"not on the screen after {timeout} s: {wanted} (closed: {self.close_code})\n{self.text()}"
+        )
+
+    async def wait_closed(self, timeout: float = 60.0) -> int | None:
+        await asyncio.wait_for(asyncio.shield(self._reader), timeout)
+        return self.close_code
+
+    async def send(self, *message) -> None:
+        await self.ws.send_str(json.dumps(list(message)))
+
+    async def press(self, *keys: str) -> None:
+        for key in keys:
+            await self.send("stdin", KEYS.get(key, key))
+            await asyncio.sleep(0.05)
+
+    async def type(self, text: str) -> None:
+        await self.send("stdin", text)
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes under `pid`, from /proc/PID/task/*/children."""
+    from pathlib import Path
+
+    out, todo = [], [pid]
+    while todo:
+        here = todo.pop()
+        try:
+            tasks = list(Path(f"/proc/{here}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+            except OSError:
+                continue
+        if here != pid:
+            out.append(here)
+    return out
+
+
+def app_processes(server_pid: int) -> list[int]:
+    """The learners' app processes under a server (not its warm processes, nor what an app forked)."""
+    from pathlib import Path
+
+    found = []
+    for pid in descendants(server_pid):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--home" in argv and b"tutor" in argv:
+            found.append(pid)
+    return found

@@ -1,0 +1,135 @@
+"""One learner's app process, as textual-serve runs one, but started in the learner's bounds, never
+through a shell with the learner's values in it, and ended for sure.
+
+The app speaks textual-serve's protocol (Textual's web driver): after a `__GANGLION__` line on its
+stdout, packets of a type byte (`D` screen data, `M` meta as JSON, `P` packed), a 4-byte length and the
+payload; on its stdin the server sends `D` (keys) and `M` (resize, focus, blur, quit) packets. Of what
+the app sends, only screen data and its exit reach the browser: `open_url` and file deliveries are
+dropped (a served session offers no download), and a packet larger than PACKET_LIMIT ends the app.
+Its stderr is kept to its last STDERR_KEPT bytes, for the server's log when it fails to start.
+
+`stop()` asks the app to quit (it saves drafts and finishes its writes), waits `grace_s`, then kills
+every process of the learner (tutor.serve.bounds) and waits until none is left: when it returns, the
+learner has no process running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from tutor.serve.bounds import LearnerBounds
+
+LOG = logging.getLogger("tutor.serve")
+PACKET_LIMIT = 16 * 2**20
+STDERR_KEPT = 8192
+PRELUDE = b"__GANGLION__\n"
+
+
+class AppProcess:
+    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: str, bounds: LearnerBounds,
+                 pass_fds: tuple[int, ...], on_data: Callable[[bytes], Awaitable[None]],
+                 on_exit: Callable[[], Awaitable[None]]) -> None:  # fmt: skip
+        self.argv, self.env, self.cwd, self.bounds, self.pass_fds = argv, env, cwd, bounds, pass_fds
+        self.on_data, self.on_exit = on_data, on_exit
+        self.proc: asyncio.subprocess.Process | None = None
+        self.drawn = asyncio.Event()  # the app has sent its first screen
+        self.drawn_at = 0.0  # when (idleness counts from then, or from the last key)
+        self.stderr_tail = b""
+        self._tasks: list[asyncio.Task] = []
+
+    async def start(self, width: int, height: int) -> None:
+        env = {**self.env, "COLUMNS": str(width), "ROWS": str(height)}
+        self.proc = await asyncio.create_subprocess_exec(
+            *self.bounds.command(self.argv), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env, cwd=self.cwd, pass_fds=self.pass_fds,
+            start_new_session=True,
+        )  # fmt: skip
+        self.bounds.started(self.proc.pid)
+        self.bounds.find_scope(self.proc.pid)
+        self._tasks = [asyncio.create_task(self._read()), asyncio.create_task(self._read_stderr())]
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        stdout = self.proc.stdout
+        try:
+            for _ in range(10):  # the prelude: a Textual app under the web driver
+                line = await stdout.readline()
+                if not line or line == PRELUDE:
+                    break
+            while True:
+                head = await stdout.readexactly(5)
+                size = int.from_bytes(head[1:], "big")
+                if size > PACKET_LIMIT:
+                    LOG.warning("an app sent a packet of %d bytes: ended", size)
+                    break
+                payload = await stdout.readexactly(size)
+                if head[:1] == b"D":
+                    if not self.drawn.is_set():
+                        self.drawn_at = time.monotonic()
+                        self.drawn.set()
+                    await self.on_data(payload)
+                elif head[:1] == b"M" and _meta_type(payload) == "exit":
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+            pass
+        finally:
+            await self.on_exit()
+
+    async def _read_stderr(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        while chunk := await self.proc.stderr.read(4096):
+            self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_KEPT:]
+
+    async def _send(self, kind: bytes, payload: bytes) -> bool:
+        if not self.alive or self.proc is None or self.proc.stdin is None:
+            return False
+        try:
+            self.proc.stdin.write(kind + len(payload).to_bytes(4, "big") + payload)
+            await self.proc.stdin.drain()
+        except (ConnectionError, RuntimeError):
+            return False
+        return True
+
+    async def send_bytes(self, data: bytes) -> bool:
+        return await self._send(b"D", data)
+
+    async def send_meta(self, meta: dict) -> bool:
+        return await self._send(b"M", json.dumps(meta).encode("utf-8"))
+
+    async def stop(self, grace_s: float) -> None:
+        """Quit (within `grace_s`), else kill; return once no process of the learner is left."""
+        if self.proc is None:
+            return
+        if self.alive and grace_s > 0 and await self.send_meta({"type": "quit"}):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.proc.wait(), grace_s)
+        for _ in range(200):  # the app, and whatever it or the server started for it
+            self.bounds.kill()
+            if not self.alive:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.proc.wait(), 0.05)
+            if not self.alive and self.bounds.empty():
+                break
+            await asyncio.sleep(0.02)
+        await self.proc.wait()
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def _meta_type(payload: bytes) -> str:
+    try:
+        meta = json.loads(payload)
+    except (ValueError, RecursionError):
+        return ""
+    return str(meta.get("type", "")) if isinstance(meta, dict) else ""
