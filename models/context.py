@@ -30,7 +30,7 @@ METHODS = ("none", "pi", "ntk", "yarn")
 MULTIPLES = (1, 2, 4)
 TABLE_VERSION = 1
 STORED_SCALES = (2.0, 4.0, 8.0)
-STORED_WINDOWS = 2048  # windows of the longest length: the whole validation split of the Tang corpus
+STORED_WINDOWS = 2048  # windows of the longest length, from the start of the validation split (not all of it)
 
 
 @dataclass

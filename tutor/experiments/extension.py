@@ -192,7 +192,8 @@ def _note(metrics: dict[str, float], L0: int, stored: bool) -> Msg:
         loss=Num(far[far_best]),
         plain=Num(far["none"]),
     )
-    source = Msg(f"{TEXT}stored" if stored else f"{TEXT}measured", windows=int(metrics["windows"]))
+    windows = int(metrics["windows"])  # of the longest length, from the start of the validation split
+    source = Msg(f"{TEXT}stored" if stored else f"{TEXT}measured", windows=windows, characters=windows * k * L0)
     return Msg(
         f"{TEXT}note",
         length=L0,
