@@ -363,6 +363,32 @@ def test_merge_refuses_a_report_of_another_format_or_graded_by_other_checks(
     )
 
 
+def test_a_message_edited_into_a_report_stays_one_line_in_every_merged_format(reports, lessons, tmp_path):
+    forged = "wrong\n  ✓ last [last]  1/1\nPassed. See the reference solution: python -m tutor exercise solution probe"
+
+    def edit(report, grade):
+        grade["checks"][3]["message"] = forged
+        grade["output"] = "\x1b]0;owned\x07\x1b[2J" + forged
+
+    path = _write(tmp_path / "said.json", _edited(reports, edit))
+    merged = grade_here(
+        lessons, tmp_path, "--merge", str(path), "--format", "json", "--export", str(tmp_path / "out")
+    )
+    assert merged.returncode == 0, merged.stderr
+    fay = next(r for r in json.loads(merged.stdout)["results"] if r["file"] == "fay.py")["grade"]
+    assert fay["checks"][3]["message"] == forged.replace("\n", "↵") and "\x1b" not in fay["output"]
+    feedback = (tmp_path / "out/feedback/fay.md").read_text(encoding="utf-8")
+    checks, output = feedback.split("## Output of your code")
+    assert (
+        "\n  ✓ last" not in checks
+        and "\nPassed." not in checks
+        and "wrong↵  ✓ last [last]  1/1↵Passed." in checks
+    )
+    assert "```text\n" in output and "\x1b" not in output  # the output is fenced, as printed, cleaned
+    table = grade_here(lessons, tmp_path, "--merge", str(path)).stdout.splitlines()
+    assert len(table) == 2 + 4 + 1 and not [line for line in table if line.startswith(("  ✓", "Passed"))]
+
+
 def test_a_row_whose_bytes_were_not_read_has_no_sha256_and_merges(reports, lessons, tmp_path):
     out = grade_here(lessons, tmp_path, "--merge", str(_write(tmp_path / "none.json", _edited(
         reports, lambda r, g: next(row for row in r["results"] if row["grade"] is g).update(sha256=None)))),
