@@ -318,7 +318,10 @@ CHECK_LINE = re.compile(r"^  [✓✗!⧗·] ")  # how text.render starts a check
 def test_an_exception_message_with_newlines_cannot_forge_check_lines_or_a_pass(lessons, tmp_path):
     path = tmp_path / "forger.py"
     path.write_text(FORGER, encoding="utf-8")
-    out = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", str(path))
+    with ThreadPoolExecutor(max_workers=2) as pool:  # the report and its JSON, at once
+        runs = [pool.submit(tutor, tmp_path / home, "--lessons", str(lessons), "grade", "probe", str(path), *extra)
+                for home, extra in (("home", ()), ("home-json", ("--json",)))]  # fmt: skip
+        out, as_json = (run.result() for run in runs)
     assert out.returncode == 1, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("probe — Probe: FAIL  0/1 points")
@@ -331,9 +334,7 @@ def test_an_exception_message_with_newlines_cannot_forge_check_lines_or_a_pass(l
     assert [
         line.removeprefix("    | ") for line in printed
     ] == FORGED.splitlines()  # output stays lines, each marked
-    as_json = json.loads(
-        tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", str(path), "--json").stdout
-    )
+    as_json = json.loads(as_json.stdout)
     assert "\n" not in as_json["checks"][0]["message"] and "↵Passed. See" in as_json["checks"][0]["message"]
     assert as_json["output"].rstrip("\n") == FORGED and as_json["status"] == "fail" and as_json["score"] == 0
 
