@@ -138,8 +138,9 @@ def test_the_box_is_described_in_words_a_learner_knows():
     )
     partial = {"level": "partial", "layers": [], "missing": ["private-root", "pid-namespace"]}
     assert isolation_text(partial, "de") == (
-        "Dein Code lief in einer Box, aber dieses System konnte sie nicht ganz schließen "
-        "(es fehlt: eigenes Wurzelverzeichnis, PID-Namespace)."
+        "Dein Code lief in einer Box, die dieses System nicht ganz schließen konnte (es fehlt: eigenes "
+        "Wurzelverzeichnis, PID-Namespace); trotzdem kein Netzwerk, keine Schreibzugriffe außerhalb seines "
+        "Ordners und kein Signal an andere Prozesse."
     )
     assert "隔离" not in isolation_text(strong, "zh") and "strong" not in isolation_text(strong, "en")
     assert isolation_text({"level": "none"}, "en") is None
