@@ -348,7 +348,9 @@ def _english_left(text: str, lang: str, experiment: str) -> list[str]:
     text = text.replace(experiment, "")
     # code stays code: a command, a name called or reached through a dot (Linear(…), nn.MultiheadAttention)
     text = re.sub(r"python -m tutor[\w .-]*|[A-Za-z_][\w.]*\(|\.\w+", " ", text)
-    own = _words(" ".join(catalogue("de").values())) if lang == "de" else ZH_TERMS
+    own = (
+        _words(" ".join(catalogue("de").values()).replace("\u00ad", "")) if lang == "de" else ZH_TERMS
+    )  # soft hyphens
     for word in re.findall(r"\w+", text):  # whole words: n_embd, float32 and Köpfe are not English words
         if re.fullmatch(r"[A-Za-z]{4,}", word) and word not in own | NAMES:
             left.append(word)

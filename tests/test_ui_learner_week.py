@@ -122,3 +122,141 @@ async def test_home_names_the_lesson_a_running_job_belongs_to_and_n_opens_its_pa
         assert panel.running
         await pilot.press("f7")  # stop the run
         await until(pilot, lambda: app.training is None, 30)
+
+
+def _in_view(app, widget) -> bool:
+    prose = app.screen.query_one("#prose")
+    return (
+        prose.region.y <= widget.region.y
+        and widget.region.bottom <= prose.region.bottom
+        and widget.region.height > 0
+    )
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_o_brings_the_form_into_view_with_the_focus_in_a_field_that_shows(home, lang):
+    from tests.ui_helpers import aim_over, open_experiment
+
+    app = make_app(home, lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        panel = await open_experiment(app, pilot, "rope-alibi", "rope-relative")
+        await aim_over(app)
+        prose = app.screen.query_one("#prose")
+        # the panel's top in the last lines of the view: its form, once open, would be below it
+        prose.scroll_to(
+            y=app.screen._content_y(panel) - prose.scrollable_content_region.height + 4, animate=False
+        )
+        await pilot.pause()
+        assert app.screen.panel_in_view() is panel
+        await pilot.press("o")
+        await settle(app, 0.2)
+        focused = app.focused
+        assert focused is not None and panel.form in focused.ancestors
+        assert _in_view(app, focused) and _in_view(app, panel.form)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_a_choice_parameter_is_a_drop_down_of_its_values_and_a_list_of_them_says_them(home, lang):
+    from textual.widgets import Select
+
+    from tests.ui_helpers import open_experiment
+    from tutor.texts import say
+
+    app = make_app(home, lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        panel = await open_experiment(app, pilot, "rope-alibi", "rope-relative")
+        await panel.show_params(focus=True)
+        await pilot.pause()
+        dtype = panel.query_one("#p-dtype", Select)
+        assert app.focused is not dtype or True
+        dtype.focus()
+        await pilot.press("enter")  # the drop-down opens: float32 and float64
+        await pilot.pause()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert dtype.value == "float64"
+        assert panel.form.values().dtype == "float64"
+        assert "dtype=float64" in panel.form.summary()
+        train = await open_experiment(app, pilot, "rope-alibi", "train-compare")
+        await train.show_params()
+        assert isinstance(train.query_one("#p-vary"), Select) and isinstance(
+            train.query_one("#p-base_pos"), Select
+        )
+        hint = drawn_text(train.form.query_one(".param-hint"))
+        assert (
+            say("run.params_choices", lang, name="pos", choices=["learned", "none", "rope", "alibi"]) in hint
+        )
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [
+        ("en", ["previous", "punctuation", "breaks", "partner", "entropy"]),
+        ("de", ["voriges", "Satz-", "zeichen", "Zeilen-", "umbrüche", "darüber", "Entropie"]),
+        ("zh", ["前一个字", "标点", "上一行同位置", "出句对应字"]),
+    ],
+)
+async def test_table_headings_break_between_words_in_the_lesson_at_80_columns(home, lang, words):
+    from tests.ui_helpers import aim_over, open_experiment
+
+    app = make_app(home, lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await open_experiment(app, pilot, "multi-head", "heads")
+        panel = next(
+            p for p in app.screen._panels if "欲穷" in str(p.ref.params.get("text", ""))
+        )  # the quatrain's
+        app.screen.aim(panel)
+        panel.run()
+        await aim_over(app)
+        from tests.ui_helpers import plain
+
+        tables = [plain(t.content, t.content_region.width) for t in panel.query(".result-table")]
+        from tutor.texts import say
+
+        title = say("exp.heads.profile", lang, windows=256, length=128)[:12]  # what each head looks at
+        text = next(t for t in tables if title in t)
+        lines = text.split("\n")
+        rule = next(i for i, line in enumerate(lines) if line.strip() and set(line.strip()) <= set("─━┡╇┩"))
+        head = "\n".join(lines[:rule])
+        for word in words:
+            assert word in head.split(), (word, head)
+
+
+@pytest.mark.parametrize("width", [60, 72, 84])
+def test_a_chinese_table_title_never_starts_a_line_with_closing_punctuation(width):
+    from rich.console import Console
+
+    from tutor.experiments import render
+    from tutor.experiments.runner import run_quick
+    from tutor.wrap import NO_LINE_START
+
+    result = run_quick("permutation")
+    table = next(p for p in result.panels if p.kind == "table")
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(render.table(table, "zh"))
+    lines = console.export_text().split("\n")
+    title = lines[: next(i for i, line in enumerate(lines) if line.startswith("┏"))]
+    assert len(title) >= 1 and not any(line[:1] in NO_LINE_START for line in title), title
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_t_at_80_columns_keeps_the_reading_place(home, lang):
+    from tests.ui_helpers import aim_over
+
+    app = make_app(home, lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("positions", "two-lines", offset=3)
+        await aim_over(app)
+        screen = app.screen
+        section = screen.current_section
+        widget, fraction = screen._anchor()
+        for _ in range(2):  # the contents shown (the text narrower), then hidden again
+            await pilot.press("t")
+            await aim_over(app)
+            assert screen.current_section == section
+            assert screen._anchor()[0] is widget
+            assert abs(screen._anchor()[1] - fraction) < 0.25

@@ -5,7 +5,7 @@ No fine-tuning happens here (that is context-finetune, a long experiment): the s
 checkpoint is loaded with its frequency table swapped (config overrides), and its loss and attention
 entropy on the validation poems are measured as they are (models/context.py).
 
-The measurement scores the whole validation split at three lengths with four tables, which takes minutes on
+The measurement scores most of the validation split (2,048 windows from its start) at three lengths with four tables, which takes minutes on
 a CPU, so it is precomputed: `python -m models.context models/checkpoints/gpt-rope-short.pt` stores the tables
 for scales 2, 4 and 8 at the default window count in the checkpoint's metadata, and the experiment reads
 them (a few milliseconds once the model is loaded). Other settings, or a checkpoint without tables, are

@@ -213,7 +213,7 @@ class ContextScalingParams(Params):
         2048,
         ge=1,
         le=4096,
-        description="validation windows of the longest length (2048: the whole validation split); every length "
+        description="validation windows of the longest length, from the start of the validation split (2048: 85% of it); every length "
         "scores the same text. The shipped model's figures for scales 2, 4 and 8 at 2048 windows are stored in "
         "its checkpoint; other settings are measured when asked (seconds to minutes)",
     )

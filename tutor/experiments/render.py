@@ -60,6 +60,34 @@ def table(panel: TablePanel, lang: str) -> FittedTable:
     )
 
 
+SHY = "\u00ad"  # a soft hyphen: where a heading's long word may break (German compounds: Satz­zeichen)
+
+
+def _hyphenated(text: str, width: int) -> str:
+    """`text` for a heading `width` cells wide: a word that fits stays whole; a longer one breaks where
+    its soft hyphens allow, as few times as it must (`Satz-` `zeichen`), else, a Latin word, inside,
+    at the edge (`punctua-` `tion`); each piece but the last ends in a hyphen. Soft hyphens go."""
+    from tutor.wrap import wide
+
+    out = []
+    for word in text.split(" "):
+        if len(word.replace(SHY, "")) <= width or wide(word[:1]):
+            out.append(word.replace(SHY, ""))
+            continue
+        pieces, line = [], ""  # (text, ends at a soft hyphen)
+        for syllable in word.split(SHY):
+            if line and len(line) + len(syllable) + 1 > width:
+                pieces.append((line, True))
+                line = ""
+            line += syllable
+        for piece, soft in [*pieces, (line, False)]:
+            while len(piece) + soft > width > 1 and piece[: width - 1].isalpha():
+                out.append(piece[: width - 1] + "-")
+                piece = piece[width - 1 :]
+            out.append(piece + "-" * soft)
+    return " ".join(out)
+
+
 def fit_widths(natural: list[int], least: list[int], room: int) -> list[int]:
     """Column widths that fit in `room` cells: the natural ones if they fit, else the widest columns
     narrowed first, none below its least width (the sum may stay above `room`)."""
@@ -77,43 +105,71 @@ class FittedTable:
     """A table laid out for the width it is drawn in. A column of numbers is never narrower than its
     widest number, so no number is cut (1.570.816, not 1.570.…); where the natural widths do not fit, the
     widest columns are narrowed first and their headings and texts break as tutor.wrap breaks lines
-    (between words; Chinese between characters, never before "。"), words whole where that fits, and
-    only then inside a long word of a heading."""
+    (between words; Chinese between characters, never before "。" or "，"), every word whole. Where the
+    words do not fit in a boxed table, the table drops its box and padding (columns one space apart);
+    only where they do not fit even then does a heading break inside a word, marked with a hyphen."""
 
     def __init__(self, title: str, headers: list[str], rows: list[list[str]], numeric: list[bool]) -> None:
         self.title, self.headers, self.rows, self.numeric = title, headers, rows, numeric
 
-    def _widths(self, room: int) -> list[int]:
+    def _widths(self, width: int) -> tuple[list[int], bool]:
+        """The columns' widths, and whether the table is drawn compact (no box, no padding)."""
         from tutor.wrap import widest_unit
 
-        columns = list(zip(self.headers, *self.rows, strict=True))
+        headers = [h.replace(SHY, "") for h in self.headers]
+        columns = list(zip(headers, *self.rows, strict=True))
         natural = [max(max(cell_len(line) for line in text.split("\n")) for text in col) for col in columns]
-        words = [max(widest_unit(line) for text in col for line in text.split("\n")) for col in columns]
-        in_cells = [
+        cells = [
             max((widest_unit(line) for t in col[1:] for line in t.split("\n")), default=1) for col in columns
         ]
-        room -= 3 * len(columns) + 1  # each column's padding and border, and the last border
-        widths = fit_widths(natural, words, room)  # every word whole (a number is one word)
-        if sum(widths) > room:  # then a heading may break inside a word; the cells' words stay whole
-            widths = fit_widths(widths, [max(w, 4) for w in in_cells], room)
-        return widths
+        # a heading's words whole, a Chinese one too (前一个字, not 前一个 and 字), where the width allows
+        words = [
+            max(max(map(cell_len, h.split()), default=0), c) for h, c in zip(headers, cells, strict=True)
+        ]
+        # then a heading's word breaks where its author marked it (a soft hyphen), Chinese anywhere
+        syllables = [
+            max(widest_unit(h.replace(SHY, "- ")), c) for h, c in zip(self.headers, cells, strict=True)
+        ]
+        for compact, least in ((False, words), (True, words), (True, syllables)):
+            # boxed: each column's padding and border, and the last border; compact: a space between
+            room = width - (len(columns) - 1 if compact else 3 * len(columns) + 1)
+            widths = fit_widths(natural, least, room)  # every word whole (a number is one word)
+            if sum(widths) <= room:
+                return widths, compact
+        # then a heading may break inside a word; the cells' words stay whole
+        return fit_widths(widths, [max(w, 4) for w in cells], room), True
 
     def build(self, width: int) -> Table:
+        from rich import box
+
         from tutor.wrap import wrap
 
-        widths = self._widths(width)
-        out = Table(title=self.title, title_justify="left", header_style="bold")
+        widths, compact = self._widths(width)
+        if compact:
+            out = Table(
+                header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, pad_edge=False
+            )
+        else:
+            out = Table(header_style="bold")
         for header, w in zip(self.headers, widths, strict=True):
-            out.add_column("\n".join(wrap(header, w)), width=w, overflow="fold")
+            out.add_column("\n".join(wrap(_hyphenated(header, w), w)), width=w, overflow="fold")
         for row in self.rows:
             out.add_row(*("\n".join(wrap(text, w)) for text, w in zip(row, widths, strict=True)))
         return out
 
+    def _titled(self, width: int) -> Group:
+        """The title above the table, broken by tutor.wrap at the width there is (Rich's own table
+        title breaks at the table's width, and Chinese before "，")."""
+        from tutor.wrap import wrap
+
+        title = Text("\n".join(wrap(self.title, max(width, 1))), style="italic") if self.title else Text()
+        return Group(title, self.build(width)) if self.title else Group(self.build(width))
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.build(options.max_width)
+        yield self._titled(options.max_width)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement.get(console, options, self.build(options.max_width))
+        return Measurement.get(console, options, self._titled(options.max_width))
 
 
 def _colour(t: float) -> tuple[int, int, int]:

@@ -509,7 +509,29 @@ class LessonScreen(TutorScreen):
         self.post_message(OpenExercise((here or lesson.exercises)[0].id))
 
     def action_toggle_toc(self) -> None:
+        """Show or hide the contents; the text keeps its place, although its width changes and every line
+        breaks anew: the widget at the top of the view (a paragraph, a panel) stays there, as far into it."""
+        anchor = self._anchor()
         self._show_toc(not self.query_one("#toc").display)
+        if anchor is not None:
+            self.call_after_refresh(self._keep_anchor, *anchor)
+
+    def _anchor(self) -> tuple[object, float] | None:
+        """The widget of the current section at the top of the view, and how far into it the view
+        starts (a fraction of its height); None before the text is laid out."""
+        box = self._boxes.get(self.current_section or "")
+        if box is None or self._view() is None:
+            return None
+        top = self.query_one("#prose", VerticalScroll).scroll_y
+        above = [c for c in box.children if c.outer_size.height and self._content_y(c) <= top]
+        if not above:
+            return box, 0.0
+        child = above[-1]  # the view starts in it (or in the margin after it)
+        return child, (top - self._content_y(child)) / child.outer_size.height
+
+    def _keep_anchor(self, widget, fraction: float) -> None:
+        if widget.is_attached:
+            self.aim(widget, round(fraction * widget.outer_size.height))
 
     def _show_toc(self, show: bool) -> None:
         """Show or hide the contents. Hidden, it must not hold the focus: Textual still counts a

@@ -110,11 +110,22 @@ class ExperimentPanel(Vertical):
         self.query_one(ParamsToggle).expanded = True
 
     async def show_params(self, focus: bool = False) -> None:
-        """Expand the parameter form (its inputs are created the first time); with `focus`, into
-        its first field."""
+        """Expand the parameter form (its inputs are created the first time) and bring it into view once
+        it is laid out; with `focus`, into its first field (the focus is never in a field out of sight)."""
         await self._open_form()
-        if focus:
-            self.form.query(Input).first().focus()
+        if focus and (first := self.form.first_field()) is not None:
+            first.focus(scroll_visible=False)  # not laid out yet: the form is scrolled to below
+        self.call_after_refresh(self._form_in_view)
+
+    def _form_in_view(self) -> None:
+        """The form in view, and the rest of the panel down to its status where the screen has room
+        (the form's top first when it is taller than the view)."""
+        if not (self.form.is_attached and self.form.display):
+            return
+        status = self.query_one(".exp-status")
+        status.scroll_visible(animate=False, immediate=True)
+        self.form.scroll_visible(animate=False, immediate=True, top=False)
+        self.query_one(ParamsToggle).scroll_visible(animate=False, immediate=True)
 
     async def on_params_toggle_toggled(self, event: ParamsToggle.Toggled) -> None:
         event.stop()
@@ -172,7 +183,10 @@ class ExperimentPanel(Vertical):
         else:
             self._said = ("run.ready_long", False, "", {"runs": runs, "time": about(seconds)})
 
-    def on_input_changed(self, event: Input.Changed) -> None:
+    def on_select_changed(self, _event) -> None:  # a drop-down of the form: as for a typed value
+        self.on_input_changed(None)
+
+    def on_input_changed(self, _event: Input.Changed | None) -> None:
         if not self.running and self._said[0] in READY:
             self._ready()
             self._say(*self._said[:3], **self._said[3])

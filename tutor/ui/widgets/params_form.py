@@ -1,10 +1,12 @@
 """An experiment's parameters as inputs, validated by the experiment's own pydantic model.
 
 Compact: one line per row of parameters, as many `name [value]` cells side by side as the width
-allows, so the form never pushes the results out of sight. Lists are typed comma-separated
-(`1, 2, 3`), optional values may be left empty; the model's message (range, allowed values,
-divisibility) is shown under the form and the bad inputs are marked. Enter in any field runs the
-experiment (the panel handles Input.Submitted); Esc leaves the field for the lesson's text, so the
+allows, so the form never pushes the results out of sight. A parameter with a fixed set of values
+(`dtype`, `vary`, `base_pos`) is a drop-down of those values; lists are typed comma-separated
+(`1, 2, 3`), and a list of fixed values (`pos`) has its allowed values said under the form. Optional
+values may be left empty; the model's message (range, allowed values, divisibility) is shown under the
+form and the bad inputs are marked. Enter in any text field runs the experiment (the panel handles
+Input.Submitted; in a drop-down Enter opens it); Esc leaves the field for the lesson's text, so the
 lesson's keys work again (and Esc there leaves the lesson).
 """
 
@@ -19,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import HorizontalGroup, VerticalGroup
 from textual.events import Resize
 from textual.widget import Widget
-from textual.widgets import Input, Label, Static
+from textual.widgets import Input, Label, Select, Static
 
 from tutor.experiments.registry import ExperimentSpec, format_validation_error
 from tutor.texts import say
@@ -33,6 +35,15 @@ def _is_list(annotation: Any) -> bool:
 
 def _optional(annotation: Any) -> bool:
     return type(None) in typing.get_args(annotation)
+
+
+def choices(annotation: Any) -> tuple[str, ...] | None:
+    """The values a Literal parameter (or the items of a list of one) may take; None for others."""
+    if _is_list(annotation):
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is typing.Literal:
+        return tuple(str(v) for v in typing.get_args(annotation))
+    return None
 
 
 def show_value(value: Any) -> str:
@@ -68,6 +79,10 @@ class ParamsForm(VerticalGroup):
     def _hint(self) -> str:
         """How to run; in a served session also what a run may use there (the learner's caps)."""
         hint = say("run.params_hint", self.lang)
+        for name, field in self.spec.params_model.model_fields.items():  # lists of fixed values
+            allowed = choices(field.annotation)
+            if allowed and _is_list(field.annotation):
+                hint += "\n" + say("run.params_choices", self.lang, name=name, choices=list(allowed))
         served = getattr(self.app, "served", None)
         if served is not None:
             hint += "\n" + say(
@@ -97,21 +112,28 @@ class ParamsForm(VerticalGroup):
         for name, field in fields.items():
             label = Label(name, classes="param-name")
             label.styles.width = name_width
-            cells.append(
-                HorizontalGroup(
-                    label,
-                    Input(
-                        show_value(self.start.get(name)),
-                        id=f"p-{name}",
-                        classes="param",
-                        tooltip=field.description or None,
-                        compact=True,
-                    ),
-                    classes="param-cell",
-                )
-            )
+            cells.append(HorizontalGroup(label, self._field(name, field), classes="param-cell"))
         await self.query_one(".param-grid").mount_all(cells)
         self._fit(self.size.width)
+
+    def _field(self, name: str, field) -> Widget:
+        """A drop-down for one of a fixed set of values, else a text field."""
+        allowed, value = choices(field.annotation), self.start.get(name)
+        if allowed and not _is_list(field.annotation) and str(value) in allowed:
+            return Select(
+                [(v, v) for v in allowed], value=str(value), allow_blank=False, compact=True,
+                id=f"p-{name}", classes="param", tooltip=field.description or None,
+            )  # fmt: skip
+        return Input(
+            show_value(value),
+            id=f"p-{name}",
+            classes="param",
+            tooltip=field.description or None,
+            compact=True,
+        )
+
+    def first_field(self) -> Widget | None:
+        return next(iter(self.query(".param")), None)
 
     def on_resize(self, event: Resize) -> None:
         self._fit(event.size.width)
@@ -126,7 +148,11 @@ class ParamsForm(VerticalGroup):
             return dict(self.start)
         out: dict[str, Any] = {}
         for name, field in self.spec.params_model.model_fields.items():
-            text = self.query_one(f"#p-{name}", Input).value.strip()
+            box = self.query_one(f"#p-{name}")
+            if isinstance(box, Select):
+                out[name] = box.value
+                continue
+            text = box.value.strip()
             if _is_list(field.annotation):
                 out[name] = [part.strip() for part in text.split(",") if part.strip()]
             elif text == "" and _optional(field.annotation):
@@ -141,7 +167,7 @@ class ParamsForm(VerticalGroup):
                 return self.spec.params_model(**self.start)
             except ValidationError:  # the lesson's own values (checked by `check`): not the learner's
                 return None
-        for box in self.query(Input):
+        for box in self.query(".param"):
             box.remove_class("-invalid")
         error = self.query_one(".param-error", Static)
         try:
