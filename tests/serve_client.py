@@ -12,14 +12,59 @@
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
+import re
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import aiohttp
 import pyte
 
+from tests.conftest import ROOT, run_tutor_env
+
 KEYS = {"enter": "\r", "escape": "\x1b", "down": "\x1b[B", "up": "\x1b[A", "tab": "\t", "ctrl+s": "\x13",
         "backspace": "\x7f", "ctrl+q": "\x11", "ctrl+p": "\x10"}  # fmt: skip
+
+
+class Served:
+    """A `python -m tutor serve` process; its base URL and (with a roster) every learner's link. Its
+    stderr goes to a file (a flood's log lines cannot fill a pipe and stall it): `stderr()` reads it."""
+
+    def __init__(self, *args: str, home: Path | None = None, folder: Path | None = None, prefix=(),
+                 preexec_fn=None, env: dict[str, str] | None = None, port: int = 0) -> None:  # fmt: skip
+        self.folder = folder
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [*prefix, sys.executable, "-m", "tutor", "serve", "--port", str(port), *args], cwd=ROOT,
+            env={**run_tutor_env(home), **(env or {})}, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+            preexec_fn=preexec_fn,
+        )  # fmt: skip
+        self.first_line = self.proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+", self.first_line)
+        assert found or port, self.first_line + self.stderr()
+        self.base = found.group(0) if found else f"http://127.0.0.1:{port}"  # links show --public-url
+        single = re.search(r"http://\S+/learn/[\w-]+", self.first_line)
+        self.single_link = single.group(0) if single else None
+
+    def links(self) -> dict[str, str]:
+        """Every learner's link, at this server's address."""
+        with open(self.folder / "links.csv", encoding="utf-8") as fh:
+            return {row["id"]: self.base + "/learn/" + row["token"] for row in csv.DictReader(fh)}
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode("utf-8", "replace")
+
+    def stop(self) -> str:
+        """Stop the server; all it printed."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        out, _ = self.proc.communicate(timeout=30)
+        return self.first_line + out + self.stderr()
 
 
 class Learner:
@@ -143,3 +188,11 @@ def app_processes(server_pid: int) -> list[int]:
         if b"--home" in argv and b"tutor" in argv:
             found.append(pid)
     return found
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -12,46 +12,17 @@ import csv
 import json
 import re
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import aiohttp
 import pytest
 from yarl import URL
 
-from tests.conftest import ROOT, run_tutor_env, tutor_here
-from tests.serve_client import Learner, app_processes
+from tests.conftest import ROOT, tutor_here
+from tests.serve_client import Learner, Served, app_processes
 from tutor.serve import roster
 
 ROSTER = "id,name,language\nana,Ana Lima,de\nbo,Bo Li,zh\n"
-
-
-class Served:
-    """A `python -m tutor serve` process; its base URL and (with a roster) every learner's link."""
-
-    def __init__(self, *args: str, home: Path | None = None, folder: Path | None = None) -> None:
-        self.folder = folder
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tutor", "serve", "--port", "0", *args],
-            cwd=ROOT, env=run_tutor_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        self.first_line = self.proc.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:\d+", self.first_line)
-        assert found, self.first_line + self.proc.stderr.read()
-        self.base = found.group(0)
-        single = re.search(r"http://\S+/learn/[\w-]+", self.first_line)
-        self.single_link = single.group(0) if single else None
-
-    def links(self) -> dict[str, str]:
-        """Every learner's link, at this server's address."""
-        with open(self.folder / roster.LINKS_FILE, encoding="utf-8") as fh:
-            return {row["id"]: self.base + "/learn/" + row["token"] for row in csv.DictReader(fh)}
-
-    def stop(self) -> str:
-        self.proc.terminate()
-        out, err = self.proc.communicate(timeout=20)
-        return self.first_line + out + err
 
 
 @pytest.fixture

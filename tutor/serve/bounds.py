@@ -171,20 +171,14 @@ class LearnerBounds:
                     self.scope = _folder(mount, line[3:])
 
     def pids(self) -> list[int]:
-        """Every process of this learner now."""
+        """Every process of this learner now: their group's, else the app's tree and its forks'."""
         groups = self._groups()
         if groups:
-            found: set[int] = set()
-            for folder in groups[:1] if self.placement.kind != "cgroup1" else groups:
-                with contextlib.suppress(OSError):
-                    found |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
-            if groups or self.placement.kind != "rlimits":
-                return sorted(found)
-        alive = set()
-        for pid in self.tracked:
-            alive |= set(_tree(pid))
+            with contextlib.suppress(OSError):
+                return sorted({int(p) for p in (groups[0] / "cgroup.procs").read_text().split()})
+            return []
         self.tracked = {p for p in self.tracked if Path(f"/proc/{p}").exists()}
-        return sorted(alive)
+        return sorted({p for pid in self.tracked for p in _tree(pid)})
 
     def kill(self) -> None:
         """SIGKILL to every process of this learner."""

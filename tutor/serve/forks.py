@@ -169,6 +169,11 @@ class AppRelay:
         self._signal(pid, signal.SIGTERM)
         asyncio.get_running_loop().call_later(grace_s, self._signal, pid, signal.SIGKILL)
 
+    def busy(self) -> bool:
+        """A grade or a run made for the app is going (its learner is not idle, even without a key)."""
+        self._prune()
+        return bool(self.forks)
+
     def _prune(self) -> None:
         """Forget forks that have ended (a pidfd reads as ready once its process has exited)."""
         for pid, pidfd in list(self.forks.items()):

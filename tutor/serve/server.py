@@ -87,12 +87,32 @@ class ServeConfig:
         return self.homes[learner.id] if self.folder is None else learner.home(self.folder)
 
 
+@dataclass(eq=False)
+class Conn:
+    """One websocket and what reads it. Only its own handler closes it: anyone else `end`s it, and the
+    handler closes it with that code once the reader has stopped (so the close handshake is whole)."""
+
+    websocket: web.WebSocketResponse
+    inbox: asyncio.Queue = field(default_factory=lambda: asyncio.Queue(maxsize=256))
+    reader: asyncio.Task | None = None
+    code: int = 1000  # the close code it ends with
+
+    def end(self, code: int) -> None:
+        if self.reader is not None and not self.reader.done():
+            self.code = code
+            self.reader.cancel()
+
+    @property
+    def gone(self) -> bool:
+        return self.reader is None or self.reader.done()
+
+
 @dataclass
 class Running:
     """One learner's app process, from its start until it and all it started have ended."""
 
     learner: RosterLearner
-    websocket: web.WebSocketResponse
+    conn: Conn
     app: AppProcess
     relay: AppRelay
     bounds: LearnerBounds
@@ -107,7 +127,7 @@ class Turns:
     """A learner's connections: the lock they take turns under, the newest, and when apps started."""
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    newest: web.WebSocketResponse | None = None
+    newest: Conn | None = None
     starts: deque[float] = field(default_factory=lambda: deque(maxlen=32))
 
     def backoff_s(self, now: float) -> float:
@@ -251,86 +271,84 @@ class TutorServer:
             return notice_page(request, "full", 503)
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
         await websocket.prepare(request)
+        conn = Conn(websocket)
+        conn.reader = asyncio.create_task(self._read(websocket, conn.inbox))
         turns = self.turns.setdefault(learner.id, Turns())
-        if turns.newest is not None and not turns.newest.closed:  # the newest tab wins
-            self._spawn(turns.newest.close(code=CODES["taken"]))
-        turns.newest = websocket
-        inbox: asyncio.Queue = asyncio.Queue(maxsize=256)
-        reader = asyncio.create_task(self._read(websocket, inbox))
+        if turns.newest is not None:  # the newest tab wins
+            turns.newest.end(CODES["taken"])
+        turns.newest = conn
         try:
-            if await self._take_turn(turns, websocket, reader):
+            if await self._take_turn(turns, conn):
                 try:
-                    await self._session(learner, websocket, request, inbox)
+                    await self._session(learner, conn, request)
                 finally:
                     turns.lock.release()
         finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
-            await websocket.close()
+            conn.end(conn.code)
+            await asyncio.gather(conn.reader, return_exceptions=True)
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await websocket.close(code=conn.code)
         return websocket
 
-    async def _take_turn(self, turns: Turns, websocket, reader: asyncio.Task) -> bool:
+    async def _take_turn(self, turns: Turns, conn: Conn) -> bool:
         """Wait for the learner's app before to end, and for the back-off; False (the lock not held)
-        when this connection closed meanwhile, was superseded, or waited too long."""
+        when this connection ended meanwhile, was superseded, or waited too long."""
         taking = asyncio.create_task(turns.lock.acquire())
-        await asyncio.wait({taking, reader}, timeout=TURN_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({taking, conn.reader}, timeout=TURN_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
         if not taking.done():
             taking.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await taking
         if not taking.done() or taking.cancelled():
-            if not reader.done():
-                await websocket.close(code=CODES["busy"])
+            conn.end(CODES["busy"])
             return False
         wait = turns.backoff_s(time.monotonic())
-        if wait > 0 and not reader.done():
-            await asyncio.wait({reader}, timeout=wait)
-        if reader.done() or turns.newest is not websocket:
+        if wait > 0 and not conn.gone:
+            await asyncio.wait({conn.reader}, timeout=wait)
+        if conn.gone or turns.newest is not conn:
             turns.lock.release()
             return False
         return True
 
-    async def _session(self, learner: RosterLearner, websocket, request: web.Request, inbox) -> None:
+    async def _session(self, learner: RosterLearner, conn: Conn, request: web.Request) -> None:
         if self._full(learner):
-            await websocket.close(code=CODES["full"])
+            conn.end(CODES["full"])
             return
         home = self.config.home(learner)
         prepare_home(home, self.config.folder)
         bounds = self.placement.learner(learner.id)
         relay = AppRelay(self.warm, bounds, home)
         limits = self.config.limits
-        served = Served(relay.theirs.fileno(), learner.id, str(self.config.folder) if self.config.folder else None,
-                        limits.memory_bytes, limits.cpu_cores, limits.home_bytes)  # fmt: skip
+        folder = str(self.config.folder) if self.config.folder else None
+        served = Served(relay.theirs.fileno(), learner.id, folder, limits.memory_bytes, limits.cpu_cores,
+                        limits.home_bytes)  # fmt: skip
         argv = [sys.executable, "-m", "tutor", "--lang", learner.lang, "--home", str(home),
                 "--lessons", str(self.config.lessons_dir)]  # fmt: skip
 
         async def send(data: bytes) -> None:
             with contextlib.suppress(ConnectionError, RuntimeError):
-                await websocket.send_bytes(data)
+                await conn.websocket.send_bytes(data)
 
-        async def ended() -> None:
-            self._spawn(websocket.close())
+        async def ended() -> None:  # the app quit (ctrl+q), or died
+            conn.end(1000)
 
         app = AppProcess(argv, env=app_env(home, served), cwd=str(home), bounds=bounds,
                          pass_fds=(relay.theirs.fileno(),), on_data=send, on_exit=ended)  # fmt: skip
-        running = self.apps[learner.id] = Running(learner, websocket, app, relay, bounds)
+        running = self.apps[learner.id] = Running(learner, conn, app, relay, bounds)
         self.turns[learner.id].starts.append(time.monotonic())
         try:
             size = request.query
             await app.start(_size(size.get("width"), 80), _size(size.get("height"), 24))
             relay.start()
-            await self._relay(inbox, running)
+            await self._relay(running)
         finally:
             await app.stop(QUIT_GRACE_S if app.drawn.is_set() else 0.0)
             await relay.close()
             bounds.remove()
             del self.apps[learner.id]
             if not app.drawn.is_set() and app.stderr_tail:
-                LOG.warning(
-                    "an app ended before its first screen: %s",
-                    app.stderr_tail[-800:].decode("utf-8", "replace"),
-                )
+                tail = app.stderr_tail[-800:].decode("utf-8", "replace")
+                LOG.warning("an app ended before its first screen: %s", tail)
 
     async def _read(self, websocket: web.WebSocketResponse, inbox: asyncio.Queue) -> None:
         """What the page sends, checked, into `inbox`; None last, once the websocket has closed."""
@@ -345,9 +363,9 @@ class TutorServer:
                 inbox.get_nowait()
             inbox.put_nowait(None)
 
-    async def _relay(self, inbox: asyncio.Queue, running: Running) -> None:
-        app, websocket = running.app, running.websocket
-        while (item := await inbox.get()) is not None:
+    async def _relay(self, running: Running) -> None:
+        app, websocket = running.app, running.conn.websocket
+        while (item := await running.conn.inbox.get()) is not None:
             kind, value = item
             if kind == "stdin":
                 running.touched()
@@ -363,7 +381,12 @@ class TutorServer:
     def _spawn(self, coroutine) -> None:
         task = asyncio.create_task(coroutine)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            LOG.error("the server's %s stopped: %r", task.get_coro().__name__, task.exception())
 
     # --- the watch: idle sessions, links that ended ----------------------------------------------
     async def _watch(self) -> None:
@@ -375,11 +398,13 @@ class TutorServer:
             for running in list(self.apps.values()):
                 current = next((x for x in self.config.learners if x.id == running.learner.id), None)
                 if current is None or current.token != running.learner.token or current.expired():
-                    self._spawn(running.websocket.close(code=CODES["link"]))
+                    running.conn.end(CODES["link"])
+                elif running.relay.busy():
+                    running.touched()  # a grade or a training run going is the learner's work too
                 elif (
                     running.app.drawn.is_set() and now - max(running.last_input, running.app.drawn_at) > limit
                 ):
-                    self._spawn(running.websocket.close(code=CODES["idle"]))
+                    running.conn.end(CODES["idle"])
 
     def _reread_links(self) -> None:
         """The class's links.csv again when it changed: a renewed or removed link ends its session."""
@@ -390,8 +415,7 @@ class TutorServer:
             seen = path.stat().st_mtime
         except OSError:
             return
-        if self._links_seen is None or seen == self._links_seen:
-            self._links_seen = seen
+        if seen == self._links_seen:
             return
         self._links_seen = seen
         known = roster.read_links(path)
@@ -408,7 +432,7 @@ class TutorServer:
 
     async def _on_shutdown(self, app: web.Application) -> None:
         for running in list(self.apps.values()):
-            await running.websocket.close(code=1001)
+            running.conn.end(1001)
         for task in list(self._tasks):
             task.cancel()
 
