@@ -149,12 +149,19 @@ def test_grade_grades_every_learners_file_as_one_batch_and_exports_it(klass, cou
         ("ada", "Ada Lovelace", "pass", "yes"), ("bo", "Bo 博", "fail", "yes"),
         ("eve", "Eve", "error", "yes"), ("fay", "Fay", "error", "yes"),
     ]  # fmt: skip
+    assert [r["isolation"] for r in book] == ["strong", "strong", "none", "none"]  # links: no code ran
     checks = list(csv.DictReader((out_dir / "probe/checks.csv").open(encoding="utf-8")))
     assert ("bo", "last", "fail") in {(r["student_id"], r["check"], r["status"]) for r in checks}
     assert sorted(p.name for p in (out_dir / "probe/feedback").iterdir()) == ["ada.md", "bo.md", "eve.md",
                                                                             "fay.md"]  # fmt: skip
     with Store(klass / "learners/ada") as store:  # a batch grade is recorded nowhere
         assert len(store.submissions()) == 2
+
+
+def test_the_graded_table_says_which_box_the_files_had(klass, course):
+    out = tutor_here("class", str(klass), "--grade", "--lessons", str(course))
+    assert out.returncode == 0, out.stderr
+    assert "2 files graded in a strong box" in out.stdout.splitlines(), out.stdout  # ada's and bo's
 
 
 @pytest.mark.parametrize(

@@ -591,3 +591,30 @@ def test_forged_replies_void_the_run_quickly_and_without_a_traceback(tmp_path):
         grade = grades[name]
         assert grade["status"] == "error" and grade["score"] == 0, (name, grade)
         assert reason in _message(grade), (name, _message(grade))
+
+
+def test_every_report_of_a_batch_says_which_box_its_files_had(tmp_path):
+    """As on Ubuntu 24.04: the table's last line, the CSV's columns, the gradebook and each student's
+    feedback say the box was partial and what it lacked, in the instructor's language."""
+    lessons = probe_course(tmp_path / "lessons")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ada.py").write_text(SOLUTION, encoding="utf-8")
+    (folder / "ben.py").write_text(SOLUTION.replace("a + b", "a - b", 1), encoding="utf-8")
+    (tmp_path / "t").mkdir()
+    out = _tutor(tmp_path / "home", ["grade", "probe", "--batch", str(folder), "--lang", "de", "--export",
+                                     str(tmp_path / "out"), "--lessons", str(lessons)], tmp_path / "t",
+                 NO_USER_NAMESPACES, UBUNTU_24_04)  # fmt: skip
+    assert out.returncode == 0, out.stderr  # a batch that graded every file
+    assert out.stdout.rstrip().splitlines()[-1] == (
+        "2 Dateien in einer Box der Stufe teilweise bewertet (es fehlt: eigenes Wurzelverzeichnis, PID-Namespace, "
+        "Netzwerk-Namespace)"
+    )
+    book = (tmp_path / "out/gradebook.csv").read_text(encoding="utf-8").splitlines()
+    assert book[0].endswith(",isolation") and all(line.endswith(",partial") for line in book[1:]), book
+    feedback = (tmp_path / "out/feedback/ben.md").read_text(encoding="utf-8")
+    assert "- Box: Dein Code lief in einer Box, die dieses System nicht ganz schließen konnte" in feedback
+    csv_out = _tutor(tmp_path / "home", ["grade", "probe", "--batch", str(folder), "--format", "csv",
+                                         "--lessons", str(lessons)], tmp_path / "t")  # fmt: skip
+    rows = csv_out.stdout.splitlines()
+    assert rows[0].endswith(",isolation,missing_layers") and rows[1].endswith(",strong,"), rows

@@ -349,7 +349,7 @@ def test_batch_table_and_csv(batch_outputs):
     lines = table.stdout.splitlines()
     assert table.returncode == 0 and lines[0].split()[:3] == ["file", "status", "score"]
     assert any(line.startswith("ben.py") and "fail" in line and "neg" in line for line in lines)
-    assert lines[-1] == "1 of 4 passed"
+    assert lines[-2:] == ["1 of 4 passed", "3 files graded in a strong box"]  # cleo's was not UTF-8
     _, out = batch_outputs["csv"]
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert [(r["file"], r["status"], r["first_failure"], r["score"]) for r in rows] == [

@@ -200,7 +200,7 @@ def test_the_gradebook_has_a_row_per_student_flagging_files_not_in_the_roster(ex
     version = checks_version(open_course(lessons).exercise("probe"))
     assert by["anna.py"] == {"student_id": "s001", "name": "Anna Li", "file": "anna.py", "total": "3.0",
                              "max": "3.0", "status": "pass", "in_roster": "yes", "feedback": "feedback/s001.md",
-                             "version": "1", "checks_version": version}  # fmt: skip
+                             "version": "1", "checks_version": version, "isolation": "strong"}  # fmt: skip
     assert by["ben.py"]["name"] == '\'=HYPERLINK("http://evil.example")' and by["ben.py"]["total"] == "0.0"
     assert (by["formula.py"]["student_id"], by["formula.py"]["in_roster"]) == ("formula", "no")
     assert (by["evil\\nalice.py"]["student_id"], by["evil\\nalice.py"]["in_roster"]) == ("s003", "yes")

@@ -163,7 +163,7 @@ def test_shards_one_two_three_of_three_merged_are_the_whole_batch(whole, thirds,
         for g in (r["grade"] for r in whole["results"])
     ]  # fmt: skip
     table = grade(lessons, tmp_path, "--merge", *map(str, reports)).stdout.splitlines()
-    assert table[-1] == "1 of 7 passed" and len(table) == 2 + 7 + 1
+    assert table[-2] == "1 of 7 passed" and len(table) == 2 + 7 + 2
 
 
 def test_a_bad_shard_is_a_usage_error_in_the_learners_language(lessons, folder, tmp_path):
@@ -386,7 +386,7 @@ def test_a_message_edited_into_a_report_stays_one_line_in_every_merged_format(re
     )
     assert "```text\n" in output and "\x1b" not in output  # the output is fenced, as printed, cleaned
     table = grade_here(lessons, tmp_path, "--merge", str(path)).stdout.splitlines()
-    assert len(table) == 2 + 4 + 1 and not [line for line in table if line.startswith(("  ✓", "Passed"))]
+    assert len(table) == 2 + 4 + 2 and not [line for line in table if line.startswith(("  ✓", "Passed"))]
 
 
 def test_a_row_whose_bytes_were_not_read_has_no_sha256_and_merges(reports, lessons, tmp_path):

@@ -40,7 +40,8 @@ from tutor.grading.runner import Limits, WarmJudge, error_result, grade_many
 from tutor.grading.safe_read import Refused, entry_problem, read_entry
 from tutor.texts import say
 
-CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256")
+CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256",
+               "isolation", "missing_layers")  # fmt: skip
 
 _NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # shown as escapes: controls, format characters (bidi, zero-width), surrogates, line and paragraph breaks
@@ -127,6 +128,8 @@ class BatchRow:
             "message": first.message if first else "",
             "duration_s": self.result.duration_s,
             "sha256": self.sha256,
+            "isolation": self.result.isolation.get("level", "none"),
+            "missing_layers": " ".join(self.result.isolation.get("missing", [])),
         }
 
 
@@ -266,4 +269,25 @@ def to_table(ex: Exercise, rows: list[BatchRow], lang: str = "en") -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     passed = sum(f["status"] == "pass" for f in flat)
     lines.append(say("grade.batch.passed", lang, passed=passed, n=len(flat)))
-    return "\n".join(lines)
+    return "\n".join(lines + box_lines(rows, lang))
+
+
+def box_lines(rows: list[BatchRow], lang: str) -> list[str]:
+    """What the box was for the files that reached it, a line per level and missing layers ("18 files
+    graded in a strong box", "2 files graded in a partial box (missing: private root, …)"); files no
+    learner code ran for (a link, an unreadable file) are not counted."""
+    from tutor.grading.sandbox import LAYERS
+
+    counts: dict[tuple[str, tuple[str, ...]], int] = {}
+    for row in rows:
+        level, missing = row.result.isolation.get("level"), tuple(row.result.isolation.get("missing", []))
+        if level in ("strong", "partial", "basic"):
+            counts[(level, missing)] = counts.get((level, missing), 0) + 1
+    lines = []
+    for (level, missing), n in counts.items():
+        layers = [say(f"grade.layer.{m}", lang) for m in missing if m in LAYERS]
+        gap = say("grade.batch.box_missing", lang, layers=layers) if layers else ""
+        lines.append(
+            say("grade.batch.box", lang, n=n, level=say(f"grade.batch.level.{level}", lang), missing=gap)
+        )
+    return lines

@@ -47,13 +47,14 @@ from tutor.grading.batch import BatchRow, checks_version, csv_cell, shown_name
 from tutor.grading.hints import hint_step
 from tutor.grading.result import VERSION
 from tutor.grading.safe_read import read_instructor_file
+from tutor.grading.text import isolation_text
 from tutor.i18n import pick
 from tutor.texts import number, say
 
 CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message", "version",
                   "checks_version")  # fmt: skip
 GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback", "version",
-                     "checks_version")  # fmt: skip
+                     "checks_version", "isolation")  # fmt: skip
 ROSTER_COLUMNS = ("file", "student_id", "name")
 MAX_ID_BYTES = 200  # "<id>.md" and the temporary name beside it stay under a file name's 255 bytes
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
@@ -186,6 +187,9 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
     own = hint_step(result, ex, None).own  # no store: the first failure's own hint, as `grade` shows it
     general = hint_step(result, ex, 0)  # none of the general hints seen: the first comes next
     student = md_code(person.id) + (f" ({md_code(person.name)})" if person.name else "")
+    shown_box = isolation_text(result.isolation, lang)
+    box = [] if shown_box is None else ["- " + say("word.labelled", lang, label=say("grade.export.md.box", lang),
+                                                   text=shown_box)]  # fmt: skip
     total = (
         f"{number(result.score, lang)}/{number(result.max_score, lang)} {say('grade.points', lang)}, "
         f"**{say(f'grade.status.{result.status}', lang)}**"
@@ -196,6 +200,7 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
         "- " + say("word.labelled", lang, label=say("grade.export.md.student", lang), text=student),
         "- " + say("word.labelled", lang, label=say("grade.export.md.file", lang), text=md_code(row.file)),
         "- " + say("word.labelled", lang, label=say("grade.export.md.total", lang), text=total),
+        *box,
         "",
         f"## {say('grade.export.md.checks', lang)}",
     ]
@@ -249,7 +254,8 @@ def write_exports(
         in_roster = "" if person.in_roster is None else ("yes" if person.in_roster else "no")
         book.append({"student_id": person.id, "name": person.name, "file": row.file, "total": row.result.score,
                      "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
-                     "feedback": f"feedback/{name}", **versions})  # fmt: skip
+                     "feedback": f"feedback/{name}", **versions,
+                     "isolation": row.result.isolation.get("level", "none")})  # fmt: skip
     feedback_dir = folder / "feedback"
     try:
         feedback_dir.mkdir(parents=True, exist_ok=True)
