@@ -5,6 +5,11 @@ A file that is not a readable SQLite database of ours is never wiped: it is rena
 A file written by a newer tutor (higher schema version) is left alone and opening fails clearly.
 Opening (recognise, move aside, switch to WAL, migrate) holds an exclusive lock on
 `progress.sqlite3.lock` beside the store, so two tutors starting at the same moment take turns.
+
+A store deleted while it is open (the learner's home folder removed under a running app) would take
+every later write into a file no name leads to, lost when the app ends. So each write first checks the
+file is still there; when it is gone, the home is made again and the store written back to its place
+from the connection that still holds it, all of it, and a notice says so (`news`, for the app to show).
 """
 
 from __future__ import annotations
@@ -83,6 +88,7 @@ class Database:
         self.now = now
         self.timeout_s = timeout_s
         self.notices: list[Said] = []  # things the CLI/app should tell the learner (e.g. a moved file)
+        self.news: list[Said] = []  # such notices since they were last taken (take_news): the app shows them
         self._lock = threading.RLock()  # the writing connection
         self._read_lock = threading.Lock()  # the reading connection
         try:
@@ -97,6 +103,7 @@ class Database:
         except sqlite3.Error as err:
             self.conn.close()
             raise TutorError("err.store.cannot_open", path=str(self.path), why=str(err)) from None
+        self._file = self._identity()
 
     # --- opening -------------------------------------------------------------------------
 
@@ -235,10 +242,57 @@ class Database:
 
     # --- using ---------------------------------------------------------------------------
 
+    def _identity(self) -> tuple[int, int] | None:
+        """The store file's device and inode, None when no file has its name."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def _still_there(self) -> None:
+        """Before a write: the store file must still be the one open. Deleted (its home removed), it is
+        written back from the open connection; replaced by another file, that one is opened."""
+        now = self._identity()
+        if now == self._file:
+            return
+        with self._read_lock:
+            if now is None:
+                self._write_back()
+            old, old_reader = self.conn, self._reader
+            self.conn, self._reader = self._connect(), self._connect()
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = FULL")
+            self._reader.execute("PRAGMA query_only = ON")
+            old.close()
+            old_reader.close()
+            self._file = self._identity()
+
+    def _write_back(self) -> None:
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            copy = sqlite3.connect(self.path)
+            try:
+                self.conn.backup(copy)  # every page the open store holds, committed
+            finally:
+                copy.close()
+        except (OSError, sqlite3.Error) as err:
+            raise TutorError("err.store.cannot_write_back", path=str(self.path), why=str(err)) from None
+        notice = Said("err.store.written_back", home=str(self.home), path=str(self.path))
+        log.info(str(notice))
+        self.notices.append(notice)
+        self.news.append(notice)
+
+    def take_news(self) -> list[Said]:
+        """The notices since the last call (a store written back): each is shown once."""
+        news, self.news = self.news, []
+        return news
+
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: all of it is committed, or none of it."""
         with self._lock:
+            self._still_there()
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as err:

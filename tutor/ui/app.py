@@ -151,6 +151,7 @@ class TutorApp(App[int]):
     async def load_course(self) -> None:
         loaded = await asyncio.to_thread(load, self.tutor.lessons_dir, self.tutor.home)
         self.tutor.course, self.tutor.store, self.tutor.error = loaded.course, loaded.store, loaded.error
+        self.tutor.on_notice = self._store_notice  # e.g. its file deleted and written back
         if loaded.course is not None:
             from tutor.content.index import index_of
 
@@ -180,6 +181,10 @@ class TutorApp(App[int]):
 
     def on_unmount(self) -> None:
         self.tutor.close()
+
+    def _store_notice(self, notice) -> None:
+        """What the store says after a write (called in its writer thread), as a toast that stays a while."""
+        self.call_from_thread(self.notify, notice.in_lang(self.lang), severity="warning", timeout=20)
 
     def _last_location(self) -> dict:
         """Where the learner was: this session's last place (its write may still be queued), else

@@ -80,6 +80,8 @@ class Tutor:
     error: TutorError | None = None  # worded where shown: error.in_lang(lang)
     where: dict[str, str] = field(default_factory=dict)  # the last remember(): where the learner is
     index: Index | None = None  # what home lists: saved cards at first, the loaded course's after
+    # told, in the writer thread, what the store has to say after a write (its file written back)
+    on_notice: Callable[[Said], None] | None = field(default=None, repr=False)
     _writer: ThreadPoolExecutor | None = field(default=None, repr=False)
     _warm: WarmJudge | None = field(default=None, repr=False)
 
@@ -119,7 +121,17 @@ class Tutor:
         write whose outcome the screen shows (a quiz answer's feedback). The UI keeps running
         meanwhile, also while another process holds the store's lock; `action`'s exception is raised
         here. Only with a store (the caller checks)."""
-        return await asyncio.wrap_future(self._pool().submit(action, self.store))
+        return await asyncio.wrap_future(self._pool().submit(self._told, action, self.store))
+
+    def _told(self, action: Callable[[Store], T], store: Store) -> T:
+        """`action(store)`, then what the store has to say about it (a notice goes to on_notice)."""
+        try:
+            return action(store)
+        finally:
+            news = store.db.take_news() if store is not None else []
+            for notice in news:
+                if self.on_notice is not None:
+                    self.on_notice(notice)
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._writer is None:
@@ -128,7 +140,7 @@ class Tutor:
 
     def _write(self, action: Callable[[Store], object], on_error: Callable[[Exception], None] | None) -> None:
         try:
-            action(self.store)
+            self._told(action, self.store)
         except Exception as err:  # a busy or read-only store must not break the app
             if on_error is not None:
                 on_error(err)
