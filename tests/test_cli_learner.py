@@ -67,3 +67,19 @@ def test_counts_of_lines_are_said_in_the_form_their_number_takes(lang, one, many
     assert many in figures(2)
     assert say("exp.write.written", lang, text="白日", characters=Said("exp.write.characters", n=1),
                lines=Said("exp.write.lines", n=1), regular_lines=0, mean_prob=0.1).count(one.rstrip(",，")) == 1  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("lang", "time"), [("en", "about 45 min"), ("de", "etwa 45 Min."), ("zh", "约 45 分钟")]
+)
+def test_exercise_list_gives_each_exercises_time_and_difficulty(home, lang, time):
+    with Store(home) as store:
+        store.record_submission("rope", sha256="1" * 64, status="fail", score=5, max_score=12)
+    out = tutor_here("exercise", "list", "--lang", lang, home=home).stdout
+    rope = next(line for line in out.splitlines() if line.startswith("rope "))
+    assert time in rope and "●●●" in rope and "5/12" in rope
+    import json
+
+    rows = {r["id"]: r for r in json.loads(tutor_here("exercise", "list", "--json", home=home).stdout)}
+    assert (rows["split-heads"]["minutes"], rows["split-heads"]["difficulty"]) == (15, 1)
+    assert rows["rope"]["state"] == "started"

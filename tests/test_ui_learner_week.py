@@ -260,3 +260,59 @@ async def test_t_at_80_columns_keeps_the_reading_place(home, lang):
             assert screen.current_section == section
             assert screen._anchor()[0] is widget
             assert abs(screen._anchor()[1] - fraction) < 0.25
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_the_exercise_list_shows_every_exercise_and_enter_opens_it_in_the_lab(home, lang):
+    from tests.ui_helpers import until
+    from tutor.progress.exercise_status import effort_text
+    from tutor.texts import say
+    from tutor.ui.screens.exercise import ExerciseScreen
+    from tutor.ui.screens.exercises import ExercisesScreen
+
+    app = make_app(home, lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        store = app.tutor.store
+        store.record_submission("three-layers", sha256="1" * 64, status="fail", score=3, max_score=5)
+        store.record_submission("alibi", sha256="2" * 64, status="pass", score=7, max_score=7)
+        await pilot.press("f8")
+        await until(pilot, lambda: isinstance(app.screen, ExercisesScreen) and app.screen.rows)
+        await pilot.pause()
+        screen = app.screen
+        rows = {r.id: r for r in screen.rows}
+        assert list(rows) == ["split-heads", "head-count", "three-layers", "rope", "alibi", "context-scaling"]
+        assert (rows["three-layers"].state, rows["three-layers"].best) == ("started", 3)
+        assert rows["alibi"].state == "passed" and rows["split-heads"].state == "new"
+        listing = (
+            " ".join(drawn_text(o) for o in [screen.query_one("#exlist-head")])
+            + " "
+            + " ".join(str(screen.query_one("#exlist").get_option_at_index(i).prompt) for i in range(6))
+        )
+        assert "3/5" in listing and "7/7" in listing and "●●●" in listing
+        assert say("ex.effort.minutes", lang, n=45) in listing  # rope, before it is started
+        await pilot.press("down", "down", "down")  # rope
+        await pilot.pause()
+        assert say("ex.effort.level.3", lang) in drawn_text(screen.query_one("#exlist-about"))
+        await pilot.press("enter")
+        await until(
+            pilot, lambda: isinstance(app.screen, ExerciseScreen) and app.screen.exercise_id == "rope"
+        )
+        await pilot.pause()
+        effort = drawn_text(app.screen.query_one("#ex-effort"))
+        ex = app.tutor.exercise("rope")[1]
+        assert effort == " ".join(effort_text(ex.minutes, ex.difficulty, ex.kind, lang).split())
+        assert not app.screen.unlocked  # shown before it starts: the predictions still wait
+
+
+async def test_the_exercise_list_is_in_the_command_palette(home):
+    from tests.ui_helpers import palette_hits, until
+    from tutor.ui.screens.exercises import ExercisesScreen
+
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        hits = await palette_hits(pilot, app, "exercise list")
+        assert hits and hits[0].startswith("Exercise list")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ExercisesScreen))

@@ -157,33 +157,26 @@ def _train(ex, path, steps: int | None, ctx) -> int:
 def _list(course, ctx, as_json: bool) -> int:
     from tutor.grading import workspace
     from tutor.i18n import pick
+    from tutor.progress.exercise_status import difficulty_marks, exercise_statuses
     from tutor.texts import number, say
 
     with _store(ctx) as store:
-        passed = store.passed_exercises()
-        passed_here = store.passed_exercises(imported=False)
-        best, latest = {}, {}
-        for s in store.submissions():  # oldest first: the last one seen is the latest
-            best[s.exercise] = max(best.get(s.exercise, 0), s.score)
-            latest[s.exercise] = s
-    rows = []
-    for lesson in course.lessons:
-        for ex in lesson.exercises:
-            path = workspace.workspace_file(ctx.home, ex)
-            state = "passed" if ex.id in passed else ("started" if path.exists() else "new")
-            rows.append(
-                {"id": ex.id, "lesson": lesson.id, "title": pick(ex.title, ctx.lang), "kind": ex.kind,
-                 "state": state, "best_score": best.get(ex.id), "max_score": sum(c.points for c in ex.checks),
-                 "latest_status": latest[ex.id].status if ex.id in latest else None,
-                 "latest_score": latest[ex.id].score if ex.id in latest else None,
-                 "file": str(path), "imported": ex.id in passed - passed_here}
-            )  # fmt: skip
+        statuses = exercise_statuses(
+            store, course.lessons, lambda ex: workspace.workspace_file(ctx.home, ex).exists()
+        )
+    rows = [
+        {"id": s.id, "lesson": s.lesson, "title": pick(s.title, ctx.lang), "kind": s.kind, "state": s.state,
+         "best_score": s.best, "max_score": s.max_score, "latest_status": s.latest_status,
+         "latest_score": s.latest_score, "minutes": s.minutes, "difficulty": s.difficulty,
+         "file": str(workspace.workspace_file(ctx.home, course.exercise(s.id))), "imported": s.imported}
+        for s in statuses
+    ]  # fmt: skip
     if as_json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
     lang = ctx.lang
-    head = [say(f"ex.cli.col.{c}", lang) for c in ("exercise", "state", "best", "latest", "lesson", "title")]
-    print(_line(head))
+    columns = ("exercise", "state", "best", "latest", "time", "level", "lesson", "title")
+    print(_line([say(f"ex.cli.col.{c}", lang) for c in columns]))
     for r in rows:
         top = number(r["max_score"], lang)
         best_score = f"{number(r['best_score'], lang)}/{top}" if r["best_score"] is not None else f"-/{top}"
@@ -191,7 +184,9 @@ def _list(course, ctx, as_json: bool) -> int:
         last = f"{status} {number(r['latest_score'], lang)}/{top}" if status else "-"
         state = say(f"ex.cli.state.{r['state']}", lang)
         state = say("ex.cli.imported", lang, state=state) if r["imported"] else state
-        print(_line([r["id"], state, best_score, last, r["lesson"], r["title"]]))
+        time = say("ex.effort.minutes", lang, n=r["minutes"]) if r["minutes"] else "-"
+        level = difficulty_marks(r["difficulty"]) or "-"
+        print(_line([r["id"], state, best_score, last, time, level, r["lesson"], r["title"]]))
     return 0
 
 
@@ -200,7 +195,8 @@ def _line(cells: list[str]) -> str:
     from rich.cells import cell_len
 
     out = ""
-    for text, (width, right) in zip(cells, ((16, 0), (8, 0), (7, 1), (13, 0), (14, 0), (0, 0)), strict=True):
+    widths = ((16, 0), (8, 0), (7, 1), (13, 0), (13, 0), (5, 0), (14, 0), (0, 0))
+    for text, (width, right) in zip(cells, widths, strict=True):
         pad = " " * max(width - cell_len(text), 0)
         out += (pad + text if right else text + pad) + (" " if width != 7 else "  ")
     return out.rstrip()

@@ -232,6 +232,10 @@ class Exercise(Strict):
     file_name: str  # the learner's file in their workspace, e.g. "rope.py"
     section: Slug | None = None
     timeout_s: float = Field(20.0, gt=0, le=600)
+    # what the learner is told before starting (the exercise list, the lab): about how long it takes, its
+    # predictions and any training included, and how hard it is (1 easy, 2 medium, 3 hard)
+    minutes: int | None = Field(None, ge=1, le=600)
+    difficulty: int | None = Field(None, ge=1, le=3)
     hints: list[LocalText] = []  # general hints, revealed one at a time
     checks: list[CheckDecl] = Field(min_length=1)
     predict: list[Question] = []  # answer these before the coding task opens

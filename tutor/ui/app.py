@@ -50,6 +50,7 @@ SCREEN_MODULES = (
     "tutor.ui.screens.exercise",
     "tutor.ui.grading_client",
     "tutor.ui.screens.help",
+    "tutor.ui.screens.exercises",
 )
 
 
@@ -78,6 +79,7 @@ class TutorApp(App[int]):
         Binding("f5", "cycle_lang", "Language", id="lang"),
         Binding("f6", "toggle_theme", "Light/dark", id="theme", show=False),
         Binding("f7", "stop_training", "Stop training", id="stop_training"),  # shown while one runs
+        Binding("f8", "exercises", "Exercises", id="exercises", show=False),  # the exercise list
         Binding("n", "next_step", "Next step", id="next_step", show=False),  # where a next step shows
         Binding("ctrl+q", "quit", "Quit", id="quit", show=False, priority=True),
     ]
@@ -412,6 +414,16 @@ class TutorApp(App[int]):
         section = self.tutor.where.get("section")
         return next((ex.id for ex in lesson.exercises if section and ex.section == section), ids[0])
 
+    async def action_exercises(self) -> None:
+        """The exercise list (tutor.ui.screens.exercises), over the screen in view; F8 again closes it."""
+        from tutor.ui.screens.exercises import ExercisesScreen
+
+        await self.course_ready.wait()
+        if isinstance(self.screen, ExercisesScreen):
+            self.screen.dismiss()
+            return
+        await self.push_screen(ExercisesScreen())
+
     def action_help(self) -> None:
         from tutor.ui.screens.help import HelpScreen
 
@@ -517,6 +529,7 @@ class TutorApp(App[int]):
             say("cmd.review_help", lang),
             partial(self.navigate, self.open_quiz, None),
         )
+        yield SystemCommand(say("cmd.exercises", lang), say("cmd.exercises_help", lang), self.action_exercises)
         for code, name in LANG_NAMES.items():
             if code != lang:
                 yield SystemCommand(

@@ -98,6 +98,7 @@ class ExerciseScreen(TutorScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="ex-box"):
             yield Static(id="ex-title", classes="title")
+            yield Static(id="ex-effort", classes="hint")  # what to expect, before the predictions too
             yield Vertical(id="ex-predict")
             yield Static(id="ex-task")
             yield Static(id="ex-file", classes="hint")
@@ -129,6 +130,7 @@ class ExerciseScreen(TutorScreen):
         lesson, ex = pair
         lang = self.lang
         self.query_one("#ex-title", Static).update(f"{pick(ex.title, lang)}  ({ex.id})")
+        self._show_effort(lesson, ex)
         if self.file is None:
             self._start(ex)
         self._predictions(lesson, ex)
@@ -153,6 +155,19 @@ class ExerciseScreen(TutorScreen):
             self.action_solution(scroll=False)
         if self._editor is not None:
             self._editor.set_theme(self.app.current_theme.dark)
+
+    def _show_effort(self, lesson, ex) -> None:
+        """About how long it takes and how hard it is (exercise.toml's minutes and difficulty), and how a
+        run exercise is graded; hidden where its file says nothing of it."""
+        from tutor.progress.exercise_status import effort_text
+
+        parts = [effort_text(ex.minutes, ex.difficulty, ex.kind, self.lang)]
+        if ex.kind == "runs":
+            parts.append(self.t("ex.effort.kind.runs"))
+        text = " · ".join(p for p in parts if p)
+        box = self.query_one("#ex-effort", Static)
+        box.update(ProseText(text))
+        box.display = bool(text)
 
     def _start(self, ex) -> None:
         from tutor.grading.workspace import start_exercise
