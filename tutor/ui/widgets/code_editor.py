@@ -104,22 +104,22 @@ class LabTextArea(TextArea):
     BINDINGS = [
         Binding("f6,f7", "app_key", show=False),
         Binding("ctrl+a", "select_all", "Select all", id="editor_select_all", show=False),
+        # priority: before the area's own key handling, which inserts a bare line break
+        Binding("enter", "newline", show=False, priority=True),
     ]
 
     def action_app_key(self) -> None:
         raise SkipAction()  # the key goes on to the app's binding
 
-    async def _on_key(self, event) -> None:
-        if not self.read_only and event.key == "enter":
-            event.stop()
-            event.prevent_default()
-            start, end = sorted(self.selection)
-            before = self.document[start[0]][: start[1]]
-            self.replace(
-                "\n" + next_indent(before, self.indent_width), start, end, maintain_selection_offset=False
-            )
+    def action_newline(self) -> None:
+        """Enter: a new line, indented as next_indent says (in place of the selection, if any)."""
+        if self.read_only:
             return
-        await super()._on_key(event)
+        start, end = sorted(self.selection)
+        before = self.document[start[0]][: start[1]]
+        self.replace(
+            "\n" + next_indent(before, self.indent_width), start, end, maintain_selection_offset=False
+        )
 
     def action_delete_left(self) -> None:
         """Backspace; in a line's indentation (spaces only before the cursor) back to the step before."""
