@@ -1,27 +1,39 @@
-"""Training throughput of the course GPT: our step vs a plain reference loop, side by side.
+"""Training throughput of the course GPT: our step against a plain reference loop and the machine's own
+matmul rate, side by side in one run.
 
-The reference is the same model written the obvious way: attention as an explicit
-softmax(QKᵀ/√d + mask)·V with a stored lower-triangular mask, and AdamW with its defaults.
-Ours is models.gpt (fused scaled_dot_product_attention) with models.train's optimizer (fused
-AdamW). Both train the same config on the same batches; rounds alternate between the two so
-machine noise hits both alike. Prints tokens/s (medians), the ratio, and model-FLOPs
-utilisation against the machine's measured fp32 matmul rate.
+The reference ("plain") is the same model written the obvious way: attention as an explicit
+softmax(QKᵀ/√d + mask)·V with a stored lower-triangular mask, the full table of logits and
+F.cross_entropy, float32, AdamW with its defaults. Ours is models.train.train_step: where the CPU has
+bf16 (AVX512-BF16 or AMX), bf16 autocast with the output layer and loss computed a slice at a time
+(models/step.py), the model's explicit attention, and fused AdamW. The loops between them show what each
+part gives: "autocast" is the step as it was before models/step.py (the whole model's forward under bf16
+autocast, fused attention kernel, full logits), "ours-sdpa" ours with PyTorch's fused attention kernel,
+"ours-fp32" ours without bf16. All train the same config from the same weights on the same batches;
+rounds alternate between them so machine noise hits all alike. Prints per loop the median ms per step,
+tokens/s, MFU (model FLOP/s over a 1024² matmul's rate in the loop's precision, the best of repeated
+timings) and the ratio to the plain loop.
 
-    python benchmarks/bench_train.py [--batch 32] [--context 128] [--steps 20] [--rounds 5]
+    python benchmarks/bench_train.py [--batch 32] [--context 128] [--steps 10] [--rounds 5] [--threads 2]
+    python benchmarks/bench_train.py --compile     # adds torch.compile of ours, and its compile time
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.gpt import GPT, GPTConfig
-from models.train import TrainConfig, make_optimizer, use_bf16
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+from models.gpt import GPT, GPTConfig  # noqa: E402
+from models.step import features, head_loss  # noqa: E402
+from models.train import TrainConfig, make_optimizer, optimizer_step, train_step, use_bf16  # noqa: E402
 
 
 class PlainAttention(nn.Module):
@@ -73,16 +85,81 @@ def step_flops(model: GPT, batch: int, context: int) -> float:
     return per_token * batch * context
 
 
-def time_steps(model, opt, batches, steps: int, bf16: bool = False) -> float:
+def _step(model, opt, cfg: TrainConfig, loss_of) -> None:
+    loss = loss_of()
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer_step(model, opt, cfg, cfg.lr)
+
+
+def loops(cfg: GPTConfig, compile_ours: bool) -> dict[str, tuple]:
+    """name -> (a step on (x, y), uses bf16): each loop with its own copy of the same initial weights."""
+    torch.manual_seed(0)
+    ours = GPT(cfg)
+    tcfg = TrainConfig()
+    bf16 = use_bf16("auto", "cpu")
+
+    def copy() -> tuple[GPT, torch.optim.Optimizer]:
+        model = GPT(cfg)
+        model.load_state_dict(ours.state_dict())
+        return model, make_optimizer(model, tcfg)
+
+    out: dict[str, tuple] = {}
+    m, o = copy()
+    out["ours"] = (lambda x, y, m=m, o=o: train_step(m, o, x, y, tcfg, tcfg.lr, "cpu", bf16), bf16)
+    if bf16:
+        m, o = copy()
+
+        def sdpa(x, y, m=m, o=o):
+            def loss():
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    h = features(m, x)
+                return head_loss(
+                    h.reshape(-1, h.size(-1)).float(), m.head.weight, y.reshape(-1), torch.bfloat16
+                )
+
+            _step(m, o, tcfg, loss)
+
+        out["ours-sdpa"] = (sdpa, True)
+        m, o = copy()
+
+        def autocast(x, y, m=m, o=o):
+            def loss():
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    return m(x, y)[1]
+
+            _step(m, o, tcfg, loss)
+
+        out["autocast"] = (autocast, True)
+    m, o = copy()
+    out["ours-fp32"] = (lambda x, y, m=m, o=o: train_step(m, o, x, y, tcfg, tcfg.lr, "cpu", False), False)
+    if compile_ours:
+        m, o = copy()
+        compiled_features = torch.compile(features)
+
+        def compiled(x, y, m=m, o=o):
+            def loss():
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                    h = compiled_features(m, x, bf16)
+                dtype = torch.bfloat16 if bf16 else torch.float32
+                return head_loss(h.reshape(-1, h.size(-1)).float(), m.head.weight, y.reshape(-1), dtype)
+
+            _step(m, o, tcfg, loss)
+
+        out["compiled"] = (compiled, bf16)
+    plain = plain_model(cfg)
+    plain.load_state_dict(ours.state_dict(), strict=False)
+    opt_plain = torch.optim.AdamW(plain.parameters(), lr=2e-3)
+    out["plain"] = (lambda x, y: _step(plain, opt_plain, tcfg, lambda: plain(x, y)[1]), False)
+    return out
+
+
+def time_steps(step, batches, steps: int) -> float:
     times = []
     for i in range(steps):
         x, y = batches[i % len(batches)]
         t = time.perf_counter()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            _, loss = model(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        step(x, y)
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -91,12 +168,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--context", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=4)
     ap.add_argument(
         "--vocab", type=int, default=0, help="vocabulary size (default: the Tang corpus's, 6,010)"
     )
-    ap.add_argument("--steps", type=int, default=15)
+    ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile of ours")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     vocab = args.vocab
@@ -106,13 +185,7 @@ def main() -> None:
 
         # what `python -m tutor train` builds: the vocabulary policy on the Tang training split (6,010 ids)
         vocab = CharTokenizer.for_training(tang_texts()[0]).vocab_size
-    cfg = GPTConfig(vocab_size=vocab)
-    torch.manual_seed(0)
-    ours = GPT(cfg)
-    plain = plain_model(cfg)
-    plain.load_state_dict(ours.state_dict(), strict=False)
-    opt_ours = make_optimizer(ours, TrainConfig())
-    opt_plain = torch.optim.AdamW(plain.parameters(), lr=2e-3)
+    cfg = GPTConfig(vocab_size=vocab, block_size=args.context, n_head=args.heads)
     gen = torch.Generator().manual_seed(0)
     batches = [
         (
@@ -121,39 +194,45 @@ def main() -> None:
         )
         for _ in range(4)
     ]
-    bf16 = use_bf16("auto", "cpu")
-    loops = {  # name: (model, optimizer, bf16 autocast)
-        "ours": (ours, opt_ours, bf16),
-        "ours-fp32": (ours, opt_ours, False),
-        "plain": (plain, opt_plain, False),
-    }
-    for m, o, b in loops.values():
-        time_steps(m, o, batches, 3, b)  # warm-up
-    times: dict[str, list[float]] = {name: [] for name in loops}
+    steps = loops(cfg, args.compile)
+    warm: dict[str, float] = {}
+    for name, (step, _) in steps.items():  # warm-up; for the compiled loop, its compile time
+        t = time.perf_counter()
+        time_steps(step, batches, 3)
+        warm[name] = time.perf_counter() - t
+    times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(args.rounds):
-        for name, (m, o, b) in loops.items():
-            times[name].append(time_steps(m, o, batches, args.steps, b))
+        for name, (step, _) in steps.items():
+            times[name].append(time_steps(step, batches, args.steps))
     tokens = args.batch * args.context
     med = {name: statistics.median(t) for name, t in times.items()}
+    precisions = {b for _, b in steps.values()}
     peak = {
-        b: max(matmul_flops(torch.bfloat16 if b else torch.float32) for _ in range(3)) for b in {False, bf16}
+        b: max(matmul_flops(torch.bfloat16 if b else torch.float32) for _ in range(3)) for b in precisions
     }
-    flops = step_flops(ours, args.batch, args.context)
+    flops = step_flops(GPT(cfg), args.batch, args.context)
+    bf16 = use_bf16("auto", "cpu")
     print(
         f"config: n_embd {cfg.n_embd}, n_head {cfg.n_head}, n_layer {cfg.n_layer}, vocab {vocab}, "
-        f"batch {args.batch}, context {args.context}, threads {args.threads}; ours uses bf16 autocast: {bf16}"
+        f"batch {args.batch}, context {args.context}, threads {args.threads}; bf16 on this CPU: {bf16}"
     )
-    print(f"{'loop':<11}{'ms/step':>10}{'tokens/s':>12}{'MFU':>8}{'vs plain':>10}")
+    print(f"{'loop':<11}{'ms/step':>10}{'tokens/s':>12}{'MFU':>8}{'vs plain':>10}{'precision':>11}")
     for name, sec in med.items():
+        b = steps[name][1]
         print(
-            f"{name:<11}{sec * 1e3:>10.1f}{tokens / sec:>12,.0f}{flops / sec / peak[loops[name][2]]:>8.1%}"
-            f"{med['plain'] / sec:>9.2f}x"
+            f"{name:<11}{sec * 1e3:>10.1f}{tokens / sec:>12,.0f}{flops / sec / peak[b]:>8.1%}"
+            f"{med['plain'] / sec:>9.2f}x{'bf16' if b else 'fp32':>11}"
         )
     rates = ", ".join(f"{'bf16' if b else 'fp32'} {r / 1e9:.1f}" for b, r in sorted(peak.items()))
     print(f"MFU: model FLOP/s over a 1024² matmul's rate in the loop's precision ({rates} GFLOP/s);")
     print(f"{flops / 1e9:.2f} GFLOP per step (6·N per token + attention scores)")
-    ms_ours = med["ours"]
-    print(f"1000 steps of ours at this shape: {ms_ours * 1000 / 60:.1f} min")
+    if "autocast" in med:
+        print(f"ours vs the step before models/step.py (autocast): {med['autocast'] / med['ours']:.2f}x")
+    if "compiled" in med:
+        print(
+            f"compiled: {warm['compiled']:.1f} s to compile and warm up, then {med['ours'] / med['compiled']:.2f}x ours"
+        )
+    print(f"1000 steps of ours at this shape: {med['ours'] * 1000 / 60:.1f} min")
 
 
 if __name__ == "__main__":

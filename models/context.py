@@ -31,6 +31,7 @@ MULTIPLES = (1, 2, 4)
 TABLE_VERSION = 1
 STORED_SCALES = (2.0, 4.0, 8.0)
 STORED_WINDOWS = 2048  # windows of the longest length, from the start of the validation split (not all of it)
+BATCH = 32  # windows scored at once
 
 
 @dataclass
@@ -69,12 +70,14 @@ def measure(
     lengths: Sequence[int],
     windows: int,
     trained_length: int,
-    batch: int = 32,
+    batch: int = BATCH,
     should_stop: Callable[[], bool] | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> list[LengthScore]:
     """Loss and attention entropy at each length, on the first `windows × max(lengths)` characters of `ids`.
 
-    `should_stop()` is polled between batches; when it returns True, InterruptedError is raised."""
+    `should_stop()` is polled between batches; when it returns True, InterruptedError is raised. `on_batch(n)`
+    is called after each batch with the windows it scored."""
     span = windows * max(lengths)
     scores = []
     was_training = model.training
@@ -91,6 +94,8 @@ def measure(
                 token_loss = F.cross_entropy(logits.transpose(1, 2), y[lo : lo + batch], reduction="none")
                 loss_sum += token_loss.double().sum(0)
                 ent_sum += entropy.double().sum(0)
+                if on_batch is not None:
+                    on_batch(len(token_loss))
             loss_by_pos = (loss_sum / len(x)).tolist()
             ent_by_pos = (ent_sum / len(x)).tolist()
             tail = range(max(0, length - trained_length), length)

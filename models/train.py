@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -19,6 +20,7 @@ import torch
 from models.baselines import Baselines, ngram_baselines
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.gpt import GPT, GPTConfig
+from models.step import step_loss
 from models.tokenizer import CharTokenizer
 
 
@@ -119,7 +121,7 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 def line_starts(text: str) -> torch.Tensor:
     """Indices where a line of text begins (not blank lines)."""
-    starts = [0] + [i + 1 for i, c in enumerate(text[:-1]) if c == "\n" and text[i + 1] != "\n"]
+    starts = [0] + [m.start() + 1 for m in re.finditer(r"\n(?=[^\n])", text)]
     return torch.tensor(starts, dtype=torch.long)
 
 
@@ -127,9 +129,7 @@ def poem_starts(text: str) -> torch.Tensor:
     """Indices of the newline that opens each poem: the second of the blank line before it. A window
     starting there reads a poem whole from its first character at position 1, and learns how long poems
     are; the poems after it in the window start wherever the one before ended."""
-    starts = [
-        i + 1 for i in range(len(text) - 2) if text[i] == "\n" and text[i + 1] == "\n" and text[i + 2] != "\n"
-    ]
+    starts = [m.start() + 1 for m in re.finditer(r"\n(?=\n[^\n])", text)]
     return torch.tensor(starts, dtype=torch.long)
 
 
@@ -196,16 +196,61 @@ def make_batches(
     start_step: int = 0,
 ) -> Batches:
     """The windows a run with `cfg` trains and validates on (resuming at `start_step` reseeds the sampler)."""
-    starts = WINDOWS[cfg.windows]
-    return Batches(
-        torch.tensor(tokenizer.encode(train_text, unknown="unk"), dtype=torch.long),
-        torch.tensor(tokenizer.encode(val_text, unknown="unk"), dtype=torch.long),
-        context,
-        cfg.batch_size,
-        cfg.seed + start_step,
-        starts(train_text) if starts else None,
-        starts(val_text) if starts else None,
+    corpus = _corpus(tokenizer, train_text, val_text, cfg.windows)
+    return Batches(corpus.train_ids, corpus.val_ids, context, cfg.batch_size, cfg.seed + start_step,
+                   corpus.train_starts, corpus.val_starts)  # fmt: skip
+
+
+@dataclass
+class _Corpus:
+    """A text pair encoded for training, and the baselines scored on it (by validation windows)."""
+
+    train_ids: torch.Tensor
+    val_ids: torch.Tensor
+    train_starts: torch.Tensor | None
+    val_starts: torch.Tensor | None
+    baselines: dict[tuple, Baselines] = field(default_factory=dict)
+
+
+_CORPORA: dict[tuple, _Corpus] = {}  # the last few encoded: every run of a job trains on the same text
+
+
+def _corpus(tokenizer: CharTokenizer, train_text: str, val_text: str, windows: str) -> _Corpus:
+    """The text pair encoded with `tokenizer` and its window starts (2.7M characters: 1-2 s), kept for the
+    next run on the same text in this process."""
+    key = (
+        "".join(tokenizer.chars),
+        windows,
+        len(train_text),
+        hash(train_text),
+        len(val_text),
+        hash(val_text),
     )
+    if key not in _CORPORA:
+        starts = WINDOWS[windows]
+        if len(_CORPORA) >= 4:
+            _CORPORA.pop(next(iter(_CORPORA)))
+        _CORPORA[key] = _Corpus(
+            encoded(tokenizer, train_text),
+            encoded(tokenizer, val_text),
+            starts(train_text) if starts else None,
+            starts(val_text) if starts else None,
+        )
+    return _CORPORA[key]
+
+
+def encoded(tokenizer: CharTokenizer, text: str) -> torch.Tensor:
+    """tokenizer.encode(text, unknown="unk") as a tensor, looked up at C speed (a list of 2.7M ids takes
+    seconds to build)."""
+    if not text:
+        return torch.zeros(0, dtype=torch.long)
+    points = torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32).long()
+    table = torch.zeros(max(int(points.max()), *map(ord, tokenizer.chars)) + 1, dtype=torch.long)
+    table[torch.tensor([ord(c) for c in tokenizer.chars])] = torch.arange(tokenizer.vocab_size)
+    table[ord(tokenizer.chars[0])] = (
+        0  # the unknown mark, which every character not in the vocabulary becomes
+    )
+    return table[points]
 
 
 @torch.no_grad()
@@ -270,9 +315,10 @@ def train_step(
     device: str = "cpu",
     bf16: bool = False,
 ) -> torch.Tensor:
-    """One optimizer step at learning rate `lr` on the batch (x, y); returns its loss."""
+    """One optimizer step at learning rate `lr` on the batch (x, y); returns its loss. The course GPT's loss
+    is computed without its full table of logits (models.step)."""
     with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bf16):
-        _, loss = model(x.to(device), y.to(device))
+        loss = step_loss(model, x.to(device), y.to(device), bf16)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer_step(model, optimizer, cfg, lr)
@@ -320,7 +366,7 @@ def train(
         tokenizer, train_text, val_text, cfg, cfg.context or model.cfg.block_size, start_step
     )
     val_set = batches.val_batches(cfg.eval_batches)
-    baselines = _baselines(batches, val_set, model.cfg.vocab_size)
+    baselines = fit_baselines(batches, val_set, model.cfg.vocab_size)
     optimizer = make_optimizer(model, cfg, opt_state)
     record = _Record(curve)
     save = _Saver(out, model, tokenizer, optimizer, cfg, meta, baselines, record)
@@ -374,13 +420,22 @@ def _starting_point(
     return model, tokenizer, 0, [], None
 
 
-def _baselines(
+def fit_baselines(
     batches: Batches, val_set: list[tuple[torch.Tensor, torch.Tensor]], vocab_size: int
 ) -> Baselines:
-    """The count-based models, fitted on the training text and scored on the model's validation windows."""
+    """The count-based models, fitted on the training text and scored on the model's validation windows (kept
+    with the encoded text: the same windows give the same figures)."""
+    corpus = next((c for c in _CORPORA.values() if c.train_ids is batches.train_ids and c.val_ids is batches.val_ids),
+                  None)  # fmt: skip
+    key = (batches.context, batches.batch_size, len(val_set), vocab_size)
+    if corpus is not None and key in corpus.baselines:
+        return corpus.baselines[key]
     inputs = torch.cat([x for x, _ in val_set])
     targets = torch.cat([y for _, y in val_set])
-    return ngram_baselines(batches.train_ids, inputs, targets, vocab_size)
+    baselines = ngram_baselines(batches.train_ids, inputs, targets, vocab_size)
+    if corpus is not None:
+        corpus.baselines[key] = baselines
+    return baselines
 
 
 class _Record:

@@ -4,8 +4,8 @@ length is known before it starts (from the learner's kept runs, or timed for a f
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
+from tutor.experiments import pool
 from tutor.experiments.params import TrainCompareParams
 from tutor.experiments.result import Msg, about
 from tutor.experiments.run_context import RunContext
@@ -50,11 +50,11 @@ def test_the_eta_covers_the_whole_job_and_settles_instead_of_growing():
         STEPS,
         JobClock([RunPlan(STEPS, per, EVAL_EVERY, EVAL_S / BUSY) for per in PLAN]),
     )
-    callbacks = [progress.of_run(i, {"key": "x"}) for i in range(3)]
     shown = []
     for index, step, elapsed, truth in _job():
-        callbacks[index](SimpleNamespace(step=step, steps=STEPS, elapsed_s=elapsed, loss=5.0, val_loss=5.0,
-                                         tokens_per_s=1.0, eta_s=0.0))  # fmt: skip
+        progress.update(
+            index, {"key": "x"}, {"step": step, "steps": STEPS, "elapsed_s": elapsed, "loss": 5.0}
+        )
         eta = events[-1]["eta_s"]
         shown.append((index, step, eta, truth))
     etas = [eta for _, _, eta, _ in shown]
@@ -70,6 +70,44 @@ def test_the_eta_covers_the_whole_job_and_settles_instead_of_growing():
     assert etas[-1] == 0
 
 
+def _parallel_job(workers: int, plan: list[float], seed: int = 2) -> list[tuple[int, int, float, float]]:
+    """The reports of a job whose runs train on `workers` workers, each free worker taking the next run:
+    (run, step, its elapsed seconds, true seconds left of the job), in the order they arrive."""
+    rng = random.Random(seed)
+    free = [0.0] * workers
+    reports = []
+    for index, per in enumerate(plan):
+        worker = free.index(min(free))
+        t = free[worker]
+        elapsed = 0.0
+        for step in range(1, STEPS + 1):
+            seconds = per * BUSY * rng.uniform(0.8, 1.2) + (EVAL_S if step % EVAL_EVERY == 0 else 0.0)
+            elapsed += seconds
+            reports.append((t + elapsed, index, step, elapsed))
+        free[worker] = t + elapsed
+    end = max(free)
+    return [(index, step, elapsed, end - at) for at, index, step, elapsed in sorted(reports)]
+
+
+def test_with_two_workers_the_eta_is_the_jobs_makespan_and_settles():
+    plan = [0.10, 0.10, 0.15, 0.15, 0.20, 0.20]  # head-count's six runs: three settings, two seeds each
+    clock = JobClock([RunPlan(STEPS, per, EVAL_EVERY, EVAL_S / BUSY) for per in plan], workers=2)
+    sequential = JobClock([RunPlan(STEPS, per, EVAL_EVERY, EVAL_S / BUSY) for per in plan])
+    assert abs(clock.planned_s - sequential.planned_s / 2) <= 0.02 * sequential.planned_s
+    events: list[dict] = []
+    progress = Progress(RunContext(on_event=events.append), len(plan), STEPS, clock)
+    shown = []
+    for index, step, elapsed, truth in _parallel_job(2, plan):
+        progress.update(
+            index, {"key": "x"}, {"step": step, "steps": STEPS, "elapsed_s": elapsed, "loss": 5.0}
+        )
+        shown.append((events[-1]["eta_s"], truth))
+    for eta, truth in shown[len(shown) // 10 : -10]:
+        assert abs(eta - truth) <= 0.2 * truth
+    assert shown[-1][0] == 0
+    assert events[-1]["done"] == events[-1]["total"] == len(plan) * STEPS
+
+
 def test_an_untimed_job_counts_its_runs_steps_at_the_pace_measured_so_far():
     clock = JobClock([RunPlan(10, 1.0)] * 2, timed=False)
     assert clock.eta(0, 5, 5.0) == 15.0  # 15 steps left at 1 s
@@ -81,7 +119,8 @@ def _config(p: TrainCompareParams, n_head: int, seed: int, steps: int) -> dict:
     return run_config(p.model_copy(update={"steps": steps}), n_head, p.base_pos, "corpus", seed)
 
 
-def test_the_expected_length_comes_from_the_learners_kept_runs():
+def test_the_expected_length_comes_from_the_learners_kept_runs(monkeypatch):
+    monkeypatch.setattr(pool, "cores", lambda: 1)  # one run after another
     p = TrainCompareParams(vary="heads", heads=[1, 4], seeds=2, steps=500)
     kept = [
         (_config(p, 1, 1337, 1000), 100.0, 1000),  # 0.10 s a step
@@ -96,6 +135,12 @@ def test_the_expected_length_comes_from_the_learners_kept_runs():
     # a setting never trained: unknown until the job times it
     assert expected_seconds(TrainCompareParams(vary="heads", heads=[1, 8], steps=500), kept) is None
     assert expected_seconds(p, []) is None
+    # on two cores two runs at a time: each worker trains one run of each setting
+    monkeypatch.setattr(pool, "cores", lambda: 2)
+    assert expected_seconds(p, kept) == 500 * 0.10 + 500 * 0.15
+    # a job too short to be worth two workers is trained in one process, and expected so
+    short = p.model_copy(update={"steps": 20})
+    assert expected_seconds(short, kept) == 2 * 20 * 0.10 + 2 * 20 * 0.15
 
 
 def test_the_training_line_says_the_jobs_length_before_it_starts():

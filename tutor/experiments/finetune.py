@@ -2,75 +2,206 @@
 
 For each method the shipped short-context RoPE model is loaded with that frequency table, scored at its
 trained length L0 and at s·L0 on the validation text, fine-tuned for a few steps on training windows of
-s·L0 characters, and scored again. Runs in a child process (see runner.py) with progress events; nothing is
-stored, and the shipped checkpoint is never written.
+s·L0 characters, and scored again. Nothing is stored, and the shipped checkpoint is never written.
+
+The methods are a job of runs like train-compare's (jobs.py, pool.py): each is timed here before the job
+starts (a batch of scoring at each length, a few fine-tune steps, a validation), the job's length is
+announced, and a long job trains its methods in worker processes side by side. A run reports from its
+first second: its scoring before the fine-tune is its set-up, its scoring after it is part of its last step.
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from typing import Any
 
 from tutor.experiments.errors import Cancelled, ExperimentError
+from tutor.experiments.jobs import JobClock, Progress, RunPlan, phase_reporter, reporter
 from tutor.experiments.params import ContextFinetuneParams
+from tutor.experiments.pool import POOL_WORTH_S, InlinePool, Pool, cores, pool_size
 from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, reading, result
 from tutor.experiments.run_context import RunContext
-from tutor.experiments.training import Progress
 from tutor.settings import ROPE_SHORT_CHECKPOINT, checkpoints_dir
 
 TEXT = "exp.context-finetune."
+TIMED_STEPS = 3  # fine-tune steps timed before the job starts (after one untimed warm-up step)
 
 
 def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
-    from models.checkpoint import load_checkpoint
-    from models.context import measure
-    from tutor.experiments.course_text import course_texts
+    t_all = time.perf_counter()
+    _, base = _short_rope_checkpoint()
+    L0 = base.model.cfg.block_size
+    lengths = _lengths(p, L0)
+    labels = [Msg(f"term.method.{method}").model_dump() for method in p.methods]
+    tasks = [("finetune", {"params": p.model_dump(mode="json"), "method": method}) for method in p.methods]
+    done: dict[int, dict[str, Any]] = {}
+    with ExitStack() as stack:
+        pool, clock = _scheduled(p, ctx, stack)
+        ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(p.methods), "stored": 0,
+                  "workers": pool.workers})  # fmt: skip
+        progress = Progress(ctx, len(p.methods), p.steps, clock)
 
+        def on_event(index: int, event: dict[str, Any]) -> None:
+            if event.get("event") == "report":
+                progress.update(index, labels[index], event)
+            elif event.get("event") == "done":  # from a worker as JSON: the lengths as text
+                r = event["result"]
+                done[index] = {**r, **{k: {int(n): v for n, v in r[k].items()} for k in ("before", "after")}}
+
+        pool.map(tasks, on_event)
+    return finetune_result(
+        p, L0, lengths, [done[i] for i in range(len(p.methods))], time.perf_counter() - t_all
+    )
+
+
+def _lengths(p: ContextFinetuneParams, L0: int) -> list[int]:
+    long = round(p.scale * L0)
+    return [L0, long] if long > L0 else [L0]
+
+
+def _scheduled(p: ContextFinetuneParams, ctx: RunContext, stack: ExitStack):
+    """Where the methods train and the job's clock: a job whose fine-tunes alone would take POOL_WORTH_S or
+    more one after another goes to worker processes and is timed there, every worker at once; a shorter one
+    is timed and trained in this process."""
+    threads = p.threads or cores()
+    here = InlinePool(threads, ctx.should_stop)
+    workers = pool_size(len(p.methods), threads)
+    if workers > 1:  # a fine-tune step timed first: a long job goes to the workers without a full timing here
+        rough = RunPlan(
+            **here.map([("finetune-time", {"params": p.model_dump(mode="json"), "rough": True})])[0]
+        )
+        if len(p.methods) * rough.seconds(p.steps) >= POOL_WORTH_S:
+            ctx.check()
+            pool = stack.enter_context(Pool(workers, threads, ctx.should_stop))
+            return pool, _job_clock(p, pool)
+    return here, _job_clock(p, here)
+
+
+def _job_clock(p: ContextFinetuneParams, pool) -> JobClock:
+    """Every method costs the same: timed once by every worker at once, the mean of their timings."""
+    timings = [
+        RunPlan(**t)
+        for t in pool.map([("finetune-time", {"params": p.model_dump(mode="json")})] * pool.workers)
+    ]
+    fields = ("step_s", "eval_s", "setup_s", "end_s")
+    mean = {f: sum(getattr(t, f) for t in timings) / len(timings) for f in fields}
+    plan = RunPlan(p.steps, eval_every=p.steps, **mean)
+    return JobClock([plan] * len(p.methods), workers=pool.workers)
+
+
+def _scores(p: ContextFinetuneParams, model, val_ids, lengths: list[int], L0: int, should_stop,
+            windows: int | None = None, tick=None) -> dict[int, Any]:  # fmt: skip
+    from models.context import measure
+
+    try:
+        got = measure(model, val_ids, lengths, windows or p.windows, L0, should_stop=should_stop,
+                      on_batch=tick and (lambda _: tick()))  # fmt: skip
+    except InterruptedError:
+        raise Cancelled() from None
+    return {s.length: s for s in got}
+
+
+def _model(path, method: str, scale: float, L0: int):
+    from models.checkpoint import load_checkpoint
+
+    return load_checkpoint(path, rope_scaling=method, rope_scale=scale, rope_original_max=L0).model
+
+
+def _val_ids(tokenizer) -> list[int]:
+    return tokenizer.encode(_course_texts()[1], unknown="unk")
+
+
+def time_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
+    """The pool's "finetune-time" task: a method's run as planned here (a RunPlan's fields). Its set-up is
+    loading the model and scoring it (a batch of each length timed, times the batches the scoring reads), its
+    steps are timed after a warm-up step, its last step adds a validation, and its end is the scoring again.
+    With args["rough"]: one step and no scoring, to tell a long job from a short one."""
+    import torch
+    import torch._dynamo  # noqa: F401  (a process's first optimizer imports it: seconds, paid before the timing)
+
+    from models.context import BATCH
+    from models.train import TrainConfig, evaluate, make_optimizer, train_step, use_bf16
+
+    p = ContextFinetuneParams(**args["params"])
     path, base = _short_rope_checkpoint()
     L0 = base.model.cfg.block_size
-    long = round(p.scale * L0)
-    lengths = [L0, long] if long > L0 else [L0]
-    texts = course_texts()
-    val_ids = base.tokenizer.encode(texts[1], unknown="unk")
+    lengths = _lengths(p, L0)
+    t0 = time.perf_counter()
+    model = _model(path, p.methods[0], p.scale, L0)
+    load_s = time.perf_counter() - t0
+    scoring_s = 0.0
+    if not args.get("rough"):  # the scoring: a batch of each length after a warm-up batch
+        val_ids = _val_ids(base.tokenizer)
+        for length in lengths:
+            windows = min(p.windows * lengths[-1], len(val_ids) - 1) // length
+            _scores(p, model, val_ids, [length], L0, should_stop, windows=min(windows, BATCH))
+            t = time.perf_counter()
+            _scores(p, model, val_ids, [length], L0, should_stop, windows=min(windows, BATCH))
+            scoring_s += (time.perf_counter() - t) * -(-windows // BATCH)
+    cfg = TrainConfig(steps=TIMED_STEPS + 1, batch_size=p.batch, context=lengths[-1], lr=p.lr)
+    optimizer = make_optimizer(model, cfg)
+    model.train()
+    x, y = torch.randint(model.cfg.vocab_size, (2, p.batch, lengths[-1]))
+    bf16 = use_bf16(cfg.precision, "cpu")
+    train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
+    steps = 1 if args.get("rough") else TIMED_STEPS
+    t1 = time.perf_counter()
+    for _ in range(steps):
+        train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
+    t2 = time.perf_counter()
+    evaluate(model, [(x, y)] * cfg.eval_batches)
+    eval_s = time.perf_counter() - t2
+    return {"steps": p.steps, "step_s": (t2 - t1) / steps, "eval_every": p.steps, "eval_s": eval_s,
+            "setup_s": load_s + scoring_s, "end_s": scoring_s}  # fmt: skip
 
-    def scores(model) -> dict[int, object]:
-        try:
-            got = measure(model, val_ids, lengths, p.windows, L0, should_stop=ctx.should_stop)
-        except InterruptedError:
-            raise Cancelled() from None
-        return {s.length: s for s in got}
 
-    done: list[dict[str, Any]] = []
-    t_all = time.perf_counter()
-    progress = Progress(ctx, len(p.methods), p.steps)
-    for index, method in enumerate(p.methods):
-        ctx.check()
-        label = Msg(f"term.method.{method}").model_dump()
-        model = load_checkpoint(path, rope_scaling=method, rope_scale=p.scale, rope_original_max=L0).model
-        before = scores(model)
-        steps, losses = [], []
+def finetune_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
+    """The pool's "finetune" task: one method scored, fine-tuned in place on windows of s·L0 characters and
+    scored again, reporting from its first second (jobs.reporter; the report of its last step waits for the
+    second scoring). Its losses before and after at each length, entropies, loss curve and seconds."""
+    from models.train import TrainConfig, train
 
-        def curve(pr, steps=steps, losses=losses) -> None:
-            steps.append(float(pr.step))
-            losses.append(pr.loss)
+    started = time.perf_counter()
+    p, method = ContextFinetuneParams(**args["params"]), args["method"]
+    path, base = _short_rope_checkpoint()
+    L0 = base.model.cfg.block_size
+    lengths = _lengths(p, L0)
+    val_ids = _val_ids(base.tokenizer)
+    model = _model(path, method, p.scale, L0)
+    before = _scores(
+        p, model, val_ids, lengths, L0, should_stop, tick=phase_reporter(emit, "setup", 0, p.steps)
+    )
+    steps, losses, last = [], [], []
+    report = reporter(emit, started, ends=False)
 
-        seconds = _finetune(
-            p, model, long, texts, base.tokenizer, progress.of_run(index, label, also=curve), ctx
-        )
-        after = scores(model)
-        done.append(
-            {
-                "method": method,
-                "before": {n: before[n].loss for n in lengths},
-                "after": {n: after[n].loss for n in lengths},
-                "entropy_before": before[lengths[-1]].entropy,
-                "entropy_after": after[lengths[-1]].entropy,
-                "steps": steps,
-                "losses": losses,
-                "seconds": seconds,
-            }
-        )
-    return finetune_result(p, L0, lengths, done, time.perf_counter() - t_all)
+    def on_progress(pr) -> None:
+        steps.append(float(pr.step))
+        losses.append(pr.loss)
+        report(pr)
+        last[:] = [pr]
+
+    cfg = TrainConfig(steps=p.steps, batch_size=p.batch, context=lengths[-1], lr=p.lr, eval_interval=p.steps,
+                      seed=p.seed)  # fmt: skip
+    texts = _course_texts()
+    tuned = train(model.cfg, cfg, *texts, on_progress=on_progress, should_stop=should_stop, tokenizer=base.tokenizer,
+                  init=model)  # fmt: skip
+    if tuned.cancelled:
+        raise Cancelled()
+    end = last[-1]
+    after = _scores(p, model, val_ids, lengths, L0, should_stop,
+                    tick=phase_reporter(emit, "end", end.step, end.steps, end.elapsed_s))  # fmt: skip
+    emit({"event": "report", "step": end.step, "steps": end.steps, "loss": end.loss, "val_loss": end.val_loss,
+          "tokens_per_s": end.tokens_per_s, "elapsed_s": end.elapsed_s, "finished": True})  # fmt: skip
+    return {"method": method, "before": {n: before[n].loss for n in lengths}, "after": {n: after[n].loss for n in lengths},
+            "entropy_before": before[lengths[-1]].entropy, "entropy_after": after[lengths[-1]].entropy,
+            "steps": steps, "losses": losses, "seconds": tuned.seconds}  # fmt: skip
+
+
+def _course_texts() -> tuple[str, str]:
+    from tutor.experiments.course_text import course_texts
+
+    return course_texts()
 
 
 def _short_rope_checkpoint():
@@ -84,20 +215,6 @@ def _short_rope_checkpoint():
     if base.model.cfg.pos != "rope":
         raise ExperimentError("err.experiment.not_rope", name=ROPE_SHORT_CHECKPOINT, pos=base.model.cfg.pos)
     return path, base
-
-
-def _finetune(p: ContextFinetuneParams, model, context: int, texts: tuple[str, str], tokenizer, on_progress,
-              ctx: RunContext) -> float:  # fmt: skip
-    """Fine-tune `model` in place on training windows of `context` characters; returns its seconds."""
-    from models.train import TrainConfig, train
-
-    cfg = TrainConfig(steps=p.steps, batch_size=p.batch, context=context, lr=p.lr, eval_interval=p.steps,
-                      seed=p.seed, threads=p.threads)  # fmt: skip
-    tuned = train(model.cfg, cfg, *texts, on_progress=on_progress, should_stop=ctx.should_stop, tokenizer=tokenizer,
-                  init=model)  # fmt: skip
-    if tuned.cancelled:
-        raise Cancelled()
-    return tuned.seconds
 
 
 def finetune_result(

@@ -20,11 +20,15 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from contextlib import ExitStack
+from dataclasses import asdict, replace
+from functools import cache
 from typing import Any
 
 from tutor.experiments.errors import Cancelled
+from tutor.experiments.jobs import JobClock, Progress, RunPlan, reporter
 from tutor.experiments.params import TrainCompareParams
+from tutor.experiments.pool import POOL_WORTH_S, InlinePool, Pool, cores, pool_size
 from tutor.experiments.result import (
     Msg,
     Num,
@@ -37,7 +41,6 @@ from tutor.experiments.result import (
     result,
 )
 from tutor.experiments.run_context import RunContext
-from tutor.settings import TRAINING_PROGRESS_EVERY_S
 
 KEY_VERSION = 2  # 2: the Tang corpus, its vocabulary policy and several seeds
 
@@ -83,124 +86,7 @@ def run_label(n_head: int, pos: str, vary: str, seed: int | None = None) -> Msg:
     return label if seed is None else Msg(f"{TEXT}seeded", label=label, seed=str(seed))
 
 
-@dataclass(frozen=True)
-class RunPlan:
-    """One run of a job as planned: its steps (0 for a run read back from the store), a step's seconds and,
-    every `eval_every` steps and at the last, a validation's seconds (models.train validates so)."""
-
-    steps: int
-    step_s: float
-    eval_every: int = 0
-    eval_s: float = 0.0
-
-    def seconds(self, upto: int) -> float:
-        """The planned seconds of its first `upto` steps, validations included."""
-        evals = 0
-        if self.eval_every:
-            evals = upto // self.eval_every + (upto == self.steps and self.steps % self.eval_every != 0)
-        return upto * self.step_s + evals * self.eval_s
-
-
-class JobClock:
-    """The time left of a whole job of training runs, from its plan (per run a RunPlan: timed before the
-    job starts, see `time_run`, or equal relative weights when `timed` is False).
-
-    The ETA is the plan's time still to go times the pace measured over the whole job so far (the runs' own
-    clocks against the plan), plus each run's set-up (data, baselines) at the mean measured so far:
-    cumulative figures, so the ETA settles instead of swinging with each step or jumping when a slower
-    setting begins. While few steps are done, the timed plan counts as PRIOR_STEPS steps already run at
-    its own pace."""
-
-    PRIOR_STEPS = 20
-
-    def __init__(self, plan: list[RunPlan], timed: bool = True) -> None:
-        self.plan, self.timed = plan, timed
-        self.done_s = 0.0  # seconds the finished runs trained
-        self.done_plan = 0.0  # their planned seconds
-        self.setups: list[float] = []  # seconds from each run's start to its first step
-
-    @property
-    def planned_s(self) -> float:
-        """The whole job's expected seconds of training (timed plans only)."""
-        return sum(run.seconds(run.steps) for run in self.plan)
-
-    def setup(self, seconds: float) -> None:
-        self.setups.append(max(seconds, 0.0))
-
-    def finish(self, index: int, seconds: float) -> None:
-        run = self.plan[index]
-        self.done_s += seconds
-        self.done_plan += run.seconds(run.steps)
-
-    def eta(self, index: int, step: int, elapsed_s: float) -> float:
-        """Seconds left of the job while run `index` (from 0) is at `step`, having trained `elapsed_s` (at
-        its last step, once `finish` has counted it, what the runs after it will take)."""
-        run = self.plan[index]
-        actual, planned = self.done_s, self.done_plan
-        if step < run.steps:
-            actual, planned = actual + elapsed_s, planned + run.seconds(step)
-        prior = self.PRIOR_STEPS * run.step_s if self.timed else 0.0
-        pace = (actual + prior) / (planned + prior) if planned + prior > 0 else 0.0
-        later = self.plan[index + 1 :]
-        setup = sum(self.setups) / len(self.setups) if self.setups else 0.0
-        left = (
-            run.seconds(run.steps)
-            - run.seconds(min(step, run.steps))
-            + sum(r.seconds(r.steps) for r in later)
-        )
-        return left * pace + setup * sum(r.steps > 0 for r in later)
-
-
-class Progress:
-    """The "progress" events of a series of training runs: at most one every TRAINING_PROGRESS_EVERY_S
-    seconds, plus each validation and the last step. The ETA is the whole job's (JobClock); without a
-    timed plan every run counts `steps` steps of equal cost."""
-
-    def __init__(self, ctx: RunContext, runs: int, steps: int, clock: JobClock | None = None) -> None:
-        self.ctx, self.runs, self.steps = ctx, runs, steps
-        self.clock = clock or JobClock([RunPlan(steps, 1.0)] * runs, timed=False)
-
-    def of_run(
-        self, index: int, label: dict[str, Any], also: Callable[[Any], None] | None = None
-    ) -> Callable[[Any], None]:
-        """The `on_progress` callback of run `index` (from 0), shown as `label`; `also` sees every step.
-        Call it just before the run starts: the time to its first step is the run's set-up."""
-        last_emit = 0.0
-        started = time.perf_counter()
-        first = True
-
-        def on_progress(pr) -> None:
-            nonlocal last_emit, first
-            if also is not None:
-                also(pr)
-            now = time.perf_counter()
-            if first:
-                first = False
-                self.clock.setup(now - started - pr.elapsed_s)
-            if pr.step >= pr.steps:
-                self.clock.finish(index, pr.elapsed_s)
-            if pr.val_loss is None and pr.step < pr.steps and now - last_emit < TRAINING_PROGRESS_EVERY_S:
-                return
-            last_emit = now
-            self.ctx.emit(
-                {
-                    "event": "progress",
-                    "run": index + 1,
-                    "runs": self.runs,
-                    "label": label,
-                    "step": pr.step,
-                    "steps": pr.steps,
-                    "loss": pr.loss,
-                    "val_loss": pr.val_loss,
-                    "tokens_per_s": pr.tokens_per_s,
-                    "eta_s": self.clock.eta(index, pr.step, pr.elapsed_s),
-                }
-            )
-
-        return on_progress
-
-
-TIMED_STEPS = 3  # steps timed per setting before a job starts (after one untimed warm-up step)
+TIMED_STEPS = 5  # steps timed per setting before a job starts (after one untimed warm-up step)
 
 
 def pace(p: TrainCompareParams, n_head: int, pos: str) -> tuple:
@@ -228,17 +114,23 @@ def planned_runs(p: TrainCompareParams) -> list[tuple[str, int, str, int]]:
     return [(slug, n_head, pos, seed) for slug, n_head, pos in p.runs() for seed in seeds]
 
 
+def threads_per_run(p: TrainCompareParams) -> int:
+    """The torch threads each run trains with: the parameter, or every core for one run when it is unset."""
+    return p.threads or cores()
+
+
 def expected_seconds(
     p: TrainCompareParams, kept: list[tuple[dict[str, Any], float | None, int]]
 ) -> float | None:
     """The job's length expected from the learner's finished runs, each given as (config, seconds, steps):
-    every run still to train at the pace its setting had in the kept runs (the median seconds a step), a
-    run kept with these very settings at 0 s; None when a setting was never trained."""
+    every run still to train at the pace its setting had in the kept runs (the median seconds a step), laid
+    out over the workers the job will use; a run kept with these very settings at 0 s; None when a setting was
+    never trained."""
     paces: dict[tuple, list[float]] = {}
     for config, seconds, steps in kept:
         if seconds and steps:
             paces.setdefault(_kept_pace(config), []).append(seconds / steps)
-    total = 0.0
+    plan = []
     for _, n_head, pos, seed in planned_runs(p):
         key = pace(p, n_head, pos)
         if any(_kept_pace(c) == key and _same_run(p, seed, c) for c, _, _ in kept):
@@ -246,101 +138,169 @@ def expected_seconds(
         if key not in paces:
             return None
         per = sorted(paces[key])
-        total += p.steps * per[len(per) // 2]
-    return total
+        plan.append(RunPlan(p.steps, per[len(per) // 2]))
+    alone = JobClock(plan).planned_s
+    if alone < POOL_WORTH_S:  # as the job will run it: in its own process (see _scheduled)
+        return alone
+    return JobClock(plan, workers=pool_size(len(plan), threads_per_run(p))).planned_s
 
 
-def time_run(p: TrainCompareParams, n_head: int, pos: str, vocab_size: int) -> RunPlan:
-    """A run of this setting as planned here: a training step timed over TIMED_STEPS steps on random
-    windows (the same work as real ones) after a warm-up step, and one validation timed."""
+def time_run(
+    p: TrainCompareParams, n_head: int, pos: str, vocab_size: int, steps: int = TIMED_STEPS
+) -> RunPlan:
+    """A run of this setting as planned here: a training step timed over `steps` steps on random windows
+    (the same work as real ones) after a warm-up step, one validation timed, and the set-up of a run (its
+    model and optimizer; the corpus is encoded once per process, see `time_task`)."""
     import torch
 
     from models.gpt import GPT, GPTConfig
     from models.train import TrainConfig, evaluate, make_optimizer, train_step, use_bf16
 
-    if p.threads:
-        torch.set_num_threads(p.threads)
-    cfg = TrainConfig(steps=TIMED_STEPS + 1, batch_size=p.batch, context=p.context, lr=p.lr)
+    t0 = time.perf_counter()
+    cfg = TrainConfig(steps=steps + 1, batch_size=p.batch, context=p.context, lr=p.lr)
     model = GPT(GPTConfig(block_size=p.context, n_layer=p.n_layer, n_head=n_head, n_embd=p.n_embd, pos=pos,
                           dropout=p.dropout, vocab_size=vocab_size))  # fmt: skip
     optimizer = make_optimizer(model, cfg)
+    setup = time.perf_counter() - t0
     x, y = torch.randint(vocab_size, (2, p.batch, p.context))
     bf16 = use_bf16(cfg.precision, "cpu")
     train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
-    t0 = time.perf_counter()
-    for _ in range(TIMED_STEPS):
-        train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
     t1 = time.perf_counter()
-    evaluate(model, [(x, y)] * cfg.eval_batches)
+    for _ in range(steps):
+        train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
     t2 = time.perf_counter()
-    return RunPlan(p.steps, (t1 - t0) / TIMED_STEPS, min(p.eval_interval, p.steps), t2 - t1)
+    evaluate(model, [(x, y)] * cfg.eval_batches)
+    t3 = time.perf_counter()
+    return RunPlan(p.steps, (t2 - t1) / steps, min(p.eval_interval, p.steps), t3 - t2, setup)
 
 
-def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
+@cache
+def _course_data():
+    """(texts, tokenizer, corpus id) of the Tang corpus as `python -m tutor train` trains on it, once a process."""
     from models.tokenizer import CharTokenizer
     from tutor.experiments.course_text import course_texts
 
     texts = course_texts()
     tokenizer = CharTokenizer.for_training(texts[0])  # the vocabulary policy of `python -m tutor train`
     corpus_id = hashlib.sha256((texts[0] + "\0" + texts[1]).encode()).hexdigest()[:16]
+    return texts, tokenizer, corpus_id
+
+
+def _train_config(config: dict[str, Any]):
+    from models.train import TrainConfig
+
+    return TrainConfig(**{**config["train"], "threads": None})  # the worker has set its threads
+
+
+def time_task(args: dict[str, Any], emit: Callable, should_stop: Callable | None) -> list[dict[str, Any]]:
+    """The pool's "time" task: each setting of args["settings"] ((n_head, pos) pairs) timed by `time_run`, after
+    the corpus is encoded and its baselines fitted for the job's windows (what every later run in this
+    process reads from memory, so their set-up is only their model's). With args["rough"]: one step of the
+    first setting, to tell a long job from a short one."""
+    import torch._dynamo  # noqa: F401  (a process's first optimizer imports it: seconds, paid before the timing)
+
+    from models.train import fit_baselines, make_batches
+
+    p = TrainCompareParams(**args["params"])
+    texts, tokenizer, _ = _course_data()
+    if args.get("rough"):
+        return [asdict(time_run(p, *args["settings"][0], tokenizer.vocab_size, steps=1))]
+    cfg = _train_config(run_config(p, p.n_head, p.base_pos, ""))
+    batches = make_batches(tokenizer, *texts, cfg, p.context)
+    fit_baselines(batches, batches.val_batches(cfg.eval_batches), tokenizer.vocab_size)
+    return [asdict(time_run(p, n_head, pos, tokenizer.vocab_size)) for n_head, pos in args["settings"]]
+
+
+def train_task(args: dict[str, Any], emit: Callable, should_stop: Callable | None) -> dict[str, Any]:
+    """The pool's "train" task: one run of args["config"] (run_config), reporting as it goes (jobs.reporter);
+    its losses, parameters, seconds and curve."""
+    from models.gpt import GPTConfig
+    from models.train import train
+
+    started = time.perf_counter()
+    config = args["config"]
+    texts, tokenizer, _ = _course_data()
+    trained = train(GPTConfig(**config["model"]), _train_config(config), *texts,
+                    on_progress=reporter(emit, started), should_stop=should_stop, tokenizer=tokenizer)  # fmt: skip
+    if trained.cancelled:
+        raise Cancelled()
+    return {"final_val_loss": trained.final_val_loss, "params": trained.num_params, "seconds": trained.seconds,
+            "curve": [[pt["step"], pt["loss"], pt["val_loss"]] for pt in trained.curve]}  # fmt: skip
+
+
+def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
+    texts, tokenizer, corpus_id = _course_data()
     runs = planned_runs(p)
     configs = [run_config(p, n_head, pos, corpus_id, seed) for _, n_head, pos, seed in runs]
     kept = [ctx.stored_run(run_key(c)) if ctx.stored_run is not None else None for c in configs]
-    clock = _job_clock(p, runs, kept, tokenizer.vocab_size, ctx)
-    ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(runs),
-              "stored": sum(k is not None for k in kept)})  # fmt: skip
-    done: list[dict[str, Any]] = []
-    progress = Progress(ctx, len(runs), p.steps, clock)
-    for index, (run, config, stored) in enumerate(zip(runs, configs, kept, strict=True)):
-        _, n_head, pos, seed = run
-        # events are JSON: the Msg as its fields
-        label = run_label(n_head, pos, p.vary, seed if p.seeds > 1 else None).model_dump()
-        ctx.check()
-        if stored is not None:
-            ctx.emit({"event": "stored", "run": index + 1, "runs": len(runs), "label": label})
-            curve = [[s, tl, vl] for s, tl, vl in stored.curve]
-            done.append(_finished(p, run, stored.final_val_loss, stored.params, stored.seconds, curve, True))
-            continue
-        on_progress = progress.of_run(index, label)
-        done.append(_train_run(p, run, config, texts, tokenizer, on_progress, ctx))
-    return compare_runs(p, done)
+    todo = [i for i, stored in enumerate(kept) if stored is None]
+    # events are JSON: the Msg as its fields
+    labels = [run_label(n_head, pos, p.vary, seed if p.seeds > 1 else None).model_dump()
+              for _, n_head, pos, seed in runs]  # fmt: skip
+    done: dict[int, dict[str, Any]] = {}
+    with ExitStack() as stack:
+        pool, clock = _scheduled(p, runs, kept, ctx, stack)
+        ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(runs),
+                  "stored": len(runs) - len(todo), "workers": pool.workers})  # fmt: skip
+        for index, stored in enumerate(kept):
+            if stored is not None:
+                ctx.emit({"event": "stored", "run": index + 1, "runs": len(runs), "label": labels[index]})
+                curve = [[s, tl, vl] for s, tl, vl in stored.curve]
+                done[index] = _finished(p, runs[index], stored.final_val_loss, stored.params, stored.seconds,
+                                        curve, True)  # fmt: skip
+        progress = Progress(ctx, len(runs), p.steps, clock)
+
+        def on_event(task: int, event: dict[str, Any]) -> None:
+            index = todo[task]
+            if event.get("event") == "report":
+                progress.update(index, labels[index], event)
+            elif event.get("event") == "done":  # kept at once: a job cancelled later keeps its finished runs
+                r = event["result"]
+                ctx.emit({"event": "trained", "key": run_key(configs[index]), "config": configs[index], **r})
+                done[index] = _finished(p, runs[index], r["final_val_loss"], r["params"], r["seconds"], r["curve"],
+                                        False)  # fmt: skip
+
+        pool.map([("train", {"config": configs[i]}) for i in todo], on_event)
+    return compare_runs(p, [done[i] for i in range(len(runs))])
 
 
-def _job_clock(
-    p: TrainCompareParams, runs: list[tuple], kept: list, vocab_size: int, ctx: RunContext
-) -> JobClock:
-    """The job's length before it starts: each setting still to train timed for a few steps."""
-    timed: dict[tuple, RunPlan] = {}
-    for (_, n_head, pos, _), stored in zip(runs, kept, strict=True):
-        if stored is None and pace(p, n_head, pos) not in timed:
+def _scheduled(p: TrainCompareParams, runs: list[tuple], kept: list, ctx: RunContext, stack: ExitStack):
+    """Where the job's runs train, and its clock: a job that would take POOL_WORTH_S or more one run after
+    another goes to worker processes (one per core, pool.py) and is timed there, all workers at once; a
+    shorter one is timed and trained in this process."""
+    threads = threads_per_run(p)
+    here = InlinePool(threads, ctx.should_stop)
+    todo = [(n_head, pos) for (_, n_head, pos, _), stored in zip(runs, kept, strict=True) if stored is None]
+    workers = pool_size(len(todo), threads)
+    if workers > 1:  # one step timed first: a long job goes to the workers without a full timing here
+        rough = here.map([("time", {"params": p.model_dump(mode="json"), "settings": todo, "rough": True})])[
+            0
+        ]
+        if len(todo) * RunPlan(**rough[0]).seconds(p.steps) >= POOL_WORTH_S:
             ctx.check()
-            timed[pace(p, n_head, pos)] = time_run(p, n_head, pos, vocab_size)
-    return JobClock([
-        RunPlan(0, 0.0) if stored is not None else timed[pace(p, n_head, pos)]
-        for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)
-    ])  # fmt: skip
+            pool = stack.enter_context(Pool(workers, threads, ctx.should_stop))
+            return pool, _job_clock(p, runs, kept, pool)
+    return here, _job_clock(p, runs, kept, here)
 
 
-def _train_run(p: TrainCompareParams, run: tuple, config: dict[str, Any], texts: tuple[str, str], tokenizer,
-               on_progress: Callable, ctx: RunContext) -> dict[str, Any]:  # fmt: skip
-    """Train one run of the job and announce it (a "trained" event, for the caller to keep)."""
-    from models.gpt import GPTConfig
-    from models.train import TrainConfig, train
-
-    trained = train(
-        GPTConfig(**config["model"]),
-        TrainConfig(**{**config["train"], "threads": p.threads}),
-        *texts,
-        on_progress=on_progress,
-        should_stop=ctx.should_stop,
-        tokenizer=tokenizer,
-    )
-    if trained.cancelled:
-        raise Cancelled()
-    curve = [[pt["step"], pt["loss"], pt["val_loss"]] for pt in trained.curve]
-    ctx.emit({"event": "trained", "key": run_key(config), "config": config, "final_val_loss": trained.final_val_loss,
-              "params": trained.num_params, "seconds": trained.seconds, "curve": curve})  # fmt: skip
-    return _finished(p, run, trained.final_val_loss, trained.num_params, trained.seconds, curve, False)
+def _job_clock(p: TrainCompareParams, runs: list[tuple], kept: list, pool) -> JobClock:
+    """The job's length before it starts: each setting still to train timed for a few steps by every worker
+    at once (so under the load the job puts on the machine), the mean of their timings."""
+    settings = list(dict.fromkeys((n_head, pos) for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)
+                                  if stored is None))  # fmt: skip
+    timed: dict[tuple, RunPlan] = {}
+    if settings:
+        task = ("time", {"params": p.model_dump(mode="json"), "settings": settings})
+        per_worker = pool.map([task] * pool.workers)
+        for k, (n_head, pos) in enumerate(settings):
+            plans = [RunPlan(**timings[k]) for timings in per_worker]
+            mean = {
+                f: sum(getattr(r, f) for r in plans) / len(plans) for f in ("step_s", "eval_s", "setup_s")
+            }
+            timed[pace(p, n_head, pos)] = replace(plans[0], **mean)
+    plan = [RunPlan(0, 0.0) if stored is not None else timed[pace(p, n_head, pos)]
+            for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)]  # fmt: skip
+    return JobClock(plan, workers=pool.workers)
 
 
 def _finished(p: TrainCompareParams, run: tuple, val_loss: float | None, params: int | None,

@@ -1,0 +1,107 @@
+"""The training step's fast path: the course GPT's loss computed without its full table of logits.
+
+A step of the course model at batch 32 × context 128 spends as much time in the output layer as in the four
+blocks: the logits are 4,096 × 6,010 numbers (98 MB in float32) that the loss reads once, its backward pass
+writes once more and the two matmuls of the tied output layer read again. `head_loss` computes the same
+cross-entropy a slice of rows at a time (CHUNK): each slice's logits, their log-sum-exp, the loss, and at once
+the gradient (softmax − one-hot) and what it gives the hidden states and the tied matrix, while the slice is
+still in the cache. Nothing of size tokens × vocabulary outlives the slice, and backward only scales the two
+gradients it kept.
+
+`step_loss` is what models.train's step calls: the model's own blocks (models/gpt.py, unchanged: the lesson's
+model) up to the last LayerNorm, then `head_loss` on the tied matrix. Any other module (a learner's, or the
+course GPT with another attention) gets its own forward pass. In bf16 the output layer's matmuls run in
+bfloat16 as autocast would run them, its softmax and loss in float32, and the blocks' attention is the
+model's explicit form (`features`): measured in benchmarks/bench_train.py.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from models.gpt import GPT, CausalSelfAttention
+
+CHUNK = (
+    256  # rows of logits a thread works on at a time: 256 × 6,010 float32 is 6 MB (benchmarks/bench_train.py)
+)
+
+
+def features(model: GPT, idx: torch.Tensor, explicit: bool = False) -> torch.Tensor:
+    """What GPT.forward computes before its output layer (B, T, C): token (+ position) vectors through
+    the blocks and the last LayerNorm, with the model's own modules in the same order. With `explicit`, the
+    blocks' attention is the model's explicit softmax(QKᵀ/√d)·V (its need_weights path, whose weights are
+    dropped) instead of PyTorch's fused kernel: in bfloat16 on a CPU the fused kernel is the slower one."""
+    x = model.tok_emb(idx)
+    if model.cfg.pos == "learned":
+        x = x + model.pos_emb(torch.arange(idx.size(1), device=idx.device))
+    x = model.drop(x)
+    for block in model.blocks:
+        x = block(x, 0, need_weights=True)[0] if explicit else block(x)
+    return model.ln_f(x)
+
+
+class _HeadLoss(torch.autograd.Function):
+    """Mean cross-entropy of softmax(h Wᵀ) against `targets`, gradients made slice by slice in forward."""
+
+    @staticmethod
+    def forward(
+        ctx, h: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, dtype: torch.dtype, chunk: int
+    ):
+        n = h.size(0)
+        hs, ws = h.detach().to(dtype), weight.detach().to(dtype)
+        grad_h = torch.empty(h.shape, dtype=dtype, device=h.device)
+        grad_w = torch.zeros(weight.shape, dtype=torch.float32, device=h.device)
+        total = torch.zeros((), dtype=torch.float64, device=h.device)
+        for lo in range(0, n, chunk):
+            rows, t = hs[lo : lo + chunk], targets[lo : lo + chunk]
+            logits = (rows @ ws.T).float()
+            picked = logits.gather(1, t[:, None])[:, 0]
+            top = logits.amax(dim=1, keepdim=True)
+            # one exp over the slice serves the loss (log Σ exp) and its gradient, in place of the logits
+            e = logits.sub_(top).exp_()
+            sums = e.sum(dim=1)
+            total += (top[:, 0] + sums.log() - picked).sum(dtype=torch.float64)
+            # d(mean loss)/d(logits) = (softmax − one-hot) / n
+            grad = e.mul_(1.0 / n / sums[:, None])
+            grad[torch.arange(len(t), device=h.device), t] -= 1.0 / n
+            grad = grad.to(dtype)
+            torch.mm(grad, ws, out=grad_h[lo : lo + chunk])
+            grad_w.add_(grad.T @ rows)
+        ctx.save_for_backward(grad_h, grad_w)
+        ctx.h_dtype = h.dtype
+        return (total / n).to(torch.float32)
+
+    @staticmethod
+    def backward(ctx, grad_loss: torch.Tensor):
+        grad_h, grad_w = ctx.saved_tensors
+        return grad_h.to(ctx.h_dtype) * grad_loss, grad_w * grad_loss, None, None, None
+
+
+def head_loss(
+    h: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, dtype: torch.dtype = torch.float32,
+    chunk: int | None = None,
+) -> torch.Tensor:  # fmt: skip
+    """F.cross_entropy(h @ weight.T, targets) for h (N, C), weight (V, C), targets (N,), with the matmuls in
+    `dtype`, computed `chunk` rows at a time (default CHUNK per torch thread)."""
+    return _HeadLoss.apply(h, weight, targets, dtype, chunk or CHUNK * torch.get_num_threads())
+
+
+def fused(model: nn.Module) -> bool:
+    """Whether `model` is the course GPT itself, with its own attention, whose loss `step_loss` may compute
+    without its forward pass."""
+    return (
+        type(model) is GPT
+        and model.head.bias is None
+        and all(type(block.attn) is CausalSelfAttention for block in model.blocks)
+    )
+
+
+def step_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, bf16: bool = False) -> torch.Tensor:
+    """The training loss of `model` on (x, y), to call inside the step's autocast region."""
+    if not fused(model):
+        return model(x, y)[1]
+    h = features(model, x, explicit=bf16 and x.device.type == "cpu")
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        dtype = torch.bfloat16 if bf16 else torch.float32
+        return head_loss(h.reshape(-1, h.size(-1)).float(), model.head.weight, y.reshape(-1), dtype)
