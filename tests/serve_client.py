@@ -35,11 +35,12 @@ class Served:
     stderr goes to a file (a flood's log lines cannot fill a pipe and stall it): `stderr()` reads it."""
 
     def __init__(self, *args: str, home: Path | None = None, folder: Path | None = None, prefix=(),
-                 preexec_fn=None, env: dict[str, str] | None = None, port: int = 0) -> None:  # fmt: skip
+                 preexec_fn=None, env: dict[str, str] | None = None, port: int = 0,
+                 python: str = sys.executable) -> None:  # fmt: skip
         self.folder = folder
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "tutor", "serve", "--port", str(port), *args], cwd=ROOT,
+            [*prefix, python, "-m", "tutor", "serve", "--port", str(port), *args], cwd=ROOT,
             env={**run_tutor_env(home), **(env or {})}, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
             preexec_fn=preexec_fn,
         )  # fmt: skip

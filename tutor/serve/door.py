@@ -122,9 +122,10 @@ class Door:
 
     @classmethod
     def for_open_files(cls, open_files: int, sessions: int, per_address: int, **kw) -> Door:
-        """A door whose connections, with `sessions` apps running, stay within `open_files`."""
-        room = open_files - FILES_KEPT - FILES_PER_SESSION * sessions
-        return cls(max(16, min(room, 8192)), per_address, **kw)
+        """A door whose connections, with `sessions` apps running, stay within `open_files`, and of
+        which one address holds at most a quarter."""
+        room = max(16, min(open_files - FILES_KEPT - FILES_PER_SESSION * sessions, 8192))
+        return cls(room, max(4, min(per_address, room // 4)), **kw)  # no one address takes it all
 
     def admit(self, address: str) -> bool:
         if sum(self.open.values()) >= self.max_open:

@@ -269,7 +269,7 @@ class TutorServer:
             return notice_page(request, why, 403)
         if self._full(learner):
             return notice_page(request, "full", 503)
-        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE, timeout=3.0)
         await websocket.prepare(request)
         conn = Conn(websocket)
         conn.reader = asyncio.create_task(self._read(websocket, conn.inbox))
