@@ -26,6 +26,7 @@ import pyte
 
 from tests.conftest import ROOT, run_tutor_env
 
+SPLIT = ROOT / "lessons/01-multi-head/exercises/split-heads"
 KEYS = {"enter": "\r", "escape": "\x1b", "down": "\x1b[B", "up": "\x1b[A", "tab": "\t", "ctrl+s": "\x13",
         "backspace": "\x7f", "ctrl+q": "\x11", "ctrl+p": "\x10"}  # fmt: skip
 
@@ -197,3 +198,31 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+async def open_lab(learner: Learner) -> str:
+    """x on home: the split-heads lab, its predictions answered (the answers its exercise.toml keeps)."""
+    import tomllib
+
+    with open(SPLIT / "exercise.toml", "rb") as fh:
+        answers = [p["answer"] for p in tomllib.load(fh)["predict"]]
+    await learner.wait_for("Multi-head attention")
+    await learner.press("x")
+    for i, answer in enumerate(answers, 1):
+        await learner.wait_for(f"{i}/{len(answers)}")
+        await learner.type(answer)
+        await learner.press("enter")
+        await learner.wait_for("✓")
+        await learner.press("enter")
+    return await learner.wait_for("Your file")
+
+
+async def run_heads(learner: Learner) -> str:
+    """Enter on home: the first lesson; e: its first experiment (heads); r: run it."""
+    await learner.wait_for("Multi-head attention")
+    await learner.press("enter")
+    await learner.wait_for("Splitting C into heads")
+    await learner.press("e")
+    await learner.wait_for("r: run")
+    await learner.press("r")
+    return await learner.wait_for("3,168", timeout=120)

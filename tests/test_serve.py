@@ -287,3 +287,37 @@ def test_a_grade_in_one_learners_home_cannot_read_or_change_anothers(tmp_path):
     assert "4711" not in done.stdout
     assert grade["output"].count("refused:") == 4, grade["output"]
     assert {p: p.read_bytes() for p in bo.rglob("*") if p.is_file()} == before
+
+
+# --- the served forms' caps ---------------------------------------------------------------------------
+
+
+def test_a_served_run_is_held_to_its_learners_caps():
+    """The experiments' own ranges stand; a served session's caps come on top: no more threads than its
+    cores, no more memory than its cap less the app's margin, no training job of more than 40,000 steps."""
+    from tutor.experiments.registry import get_spec
+    from tutor.serve.budget import over_cap
+    from tutor.serve.session import Served as Session
+
+    served = Session(3, "ana", None, 1024 * 2**20, 1.0, 64 * 2**20)
+
+    def said(name: str, **params) -> str | None:
+        why = over_cap(name, get_spec(name).validate(params), served)
+        return None if why is None else why.in_lang("en")
+
+    for name in ("heads", "params", "dk-scaling", "rope-relative", "train-compare", "context-finetune",
+                 "context-scaling", "write"):  # fmt: skip
+        assert said(name) is None, name  # every experiment's defaults run
+    assert (
+        said("train-compare", threads=64)
+        == "In this served session a run may use a CPU share of 1: threads may be at most 1."
+    )
+    assert "these settings need about 9,503 MiB" in said("dk-scaling", dims=[4096], samples=200000)
+    assert "need about 1,588 MiB" in said("train-compare", batch=256)
+    assert said("train-compare", steps=50000, heads=[1, 2, 4, 8, 16, 32, 64, 128], seeds=5) == (
+        "In this served session a training job may take at most 40,000 steps in all (steps × settings × seeds); "
+        "these settings ask for 2,000,000."
+    )
+    assert said("context-scaling", scale=16.0) is None  # 512 MiB: within a cap of 1 GiB
+    # 8 bytes × (8192² + 4 × 8192 × 1024) = 768 MiB: just the room a cap of 1 GiB leaves (measured: 787)
+    assert said("rope-relative", d=1024, max_pos=8192, dtype="float64") is None

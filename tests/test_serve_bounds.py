@@ -16,16 +16,14 @@ import sys
 import sysconfig
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
-from tests.serve_client import Learner, Served, app_processes
+from tests.serve_client import SPLIT, Learner, Served, app_processes, open_lab
 
 ROSTER = "id,name,language\nana,Ana Lima,en\nbo,Bo Li,en\ncy,Cy Ng,en\n"
-SPLIT = ROOT / "lessons/01-multi-head/exercises/split-heads"
 
 
 def start(folder: Path, *options: str, **kw) -> Served:
@@ -61,21 +59,6 @@ def groups(pid: int) -> dict[str, str]:
         for name in names.split(",") if names else [""]:
             out[name] = path
     return out
-
-
-async def open_lab(learner: Learner) -> str:
-    """x on home: the split-heads lab, its predictions answered (the answers its exercise.toml keeps)."""
-    with open(SPLIT / "exercise.toml", "rb") as fh:
-        answers = [p["answer"] for p in tomllib.load(fh)["predict"]]
-    await learner.wait_for("Multi-head attention")
-    await learner.press("x")
-    for i, answer in enumerate(answers, 1):
-        await learner.wait_for(f"{i}/{len(answers)}")
-        await learner.type(answer)
-        await learner.press("enter")
-        await learner.wait_for("✓")
-        await learner.press("enter")
-    return await learner.wait_for("Your file")
 
 
 @pytest.fixture(scope="module")
