@@ -190,8 +190,8 @@ class Crowd:
         while not self.stop.is_set():
             await learner.press("g")
             with contextlib.suppress(AssertionError):
-                await learner.wait_for("grading", timeout=20)
-                while "grading" in learner.text() and not self.stop.is_set():
+                await learner.wait_for("grading…", timeout=20)
+                while "grading…" in learner.text() and not self.stop.is_set():
                     await asyncio.sleep(0.05)
             self.cap_grades += 1
 

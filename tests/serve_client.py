@@ -47,7 +47,9 @@ class Served:
         )  # fmt: skip
         self.first_line = self.proc.stdout.readline()
         found = re.search(r"http://127\.0\.0\.1:\d+", self.first_line)
-        assert found or port, self.first_line + self.stderr()
+        if not (found or port):
+            self.stop()
+            raise AssertionError(self.first_line + self.stderr())
         self.base = found.group(0) if found else f"http://127.0.0.1:{port}"  # links show --public-url
         single = re.search(r"http://\S+/learn/[\w-]+", self.first_line)
         self.single_link = single.group(0) if single else None
@@ -153,7 +155,12 @@ class Learner:
             await asyncio.sleep(0.05)
 
     async def type(self, text: str) -> None:
+        """`text` as one message, as a paste arrives."""
         await self.send("stdin", text)
+
+    async def keys(self, text: str) -> None:
+        """`text` a key at a time, as it is typed (the command palette searches on each key)."""
+        await self.press(*text)
 
 
 def descendants(pid: int) -> list[int]:

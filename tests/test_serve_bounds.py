@@ -85,8 +85,16 @@ def test_each_learners_app_runs_in_a_group_of_its_own_with_the_caps(klass):
     if kind == "cgroup1":
         for name, file, value in (("memory", "memory.limit_in_bytes", str(400 * 2**20)),
                                   ("pids", "pids.max", "96"), ("cpu", "cpu.cfs_quota_us", "50000")):  # fmt: skip
-            assert found[name].endswith(f"/tutor-serve-{klass.proc.pid}/ana"), found
-            assert (mount / name / found[name].lstrip("/") / file).read_text().strip() == value
+            # the CPU's group has two children: the app's, and its forks' with a quarter of its weight
+            group = mount / name / found[name].lstrip("/")
+            learner = group.parent if name == "cpu" else group
+            assert str(learner).endswith(f"/tutor-serve-{klass.proc.pid}/ana"), found
+            assert (learner / file).read_text().strip() == value
+        assert found["cpu"].endswith("/ana/app")
+        assert [(learner / leaf / "cpu.shares").read_text().strip() for leaf in ("app", "work")] == [
+            "1024",
+            "256",
+        ]
     else:
         folder = mount / found[""].lstrip("/")
         assert folder.name == "learner-ana"
@@ -143,9 +151,10 @@ def test_the_form_is_held_to_the_learners_memory_cap(klass):
         async with Learner(klass.links()["cy"], width=200, height=40) as cy:  # the status on one line
             await cy.open()
             await cy.wait_for("Multi-head attention")
+            await cy.wait_for("Next:")  # the course is loaded: the palette knows its experiments
             await cy.press("ctrl+p")  # the palette opens an experiment by its id
             await cy.wait_for("Search")
-            await cy.type("dk-scaling")
+            await cy.keys("dk-scaling")
             await cy.wait_for("Why divide by √d_k")
             await cy.press("enter")
             await cy.wait_for("Why divide by √d_k", "r: run")

@@ -332,7 +332,10 @@ def test_the_lab_names_the_file_inside_the_home_and_no_screenshot_is_offered(kla
             lab = await ana.wait_for("Your file")
             await ana.press("ctrl+p")
             await ana.wait_for("Search")
-            await ana.type("screensh")
+            await ana.keys("light")  # the palette lists the light/dark theme: it searches
+            await ana.wait_for("Light or dark")
+            await ana.press(*["backspace"] * 5)
+            await ana.keys("screensh")
             await asyncio.sleep(1.0)
             return lab, ana.text()
 

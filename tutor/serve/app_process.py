@@ -19,15 +19,22 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
+from importlib.metadata import version
+from pathlib import Path
 
 from tutor.serve.bounds import LearnerBounds
+from tutor.serve.roster import LEARNERS_FOLDER
+from tutor.serve.session import Served
 
 LOG = logging.getLogger("tutor.serve")
 PACKET_LIMIT = 16 * 2**20
 STDERR_KEPT = 8192
 PRELUDE = b"__GANGLION__\n"
+APP_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TUTOR_CHECKPOINTS", "TUTOR_ALLOW_WEAK_BOX",
+           "TUTOR_BOX_LANDLOCK_ABI")  # fmt: skip
 
 
 class AppProcess:
@@ -133,3 +140,37 @@ def _meta_type(payload: bytes) -> str:
     except (ValueError, RecursionError):
         return ""
     return str(meta.get("type", "")) if isinstance(meta, dict) else ""
+
+
+def prepare_home(home: Path, folder: Path | None) -> None:
+    """The learner's home, 0700, and everything in it the owner's only (folders 0700, files 0600), never
+    following a link. Nothing of the learner's runs while this is done."""
+    if folder is not None:
+        (folder / LEARNERS_FOLDER).mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(folder / LEARNERS_FOLDER, 0o700)
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(home, 0o700)
+    for here, folders, files in os.walk(home):
+        for name in folders + files:
+            path = os.path.join(here, name)
+            with contextlib.suppress(OSError):
+                mode = os.lstat(path).st_mode
+                if (mode & 0o7777) & 0o077:
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        os.chmod(path, 0o700)
+                    elif os.path.isfile(path) and not os.path.islink(path):
+                        os.chmod(path, 0o600)
+
+
+def app_env(home: Path, served: Served) -> dict[str, str]:
+    """The app's whole environment: none of the server's but where programs and libraries are, the
+    locale and the web driver's (no VISUAL/EDITOR: the lab's built-in editor edits in the page)."""
+    from tutor.settings import tutor_child_env
+
+    env = {k: v for k, v in tutor_child_env().items() if k in APP_ENV or k.startswith("PYTHON")}
+    env.update(
+        TEXTUAL_DRIVER="textual.drivers.web_driver:WebDriver", TEXTUAL_FPS="60", TEXTUAL_COLOR_SYSTEM="truecolor",
+        TERM_PROGRAM="textual", TERM_PROGRAM_VERSION=version("textual-serve"), HOME=str(home),
+        TMPDIR=str(home / ".tmp"), OMP_NUM_THREADS="1", TUTOR_SERVED=served.to_env(),
+    )  # fmt: skip
+    return env

@@ -106,6 +106,10 @@ class LearnerBounds:
     placement: Placement
     learner_id: str
     folders: list[Path] = field(default_factory=list)  # the learner's group in each hierarchy
+    # where the app runs, and where what is forked for it runs: the learner's group, or (for the CPU) a
+    # child of it each, the forks' with a quarter of the app's weight, so that a grade or a training run
+    # anywhere in the class yields to any learner's keys
+    leaves: dict[str, list[Path]] = field(default_factory=lambda: {"app": [], "work": []})
     unit: str = ""  # systemd: the scope's name
     scope: Path | None = None  # systemd: the scope's group, once the app runs
     tracked: set[int] = field(default_factory=set)  # rlimits: the app and the processes forked for it
@@ -121,23 +125,26 @@ class LearnerBounds:
             sets = [x for p in props for x in ("-p", p)]
             return ["systemd-run", "--user", "--scope", "--quiet", "--collect", f"--unit={self.unit}",
                     *sets, "--", *argv]  # fmt: skip
-        joins = [str(folder / "cgroup.procs") for folder in self.folders]
+        joins = [str(folder / "cgroup.procs") for folder in self.leaves["app"]]
         return ["/bin/sh", "-c", JOIN, "sh", *joins, "--", *argv]
 
-    def limit_rlimits(self, pid: int, baseline_vm: int = 0) -> None:
-        """The rlimit layers for the bounds no group holds, on process `pid` (RLIMIT_AS: `baseline_vm`,
-        its address space before its work, plus the memory cap), and RLIMIT_FSIZE/RLIMIT_CORE always."""
+    def limit_rlimits(self, pid: int, baseline_vm: int = 0, grouped: bool = True) -> None:
+        """The rlimit layers on process `pid`: RLIMIT_FSIZE and RLIMIT_CORE always; RLIMIT_AS (`baseline_vm`,
+        its address space before its work, plus the memory cap), RLIMIT_NPROC and nice for each bound no
+        group holds, and for all of them when `pid` could not be put in the learner's group."""
         limits, layers = self.placement.limits, self.placement.layers
-        with contextlib.suppress(OSError, ValueError):
-            resource.prlimit(pid, resource.RLIMIT_FSIZE, (limits.home_bytes, limits.home_bytes))
-            resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
-            if layers["memory"] == "RLIMIT_AS":
-                size = baseline_vm + limits.memory_bytes
-                resource.prlimit(pid, resource.RLIMIT_AS, (size, size))
-            if layers["pids"] == "RLIMIT_NPROC" and os.getuid() != 0:
-                most = self.placement.user_tasks_at_start + limits.pids
-                resource.prlimit(pid, resource.RLIMIT_NPROC, (most, most))
-            if layers["cpu"] == "nice":
+        rlimits = {"memory": "RLIMIT_AS", "cpu": "nice", "pids": "RLIMIT_NPROC"}
+        held = {bound for bound, layer in layers.items() if grouped and layer != rlimits[bound]}
+        size = baseline_vm + limits.memory_bytes
+        most = self.placement.user_tasks_at_start + limits.pids
+        steps = [(resource.RLIMIT_FSIZE, limits.home_bytes), (resource.RLIMIT_CORE, 0)]
+        steps += [(resource.RLIMIT_AS, size)] if "memory" not in held else []
+        steps += [(resource.RLIMIT_NPROC, most)] if "pids" not in held and os.getuid() != 0 else []
+        for which, value in steps:
+            with contextlib.suppress(OSError, ValueError):
+                resource.prlimit(pid, which, (value, value))
+        if "cpu" not in held:
+            with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, pid, max(os.getpriority(os.PRIO_PROCESS, pid), limits.nice))
 
     def started(self, pid: int) -> None:
@@ -146,14 +153,19 @@ class LearnerBounds:
         self.limit_rlimits(pid)
 
     def adopt(self, pid: int, baseline_vm: int = 0) -> None:
-        """Move a process forked for this learner (before it reads its job) into the learner's bounds."""
-        for folder in self._groups():
-            with contextlib.suppress(OSError):
+        """Move a process forked for this learner (before it reads its job) into the learner's bounds;
+        where it cannot be moved (a systemd scope the server may not write), rlimits and nice bound it."""
+        groups = self.leaves["work"] if self.placement.kind != "systemd" else self._groups()
+        grouped = bool(groups)
+        for folder in groups:
+            try:
                 _write(folder / "cgroup.procs", str(pid))
+            except OSError:
+                grouped = False
         with contextlib.suppress(OSError):
             _write(Path(f"/proc/{pid}/oom_score_adj"), "500")  # at the cap, the kernel ends it, not the app
         self.tracked.add(pid)
-        self.limit_rlimits(pid, baseline_vm)
+        self.limit_rlimits(pid, baseline_vm, grouped)
 
     def _groups(self) -> list[Path]:
         if self.placement.kind == "systemd":
@@ -172,11 +184,15 @@ class LearnerBounds:
 
     def pids(self) -> list[int]:
         """Every process of this learner now: their group's, else the app's tree and its forks'."""
-        groups = self._groups()
+        groups = (
+            self._groups() if self.placement.kind == "systemd" else self.leaves["app"] + self.leaves["work"]
+        )
         if groups:
-            with contextlib.suppress(OSError):
-                return sorted({int(p) for p in (groups[0] / "cgroup.procs").read_text().split()})
-            return []
+            found: set[int] = set()
+            for folder in groups:
+                with contextlib.suppress(OSError):
+                    found |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
+            return sorted(found)
         self.tracked = {p for p in self.tracked if Path(f"/proc/{p}").exists()}
         return sorted({p for pid in self.tracked for p in _tree(pid)})
 
@@ -213,8 +229,9 @@ class LearnerBounds:
         return 0
 
     def remove(self) -> None:
-        """Remove the learner's groups (once their processes are gone)."""
-        for folder in self.folders:
+        """Remove the learner's groups (once their processes are gone), their children first."""
+        children = {leaf for leaves in self.leaves.values() for leaf in leaves} - set(self.folders)
+        for folder in [*children, *self.folders]:
             end = time.monotonic() + 1.0
             while folder.exists():
                 try:
@@ -261,13 +278,29 @@ class Placement:
             folder = self.base[""] / f"learner-{learner_id}"
             folder.mkdir(exist_ok=True)
             self._set_v2(folder)
+            _write(folder / "cgroup.subtree_control", "+cpu")
             bounds.folders = [folder]
+            for leaf, weight in (
+                ("app", self.limits.cpu_weight),
+                ("work", max(1, self.limits.cpu_weight // 4)),
+            ):
+                (folder / leaf).mkdir(exist_ok=True)
+                _write(folder / leaf / "cpu.weight", str(weight))
+                bounds.leaves[leaf].append(folder / leaf)
         elif self.kind == "cgroup1":
             for name, base in self.base.items():
                 folder = base / learner_id
                 folder.mkdir(exist_ok=True)
                 self._set_v1(name, folder)
                 bounds.folders.append(folder)
+                for leaf, weight in (
+                    ("app", self.limits.cpu_weight),
+                    ("work", max(1, self.limits.cpu_weight // 4)),
+                ):
+                    if name == "cpu":
+                        (folder / leaf).mkdir(exist_ok=True)
+                        _write(folder / leaf / "cpu.shares", str(max(2, weight * 1024 // 100)))
+                    bounds.leaves[leaf].append(folder / leaf if name == "cpu" else folder)
         return bounds
 
     def _set_v2(self, folder: Path) -> None:

@@ -34,40 +34,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
-import json
 import logging
-import os
 import socket
 import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
-from importlib.metadata import version
 from pathlib import Path
 
 import textual_serve
 from aiohttp import WSMsgType, web
 
-from tutor.i18n import FALLBACK, LANGS
 from tutor.serve import roster
-from tutor.serve.app_process import AppProcess
+from tutor.serve.app_process import AppProcess, app_env, prepare_home
 from tutor.serve.bounds import LearnerBounds, Limits, Placement
 from tutor.serve.forks import AppRelay, Warm
+from tutor.serve.pages import MAX_MESSAGE, PAGE, link_page, notice_page, parse_message, tutor_page
 from tutor.serve.roster import RosterLearner, token_owner
 from tutor.serve.session import Served
-from tutor.texts import say
 
 LOG = logging.getLogger("tutor.serve")
 STATIC = Path(textual_serve.__file__).parent / "static"
-PAGE = Path(__file__).with_name("page.html")
 CODES = {"idle": 4000, "taken": 4001, "link": 4002, "busy": 4003, "full": 4004}  # websocket close codes
 TURN_WAIT_S = 20.0  # a connection waits this long for the learner's app before to end
 BACKOFF_AFTER, BACKOFF_WINDOW_S, BACKOFF_MAX_S = 3, 60.0, 16.0
 QUIT_GRACE_S = 3.0  # an app asked to quit (it saves a draft, finishes its writes), then killed
-MAX_MESSAGE = 1 << 20  # a websocket message: a paste of a whole exercise file fits
-APP_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TUTOR_CHECKPOINTS")
-NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
 
 @dataclass
@@ -138,67 +129,13 @@ class Turns:
         return max(0.0, recent[-1] + wait - now)
 
 
-def page_lang(request: web.Request) -> str:
-    """The first of the browser's languages that the tutor speaks (for pages before a learner is known)."""
-    for part in request.headers.get("Accept-Language", "").split(","):
-        lang = part.split(";")[0].strip().lower()[:2]
-        if lang in LANGS:
-            return lang
-    return FALLBACK
-
-
-def notice_page(request: web.Request, what: str, status: int) -> web.Response:
-    """A plain page that says why the tutor is not shown (`what`: refused, expired, full, home)."""
-    lang = page_lang(request)
-    title, text = say(f"serve.page.{what}.title", lang), say(f"serve.page.{what}.text", lang)
-    return web.Response(text=_plain(lang, title, f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>"),
-                        status=status, content_type="text/html", headers=NO_STORE)  # fmt: skip
-
-
-def _plain(lang: str, title: str, body: str, head: str = "") -> str:
-    return (
-        f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"{head}<style>body{{font-family:sans-serif;background:#0c181f;color:#eee;display:flex;"
-        "align-items:center;justify-content:center;height:90vh}main{max-width:36em;background:#12232d;"
-        f"padding:2em}}</style></head><body><main>{body}</main></body></html>"
-    )
-
-
-def parse_message(data: str) -> tuple | None:
-    """A websocket message as the page sends it, checked whole: (kind, value), or None to drop it."""
-    if len(data) > MAX_MESSAGE:
-        return None
-    try:
-        message = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(message, list) or not message or not isinstance(message[0], str):
-        return None
-    kind, rest = message[0], message[1:]
-    if kind == "stdin" and len(rest) == 1 and isinstance(rest[0], str):
-        try:
-            return kind, rest[0].encode("utf-8")  # a lone surrogate is no text: dropped
-        except UnicodeEncodeError:
-            return None
-    if kind == "resize" and len(rest) == 1 and isinstance(rest[0], dict):
-        width, height = rest[0].get("width"), rest[0].get("height")
-        if all(type(v) is int for v in (width, height)):
-            return kind, (min(500, max(10, width)), min(500, max(10, height)))
-        return None
-    if kind == "ping" and len(rest) == 1 and isinstance(rest[0], str) and len(rest[0]) <= 32:
-        return kind, rest[0]
-    if kind in ("blur", "focus") and not rest:
-        return kind, None
-    return None
-
-
 class TutorServer:
     def __init__(self, config: ServeConfig, placement: Placement, warm: Warm, port: int = 0) -> None:
         self.config, self.placement, self.warm = config, placement, warm
         self.cookie = f"tutor-{port}"  # per port: two servers on one host keep their own
         self.apps: dict[str, Running] = {}
         self.turns: dict[str, Turns] = {}
-        self._page = PAGE.read_text(encoding="utf-8")
+        self._page = PAGE.read_text(encoding="utf-8")  # the tutor's page, its texts filled in per learner
         self._tasks: set[asyncio.Task] = set()
         self._links_seen: float | None = None
 
@@ -222,12 +159,7 @@ class TutorServer:
         learner = token_owner(self.config.learners, token)
         if why := self._check(learner):
             return notice_page(request, why, 403)
-        lang = learner.lang
-        text = html.escape(say("serve.page.starting", lang))
-        head = '<meta http-equiv="refresh" content="0;url=/learn/">'
-        script = '<script>window.location.replace("/learn/")</script>'
-        response = web.Response(text=_plain(lang, self.config.title, f"<p>{text}</p>{script}", head),
-                                content_type="text/html", headers=NO_STORE)  # fmt: skip
+        response = link_page(learner.lang, self.config.title)
         left = learner.expires - time.time()
         response.set_cookie(self.cookie, token, path="/learn/", httponly=True, samesite="Strict",
                             secure=self.config.secure or request.secure,
@@ -240,24 +172,7 @@ class TutorServer:
             return notice_page(request, why if why != "refused" else "home", 403)
         if self._full(learner):
             return notice_page(request, "full", 503)
-        lang = learner.lang
-        values = {
-            "lang": lang,
-            "title": html.escape(self.config.title),
-            "starting": html.escape(say("serve.page.starting", lang)),
-            "ended": html.escape(say("serve.page.ended", lang)),
-            "idle": html.escape(say("serve.page.idle", lang, minutes=round(self.config.idle_minutes))),
-            "taken": html.escape(say("serve.page.taken", lang)),
-            "link": html.escape(say("serve.page.link_ended", lang)),
-            "busy": html.escape(say("serve.page.busy", lang)),
-            "full": html.escape(say("serve.page.full.text", lang)),
-            "restart": html.escape(say("serve.page.restart", lang)),
-            "codes": json.dumps(CODES),
-        }
-        text = self._page
-        for name, value in values.items():
-            text = text.replace("{{ " + name + " }}", value)
-        return web.Response(text=text, content_type="text/html", headers=NO_STORE)
+        return tutor_page(self._page, learner.lang, self.config.title, self.config.idle_minutes, CODES)
 
     async def handle_root(self, request: web.Request) -> web.Response:
         return notice_page(request, "home", 403)
@@ -455,40 +370,6 @@ def _size(value: str | None, default: int) -> int:
         return min(500, max(10, int(value))) if value is not None else default
     except ValueError:
         return default
-
-
-def prepare_home(home: Path, folder: Path | None) -> None:
-    """The learner's home, 0700, and everything in it the owner's only (folders 0700, files 0600), never
-    following a link. Nothing of the learner's runs while this is done."""
-    if folder is not None:
-        (folder / roster.LEARNERS_FOLDER).mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(folder / roster.LEARNERS_FOLDER, 0o700)
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(home, 0o700)
-    for here, folders, files in os.walk(home):
-        for name in folders + files:
-            path = os.path.join(here, name)
-            with contextlib.suppress(OSError):
-                mode = os.lstat(path).st_mode
-                if (mode & 0o7777) & 0o077:
-                    if os.path.isdir(path) and not os.path.islink(path):
-                        os.chmod(path, 0o700)
-                    elif os.path.isfile(path) and not os.path.islink(path):
-                        os.chmod(path, 0o600)
-
-
-def app_env(home: Path, served: Served) -> dict[str, str]:
-    """The app's whole environment: none of the server's but where programs and libraries are, the
-    locale and the web driver's (no VISUAL/EDITOR: the lab's built-in editor edits in the page)."""
-    from tutor.settings import tutor_child_env
-
-    env = {k: v for k, v in tutor_child_env().items() if k in APP_ENV or k.startswith("PYTHON")}
-    env.update(
-        TEXTUAL_DRIVER="textual.drivers.web_driver:WebDriver", TEXTUAL_FPS="60", TEXTUAL_COLOR_SYSTEM="truecolor",
-        TERM_PROGRAM="textual", TERM_PROGRAM_VERSION=version("textual-serve"), HOME=str(home),
-        TMPDIR=str(home / ".tmp"), OMP_NUM_THREADS="1", TUTOR_SERVED=served.to_env(),
-    )  # fmt: skip
-    return env
 
 
 def serve(config: ServeConfig, host: str, port: int, ready=None, bounds: str | None = None) -> None:
