@@ -33,7 +33,7 @@ GRADE_KEYS = {
     "isolation",
     "seed",
 }
-CHECK_KEYS = {"name", "status", "message", "hint", "points"}
+CHECK_KEYS = ["name", "title", "status", "message", "hint", "points", "max_points"]  # in DESIGN.md's order
 
 
 PROBE_TOML = """
@@ -130,7 +130,8 @@ def test_grading_the_starter_exits_1_with_grade_json(starter_json):
     assert set(data) == GRADE_KEYS and data["exercise"] == "probe" and data["status"] == "fail"
     assert list(data)[0] == "version" and data["version"] == 1  # the format's, first as in DESIGN.md
     assert [c["name"] for c in data["checks"]] == ["add", "neg"]
-    assert all(set(c) == CHECK_KEYS for c in data["checks"])
+    assert all(list(c) == CHECK_KEYS for c in data["checks"])
+    assert [(c["title"], c["max_points"]) for c in data["checks"]] == [("adds", 2), ("negates", 1)]
     assert data["score"] == 0 and data["max_score"] == 3
     assert data["checks"][0]["hint"] == "use +" and "NotImplementedError" in data["checks"][0]["message"]
 

@@ -1,7 +1,7 @@
 """The grade of one submission, exactly the grade JSON of DESIGN.md.
 
     {"version": VERSION (the format's), "exercise", "status": "pass"|"fail"|"error"|"timeout", "score", "max_score",
-     "checks": [{"name", "status", "message", "hint", "points"}], "duration_s", "output",
+     "checks": [{"name", "title", "status", "message", "hint", "points", "max_points"}], "duration_s", "output",
      "isolation": {"level": "strong"|"partial"|"basic"|"none", "layers": [what was in force],
                    "missing": [what "strong" needs and was not there]},
      "seed": the submission's seed (the first 16 hex digits of its text's sha256; "" when no code ran)}
@@ -12,7 +12,10 @@ landlock, seccomp, limits, no-new-files).
 
 A check's status is "pass", "fail" (wrong answer), "error" (the learner's code raised or the
 process died while it ran), "timeout" (it was running when time ran out) or "skipped" (never ran).
-`points` is what the check earned (0 unless it passed); `CheckResult.max_points` is kept off the JSON.
+`points` is what the check earned (0 unless it passed), `max_points` what it can earn (the exercise's
+points for it) and `title` its title in the grade's language. A report written before they were added
+reads with "" and 0; a merge fills both in from the course's exercise.toml (shards.batch_rows). The
+progress store keeps a check without them (submissions.save_submission).
 
 Every text of a grade may hold what the learner's code wrote, so the models hold them as
 tutor.grading.untrusted makes them: a check's message and hint on one line (line breaks shown as ↵),
@@ -39,14 +42,14 @@ class CheckResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str  # the check id from exercise.toml
+    title: str = ""  # its title in the grade's language
     status: CheckStatus
     message: str
     hint: str
     points: float
-    max_points: float = Field(0, exclude=True)
-    title: str = Field("", exclude=True)  # localised title, for display
+    max_points: float = 0  # what it can earn: the exercise's points for it
 
-    @field_validator("message", "hint")
+    @field_validator("title", "message", "hint")
     @classmethod
     def _one_line(cls, text: str) -> str:
         return one_line(text)

@@ -314,7 +314,8 @@ def _recomputed(ex: Exercise, row: dict, where: str, path: str, lang: str) -> tu
     number(grade["score"], ".score", top)
     number(grade["max_score"], ".max_score", top)
     number(grade["duration_s"], ".duration_s", None)
-    ordered = [{**checks[decl.id], "points": decl.points if checks[decl.id]["status"] == "pass" else 0}
+    ordered = [{**checks[decl.id], "title": pick(decl.title, lang), "max_points": decl.points,
+                "points": decl.points if checks[decl.id]["status"] == "pass" else 0}
                for decl in ex.checks]  # fmt: skip
     score = sum(check["points"] for check in ordered)
     status = row_status([check["status"] for check in ordered], grade["status"])

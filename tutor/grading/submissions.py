@@ -105,6 +105,11 @@ def train_own_model(
     return training_result(per_file[0], stopped, run["compare"], lang)
 
 
+# what the store's check record (tutor.progress.records.GradedCheck) does not keep: the exercise's title and
+# points for the check, which the course gives again whenever a recorded grade is shown
+STORE_LEAVES_OUT = {"title", "max_points"}
+
+
 def save_submission(store, ex: Exercise, source: bytes, result: GradeResult) -> bool:
     """Record the grade of `source` (time, sha256, verdict, checks, hints seen so far); False when
     the store stayed busy through every try (the app calls it in its writer thread)."""
@@ -118,7 +123,7 @@ def save_submission(store, ex: Exercise, source: bytes, result: GradeResult) -> 
                 status=result.status,
                 score=result.score,
                 max_score=result.max_score,
-                checks=[c.model_dump(mode="json") for c in result.checks],
+                checks=[c.model_dump(mode="json", exclude=STORE_LEAVES_OUT) for c in result.checks],
                 hints_revealed=len({h.hint for h in store.hint_reveals(ex.id)}),
             )
             return True
