@@ -5,6 +5,12 @@
     python -m tutor progress --export FILE   every record, as JSON, to take to another machine
     python -m tutor progress --import FILE   merge such a file in (importing twice changes nothing)
     python -m tutor progress --reset         delete all progress, after asking (a backup is kept)
+    python -m tutor progress --new-per-day N at most N new questions a day in a review (Anki's cap)
+    python -m tutor progress --fit           fit FSRS's parameters to your own reviews (fsrs[optimizer])
+
+The table is followed by the review statistics: today's reviews and new questions, retention over 30
+days, the questions by stage, the next seven days' load, and the intervals (fitted or FSRS's defaults);
+--json has them as "reviews" (tutor.progress.review_stats).
 
 JSON: {"home", "store", "lessons": [{"id", "title", "sections_read", "sections_total",
 "quiz": {"questions", "answered", "correct", "due"}, "exercises": {"total", "attempted", "passed"}}],
@@ -36,6 +42,8 @@ def add_arguments(parser, t) -> None:
         "--import", dest="import_file", type=Path, metavar="FILE", help=t("cli.opt.progress.import")
     )
     action.add_argument("--reset", action="store_true", help=t("cli.opt.progress.reset"))
+    action.add_argument("--new-per-day", type=int, metavar="N", help=t("cli.opt.progress.new_per_day"))
+    action.add_argument("--fit", action="store_true", help=t("cli.opt.progress.fit"))
     parser.add_argument("--yes", action="store_true", help=t("cli.opt.progress.yes"))
 
 
@@ -73,6 +81,16 @@ def run(args, ctx) -> int:
             changed = transfer.import_data(store, data, source=str(args.import_file))
             print(say("progress.imported_rows", ctx.lang, n=changed, path=args.import_file))
             return 0
+        if args.new_per_day is not None:
+            from tutor.progress.quiz_status import NEW_PER_DAY_KEY
+
+            if not 0 <= args.new_per_day <= 1000:
+                raise TutorError(say("cli.quiz.new_negative", ctx.lang))
+            store.set_value(NEW_PER_DAY_KEY, args.new_per_day)
+            print(say("progress.new_per_day_set", ctx.lang, n=args.new_per_day))
+            return 0
+        if args.fit:
+            return _fit(store, ctx.lang)
         if args.reset:
             if not args.yes and not _confirm(store.path, ctx.lang):
                 print(say("progress.nothing_deleted", ctx.lang))
@@ -94,8 +112,17 @@ def _show(store, ctx, as_json: bool) -> int:
     for folder in course.skipped:
         print(say("cli.left_out", ctx.lang, name=folder.name), file=sys.stderr)
     summary = summarise(store, course.lessons, ctx.lang)
+    from tutor.progress.review_stats import review_stats, stats_lines
+
+    stats = review_stats(store, course.lessons, store.now())
     if as_json:
-        print(summary.model_dump_json(indent=2))
+        import json
+
+        print(
+            json.dumps(
+                {**summary.model_dump(mode="json"), "reviews": stats.as_json()}, indent=2, ensure_ascii=False
+            )
+        )
         return 0
     from rich.console import Console
     from rich.markup import escape
@@ -120,8 +147,29 @@ def _show(store, ctx, as_json: bool) -> int:
     if note:
         console.print(escape(note))
     console.print(escape(say("progress.footer", lang, due=summary.reviews_due, runs=summary.training_runs)))
+    from tutor.quiz.fit import fit_note
+
+    for line in stats_lines(stats, lang, fit_note(store, lang)):
+        console.print(escape(line))
     if summary.last_location and (where := place_text(summary.last_location, course, lang)) is not None:
         console.print(escape(say("progress.last_place", lang, where=where)))
+    return 0
+
+
+def _fit(store, lang: str) -> int:
+    """Fit FSRS to the learner's reviews and say what it gained (exit 1 when there are too few)."""
+    from tutor.errors import TutorError
+    from tutor.quiz.fit import fit
+    from tutor.texts import number, say
+
+    try:
+        result = fit(store, lang)
+    except TutorError as err:
+        print(err.in_lang(lang), file=sys.stderr)
+        return 1
+    key = "progress.fit.done" if result["used"] else "progress.fit.kept_defaults"
+    print(say(key, lang, n=result["reviews"], before=number(result["loss_before"], lang, decimals=3),
+              after=number(result["loss_after"], lang, decimals=3)))  # fmt: skip
     return 0
 
 

@@ -47,14 +47,13 @@ def run(args, ctx) -> int:
     from tutor.course import open_course
     from tutor.errors import TutorError
     from tutor.i18n import pick
-    from tutor.progress.quiz_status import NEW_PER_REVIEW
     from tutor.progress.store import Store
     from tutor.quiz.session import QuizSession
     from tutor.quiz.terminal import run_session
     from tutor.texts import say
 
-    new_limit = NEW_PER_REVIEW if args.new is None else args.new
-    if new_limit < 0:
+    new_limit = args.new  # None: what is left of the day's allowance of new questions
+    if new_limit is not None and new_limit < 0:
         raise TutorError(say("cli.quiz.new_negative", ctx.lang))
     if not args.review and not args.predict and not args.lesson:
         raise TutorError(say("cli.quiz.what", ctx.lang))

@@ -54,6 +54,7 @@ class Answer(NamedTuple):  # the fields of records.QuizAnswer that tutor.progres
     session: str | None
     correct: bool | None
     rating: int | None
+    at: datetime
 
 
 class Due(NamedTuple):  # of records.ReviewState
@@ -78,6 +79,10 @@ class Glance(NamedTuple):
     attempted: frozenset[str] = frozenset()  # exercises graded at least once
     passed: frozenset[str] = frozenset()
     location: tuple[tuple[str, str], ...] = ()  # "continue where I left off", as (key, value) pairs
+    settings: tuple[tuple[str, object], ...] = ()  # the learner's settings (kv rows "settings.*")
+
+    def get_value(self, key: str, default: object = None) -> object:
+        return dict(self.settings).get(key, default)
 
     def answers(self) -> list[Answer]:
         return self.answers_
@@ -119,10 +124,13 @@ def read_glance(home: Path) -> Glance | None:
         return None
     try:
         rows = conn.execute(
-            "SELECT lesson, question, session, correct, rating FROM quiz_answers"
+            "SELECT lesson, question, session, correct, rating, at FROM quiz_answers"
             " WHERE exercise IS NULL ORDER BY at, id"
         ).fetchall()
-        answers = [Answer(lesson, q, s, None if c is None else bool(c), r) for lesson, q, s, c, r in rows]
+        answers = [
+            Answer(lesson, q, s, None if c is None else bool(c), r, from_text(at))
+            for lesson, q, s, c, r, at in rows
+        ]
         due = [
             Due(lesson, q, from_text(d))
             for lesson, q, d in conn.execute(
@@ -138,6 +146,10 @@ def read_glance(home: Path) -> Glance | None:
                 passed.add(exercise)
         kv = conn.execute("SELECT value FROM kv WHERE key = ?", (LAST_LOCATION,)).fetchone()
         location = json.loads(kv[0]) if kv else {}
+        settings = tuple(
+            (key, json.loads(value))
+            for key, value in conn.execute("SELECT key, value FROM kv WHERE key LIKE 'settings.%'")
+        )
     except (sqlite3.Error, ValueError, TypeError):
         return None  # busy past the timeout, or rows this tutor would not read either
     finally:
@@ -151,6 +163,7 @@ def read_glance(home: Path) -> Glance | None:
         frozenset(attempted),
         frozenset(passed),
         tuple((str(k), str(v)) for k, v in location.items()),
+        settings,
     )
 
 
@@ -189,7 +202,7 @@ class Standing(NamedTuple):
 
     rows: list[LessonRow]
     due: int  # questions due today (a review asks them first)
-    new: int  # never-answered questions a review would ask next (at most NEW_PER_REVIEW)
+    new: int  # never-answered questions a review would ask next (what is left of the day's allowance)
     step: Step
 
 

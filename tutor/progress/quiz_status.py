@@ -7,7 +7,9 @@ a sitting all ask these functions, so they cannot disagree:
   schedule is kept in whole days, so an item due at 20:00 is due all of that day.
 - **new**: a question never answered, from a lesson the learner has started (read a section of, or
   answered a question of). New questions are not due; a review sitting asks the due ones first,
-  then up to `NEW_PER_REVIEW` new ones, and every place that counts them shows the two apart.
+  then new ones up to the day's allowance, as Anki does: at most `new_per_day` questions seen for the
+  first time a day (a setting, NEW_PER_DAY by default; `python -m tutor progress --new-per-day N`),
+  those a lesson's quiz asked first today counted too; every place that counts them shows the two apart.
 - **right**: a question whose first answer in the latest sitting that asked it was right (an open
   question: rated hard or better). A second try in the same sitting, after the explanation was
   shown, does not make a miss right; the next sitting can.
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
 from tutor.progress.db import end_of_today
@@ -29,8 +31,25 @@ if TYPE_CHECKING:  # no pydantic here: home works these out from tutor.progress.
     from tutor.progress.records import QuizAnswer, ReviewState
     from tutor.progress.store import Store
 
-NEW_PER_REVIEW = 10
+NEW_PER_DAY = 10  # new questions a day, unless the learner set it (NEW_PER_DAY_KEY in the store)
+NEW_PER_DAY_KEY = "settings.new_per_day"
+NEW_PER_REVIEW = NEW_PER_DAY  # the name earlier callers use
 Key = tuple[str, str]  # (lesson id, question id)
+
+
+def new_per_day(store: Store) -> int:
+    """The learner's daily cap on new questions (the setting, else NEW_PER_DAY)."""
+    value = store.get_value(NEW_PER_DAY_KEY, NEW_PER_DAY)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else NEW_PER_DAY
+
+
+def new_today(store: Store, now: datetime) -> int:
+    """Questions answered for the first time today (the learner's day): what the daily cap counts."""
+    first: dict[Key, datetime] = {}
+    for a in store.answers():  # oldest first
+        first.setdefault((a.lesson, a.question), a.at)
+    start = end_of_today(now) - timedelta(days=1)
+    return sum(start <= at for at in first.values())
 
 
 def is_due(state: ReviewState, now: datetime) -> bool:
@@ -69,9 +88,12 @@ class ReviewPlan(NamedTuple):
 
 
 def review_plan(
-    store: Store, lessons: Sequence[Lesson], now: datetime, new_limit: int = NEW_PER_REVIEW
+    store: Store, lessons: Sequence[Lesson], now: datetime, new_limit: int | None = None
 ) -> ReviewPlan:
-    """What a review sitting asks: everything due, then a few new questions."""
+    """What a review sitting asks: everything due, then new questions: `new_limit` of them, or by
+    default what is left of the day's allowance (new_per_day less those seen first today)."""
+    if new_limit is None:
+        new_limit = new_per_day(store) - new_today(store, now)
     return ReviewPlan(due_keys(store, lessons, now), new_keys(store, lessons)[: max(0, new_limit)])
 
 

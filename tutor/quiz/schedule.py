@@ -6,12 +6,14 @@ Rules:
 - only the first answer of an item on a given (local) day moves its long-term schedule;
 - FSRS's minute-scale learning steps are switched off: the quiz session itself re-asks a missed
   item later in the same sitting, and the long-term schedule is kept in days;
-- fuzzing is off, so a schedule is reproducible (and testable) from the answers and the clock.
+- fuzzing is off, so a schedule is reproducible (and testable) from the answers and the clock;
+- FSRS's default parameters, or the learner's own once fitted to their reviews (tutor.quiz.fit).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from fsrs import Card, Rating, Scheduler
@@ -19,6 +21,14 @@ from fsrs import Card, Rating, Scheduler
 from tutor.progress.records import ReviewState
 
 SCHEDULER = Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+
+
+@cache
+def scheduler(parameters: tuple[float, ...] | None = None) -> Scheduler:
+    """The scheduler with `parameters` (a learner's fit), else FSRS's defaults; the rules above either way."""
+    if parameters is None:
+        return SCHEDULER
+    return Scheduler(parameters=parameters, learning_steps=(), relearning_steps=(), enable_fuzzing=False)
 
 
 def rating_for(correct: bool | None, *, used_hint: bool = False, own: int | Rating | None = None) -> Rating:
@@ -32,11 +42,14 @@ def rating_for(correct: bool | None, *, used_hint: bool = False, own: int | Rati
     return Rating.Hard if used_hint else Rating.Good
 
 
-def review(card: dict[str, Any] | None, rating: Rating, now: datetime) -> dict[str, Any]:
-    """The card (as a dict) after one review at `now`; `card=None` starts a new one."""
+def review(
+    card: dict[str, Any] | None, rating: Rating, now: datetime, parameters: tuple[float, ...] | None = None
+) -> dict[str, Any]:
+    """The card (as a dict) after one review at `now`; `card=None` starts a new one. `parameters`: the
+    learner's fitted ones (tutor.quiz.fit.fitted_parameters), else FSRS's defaults."""
     when = now.astimezone(UTC)
     current = Card.from_dict(card) if card else Card(card_id=int(when.timestamp() * 1000), due=when)  # type: ignore[arg-type]
-    updated, _log = SCHEDULER.review_card(current, rating, when)
+    updated, _log = scheduler(parameters).review_card(current, rating, when)
     return dict(updated.to_dict())
 
 

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tutor.content.schema import Exercise, Lesson, MultipleChoice, Question, SingleChoice
 from tutor.i18n import pick
-from tutor.progress.quiz_status import NEW_PER_REVIEW, ReviewPlan, due_keys, is_miss, review_plan
+from tutor.progress.quiz_status import ReviewPlan, due_keys, is_miss, review_plan
 from tutor.progress.records import QuizAnswer, ReviewState
 from tutor.progress.store import Store
 from tutor.quiz.check import ChoiceFeedback, check_answer
@@ -144,6 +144,9 @@ class QuizSession:
         self.now = now or store.now  # the store's clock (local time by default) unless a test injects one
         self.requeue_gap, self.miss_limit = requeue_gap, miss_limit
         self.current: Item | None = None
+        from tutor.quiz.fit import fitted_parameters
+
+        self.parameters = fitted_parameters(store)  # the learner's own FSRS parameters, once fitted
         sittings = self._sittings()
         last = max(sittings, default=0)
         if mode == "lesson" and last:
@@ -163,9 +166,10 @@ class QuizSession:
 
     @classmethod
     def for_review(
-        cls, store: Store, lessons: Sequence[Lesson], *, new_limit: int = NEW_PER_REVIEW, **kw
+        cls, store: Store, lessons: Sequence[Lesson], *, new_limit: int | None = None, **kw
     ) -> QuizSession:
-        """Everything due today, then up to `new_limit` new questions (tutor.progress.quiz_status)."""
+        """Everything due today, then up to `new_limit` new questions, by default what is left of the
+        day's allowance (tutor.progress.quiz_status)."""
         plan = review_plan(store, lessons, (kw.get("now") or store.now)(), new_limit)
         known = {(lesson.id, q.id): Item(lesson, q) for lesson in lessons for q in lesson.quiz}
         items = [known[k] for k in [*plan.due, *plan.new]]
@@ -314,7 +318,7 @@ class QuizSession:
             # runs inside the store's write transaction: only the day's first answer moves the schedule
             if rating is None or not counts_today(state, now):
                 return None
-            return review(state.card if state else None, rating, now)
+            return review(state.card if state else None, rating, now, self.parameters)
 
         lesson_id, exercise_id, qid = item.key
         recorded = self.store.record_answer(
@@ -346,9 +350,22 @@ class QuizSession:
         if self.mode == "lesson":
             self._second_round.append(item)
         elif self.mode == "review":
-            self._queue.insert(min(self.requeue_gap, len(self._queue)), item)
+            self._queue.insert(self._requeue_at(item), item)
         else:
             self._queue.append(item)
+
+    def _requeue_at(self, item: Item) -> int:
+        """Where a missed review item comes back: `requeue_gap` items on, but before the new questions
+        while reviews are left (reviews first, as Anki asks them), never at once again."""
+        at = min(self.requeue_gap, len(self._queue))
+        new = set(self.plan.new) if self.plan is not None else set()
+        if (item.lesson.id, item.question.id) not in new:
+            reviews_left = next(
+                (i for i, q in enumerate(self._queue) if (q.lesson.id, q.question.id) in new),
+                len(self._queue),
+            )
+            at = min(at, max(reviews_left, min(1, len(self._queue))))
+        return at
 
     def _misses_in_row(self, item: Item) -> int:
         lesson_id, exercise_id, qid = item.key

@@ -530,6 +530,7 @@ class TutorApp(App[int]):
             partial(self.navigate, self.open_quiz, None),
         )
         yield SystemCommand(say("cmd.exercises", lang), say("cmd.exercises_help", lang), self.action_exercises)
+        yield from self._new_per_day_commands(lang)
         for code, name in LANG_NAMES.items():
             if code != lang:
                 yield SystemCommand(
@@ -545,6 +546,24 @@ class TutorApp(App[int]):
                 lambda: self.set_timer(0.1, self.deliver_screenshot),
             )
         yield SystemCommand(say("cmd.quit", lang), say("cmd.quit_help", lang), self.action_quit)
+
+    def _new_per_day_commands(self, lang: str) -> Iterable[SystemCommand]:
+        """The daily cap on new questions, as Anki's new cards a day: a few values to choose from."""
+        if self.tutor.store is None:
+            return
+        from tutor.progress.quiz_status import NEW_PER_DAY_KEY, new_per_day
+
+        try:
+            now = new_per_day(self.tutor.store)
+        except Exception:  # an unreadable store: no setting to offer
+            return
+        for n in (5, 10, 20, 30):
+            if n != now:
+                yield SystemCommand(
+                    say("cmd.new_per_day", lang, n=n),
+                    say("cmd.new_per_day_help", lang, now=now),
+                    partial(self.tutor.write, lambda store, n=n: store.set_value(NEW_PER_DAY_KEY, n)),
+                )
 
     def action_command_palette(self) -> None:
         """The command palette, its search line in the learner's language."""

@@ -13,6 +13,7 @@ from textual.widgets import Static
 from tutor.content.schema import Lesson
 from tutor.i18n import pick
 from tutor.texts import say
+from tutor.ui.prose_text import ProseText
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.state import Tutor
 from tutor.ui.widgets.key_bar import KeyBar
@@ -80,12 +81,34 @@ class QuizScreen(TutorScreen):
             if self.panel is not None:
                 self.panel.refresh_content(self.lang)
         title.update(Text(self._title()))
+        self._show_stats()
+
+    def _show_stats(self) -> None:
+        """Under a review: today's work against the daily cap, retention, the questions by stage, the next
+        seven days' load and the intervals (tutor.progress.review_stats; `progress` prints the same)."""
+        if self.lesson is not None or self.tutor.store is None:
+            return
+        from tutor.progress.review_stats import review_stats, stats_lines
+        from tutor.quiz.fit import fit_note
+
+        store = self.tutor.store
+        try:
+            lines = stats_lines(review_stats(store, self.tutor.lessons, store.now()), self.lang, fit_note(store, self.lang))
+        except Exception:  # statistics are extra: the review goes on without them
+            return
+        box = next(iter(self.query("#quiz-stats")), None)
+        if box is None:
+            box = Static(id="quiz-stats", classes="hint")
+            self.query_one("#quiz-box").mount(box)
+        box.update(ProseText("\n".join(lines)))
 
     def _finished(self) -> None:
-        """The sitting is over: what next (n does it)."""
+        """The sitting is over: what next (n does it), and the statistics as they are now."""
         step = NextStep(id="quiz-next")
-        self.query_one("#quiz-box").mount(step)
+        stats = next(iter(self.query("#quiz-stats")), None)
+        self.query_one("#quiz-box").mount(step, before=stats)
         step.suggest()
+        self._show_stats()
 
     def action_back(self) -> None:
         if self.lesson is not None:
