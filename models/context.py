@@ -50,6 +50,19 @@ class LengthScore:
         return asdict(self)
 
 
+def batches_of(
+    ids_count: int, lengths: Sequence[int], windows: int, batch: int = BATCH
+) -> list[tuple[int, int]]:
+    """(length, windows in the batch) of every batch `measure` scores, in its order, for a text of `ids_count`
+    ids: what a measurement costs can be told before it starts."""
+    span = min(windows * max(lengths), ids_count - 1)
+    out = []
+    for length in lengths:
+        count = span // length
+        out += [(length, min(batch, count - lo)) for lo in range(0, count, batch)]
+    return out
+
+
 def windows_of(
     ids: Sequence[int] | torch.Tensor, length: int, span: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -132,17 +145,20 @@ def scaling_table(
     methods: Sequence[str] = METHODS,
     should_stop: Callable[[], bool] | None = None,
     on_method: Callable[[str], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> dict:
     """`measure` at 1×, 2×, 4× `trained_length` for each method; `model_for(method)` is the RoPE model with
     that method's frequency table stretched by `scale` (for "none", the model as trained). `on_method(method)`
-    is called before each method is measured."""
+    is called before each method is measured, `on_batch` after each batch (measure's)."""
     L0 = trained_length
     out = {"scale": scale, "windows": windows, "trained_length": L0, "methods": {}}
     for method in methods:
         if on_method is not None:
             on_method(method)
         lengths = [k * L0 for k in MULTIPLES]
-        scores = measure(model_for(method), val_ids, lengths, windows, L0, should_stop=should_stop)
+        scores = measure(
+            model_for(method), val_ids, lengths, windows, L0, should_stop=should_stop, on_batch=on_batch
+        )
         out["methods"][method] = [s.to_dict() for s in scores]
     return out
 

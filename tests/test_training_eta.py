@@ -4,6 +4,9 @@ length is known before it starts (from the learner's kept runs, or timed for a f
 from __future__ import annotations
 
 import random
+import re
+
+import pytest
 
 from tutor.experiments import pool
 from tutor.experiments.params import TrainCompareParams
@@ -167,3 +170,27 @@ def test_the_command_lines_training_lines_write_the_languages_numbers_and_the_jo
     assert lines[0] == say("run.estimate", "de", runs=3, time=about(1500.0))
     assert "25 min" in lines[0]
     assert "5,907" in lines[1] and "5,918" in lines[1] and "5.907" not in lines[1]
+
+
+@pytest.mark.slow
+def test_a_measurement_at_an_unstored_scale_says_its_length_and_pace_before_it_ends(tmp_path):
+    """context-scaling at scale 3 measures now (only 2, 4 and 8 are stored): stderr says how long it will
+    take before the first batch and how far it is while it runs, and the first estimate is within 2x of what
+    it took."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import run_tutor_env
+
+    began = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "tutor", "experiment", "context-scaling", "--set", "scale=3", "--set", "windows=64"],
+        capture_output=True, text=True, env=run_tutor_env(tmp_path), timeout=600, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    took = time.monotonic() - began
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.startswith("Measuring scale 3 on 64 windows")]
+    assert len(lines) >= 3 and "batch 0/" in lines[0], out.stderr
+    first = re.search(r"about (\d+) s left", lines[0])
+    assert first is not None and took / 2 <= int(first.group(1)) <= took * 2, (lines[0], took)

@@ -158,7 +158,7 @@ def run(args, ctx) -> int:
                     spec.name, params, should_stop=stop.is_set, on_event=on_event, stored_run=stored_run
                 )
         else:
-            result = runner.run_quick(spec.name, params)
+            result = runner.run_quick(spec.name, params, on_event=partial(_print_measuring, ctx.lang, {}))
     except Cancelled:
         print(say("run.cancelled", ctx.lang), file=sys.stderr)
         return 1
@@ -222,6 +222,19 @@ def _said(err: TutorError) -> dict[str, Any] | None:
         return Msg(err.key, **err.values).model_dump(mode="json")
     except ValidationError:  # a value JSON cannot carry: the English message is sent
         return None
+
+
+def _print_measuring(lang: str, shown: dict[str, int], event: dict[str, Any]) -> None:
+    """A quick experiment's long measurement on stderr: its length and offer first, then at each tenth of it
+    (`shown` keeps the last tenth printed)."""
+    from tutor.experiments.jobs import measuring_line
+
+    if event.get("event") != "measuring":
+        return
+    tenth = int(event.get("done", 0)) * 10 // max(1, int(event.get("total", 1)))
+    if tenth > shown.get("tenth", -1):
+        shown["tenth"] = tenth
+        print(measuring_line(event, lang), file=sys.stderr, flush=True)
 
 
 def _print_progress(lang: str, event: dict[str, Any]) -> None:

@@ -15,12 +15,14 @@ measured when asked, on as many windows as the `windows` parameter says.
 from __future__ import annotations
 
 import math
+import time
 
 from tutor.experiments import cache
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import ContextScalingParams
-from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, reading, result
+from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, TablePanel, about, reading, result
 from tutor.experiments.run_context import RunContext
+from tutor.settings import TRAINING_PROGRESS_EVERY_S
 
 METHODS = ("none", "pi", "ntk", "yarn")  # models.context.METHODS, kept here so importing stays torch-free
 MULTIPLES = (1, 2, 4)
@@ -51,13 +53,81 @@ def measured(p: ContextScalingParams, ctx: RunContext, base) -> tuple[dict, bool
         return cache.checkpoint(cache.ROPE_SHORT, **stretched).model
 
     ids = base.tokenizer.encode(val_text(), unknown="unk")
+    clock = MeasureClock(p, ctx, base.model, ids, L0)
     try:
-        table = scaling_table(
-            model_for, L0, ids, p.scale, p.windows, METHODS, ctx.should_stop, on_method=lambda _: ctx.check()
-        )
+        table = scaling_table(model_for, L0, ids, p.scale, p.windows, METHODS, ctx.should_stop,
+                              on_method=lambda _: ctx.check(), on_batch=lambda _: clock.tick())  # fmt: skip
     except InterruptedError:
         raise Cancelled() from None
     return table, False
+
+
+class MeasureClock:
+    """How long a measurement takes, said before it starts and while it runs: "measuring" events, the first
+    with the seconds expected (a batch of each length timed here, after a warm-up batch, times the batches
+    every table reads) and, for a long one, how many windows would take about FEWER_S; then at most every
+    TRAINING_PROGRESS_EVERY_S seconds the batches done and the time left at the pace measured so far. A
+    measurement of a few batches a length is not timed (it takes about as long as its timing would)."""
+
+    FEWER_S = 15.0  # the offer: about this long
+    OFFER_FROM_S = 60.0  # offered for a measurement at least this long
+
+    def __init__(self, p: ContextScalingParams, ctx: RunContext, model, ids: list[int], L0: int) -> None:
+        from models.context import BATCH, batches_of
+
+        self.ctx, self.p, self.ids_count = ctx, p, len(ids)
+        lengths = [k * L0 for k in MULTIPLES]
+        batches = batches_of(len(ids), lengths, p.windows)
+        self.cost: dict[int, float] | None = None
+        if len(batches) >= 4 * len(lengths):
+            self.cost = {length: self._batch_s(model, ids, length, L0) / BATCH for length in lengths}
+        self.plan = [n * self.cost[length] for length, n in batches] * len(METHODS) if self.cost else []
+        self.done, self.done_s, self.last = 0, 0.0, 0.0
+        self.t0 = time.perf_counter()
+        if self.cost:
+            self._emit(first=True)
+
+    @staticmethod
+    def _batch_s(model, ids: list[int], length: int, L0: int) -> float:
+        from models.context import BATCH, measure
+
+        measure(model, ids, [length], BATCH, L0)  # warm-up
+        t = time.perf_counter()
+        measure(model, ids, [length], BATCH, L0)
+        return time.perf_counter() - t
+
+    def seconds(self, windows: int) -> float:
+        """The expected seconds of the measurement at `windows` windows."""
+        from models.context import batches_of
+
+        lengths = sorted(self.cost)
+        return sum(n * self.cost[length] for length, n in batches_of(self.ids_count, lengths, windows)) * len(
+            METHODS
+        )
+
+    def tick(self) -> None:
+        if not self.cost:
+            return
+        self.done_s += self.plan[min(self.done, len(self.plan) - 1)]
+        self.done += 1
+        if time.perf_counter() - self.last >= TRAINING_PROGRESS_EVERY_S or self.done == len(self.plan):
+            self._emit()
+
+    def _emit(self, first: bool = False) -> None:
+        self.last = time.perf_counter()
+        planned, left = sum(self.plan), sum(self.plan) - self.done_s
+        prior = sum(self.plan[:3])  # as the job clocks do: the timing counts as a few batches run at its pace
+        pace = (self.last - self.t0 + prior) / (self.done_s + prior)
+        event = {"event": "measuring", "what": Msg(f"{TEXT}measuring_what", scale=Num(self.p.scale),
+                 windows=self.p.windows).model_dump(), "done": self.done, "total": len(self.plan),
+                 "eta_s": left * pace, "seconds": planned}  # fmt: skip
+        if first and planned >= self.OFFER_FROM_S:
+            fewer = 2 ** max(0, int(math.log2(max(1.0, self.p.windows * self.FEWER_S / planned))))
+            if fewer < self.p.windows:
+                event["offer"] = Msg(
+                    "run.measuring_fewer", windows=fewer, time=about(self.seconds(fewer))
+                ).model_dump()
+        self.ctx.emit(event)
 
 
 def _buckets(values: list[float], size: int) -> list[float]:
@@ -193,7 +263,9 @@ def _note(metrics: dict[str, float], L0: int, stored: bool) -> Msg:
         plain=Num(far["none"]),
     )
     windows = int(metrics["windows"])  # of the longest length, from the start of the validation split
-    source = Msg(f"{TEXT}stored" if stored else f"{TEXT}measured", windows=windows, characters=windows * k * L0)
+    source = Msg(
+        f"{TEXT}stored" if stored else f"{TEXT}measured", windows=windows, characters=windows * k * L0
+    )
     return Msg(
         f"{TEXT}note",
         length=L0,

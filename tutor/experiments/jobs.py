@@ -209,3 +209,14 @@ def phase_reporter(emit: Callable[[dict[str, Any]], None], phase: str, step: int
               "elapsed_s": elapsed_s, "phase": phase, "phase_s": now - started, "finished": False})  # fmt: skip
 
     return tick
+
+
+def measuring_line(event: Mapping[str, Any], lang: str) -> str:
+    """A "measuring" event (extension.MeasureClock) in the learner's words: what is measured, the batches done,
+    the time left and, at the start of a long measurement, how many windows would be quicker."""
+    from tutor.experiments.result import about, words
+    from tutor.texts import say
+
+    offer = words(event.get("offer"), lang) if event.get("offer") else ""
+    return say("run.measuring", lang, what=words(event.get("what"), lang), done=int(event.get("done", 0)),
+               total=int(event.get("total", 0)), time=about(float(event.get("eta_s") or 0)), offer=offer)  # fmt: skip

@@ -297,6 +297,11 @@ class ExperimentPanel(Vertical):
         if event.get("event") == "writing":  # the poem so far, as the model writes it
             self._status(str(event.get("text", "")))
             return
+        if event.get("event") == "measuring":  # a quick experiment's long measurement: its length, its pace
+            from tutor.experiments.jobs import measuring_line
+
+            self._status(measuring_line(event, self.lang))
+            return
         if event.get("event") == "estimate":  # the job's length, timed before its first run starts
             runs, seconds = int(event.get("runs", 1)), float(event.get("seconds") or 0)
             self._say("run.estimate", runs=runs, time=about(seconds))
@@ -310,8 +315,10 @@ class ExperimentPanel(Vertical):
         self.post_message(
             TrainingProgress(Training(self.ref.name, run, runs, event.get("label"), step, steps, eta_s))
         )
-        for bar in self.query(".exp-progress").results(ProgressBar):
-            bar.update(total=runs * steps, progress=(run - 1) * steps + step)
+        for bar in self.query(".exp-progress").results(ProgressBar):  # several runs may train at once
+            bar.update(
+                total=event.get("total") or runs * steps, progress=event.get("done", (run - 1) * steps + step)
+            )
         loss = event.get("loss")
         self._status(progress_line(event, self.lang))
         if isinstance(loss, float):
