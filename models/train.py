@@ -277,6 +277,11 @@ def make_optimizer(model: GPT, cfg: TrainConfig, state: dict | None = None) -> t
     return optimizer
 
 
+def warm_up_optimizers() -> None:
+    """A process's first optimizer imports torch's compiler front end (seconds): paid here, before a timing."""
+    torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))])
+
+
 def _resumed(out: Path, model_cfg: GPTConfig) -> tuple[GPT, CharTokenizer, int, list, dict | None]:
     """Model, tokenizer, step, curve and optimizer state of the run saved in `out`, with its RNG restored;
     ValueError when it was trained with other settings than `model_cfg`."""

@@ -191,9 +191,12 @@ def test_every_entry_is_one_row_in_name_order_shown_escaped(hostile):
         "'" + shown if shown[0] in "=+-@" else shown for shown in expected
     ]
     lines = hostile["table"].stdout.splitlines()
-    assert len(lines) == 2 + len(ENTRIES) + 1  # head, rule, one line per entry, the summary
-    assert lines[-1] == f"1 of {len(ENTRIES)} passed"
-    assert all(line.startswith(shown + " ") for line, shown in zip(lines[2:-1], expected, strict=True))
+    boxed = sum(r["grade"].get("isolation", {}).get("level", "none") != "none" for r in _json_rows(hostile))
+    # head, rule, one line per entry, the summary, then the box the files that reached one were graded in
+    *table, summary, box = lines
+    assert len(table) == 2 + len(ENTRIES) and summary == f"1 of {len(ENTRIES)} passed"
+    assert re.fullmatch(rf"{boxed} files graded in an? \w+ box( \(missing: .*\))?", box), box
+    assert all(line.startswith(shown + " ") for line, shown in zip(table[2:], expected, strict=True))
 
 
 def test_links_fifos_sockets_and_folders_are_error_rows_saying_what_they_are(hostile):

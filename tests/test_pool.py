@@ -30,7 +30,7 @@ def _tasks() -> list[tuple[str, dict]]:
 def test_runs_trained_side_by_side_give_the_numbers_of_runs_trained_one_after_another():
     events: list[tuple[int, str]] = []
     bad = ("train", {"config": {"model": {"n_embd": 15, "n_head": 2}, "train": {}}})
-    with Pool(2, 1) as pool:
+    with Pool("train-compare", 2, 1) as pool:
         parallel = pool.map(_tasks(), lambda task, event: events.append((task, event["event"])))
         with pytest.raises(ExperimentError) as err:  # a task's failure is the job's, in words
             pool.map([bad, bad])
@@ -47,7 +47,7 @@ def test_runs_trained_side_by_side_give_the_numbers_of_runs_trained_one_after_an
 
 def test_a_cancelled_pool_leaves_no_worker_behind():
     started = time.monotonic()
-    pool = Pool(2, 1, should_stop=lambda: time.monotonic() - started > 1.0)
+    pool = Pool("train-compare", 2, 1, should_stop=lambda: time.monotonic() - started > 1.0)
     long = [("train", {**args, "config": {**args["config"], "train": {**args["config"]["train"], "steps": 10**6}}})
             for _, args in _tasks()]  # fmt: skip
     with pytest.raises(Cancelled), pool:

@@ -303,7 +303,8 @@ def test_imported_progress_is_marked_in_progress_and_exercise_list(
     assert f"{PASSED:<16} passed (imported)" in listed
     rows = {r["id"]: r for r in json.loads(read(fresh, "exercise", "list", "--json").stdout)}
     assert (rows[PASSED]["state"], rows[PASSED]["imported"]) == ("passed", True)
-    assert (rows[FAILED]["state"], rows[FAILED]["imported"]) == ("new", False)
+    # its imported failing grade is a grade recorded: started, and not marked, as only a pass is
+    assert (rows[FAILED]["state"], rows[FAILED]["imported"]) == ("started", False)
 
     with Store(fresh) as store:  # passed here too: no longer only imported
         store.record_submission(PASSED, sha256="12" * 32, status="pass", score=2, max_score=2)

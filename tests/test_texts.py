@@ -326,7 +326,7 @@ def test_no_english_sentence_in_the_code_reaches_a_learner():
 # German catalogue (so an English sentence written into the code is caught, the words of the German
 # texts are not).
 # proj: the output projection's name in the model; Landlock: a layer of the grading box
-NAMES = {"RoPE", "ALiBi", "YaRN", "PyTorch", "proj", "Landlock"}
+NAMES = {"RoPE", "ALiBi", "YaRN", "PyTorch", "proj", "Landlock", "Anki", "FSRS", "fsrs"}
 ZH_TERMS = {"softmax", "logit", "query"}
 
 

@@ -83,7 +83,7 @@ def _signal_group(pid: int, sig: int) -> None:
         pass
 
 
-def _tail(stderr: IO[bytes]) -> str:
+def read_tail(stderr: IO[bytes]) -> str:
     stderr.seek(0, os.SEEK_END)
     size = stderr.tell()
     stderr.seek(max(0, size - CHILD_STDERR_TAIL * 4))
@@ -161,7 +161,7 @@ class SyncChild:
         return self.proc.poll()
 
     def stderr_tail(self) -> str:
-        return self._closed_tail if self._stderr.closed else _tail(self._stderr)
+        return self._closed_tail if self._stderr.closed else read_tail(self._stderr)
 
     def stop(self, grace_s: float = 0.0) -> None:
         """Stop the child and everything it started; wait for it. Safe to call twice."""
@@ -177,7 +177,7 @@ class SyncChild:
     def close(self) -> None:
         """Stop the child and release its pipes; `stderr_tail` still answers."""
         self.stop()
-        self._closed_tail = _tail(self._stderr)
+        self._closed_tail = read_tail(self._stderr)
         for stream in (self.proc.stdout, self._stderr):
             stream.close()
 
@@ -231,7 +231,7 @@ class ForkServer:
         if not answer:
             for fd in (job_w, events_r, *fds):
                 os.close(fd)
-            raise ServerGone(_tail(self._stderr))
+            raise ServerGone(read_tail(self._stderr))
         return int(answer), fds[0] if fds else None, job_w, events_r
 
     @property
@@ -239,7 +239,7 @@ class ForkServer:
         return self.proc.poll() is None
 
     def stderr_tail(self) -> str:
-        return _tail(self._stderr)
+        return read_tail(self._stderr)
 
     def close(self) -> None:
         self._sock.close()
@@ -354,7 +354,7 @@ class AsyncChild:
         return self.proc.returncode
 
     def stderr_tail(self) -> str:
-        return _tail(self._stderr)
+        return read_tail(self._stderr)
 
     async def stop(self, grace_s: float = 0.0) -> None:
         if self.proc.returncode is None and grace_s > 0:

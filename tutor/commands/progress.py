@@ -42,8 +42,10 @@ def add_arguments(parser, t) -> None:
         "--import", dest="import_file", type=Path, metavar="FILE", help=t("cli.opt.progress.import")
     )
     action.add_argument("--reset", action="store_true", help=t("cli.opt.progress.reset"))
-    action.add_argument("--new-per-day", type=int, metavar="N", help=t("cli.opt.progress.new_per_day"))
-    action.add_argument("--fit", action="store_true", help=t("cli.opt.progress.fit"))
+    # a second group only so that the usage line fits 80 columns: run() refuses one of each group together
+    setting = parser.add_mutually_exclusive_group()
+    setting.add_argument("--new-per-day", type=int, metavar="N", help=t("cli.opt.progress.new_per_day"))
+    setting.add_argument("--fit", action="store_true", help=t("cli.opt.progress.fit"))
     parser.add_argument("--yes", action="store_true", help=t("cli.opt.progress.yes"))
 
 
@@ -68,6 +70,9 @@ def run(args, ctx) -> int:
 
     if args.yes and not args.reset:
         raise TutorError(say("cli.progress.yes_alone", ctx.lang))
+    given = [args.export, args.import_file, args.reset or None, args.new_per_day, args.fit or None]
+    if sum(option is not None for option in given) > 1:
+        raise TutorError(say("cli.progress.one_action", ctx.lang))
     store = Store(ctx.home)
     try:
         for notice in store.notices:

@@ -73,7 +73,7 @@ def _scheduled(p: ContextFinetuneParams, ctx: RunContext, stack: ExitStack):
         )
         if len(p.methods) * rough.seconds(p.steps) >= POOL_WORTH_S:
             ctx.check()
-            pool = stack.enter_context(Pool(workers, threads, ctx.should_stop))
+            pool = stack.enter_context(Pool("context-finetune", workers, threads, ctx.should_stop))
             return pool, _job_clock(p, pool)
     return here, _job_clock(p, here)
 
@@ -118,11 +118,11 @@ def time_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
     steps are timed after a warm-up step, its last step adds a validation, and its end is the scoring again.
     With args["rough"]: one step and no scoring, to tell a long job from a short one."""
     import torch
-    import torch._dynamo  # noqa: F401  (a process's first optimizer imports it: seconds, paid before the timing)
 
     from models.context import BATCH
-    from models.train import TrainConfig, evaluate, make_optimizer, train_step, use_bf16
+    from models.train import TrainConfig, evaluate, make_optimizer, train_step, use_bf16, warm_up_optimizers
 
+    warm_up_optimizers()
     p = ContextFinetuneParams(**args["params"])
     path, base = _short_rope_checkpoint()
     L0 = base.model.cfg.block_size

@@ -141,9 +141,9 @@ class _Worker:
         return done
 
     def tail(self) -> str:
-        from tutor.childproc import _tail
+        from tutor.childproc import read_tail
 
-        return _tail(self.stderr)
+        return read_tail(self.stderr)
 
     def kill(self) -> None:
         try:
@@ -161,8 +161,10 @@ class _Worker:
 class Pool:
     """`workers` worker processes of `threads` torch threads each; see the module's docstring."""
 
-    def __init__(self, workers: int, threads: int, should_stop: Callable[[], bool] | None = None) -> None:
-        self.workers, self.threads, self.should_stop = workers, threads, should_stop
+    def __init__(
+        self, name: str, workers: int, threads: int, should_stop: Callable[[], bool] | None = None
+    ) -> None:
+        self.name, self.workers, self.threads, self.should_stop = name, workers, threads, should_stop
         self._procs: list[_Worker] = []
         self._sent = 0
 
@@ -201,7 +203,7 @@ class Pool:
                     worker = key.data
                     lines = worker.lines()
                     if lines is None:
-                        raise ExperimentError("err.experiment.child_exit", name="worker",
+                        raise ExperimentError("err.experiment.child_exit", name=self.name,
                                               code=str(worker.proc.wait()), tail=_last_lines(worker.tail()))  # fmt: skip
                     for line in lines:
                         event = _parse(line)

@@ -197,10 +197,9 @@ def time_task(args: dict[str, Any], emit: Callable, should_stop: Callable | None
     the corpus is encoded and its baselines fitted for the job's windows (what every later run in this
     process reads from memory, so their set-up is only their model's). With args["rough"]: one step of the
     first setting, to tell a long job from a short one."""
-    import torch._dynamo  # noqa: F401  (a process's first optimizer imports it: seconds, paid before the timing)
+    from models.train import fit_baselines, make_batches, warm_up_optimizers
 
-    from models.train import fit_baselines, make_batches
-
+    warm_up_optimizers()
     p = TrainCompareParams(**args["params"])
     texts, tokenizer, _ = _course_data()
     if args.get("rough"):
@@ -278,7 +277,7 @@ def _scheduled(p: TrainCompareParams, runs: list[tuple], kept: list, ctx: RunCon
         ]
         if len(todo) * RunPlan(**rough[0]).seconds(p.steps) >= POOL_WORTH_S:
             ctx.check()
-            pool = stack.enter_context(Pool(workers, threads, ctx.should_stop))
+            pool = stack.enter_context(Pool("train-compare", workers, threads, ctx.should_stop))
             return pool, _job_clock(p, runs, kept, pool)
     return here, _job_clock(p, runs, kept, here)
 

@@ -529,7 +529,9 @@ class TutorApp(App[int]):
             say("cmd.review_help", lang),
             partial(self.navigate, self.open_quiz, None),
         )
-        yield SystemCommand(say("cmd.exercises", lang), say("cmd.exercises_help", lang), self.action_exercises)
+        yield SystemCommand(
+            say("cmd.exercises", lang), say("cmd.exercises_help", lang), self.action_exercises
+        )
         yield from self._new_per_day_commands(lang)
         for code, name in LANG_NAMES.items():
             if code != lang:

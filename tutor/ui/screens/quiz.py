@@ -93,7 +93,9 @@ class QuizScreen(TutorScreen):
 
         store = self.tutor.store
         try:
-            lines = stats_lines(review_stats(store, self.tutor.lessons, store.now()), self.lang, fit_note(store, self.lang))
+            lines = stats_lines(
+                review_stats(store, self.tutor.lessons, store.now()), self.lang, fit_note(store, self.lang)
+            )
         except Exception:  # statistics are extra: the review goes on without them
             return
         box = next(iter(self.query("#quiz-stats")), None)
