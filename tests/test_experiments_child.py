@@ -166,6 +166,7 @@ async def test_cancelling_a_training_child_leaves_no_process_and_no_half_written
     assert leftovers == set()  # no checkpoint or temp file half written
 
 
+@pytest.mark.slow  # a long job's timing comes before its first progress: 16 s
 async def test_cancelling_the_asyncio_task_terminates_the_child(home):
     started = asyncio.Event()
     pids: list[int] = []

@@ -102,6 +102,7 @@ def test_each_learners_app_runs_in_a_group_of_its_own_with_the_caps(klass):
         assert (folder / "pids.max").read_text().strip() == "96"
 
 
+@pytest.mark.slow  # a 700 MB grade ended by the kernel: 18 s
 def test_a_grade_that_grows_past_the_memory_cap_ends_alone(klass):
     """Ana's file takes 700 MB as it is imported, with a cap of 400 MiB: the kernel ends that grade's
     worker (in her group: the server moved her judge there), her app goes on, and Bo's keys are answered

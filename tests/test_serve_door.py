@@ -10,6 +10,8 @@ import resource
 import socket
 import time
 
+import pytest
+
 from tests.serve_client import Learner, Served
 
 ROSTER = "id,name,language\nana,Ana Lima,en\n"
@@ -69,6 +71,7 @@ async def learner_gets_in(link: str) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.slow  # 520 half-sent requests and their timeouts: 22 s
 def test_half_sent_requests_from_one_address_cannot_keep_a_learner_out(tmp_path):
     """520 connections that never finish their head, against a server with 512 open files: the door
     lets a quarter of its connections be one address's, the rest are answered 503 at once, the header

@@ -128,6 +128,7 @@ async def test_r_runs_the_panel_most_in_view_after_the_learner_scrolls(home):
         assert panel_named(app, "rope-relative").result is None
 
 
+@pytest.mark.slow  # a real training run beside quick runs: 23 s
 async def test_quick_runs_go_on_while_training_which_shows_everywhere_and_stops_from_anywhere(home):
     before = child_pids()
     app = make_app(home)

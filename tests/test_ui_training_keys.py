@@ -35,6 +35,7 @@ def _panel_of(widget) -> ExperimentPanel | None:
     return next((n for n in widget.ancestors_with_self if isinstance(n, ExperimentPanel)), None)
 
 
+@pytest.mark.slow  # a real training run under the keys: 35 s
 async def test_keys_never_land_in_a_hidden_parameter_field(home):
     app = make_app(home)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
