@@ -1,13 +1,16 @@
-"""Regenerate the README's screenshots (docs/*.svg) from the running app, on a fresh home.
+"""Regenerate the README's capture and the screenshots (docs/*.svg) from the running app, on a fresh home.
 
     python docs/make_screenshots.py
 
-Each shot drives the real app headless (Textual's Pilot) and saves Textual's SVG screenshot.
+Each shot drives the real app headless (Textual's Pilot) and saves Textual's SVG screenshot; the README's
+text capture (the order test, run in lesson 2) is written between its CAPTURE markers.
+tests/test_docs.py draws the capture again and fails when README's no longer matches the app.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import sys
 import tempfile
@@ -27,6 +30,9 @@ from tutor.ui.widgets.experiment_panel import ExperimentPanel  # noqa: E402
 from tutor.ui.widgets.quiz_panel import QuizPanel  # noqa: E402
 
 SIZE = (100, 32)
+README = DOCS.parent / "README.md"
+CAPTURE_SIZE = (96, 26)
+CAPTURE = re.compile(r"(<!-- capture -->\n```\n)(.*?)(```\n<!-- /capture -->)", re.S)
 
 
 async def settle(app, pause: float = 0.3) -> None:
@@ -48,6 +54,38 @@ async def shoot(name: str, lang: str, steps) -> None:
     finally:
         shutil.rmtree(home, ignore_errors=True)
     print(f"docs/{name}.svg")
+
+
+def screen_text(app) -> str:
+    """What the terminal shows now, line by line, trailing spaces dropped."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in strip).rstrip() for strip in strips) + "\n"
+
+
+async def capture() -> str:
+    """The README's capture: lesson 2's order test run with `r`, as the terminal shows it."""
+    home = Path(tempfile.mkdtemp())
+    try:
+        app = TutorApp("en", shipped_lessons_dir(), home)
+        async with app.run_test(size=CAPTURE_SIZE) as pilot:
+            await app.course_ready.wait()
+            await app.open_lesson("positions", experiment="permutation")
+            await pilot.pause(0.5)
+            await pilot.press("r")
+            await settle(app, 2.0)
+            panel = next(p for p in app.screen.query(ExperimentPanel) if p.ref.name == "permutation")
+            app.screen.query_one("#prose", VerticalScroll).scroll_to_widget(panel, top=True, animate=False)
+            await settle(app)
+            return screen_text(app)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def write_capture(text: str) -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert CAPTURE.search(readme), "README.md has no <!-- capture --> block"
+    README.write_text(CAPTURE.sub(lambda m: m[1] + text + m[3], readme), encoding="utf-8")
+    print("README.md (capture)")
 
 
 async def home(app, pilot) -> None:
@@ -114,6 +152,7 @@ async def exercise(app, pilot) -> None:
 
 
 async def main() -> None:
+    write_capture(await capture())
     await shoot("home", "en", home)
     await shoot("lesson-heatmap", "en", heatmap)
     await shoot("lesson-heatmap-zh", "zh", heatmap)

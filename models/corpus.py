@@ -83,7 +83,7 @@ def load_poems(path: Path | None = None) -> list[Poem]:
 
 
 def load_tang() -> list[Poem]:
-    """The course corpus for new training runs: the shipped Tang poems (one-off cost in README)."""
+    """The course corpus for new training runs: the shipped Tang poems (one-off cost in docs/model.md)."""
     return _load_shipped(TANG_CORPUS)
 
 

@@ -173,7 +173,7 @@ ALIBI = {
 
 _HEAD = "import torch\n\n\ndef scaled_inv_freq(d, base, scale, method, original_max=128):\n"
 _PLAIN = "base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)"
-# REFERENCE.md's values (base 10000, s = 4, L0 = 128): the table the checks used to ask for
+# the published formulas' values (base 10000, s = 4, L0 = 128): the table the checks used to ask for
 _REFERENCE_TABLE = {
     ("pi", 8): [0.25, 0.025, 0.0025, 0.00025],
     ("ntk", 8): [1, 0.062996052, 0.0039685026, 0.00025],

@@ -1,4 +1,4 @@
-"""Every quick experiment's headline numbers match the facts the lessons teach (REFERENCE.md),
+"""Every quick experiment's headline numbers match the facts the lessons teach (their published sources),
 computed live on the real model code and the shipped checkpoints."""
 
 from __future__ import annotations

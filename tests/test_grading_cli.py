@@ -33,7 +33,7 @@ GRADE_KEYS = {
     "isolation",
     "seed",
 }
-CHECK_KEYS = ["name", "title", "status", "message", "hint", "points", "max_points"]  # in DESIGN.md's order
+CHECK_KEYS = ["name", "title", "status", "message", "hint", "points", "max_points"]  # in docs/formats.md's order
 
 
 PROBE_TOML = """
@@ -128,7 +128,7 @@ def test_grading_the_starter_exits_1_with_grade_json(starter_json):
     assert starter_json.returncode == 1, starter_json.stderr
     data = json.loads(starter_json.stdout)
     assert set(data) == GRADE_KEYS and data["exercise"] == "probe" and data["status"] == "fail"
-    assert list(data)[0] == "version" and data["version"] == 1  # the format's, first as in DESIGN.md
+    assert list(data)[0] == "version" and data["version"] == 1  # the format's, first as in docs/formats.md
     assert [c["name"] for c in data["checks"]] == ["add", "neg"]
     assert all(list(c) == CHECK_KEYS for c in data["checks"])
     assert [(c["title"], c["max_points"]) for c in data["checks"]] == [("adds", 2), ("negates", 1)]

@@ -1,6 +1,6 @@
 """`grade ID --batch DIR --shard K/N` and `grade --merge`, through the real CLI: shards merged give the
 whole folder's report (apart from timings), a bad --shard or a bad set of reports is exit 2 with a
-message naming what and where, and README's Slurm and Kubernetes recipes, taken from README itself,
+message naming what and where, and the Slurm and Kubernetes recipes, taken from docs/grading.md itself,
 run locally shard by shard with the variable each engine sets, then merge to the whole folder's report.
 (Most refusals, which start no grader, are checked in the test's process beside real processes of each kind.)
 
@@ -103,7 +103,7 @@ def test_the_shard_of_a_file_depends_on_its_name_alone():
         shards = [shard_of(name, n) for name in names]
         assert set(shards) == set(range(1, n + 1))  # every shard gets files
         assert shards == [shard_of(name, n) for name in reversed(names)][::-1]  # order and company: no matter
-    assert [shard_of(name, 3) for name in FILES] == [3, 1, 1, 1, 1, 2, 3]  # the rule is fixed, README says it
+    assert [shard_of(name, 3) for name in FILES] == [3, 1, 1, 1, 1, 2, 3]  # the rule is fixed, docs/grading.md says it
     assert shard_of("anna.py", 4) == 1 and shard_of("fay.py", 4) == 3  # shard 4/4 of FILES is empty
 
 
@@ -397,12 +397,12 @@ def test_a_row_whose_bytes_were_not_read_has_no_sha256_and_merges(reports, lesso
     assert next(r for r in json.loads(out.stdout)["results"] if r["file"] == "fay.py")["sha256"] is None
 
 
-# --- README's recipes -------------------------------------------------------------------------------
+# --- docs/grading.md's recipes -------------------------------------------------------------------------------
 
 
 def readme_block(lang: str, marker: str) -> str:
-    """The one fenced block of README.md in `lang` that holds `marker`."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The one fenced block of docs/grading.md in `lang` that holds `marker`."""
+    text = (ROOT / "docs" / "grading.md").read_text(encoding="utf-8")
     blocks = [b for b in re.findall(rf"^```{lang}\n(.*?)^```$", text, flags=re.M | re.S) if marker in b]
     assert len(blocks) == 1, (lang, marker, len(blocks))
     return blocks[0]
@@ -453,7 +453,7 @@ def test_the_slurm_recipe_in_readme_runs_shard_by_shard_and_merges_to_the_whole(
     merge_as_readme_says(course, lessons, whole)
 
 
-@pytest.mark.slow  # the Slurm recipe test runs README's shard-then-merge (the same merge block) by default
+@pytest.mark.slow  # the Slurm recipe test runs docs/grading.md's shard-then-merge (the same merge block) by default
 def test_the_kubernetes_recipe_in_readme_runs_pod_by_pod_and_merges_to_the_whole(whole, lessons, tmp_path):
     job = yaml.safe_load(readme_block("yaml", "completionMode: Indexed"))
     assert (job["apiVersion"], job["kind"], job["spec"]["completionMode"]) == ("batch/v1", "Job", "Indexed")

@@ -148,7 +148,7 @@ def test_the_prose_quotes_the_counts_the_tests_check(lang: str):
 def test_head_dim_table_is_the_reference_table_and_adds_up(lang: str):
     rows = re.findall(r"^\| ([^|\n]+?) \| (\d+) \| (\d+) \| (\d+) \|$", _prose(lang), re.M)
     dims = [(int(d), int(h), int(k)) for _, d, h, k in rows]
-    # REFERENCE.md, "Head dimension in real models"
+    # the models' published configurations: head dimension in real models
     assert dims == [(512, 8, 64), (4096, 32, 128), (5120, 40, 128), (8192, 64, 128), (4096, 32, 128)]
     assert all(d == h * k for d, h, k in dims)
     assert "Transformer" in rows[0][0]

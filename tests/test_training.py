@@ -201,7 +201,7 @@ def test_windows_start_before_a_poem_by_default():
 
 
 def _readme_row(name: str) -> list[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")
     row = next(line for line in readme.splitlines() if line.startswith(f"| `models/checkpoints/{name}`"))
     return [cell.strip() for cell in row.strip("|").split("|")]
 
@@ -221,7 +221,7 @@ def test_shipped_learned_model_beats_the_bigram_by_0_3_nats_on_its_validation_wi
     base = ngram_baselines(batches.train_ids, x, y, ck.tokenizer.vocab_size)
     assert base.to_dict() == pytest.approx(ck.meta["baselines"], abs=1e-6)
     assert val <= base.bigram - 0.3, (val, base.bigram)
-    # README's table states the same figures
+    # docs/model.md's table states the same figures
     _, _, stated_val, stated_bigram, *_ = _readme_row("gpt-learned.pt")
     assert float(stated_val) == pytest.approx(val, abs=5e-4)
     assert float(stated_bigram) == pytest.approx(base.bigram, abs=5e-4)
@@ -245,7 +245,7 @@ def test_shipped_learned_model_beats_the_bigram_by_0_3_nats_on_the_whole_validat
     scores = split_scores(ck.model, ck.tokenizer, train_text, val_text, windows=trained_windows(ck.meta))
     assert scores["targets"] == len(val_text) - 1  # every character after the first, once
     assert scores["model"] <= scores["bigram"] - 0.3, scores
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")
     assert f"model {scores['model']:.4f}  |  bigram {scores['bigram']:.4f}" in readme
 
 
@@ -265,11 +265,11 @@ def test_shipped_checkpoint_writes_regular_verse():
 
 
 def test_readme_samples_are_what_the_shipped_model_writes():
-    """README's samples are `python -m tutor generate --prompt 白日 --seed S` at its defaults, whole poems."""
+    """docs/model.md's samples are `python -m tutor generate --prompt 白日 --seed S` at its defaults, whole poems."""
     from models.sample import write
 
     ck = load_checkpoint(default_checkpoint())
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")
     for seed in range(3):
         poem = "白日" + "".join(step.char for step in write(ck.model, ck.tokenizer, "白日", seed=seed))
         assert poem.strip() in readme, (seed, poem)

@@ -1,5 +1,5 @@
 """The text the experiments train and score on: the shipped Tang corpus, split as `python -m tutor train`
-splits it, loaded once per process (about 1 s; see README, "The Tang corpus")."""
+splits it, loaded once per process (about 1 s; docs/model.md, "The Tang corpus")."""
 
 from __future__ import annotations
 

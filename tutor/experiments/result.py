@@ -1,4 +1,4 @@
-"""What an experiment returns: headline metrics plus panels, serialised to DESIGN.md's JSON.
+"""What an experiment returns: headline metrics plus panels, serialised to the experiment JSON of docs/formats.md.
 
     {"experiment", "params", "metrics": {name: number}, "panels": [...], "duration_s"}
 

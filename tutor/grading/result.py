@@ -1,4 +1,4 @@
-"""The grade of one submission, exactly the grade JSON of DESIGN.md.
+"""The grade of one submission, exactly the grade JSON of docs/formats.md.
 
     {"version": VERSION (the format's), "exercise", "status": "pass"|"fail"|"error"|"timeout", "score", "max_score",
      "checks": [{"name", "title", "status", "message", "hint", "points", "max_points"}], "duration_s", "output",

@@ -113,7 +113,7 @@ def _where(loc) -> str:
 
 
 def read_report(path: Path, lang: str) -> Report:
-    """One report file, checked: JSON, a grade report's shape, every grade a grade of DESIGN.md."""
+    """One report file, checked: JSON, a grade report's shape, every grade a grade of docs/formats.md."""
     shown = shown_name(str(path))
     data = _json_object(read_instructor_file(path, shown, lang), shown, lang)
     exercise, checks, shard = _header(data, shown, lang)
@@ -192,7 +192,7 @@ def _row_file(row, where: str, shown: str, lang: str) -> str:
 
 
 def _check_grade(row: dict, where: str, exercise: str, shown: str, lang: str) -> None:
-    """A row's sha256 (None: its bytes were not read) and grade: a grade of DESIGN.md, of this format
+    """A row's sha256 (None: its bytes were not read) and grade: a grade of docs/formats.md, of this format
     and of the report's exercise."""
     sha256 = row["sha256"]
     if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-f]{64}", sha256)):

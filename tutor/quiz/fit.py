@@ -1,6 +1,6 @@
 """FSRS parameters fitted to the learner's own reviews (Anki's "optimize"), with fsrs's optimiser.
 
-The optimiser is the optional extra `fsrs[optimizer]` (torch, pandas, tqdm; README: Set up); without it the
+The optimiser is the optional extra `fsrs[optimizer]` (torch, pandas, tqdm; docs/learner.md); without it the
 scheduler keeps FSRS's defaults and `python -m tutor progress --fit` says how to get it. A fit needs
 MIN_REVIEWS reviews the optimiser learns from (answers on a later day than the question's last one); it is
 judged by the log loss of the recall it predicts on those same reviews, before (defaults) and after, and

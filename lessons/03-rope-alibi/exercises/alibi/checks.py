@@ -1,6 +1,6 @@
 """Checks for alibi: the paper's slopes, the bias values and mask, and the broken symmetry.
 
-The judge compares what the learner's functions return with REFERENCE.md's slopes and with
+The judge compares what the learner's functions return with the published slopes and with
 models.positions (trusted), and runs its own one-layer course GPT with the learner's bias tensor in its
 own attention (`_BiasedAttention`), against the same GPT with the course's bias. Head counts (up to
 32768 for the slopes, 64 for a bias) and lengths (up to 48) are drawn per run from ranges no table of
@@ -19,7 +19,7 @@ from models.positions import alibi_bias as course_bias
 from models.positions import alibi_slopes as course_slopes
 from tutor.grading.kit import CheckFailed, expect, expect_above, expect_close, msg
 
-# ../shared/REFERENCE.md (Press et al. 2022, reference code `get_slopes`)
+# Press et al. 2022 (ALiBi), their reference code `get_slopes`
 SLOPES = {
     8: [2.0 ** -(k + 1) for k in range(8)],
     4: [0.25, 0.0625, 0.015625, 0.00390625],
@@ -35,7 +35,7 @@ MAX_POWER = 15  # slopes for up to 2^15 = 32768 heads: a table of every answer w
 
 
 def _slopes(learner, *counts: int) -> None:
-    """alibi_slopes(n), a list of numbers or a float tensor, against REFERENCE.md's or the course's."""
+    """alibi_slopes(n), a list of numbers or a float tensor, against the published ones or the course's."""
     for n in counts:
         want = SLOPES[n] if n in SLOPES else course_slopes(n)
         expect_close(learner.alibi_slopes(n), want, rtol=REL + 5e-8 * n, atol=0.0)

@@ -1,4 +1,4 @@
-"""Checks for context-scaling: scaled_inv_freq against REFERENCE.md's table and against the course's
+"""Checks for context-scaling: scaled_inv_freq against the published formulas' table and against the course's
 own models.positions.rope_inv_freq, on fixed cases and on cases drawn per run (d, base, scale and the
 trained length, from ranges no table covers). Every check first asks for all three methods on one case
 drawn now (`_scales`): the unscaled θᵢ, or one answer whatever `method` says, earns nothing; the shape
@@ -14,7 +14,7 @@ from tutor.grading.kit import CheckFailed, LearnerError, expect, expect_close, m
 METHODS = ("pi", "ntk", "yarn")
 REL = 1e-5  # a float32 answer is exact to ~1e-7 relative; a wrong formula is off by far more
 
-# ../shared/REFERENCE.md, base 10000, s = 4, L0 = 128
+# the formulas of Chen et al. 2023 (PI), bloc97 2023 (NTK-aware) and Peng et al. 2023 (YaRN): base 10000, s = 4, L0 = 128
 REFERENCE = {
     ("pi", 8): [0.25, 0.025, 0.0025, 0.00025],
     ("ntk", 8): [1, 0.062996052, 0.0039685026, 0.00025],
@@ -98,7 +98,7 @@ def check_shape(learner):
 
 
 def _check(learner, method: str) -> None:
-    """REFERENCE.md's cases of `method`, one with another base and length, and two drawn now."""
+    """The published formulas' cases of `method`, one with another base and length, and two drawn now."""
     _scales(learner)
     for d in (8, 16):
         if (method, d) in REFERENCE:

@@ -1,0 +1,66 @@
+"""The front door and the docs: README stays small, every link inside the project leads to a file,
+nothing points outside the project, and README's capture is what the app draws today."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "CHANGELOG.md",
+    ROOT / "lessons" / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+]
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+# values at float noise (a layer without positions: about 1e-7) differ between CPUs in their digits
+NOISE = re.compile(r"\d(?:\.\d+)?e-0[5-9]")
+
+
+def test_readme_is_a_front_door_of_at_most_10_kb():
+    assert len((ROOT / "README.md").read_bytes()) <= 10 * 1024
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_of_a_page_leads_to_a_file_of_the_project(page):
+    text = page.read_text(encoding="utf-8")
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+://", target):
+            continue
+        assert (page.parent / target).resolve().exists(), f"{page.relative_to(ROOT)}: {target}"
+
+
+def test_nothing_in_the_project_points_at_files_outside_it():
+    tracked = [p for p in ROOT.rglob("*") if p.suffix in {".py", ".md", ".toml"} and p.is_file()]
+    skip = {".venv", ".git", "build", "node_modules"}
+    found = []
+    for path in tracked:
+        if skip & set(path.relative_to(ROOT).parts) or path.match("*.egg-info/*"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path == Path(__file__):
+            continue
+        found += [
+            f"{path.relative_to(ROOT)}: {m}"
+            for m in re.findall(r"DESIGN\.md|REFERENCE\.md|\.\./shared", text)
+        ]
+    assert not found, "\n".join(found)
+
+
+def test_the_readmes_capture_is_what_the_app_draws_now():
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import make_screenshots
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = make_screenshots.CAPTURE.search(readme)
+    assert shown, "README.md has no capture block"
+    drawn = asyncio.run(make_screenshots.capture())
+    # python docs/make_screenshots.py writes it again
+    assert NOISE.sub("NOISE", shown[2]) == NOISE.sub("NOISE", drawn)
