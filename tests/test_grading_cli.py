@@ -33,7 +33,15 @@ GRADE_KEYS = {
     "isolation",
     "seed",
 }
-CHECK_KEYS = ["name", "title", "status", "message", "hint", "points", "max_points"]  # in docs/formats.md's order
+CHECK_KEYS = [
+    "name",
+    "title",
+    "status",
+    "message",
+    "hint",
+    "points",
+    "max_points",
+]  # in docs/formats.md's order
 
 
 PROBE_TOML = """
