@@ -111,7 +111,7 @@ def test_the_shard_of_a_file_depends_on_its_name_alone():
         1,
         2,
         3,
-    ]  # the rule is fixed, docs/grading.md says it
+    ]  # fixed: docs/grading.md says it
     assert shard_of("anna.py", 4) == 1 and shard_of("fay.py", 4) == 3  # shard 4/4 of FILES is empty
 
 
