@@ -33,15 +33,8 @@ GRADE_KEYS = {
     "isolation",
     "seed",
 }
-CHECK_KEYS = [
-    "name",
-    "title",
-    "status",
-    "message",
-    "hint",
-    "points",
-    "max_points",
-]  # in docs/formats.md's order
+# in docs/formats.md's order
+CHECK_KEYS = ["name", "title", "status", "message", "hint", "points", "max_points"]
 
 
 PROBE_TOML = """
