@@ -15,9 +15,9 @@ from tutor.grading.kit import (
     expect_close,
     expect_raises,
     seeded,
-    speaking,
 )
 from tutor.grading.remote import LearnerError
+from tutor.grading.voice import speaking
 from tutor.texts import say
 
 

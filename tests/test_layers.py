@@ -75,6 +75,7 @@ class Import:
     target: str  # what it names, dotted: "tutor.errors.TutorError", "textual.app", "models.gpt"
     line: int
     at_import_time: bool  # module or class level, outside `if TYPE_CHECKING:` (not inside a function)
+    type_only: bool = False  # under `if TYPE_CHECKING:`: for the type checker, never run
 
 
 def _module_name(file: Path) -> str:
@@ -105,14 +106,14 @@ def _imports_of(file: Path) -> tuple[list[Import], list[tuple[str, int]]]:
     imports: list[Import] = []
     module_aliases: dict[str, str] = {}  # local name -> one of our modules
 
-    def visit(node: ast.AST, at_import_time: bool) -> None:
+    def visit(node: ast.AST, at_import_time: bool, type_only: bool = False) -> None:
         for child in ast.iter_child_nodes(node):
             now = at_import_time
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 now = False
             if isinstance(child, ast.Import):
                 for alias in child.names:
-                    imports.append(Import(module, alias.name, child.lineno, now))
+                    imports.append(Import(module, alias.name, child.lineno, now, type_only))
                     if alias.asname:
                         module_aliases[alias.asname] = alias.name
             elif isinstance(child, ast.ImportFrom):
@@ -122,16 +123,16 @@ def _imports_of(file: Path) -> tuple[list[Import], list[tuple[str, int]]]:
                     base = ".".join([*package, *([base] if base else [])])
                 for alias in child.names:
                     target = f"{base}.{alias.name}"
-                    imports.append(Import(module, target, child.lineno, now))
+                    imports.append(Import(module, target, child.lineno, now, type_only))
                     if base.split(".")[0] in PACKAGES and _is_module(target):
                         module_aliases[alias.asname or alias.name] = target
             if isinstance(child, ast.If) and _is_type_checking(child):
                 for part in child.body:
-                    visit(ast.Module(body=[part], type_ignores=[]), False)
+                    visit(ast.Module(body=[part], type_ignores=[]), False, True)
                 for part in child.orelse:
-                    visit(ast.Module(body=[part], type_ignores=[]), now)
+                    visit(ast.Module(body=[part], type_ignores=[]), now, type_only)
                 continue
-            visit(child, now)
+            visit(child, now, type_only)
 
     visit(tree, True)
     private = [
@@ -254,6 +255,68 @@ def test_tutor_packages_import_each_other_in_one_direction(source_imports):
     knowing only what it imports."""
     cycles = package_cycles(source_imports)
     assert not cycles, "package cycles:\n" + "\n".join(cycles)
+
+
+def _module_of(dotted: str, modules: set[str]) -> str | None:
+    """The module of ours that `dotted` names or lies in: tutor.quiz.session.Item -> tutor.quiz.session."""
+    parts = dotted.split(".")
+    return next(
+        (".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in modules), None
+    )
+
+
+def module_cycles(source_imports) -> list[list[str]]:
+    """Each cycle among our modules (strongly connected, more than one module), sorted. Every import that
+    runs counts (at module level and inside functions); one under `if TYPE_CHECKING:` does not, as it never
+    runs, nor a module's import of its own package's __init__."""
+    modules = set(source_imports)
+    edges: dict[str, set[str]] = {}
+    for module, (imports, _uses) in source_imports.items():
+        for imp in imports:
+            there = _module_of(imp.target, modules)
+            if there and there != module and not imp.type_only and not module.startswith(there + "."):
+                edges.setdefault(module, set()).add(there)
+    order, low, stack, cycles = {}, {}, [], []
+
+    def visit(here: str) -> None:  # Tarjan's strongly connected components
+        order[here] = low[here] = len(order)
+        stack.append(here)
+        for there in sorted(edges.get(here, ())):
+            if there not in order:
+                visit(there)
+                low[here] = min(low[here], low[there])
+            elif there in stack:
+                low[here] = min(low[here], order[there])
+        if low[here] == order[here]:
+            part = []
+            while not part or part[-1] != here:
+                part.append(stack.pop())
+            if len(part) > 1:
+                cycles.append(sorted(part))
+
+    for module in sorted(modules):
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def test_no_two_modules_import_each_other_even_inside_functions(source_imports):
+    """A cycle of modules is one module in two files: neither can be read or moved alone."""
+    assert module_cycles(source_imports) == []
+
+
+def test_the_module_cycle_finder_finds_a_cycle_through_a_function_and_not_through_type_checking():
+    def imp(module: str, target: str, type_only: bool = False) -> Import:
+        return Import(module, target, 1, False, type_only)
+
+    found = {
+        "a.x": ([imp("a.x", "a.y.f")], []),
+        "a.y": ([imp("a.y", "a.z")], []),
+        "a.z": ([imp("a.z", "a.x.C")], []),
+    }
+    assert module_cycles(found) == [["a.x", "a.y", "a.z"]]
+    found["a.z"] = ([imp("a.z", "a.x.C", type_only=True)], [])
+    assert module_cycles(found) == []
 
 
 def test_the_cycle_finder_names_a_cycle_inside_a_function():

@@ -47,8 +47,8 @@ if __name__ == "__main__":  # started as a script (python -I judge.py): the cour
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tutor.grading.remote import LearnerError, Stopped, Submission  # noqa: E402 - after the path is set
+from tutor.grading.wire import REPLY_LIMIT  # noqa: E402
 
-REPLY_LIMIT = 16 * 2**20  # bytes of one answer: far above any probe's (the largest is well under 1 MB)
 _PR_SET_PDEATHSIG = 1
 # the signals a crash is explained by (grade.signal.NAME in the catalogue)
 _SIGNALS = {
@@ -351,8 +351,9 @@ def run_check(function, learner) -> tuple[str, str]:
     A check that returns nothing passes "as expected", naming its last call to the learner.
     Stopped (the worker is gone) passes through: the remaining checks cannot run; so does a message
     the exercise lacks (MessageMissing): the grader failed, not the learner. Messages are in the
-    language of the enclosing `kit.speaking`."""
-    from tutor.grading.kit import CheckFailed, MessageMissing, describe, last_call, tell
+    language of the enclosing `voice.speaking`."""
+    from tutor.grading.kit import describe, last_call
+    from tutor.grading.voice import CheckFailed, MessageMissing, tell
 
     try:
         said = function(learner)
@@ -485,7 +486,7 @@ def _judge_job() -> None:
 
         judge = Judge(job, emit, job["box"])
         judge.open_channel()  # forked now: checks.py is not yet loaded
-        from tutor.grading.kit import speaking
+        from tutor.grading.voice import speaking
 
         try:
             if job.get("train"):  # practice: train the learner's model; no checks run

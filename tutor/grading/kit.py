@@ -61,37 +61,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from tutor.errors import CheckFailure, TutorError
 from tutor.grading.remote import LearnerError, Submission
-from tutor.texts import say
+from tutor.grading.voice import CheckFailed, lang, msg, tell
 
 __all__ = ["Learner", "expect", "expect_close", "expect_above", "expect_below", "expect_number",
            "expect_raises", "msg", "fail", "CheckFailed", "LearnerError"]  # fmt: skip
 
-# (language, the exercise's messages in it): set by the judge for its job, by runs.py for its grade
-_VOICE: ContextVar[tuple[str, dict[str, str]]] = ContextVar("tutor_grading_voice", default=("en", {}))
 # the running check's last call to the learner: [its text as code, what it returned]
 _LAST: ContextVar[list | None] = ContextVar("tutor_grading_last_call", default=None)
-
-
-class CheckFailed(CheckFailure, AssertionError):
-    """The learner's code ran but gave a wrong answer; the message says expected vs got."""
-
-
-class MessageMissing(TutorError, LookupError):
-    """A check asked for a message its exercise.toml does not have: the exercise's fault, not the
-    learner's (`python -m tutor check` finds these before a learner does)."""
-
-
-@contextmanager
-def speaking(lang: str, messages: dict[str, str]) -> Iterator[None]:
-    """Checks run inside this write their messages in `lang`; `messages` is the exercise's
-    `[messages]` table in that language ({key: text}, English where a translation is missing)."""
-    token = _VOICE.set((lang, dict(messages)))
-    try:
-        yield
-    finally:
-        _VOICE.reset(token)
 
 
 def submission_seed(source: str) -> str:
@@ -117,24 +94,6 @@ def seeded(seed: str, check: str) -> Iterator[None]:
     finally:
         random.setstate(state)
         _LAST.reset(last)
-
-
-def lang() -> str:
-    """The language the checks are writing in."""
-    return _VOICE.get()[0]
-
-
-def msg(key: str, /, **values: Any) -> str:
-    """The exercise's message `key` in the learner's language, with `values` filled in as given."""
-    messages = _VOICE.get()[1]
-    if key not in messages:
-        raise MessageMissing(f"the exercise's exercise.toml has no [messages] entry {key!r}")
-    return messages[key].format(**values)
-
-
-def tell(key: str, **values: Any) -> str:
-    """A text of the tutor's own catalogue in the learner's language; values are used as given."""
-    return say(key, lang(), **{k: v if isinstance(v, str) else str(v) for k, v in values.items()})
 
 
 # --- the learner's module, through probes ------------------------------------------------------------

@@ -11,7 +11,7 @@ model: a validation sends the fixed validation windows without their targets (`R
 eval mode) and takes the cross-entropy against the targets it kept, the same windows the comparison
 model is validated on; a progress line's loss is that of the step's own forward pass
 (`grads(..., keep_logits=True)`, then `step_logits`). Logits cross a few rows at a time, so each
-answer stays under the judge's read limit (judge.REPLY_LIMIT). A validation also checks the model looks
+answer stays under the judge's read limit (wire.REPLY_LIMIT). A validation also checks the model looks
 only to the left: its logits for a prefix of a window (cut at a place drawn per validation) must be
 those it gave for the whole window. The model's own loss is only what its backward pass follows. This
 is practice, not a verdict: nothing here changes a grade.
@@ -145,7 +145,7 @@ def _models(sub, run: dict, config, say: Callable[..., str]):
 def _rows(context: int, vocab: int) -> int:
     """Rows of logits per answer: float32 in base64 is 16/3 bytes a logit, kept within 3/4 of the
     judge's read limit (6 rows of the course's 64 × 6010 logits, 12 MB)."""
-    from tutor.grading.judge import REPLY_LIMIT
+    from tutor.grading.wire import REPLY_LIMIT
 
     return max(1, REPLY_LIMIT * 3 // 4 // (context * vocab * 16 // 3))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from tutor.errors import CheckFailure
+from tutor.grading.voice import CheckFailed, tell
 
 
 class LearnerError(CheckFailure):
@@ -123,8 +124,6 @@ class RemoteModule:
 
     def load(self, state: dict) -> None:
         """Load the judge's weights; every one must land in a parameter of the same name."""
-        from tutor.grading.kit import CheckFailed, tell
-
         result = well_formed(
             self._channel, "load", self._channel.probe("load", ref=self.ref, args=[state]),
             lambda r: isinstance(r, dict) and _is_strings(r.get("missing")) and _is_strings(r.get("unexpected")),

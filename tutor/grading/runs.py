@@ -134,7 +134,7 @@ def _fits(value: Any, kind: AnswerKind) -> bool:
 def answer_value(answer: dict[str, Any], key: str, kind: AnswerKind) -> Any:
     """`answer[key]` when it is of `kind`; otherwise the check fails, saying what the key must be and
     what the file holds, in the language the checks are speaking. Call it inside a check."""
-    from tutor.grading.kit import CheckFailed, lang
+    from tutor.grading.voice import CheckFailed, lang
 
     language = lang()
     want = want_text(kind, language)
@@ -238,8 +238,8 @@ def grade_runs(
 ) -> GradeResult:
     """Grade an answer file against `runs` (from `stored_runs(store)`)."""
     from tutor.grading.judge import run_check
-    from tutor.grading.kit import speaking
     from tutor.grading.runner import Limits, build_result
+    from tutor.grading.voice import speaking
 
     t0 = time.perf_counter()
     module = exercise_checks(ex)

@@ -18,7 +18,10 @@ from typing import Any
 
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
-MAX_DIM = 2**31 - 1  # one axis of a tensor; a reply's total size is bounded by the judge's read limit
+MAX_DIM = 2**31 - 1  # one axis of a tensor; a reply's total size is bounded by REPLY_LIMIT
+REPLY_LIMIT = (
+    16 * 2**20
+)  # bytes of one answer the judge reads: far above any probe's (the largest is under 1 MB)
 # the dtypes a probe may use; a learner's exotic dtype is reported as what it is
 DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 
