@@ -60,6 +60,7 @@ async def _through_the_lesson(walk: Walk, pilot, lesson) -> None:
     app = walk.app
     await app.open_lesson(lesson.id, section=lesson.sections[0].id)
     await aim_over(app, 0.3)
+    await until(pilot, lambda: app.screen.query("#prose"))  # the lesson's screen composed (slower under load)
     prose = app.screen.query_one("#prose", VerticalScroll)
     while True:
         walk.look(f"{lesson.id}, line {int(prose.scroll_y)}")
