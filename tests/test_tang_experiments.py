@@ -89,7 +89,9 @@ def test_context_scaling_with_other_settings_is_measured_now(rope_short):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(2400)  # the whole validation split scored 12 times: about 4 min here, far more on a busy host
+@pytest.mark.timeout(
+    2400
+)  # the whole validation split scored 12 times: about 4 min here, far more on a busy host
 def test_stored_tables_are_what_a_fresh_measurement_gives(rope_short):
     from tutor.experiments.extension import measured
     from tutor.experiments.run_context import RunContext
