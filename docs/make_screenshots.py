@@ -42,18 +42,19 @@ async def settle(app, pause: float = 0.3) -> None:
         box.cursor_blink = False
 
 
-async def shoot(name: str, lang: str, steps) -> None:
+async def shoot(name: str, lang: str, steps, into: Path = DOCS) -> Path:
     home = Path(tempfile.mkdtemp())
     try:
         app = TutorApp(lang, shipped_lessons_dir(), home)
         async with app.run_test(size=SIZE) as pilot:
             await app.course_ready.wait()
             await steps(app, pilot)
-            app.save_screenshot(str(DOCS / f"{name}.svg"))
+            app.save_screenshot(str(into / f"{name}.svg"))
             await app.action_quit()
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    print(f"docs/{name}.svg")
+    print(into / f"{name}.svg")
+    return into / f"{name}.svg"
 
 
 def screen_text(app) -> str:
@@ -129,11 +130,11 @@ async def quiz(app, pilot) -> None:
     await app.open_quiz("positions")
     await pilot.pause()
     panel = app.screen.query_one(QuizPanel)
-    panel.submit("the order of the characters")
-    panel.submit("3")
-    panel.submit("")
+    await panel.submit("the order of the characters")
+    await panel.submit("3")
+    await panel.submit("")
     await pilot.pause()
-    panel.submit(right_answer(panel.session.current.question))
+    await panel.submit(right_answer(panel.session.current.question))
     await settle(app)
 
 
@@ -142,8 +143,8 @@ async def exercise(app, pilot) -> None:
     await pilot.pause()
     panel = app.screen.query_one(QuizPanel)
     while panel.state != "done":
-        panel.submit(right_answer(panel.session.current.question))
-        panel.submit("")
+        await panel.submit(right_answer(panel.session.current.question))
+        await panel.submit("")
         await pilot.pause()
     await pilot.press("g")
     await settle(app)
@@ -151,14 +152,21 @@ async def exercise(app, pilot) -> None:
     await settle(app)
 
 
+# name: (language, the steps to the screen)
+SHOTS = {
+    "home": ("en", home),
+    "lesson-heatmap": ("en", heatmap),
+    "lesson-heatmap-zh": ("zh", heatmap),
+    "training": ("en", training),
+    "quiz": ("en", quiz),
+    "exercise": ("en", exercise),
+}
+
+
 async def main() -> None:
     write_capture(await capture())
-    await shoot("home", "en", home)
-    await shoot("lesson-heatmap", "en", heatmap)
-    await shoot("lesson-heatmap-zh", "zh", heatmap)
-    await shoot("training", "en", training)
-    await shoot("quiz", "en", quiz)
-    await shoot("exercise", "en", exercise)
+    for name, (lang, steps) in SHOTS.items():
+        await shoot(name, lang, steps)
 
 
 if __name__ == "__main__":

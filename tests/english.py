@@ -148,7 +148,11 @@ def english_left(text: str, lang: str, allowed: set[str] = frozenset()) -> list[
 
 def screen_text(app) -> str:
     """The text on `app`'s screen now, line by line, from Textual's own screenshot (SVG)."""
-    svg = app.export_screenshot()
+    return svg_text(app.export_screenshot())
+
+
+def svg_text(svg: str) -> str:
+    """The text of a Textual screenshot (SVG), line by line."""
     lines: dict[float, list[tuple[float, str]]] = {}
     for x, y, body in re.findall(
         r'<text class="terminal-[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg
