@@ -28,13 +28,20 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--no-quiz", action="store_true", help=t("cli.opt.read.no_quiz"))
 
 
+def _word(text: str) -> str:
+    """`text` quoted for a POSIX shell, on one line: a line break as bash's $'\\n'."""
+    if "\n" not in text:
+        return shlex.quote(text)
+    return "$'" + text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n") + "'"
+
+
 def _command(name: str, params: dict[str, Any]) -> str:
     """The command line that runs an experiment with a lesson's parameters."""
     sets = []
     for key, value in params.items():
         shown = ",".join(map(str, value)) if isinstance(value, list) else str(value)
-        sets += ["--set", f"{key}={shown}"]
-    return shlex.join(["python", "-m", "tutor", "experiment", name, *sets])
+        sets += ["--set", _word(f"{key}={shown}")]
+    return " ".join(["python -m tutor experiment", shlex.quote(name), *sets])
 
 
 class _Reader:
