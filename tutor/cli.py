@@ -28,6 +28,7 @@ COMMANDS = (
     "exercise",
     "grade",
     "quiz",
+    "read",
     "progress",
     "train",
     "generate",
@@ -65,6 +66,11 @@ def _common_options(for_subcommand: bool, lang: str) -> argparse.ArgumentParser:
         "--allow-weak-box", action="store_true", default=default, help=say("cli.global.allow_weak_box", lang)
     )
     return common
+
+
+def _plain_option(parser: argparse.ArgumentParser, lang: str) -> None:
+    """--plain, before any subcommand only: the plain mode instead of the app (tutor.commands.read)."""
+    parser.add_argument("--plain", action="store_true", help=say("cli.global.plain", lang))
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -117,6 +123,7 @@ def build_parser(lang: str = FALLBACK) -> argparse.ArgumentParser:
 
     parser = _Parser(prog="python -m tutor", description=t("cli.description"), lang=lang,
                      parents=[_common_options(False, lang)])  # fmt: skip
+    _plain_option(parser, lang)
     parser.add_argument(
         "--version", action="version", version=f"attention-tutor {__version__}", help=t("cli.opt.version")
     )
@@ -150,6 +157,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     argv = sys.argv[1:] if argv is None else argv
     lang = pick_lang()  # before --lang is read: for a mistake in the global options themselves
     quick = _Parser(prog="python -m tutor", add_help=False, lang=lang, parents=[_common_options(False, lang)])
+    _plain_option(quick, lang)
     options, rest = quick.parse_known_args(argv)
     if not rest:
         options.command = None
@@ -165,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
 
         allow_weak_box(True)  # for this process's grades and every child's (the app's, a served class's)
     try:
+        if args.command is None and getattr(args, "plain", False):
+            from tutor.commands import read
+
+            return read.run(args, ctx)
         if args.command is None:
             from tutor.commands.app import run_app
 
