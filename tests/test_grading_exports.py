@@ -161,7 +161,7 @@ def test_the_batch_report_is_printed_and_the_exports_are_written(exported):
     assert len(json.loads(out.stdout)["results"]) == len(FILES)
     assert out.stderr.splitlines()[-1].startswith(f"exports for {len(FILES)} files written to ")
     en = exported["base"] / "en"
-    assert sorted(p.name for p in en.iterdir()) == ["checks.csv", "feedback", "gradebook.csv"]
+    assert sorted(p.name for p in en.iterdir()) == ["checks.csv", "export.json", "feedback", "gradebook.csv"]
 
 
 def test_the_per_check_csv_has_a_row_per_file_and_check(exported, lessons):

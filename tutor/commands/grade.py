@@ -40,6 +40,7 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--merge", nargs="+", type=Path, metavar="REPORT", help=t("cli.opt.grade.merge"))
     parser.add_argument("--export", type=Path, metavar="DIR", help=t("cli.opt.grade.export"))
     parser.add_argument("--roster", type=Path, metavar="CSV", help=t("cli.opt.grade.roster"))
+    parser.add_argument("--force", action="store_true", help=t("cli.opt.grade.force"))
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
@@ -172,15 +173,15 @@ def _batch(ex, args, ctx, limits) -> int:
     if args.file or args.watch or args.hint is not None:
         raise TutorError(say("grade.usage.batch_alone", ctx.lang))
 
-    def show(row) -> None:
-        print(f"  {row.file}: {say(f'grade.verdict.{row.result.status}', ctx.lang)}", file=sys.stderr)
-
-    live = args.format == "table" and sys.stderr.isatty()
     jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
     if jobs < 1:
         raise TutorError(say("cli.train.at_least_1", ctx.lang, option="--jobs", got=str(jobs)))
-    rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, on_row=show if live else None,
-                              jobs=jobs, shard=args.shard)  # fmt: skip
+    from tutor.commands.batch_progress import BatchProgress
+
+    progress = BatchProgress(ex.id, ctx.lang, sys.stderr)
+    rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, jobs=jobs, shard=args.shard,
+                              on_start=progress.start, on_done=progress.done)  # fmt: skip
+    progress.finish()
     if args.format == "json" and args.shard is not None:
         from tutor.grading.shards import shard_json
 
@@ -262,7 +263,7 @@ def _export(ex, rows, args, ctx) -> int:
     from tutor.grading.batch import shown_name
     from tutor.grading.export import write_exports
 
-    for warning in write_exports(ex, rows, args.export, ctx.lang, args.roster):
+    for warning in write_exports(ex, rows, args.export, ctx.lang, args.roster, force=args.force):
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     print(
         say("grade.export.done", ctx.lang, n=len(rows), folder=shown_name(str(args.export))), file=sys.stderr

@@ -34,6 +34,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import os
 import re
 import unicodedata
@@ -124,9 +125,13 @@ def read_roster(path: Path, lang: str) -> dict[str, Student]:
 
 
 def file_id(file: str) -> str:
-    """A student id from a file name as a report shows it: the name without ".py"."""
-    stem = PurePosixPath(file).stem
-    return stem if stem not in ("", ".", "..") else file
+    """A student id from a file name as a report shows it: the name without ".py", or in a folder per
+    student (Moodle's), that folder's name; a zip's own name does not count."""
+    parts = file.split("/")
+    while len(parts) > 1 and parts[0].lower().endswith(".zip"):
+        parts = parts[1:]
+    stem = parts[0] if len(parts) > 1 else PurePosixPath(parts[0]).stem
+    return stem if stem not in ("", ".", "..") else file.replace("/", "_")
 
 
 def students(rows: list[BatchRow], roster: dict[str, Student] | None) -> list[Student]:
@@ -178,13 +183,31 @@ def md_block(text: str) -> str:
     return f"{fence}text\n{text.rstrip(chr(10))}\n{fence}"
 
 
+def did_not_load(result) -> bool:
+    """Whether the grade stopped before the file loaded (it could not be read, did not compile or
+    import, or ran out of time loading): its first check carries why, in any of the languages."""
+    from tutor.i18n import LANGS
+
+    if result.status not in ("error", "timeout") or not result.checks:
+        return False
+    message = result.checks[0].message
+    for lang in LANGS:
+        load = say("grade.stop.load", lang, error="\0").split("\0")[0]
+        loading = say("grade.stop.while_loading", lang, reason="\0").split("\0")[-1]
+        if message.startswith(load) or message.endswith(loading):
+            return True
+    return False
+
+
 def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
     """A student's feedback in Markdown, in `lang`: the exercise, the total, every check with its
     status and message, and the hint tier a batch grade earns (tutor.grading.hints): the first
     failure's own hint, and which of the exercise's general hints comes next."""
     result = row.result
     decls = {decl.id: decl for decl in ex.checks}
-    own = hint_step(result, ex, None).own  # no store: the first failure's own hint, as `grade` shows it
+    not_loaded = result.checks[0] if did_not_load(result) else None
+    # no store: the first failure's own hint, as `grade` shows it; none when the file did not load
+    own = None if not_loaded is not None else hint_step(result, ex, None).own
     general = hint_step(result, ex, 0)  # none of the general hints seen: the first comes next
     student = md_code(person.id) + (f" ({md_code(person.name)})" if person.name else "")
     shown_box = isolation_text(result.isolation, lang)
@@ -201,9 +224,10 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
         "- " + say("word.labelled", lang, label=say("grade.export.md.file", lang), text=md_code(row.file)),
         "- " + say("word.labelled", lang, label=say("grade.export.md.total", lang), text=total),
         *box,
-        "",
-        f"## {say('grade.export.md.checks', lang)}",
     ]
+    if not_loaded is not None:  # why no check ran, before the checks it stopped
+        lines += ["", say("grade.export.md.not_loaded", lang), "", md_block(not_loaded.message)]
+    lines += ["", f"## {say('grade.export.md.checks', lang)}"]
     for check in result.checks:
         decl = decls.get(check.name)
         title = pick(decl.title, lang) if decl else check.name
@@ -211,7 +235,8 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
         lines += ["", f"### {MARKS.get(check.status, '?')} {title} (`{check.name}`)", ""]
         lines.append(f"{say(f'grade.verdict.{check.status}', lang)}, {number(check.points, lang)}/"
                      f"{number(top, lang)} {say('grade.points', lang)}")  # fmt: skip
-        if check.message and check.status != "skipped":  # a skipped check's reason is the error above it
+        shown_above = not_loaded is not None and check is not_loaded
+        if check.message and check.status != "skipped" and not shown_above:  # a skipped one's is above it
             lines += ["", md_block(check.message)]
         if own is not None and check.name == own.name:
             hint = pick(decl.hint, lang) if decl else check.hint
@@ -235,16 +260,24 @@ def _csv(columns: tuple[str, ...], records: list[dict]) -> str:
 
 
 def write_exports(
-    ex: Exercise, rows: list[BatchRow], folder: Path, lang: str, roster: dict[str, Student] | None = None
+    ex: Exercise,
+    rows: list[BatchRow],
+    folder: Path,
+    lang: str,
+    roster: dict[str, Student] | None = None,
+    force: bool = False,
 ) -> list[str]:
-    """checks.csv, gradebook.csv and feedback/<id>.md in `folder` (made if missing; files of an earlier
-    export are overwritten). Returns warnings: roster files with no row."""
+    """checks.csv, gradebook.csv, feedback/<id>.md and export.json in `folder`, which an earlier export
+    is replaced by whole (with `force`; tutor.grading.export_folder). Returns warnings: roster files
+    with no row."""
+    from tutor.grading.export_folder import FORMAT, MARKER, replace_folder
+
     people = students(rows, roster)
     names = feedback_names(rows, people)
     versions = {"version": VERSION, "checks_version": checks_version(ex)}
     checks, book = [], []
+    decls = {decl.id: decl for decl in ex.checks}
     for row, person, name in zip(rows, people, names, strict=True):
-        decls = {decl.id: decl for decl in ex.checks}
         for check in row.result.checks:
             decl = decls.get(check.name)
             checks.append({"student_id": person.id, "file": row.file, "check": check.name,
@@ -256,29 +289,24 @@ def write_exports(
                      "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
                      "feedback": f"feedback/{name}", **versions,
                      "isolation": row.result.isolation.get("level", "none")})  # fmt: skip
-    feedback_dir = folder / "feedback"
-    try:
-        feedback_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(folder / "checks.csv", _csv(CHECKS_COLUMNS, checks))
-        atomic_write_text(folder / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
+    manifest = {"format": FORMAT, "exercise": ex.id, **versions, "files": len(rows)}
+
+    def write(out: Path) -> None:
+        feedback_dir = out / "feedback"
+        feedback_dir.mkdir(mode=0o700)
+        atomic_write_text(out / "checks.csv", _csv(CHECKS_COLUMNS, checks))
+        atomic_write_text(out / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
         dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    except OSError as err:
-        where = shown_name(str(err.filename or folder))
-        raise TutorError(
-            say("grade.file.cannot_write", lang, path=where, error=str(err.strerror or err))
-        ) from None
-    try:
-        for row, person, name in zip(rows, people, names, strict=True):
-            if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
-                raise TutorError(say("grade.roster.id.separator", lang))
-            try:
+        try:
+            for row, person, name in zip(rows, people, names, strict=True):
+                if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
+                    raise TutorError(say("grade.roster.id.separator", lang))
                 _write_in(dir_fd, name, feedback(ex, row, person, lang))
-            except OSError as err:
-                where = shown_name(str(feedback_dir / name))
-                raise TutorError(say("grade.file.cannot_write", lang, path=where,
-                                     error=str(err.strerror or err))) from None  # fmt: skip
-    finally:
-        os.close(dir_fd)
+        finally:
+            os.close(dir_fd)
+        atomic_write_text(out / MARKER, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
+
+    replace_folder(folder, write, force=force, lang=lang)
     warnings = []
     if roster is not None:
         absent = sorted(set(roster) - {row.file for row in rows})
@@ -291,6 +319,6 @@ def _write_in(dir_fd: int, name: str, text: str) -> None:
     """`name` in the folder `dir_fd`, replaced if it is there; a link in its place is refused, never
     followed."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(name, flags, 0o644, dir_fd=dir_fd)
+    fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
     with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)
