@@ -114,11 +114,14 @@ def _export(ex, rows, members, out: Path, lang: str, force: bool) -> None:
     """checks.csv, gradebook.csv and feedback/ of one exercise in `out`, each row under the id and
     name its learner has in class.json."""
     from tutor.grading.batch import shown_name
-    from tutor.grading.export import Student, write_exports
+    from tutor.grading.export import write_exports
+    from tutor.grading.roster import Roster, Student
     from tutor.serve.classroom import file_name
 
     whose = {file_name(m, ex): m for m in members}
-    roster = {row.file: Student(whose[row.file].id, shown_name(whose[row.file].name), True) for row in rows}
+    roster = Roster.of_files(
+        {row.file: Student(whose[row.file].id, shown_name(whose[row.file].name), True) for row in rows}
+    )
     for warning in write_exports(ex, rows, out, lang, roster, force=force):
         print(say("grade.merge.warning", lang, message=warning), file=sys.stderr)
     print(say("grade.export.done", lang, n=len(rows), folder=shown_name(str(out))), file=sys.stderr)

@@ -41,6 +41,7 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--export", type=Path, metavar="DIR", help=t("cli.opt.grade.export"))
     parser.add_argument("--roster", type=Path, metavar="CSV", help=t("cli.opt.grade.roster"))
     parser.add_argument("--force", action="store_true", help=t("cli.opt.grade.force"))
+    parser.add_argument("--pick", choices=("latest", "best"), default="latest", help=t("cli.opt.grade.pick"))
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
@@ -194,7 +195,7 @@ def _batch(ex, args, ctx, limits) -> int:
 def _instructor_options(args, lang: str) -> None:
     """The checks of `grade ID --batch DIR [--shard K/N] [--export DIR [--roster CSV]]` that need
     nothing graded: a mistake stops before any file is (exit 2). Leaves args.shard as (K, N) or None and
-    args.roster as {file: Student} or None."""
+    args.roster as a roster.Roster or None."""
     if args.id is None:
         raise TutorError(say("grade.usage.no_id", lang))
     if args.shard is not None and args.batch is None:
@@ -263,7 +264,9 @@ def _export(ex, rows, args, ctx) -> int:
     from tutor.grading.batch import shown_name
     from tutor.grading.export import write_exports
 
-    for warning in write_exports(ex, rows, args.export, ctx.lang, args.roster, force=args.force):
+    for warning in write_exports(
+        ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick
+    ):
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     print(
         say("grade.export.done", ctx.lang, n=len(rows), folder=shown_name(str(args.export))), file=sys.stderr

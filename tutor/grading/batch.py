@@ -117,6 +117,7 @@ class BatchRow:
     file: str
     sha256: str | None  # of the file's bytes; None when they were not read (a link, a FIFO, ...)
     result: GradeResult
+    submitted: float | None = None  # when it was handed in (a POSIX time), where that is known
 
     def flat(self) -> dict:
         first = self.result.first_failure
@@ -193,7 +194,7 @@ def _read_folder(
                 text = decode_source(found.source, name, lang)
             except TutorError as err:
                 error = str(err)
-        row = BatchRow(name, found.sha256, error_result(ex, error or "", lang))
+        row = BatchRow(name, found.sha256, error_result(ex, error or "", lang), found.mtime)
         rows.append(row)
         if error is None:
             todo.append((row, text))

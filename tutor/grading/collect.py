@@ -23,6 +23,7 @@ import io
 import os
 import re
 import stat
+import time
 import tokenize
 import zipfile
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ class Found:
     sha256: str | None
     source: bytes | None  # None: not graded (`error` says why)
     error: str | None = None
+    mtime: float | None = None  # the file's (a zip member's: its date in the zip, read as local time)
 
 
 def decode_source(source: bytes, name: str, lang: str) -> str:
@@ -109,7 +111,8 @@ def _walk(folder_fd: int, prefix: str, depth: int, keep, found: list[Found], lan
         name = prefix + entry.name
         shown = shown_name(name)
         try:
-            mode = entry.stat(follow_symlinks=False).st_mode
+            info = entry.stat(follow_symlinks=False)
+            mode = info.st_mode
         except OSError as err:  # gone since the listing
             if entry.name.endswith(".py") and keep(name):
                 found.append(Found(name, None, None, say("grade.file.unreadable", lang, path=shown,
@@ -118,6 +121,7 @@ def _walk(folder_fd: int, prefix: str, depth: int, keep, found: list[Found], lan
         if entry.name.endswith(".py"):
             if keep(name):
                 found.append(_read(folder_fd, entry.name, name, mode, lang))
+                found[-1].mtime = info.st_mtime
         elif entry.name.lower().endswith(".zip") and stat.S_ISREG(mode):
             _zip_entry(folder_fd, entry.name, name, keep, found, lang)
         elif stat.S_ISDIR(mode) and depth < MAX_DEPTH and not _skipped_folder(entry.name):
@@ -209,4 +213,5 @@ def _members(archive: zipfile.ZipFile, prefix: str, keep, found: list[Found], la
                 )
                 found.append(Found(name, None, None, message))
                 continue
-            found.append(Found(name, hashlib.sha256(source).hexdigest(), source))
+            when = time.mktime((*info.date_time, 0, 0, -1))
+            found.append(Found(name, hashlib.sha256(source).hexdigest(), source, None, when))
