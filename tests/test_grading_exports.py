@@ -161,7 +161,9 @@ def test_the_batch_report_is_printed_and_the_exports_are_written(exported):
     assert len(json.loads(out.stdout)["results"]) == len(FILES)
     assert out.stderr.splitlines()[-1].startswith(f"exports for {len(FILES)} files written to ")
     en = exported["base"] / "en"
-    assert sorted(p.name for p in en.iterdir()) == ["checks.csv", "export.json", "feedback", "gradebook.csv"]
+    assert sorted(p.name for p in en.iterdir()) == [
+        "canvas.csv", "checks.csv", "exercism", "export.json", "feedback", "gradebook.csv", "gradescope", "moodle.csv"
+    ]  # fmt: skip
 
 
 def test_the_per_check_csv_has_a_row_per_file_and_check(exported, lessons):
@@ -292,8 +294,12 @@ def test_exports_from_a_merge_are_the_batchs(exported, lessons, tmp_path):
                 "--roster", str(exported["base"] / "roster.csv"))  # fmt: skip
     assert out.returncode == 0, out.stderr
     en = exported["base"] / "en"
-    for name in ["checks.csv", "gradebook.csv", *(p.name for p in (en / "feedback").iterdir())]:
-        where = name if name.endswith(".csv") else f"feedback/{name}"
+    made = sorted(str(p.relative_to(en)) for p in en.rglob("*") if p.is_file())
+    assert made == sorted(
+        str(p.relative_to(tmp_path / "m")) for p in (tmp_path / "m").rglob("*") if p.is_file()
+    )
+    assert "gradescope/s001.json" in made and "exercism/s001.json" in made and "canvas.csv" in made
+    for where in made:
         assert (tmp_path / "m" / where).read_bytes() == (en / where).read_bytes(), where
 
 

@@ -436,6 +436,10 @@ def merge_as_readme_says(course: Path, lessons: Path, whole: dict) -> None:
         "gradebook.csv",
         "feedback",
         "export.json",
+        "canvas.csv",
+        "moodle.csv",
+        "gradescope",
+        "exercism",
     }
 
 

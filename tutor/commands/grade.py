@@ -42,6 +42,8 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--roster", type=Path, metavar="CSV", help=t("cli.opt.grade.roster"))
     parser.add_argument("--force", action="store_true", help=t("cli.opt.grade.force"))
     parser.add_argument("--pick", choices=("latest", "best"), default="latest", help=t("cli.opt.grade.pick"))
+    parser.add_argument("--points", type=float, metavar="N", help=t("cli.opt.grade.points"))
+    parser.add_argument("--assignment", metavar="NAME", help=t("cli.opt.grade.assignment"))
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
@@ -204,6 +206,7 @@ def _instructor_options(args, lang: str) -> None:
         raise TutorError(say("grade.usage.export_needs", lang))
     if args.roster is not None and args.export is None:
         raise TutorError(say("grade.usage.roster_export", lang))
+    _points_option(args, lang)
     if args.shard is not None:
         from tutor.grading.shards import parse_shard
 
@@ -212,6 +215,11 @@ def _instructor_options(args, lang: str) -> None:
         from tutor.grading.export import read_roster
 
         args.roster = read_roster(args.roster, lang)
+
+
+def _points_option(args, lang: str) -> None:
+    if args.points is not None and not 0 < args.points <= 100_000:  # NaN too
+        raise TutorError(say("grade.usage.points", lang, got=f"{args.points:g}"))
 
 
 def _merge(args, ctx) -> int:
@@ -224,6 +232,7 @@ def _merge(args, ctx) -> int:
         raise TutorError(say("grade.usage.merge_alone", ctx.lang))
     if args.roster is not None and args.export is None:
         raise TutorError(say("grade.usage.roster_export", ctx.lang))
+    _points_option(args, ctx.lang)
     roster = None
     if args.roster is not None:
         from tutor.grading.export import read_roster
@@ -264,9 +273,11 @@ def _export(ex, rows, args, ctx) -> int:
     from tutor.grading.batch import shown_name
     from tutor.grading.export import write_exports
 
-    for warning in write_exports(
-        ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick
-    ):
+    lms = {"points": args.points, "assignment": args.assignment}
+    written = write_exports(
+        ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick, lms=lms
+    )
+    for warning in written:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     print(
         say("grade.export.done", ctx.lang, n=len(rows), folder=shown_name(str(args.export))), file=sys.stderr

@@ -188,12 +188,15 @@ def write_exports(
     roster: Roster | None = None,
     force: bool = False,
     pick: str = "latest",
+    lms: dict | None = None,
 ) -> list[str]:
     """checks.csv, gradebook.csv, feedback/<id>.md and export.json in `folder`, which an earlier export
     is replaced by whole (with `force`; tutor.grading.export_folder): a gradebook row per student
     (tutor.grading.roster.assign), a checks.csv row per file and check. Returns warnings: files not on
-    the roster, rostered students without a file, students with several."""
+    the roster, rostered students without a file, students with several. `lms`: {"points": the
+    assignment's maximum to scale totals to, "assignment": Canvas's column} (tutor.grading.lms_export)."""
     from tutor.grading.export_folder import FORMAT, MARKER, replace_folder
+    from tutor.grading.lms_export import write_lms_exports
 
     graded, found = assign(rows, roster, pick)
     with_file = [g for g in graded if g.row is not None]
@@ -218,6 +221,8 @@ def write_exports(
                 _write_in(dir_fd, name, feedback(ex, entry.row, entry.student, lang))
         finally:
             os.close(dir_fd)
+        write_lms_exports(out, ex, graded, names, lms or {}, lang, lambda path, columns, records: atomic_write_text(
+            path, _csv(columns, records)))  # fmt: skip
         atomic_write_text(out / MARKER, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 
     replace_folder(folder, write, force=force, lang=lang)
