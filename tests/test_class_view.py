@@ -97,6 +97,8 @@ def test_the_table_shows_each_learners_progress_and_best_grade_within_80_columns
     assert rows["ada"][3:] == ["en", f"2/{sections}", f"2/{questions}", "1", "1"]
     assert rows["bo"][2:] == ["博", "zh", f"0/{sections}", f"0/{questions}", "0", "0"]
     assert "note: cy has not opened their link yet" in out.stderr
+    words = grades.split()  # an exercise id over two lines at its hyphen, never folded inside a word
+    assert {"context-", "scaling", "head-", "count", "three-", "layers"} <= set(words), grades
     assert str(klass / "learners/cy") in out.stderr
     # the grades table: the probe is the last column; ada's best of her two grades is the pass
     rows = {line.split()[0]: line.split() for line in grades.splitlines() if line.strip()}

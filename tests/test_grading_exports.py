@@ -161,7 +161,9 @@ def test_the_batch_report_is_printed_and_the_exports_are_written(exported):
     assert len(json.loads(out.stdout)["results"]) == len(FILES)
     assert out.stderr.splitlines()[-1].startswith(f"exports for {len(FILES)} files written to ")
     en = exported["base"] / "en"
-    assert sorted(p.name for p in en.iterdir()) == ["checks.csv", "feedback", "gradebook.csv"]
+    assert sorted(p.name for p in en.iterdir()) == [
+        "canvas.csv", "checks.csv", "exercism", "export.json", "feedback", "gradebook.csv", "gradescope", "moodle.csv"
+    ]  # fmt: skip
 
 
 def test_the_per_check_csv_has_a_row_per_file_and_check(exported, lessons):
@@ -200,7 +202,7 @@ def test_the_gradebook_has_a_row_per_student_flagging_files_not_in_the_roster(ex
     version = checks_version(open_course(lessons).exercise("probe"))
     assert by["anna.py"] == {"student_id": "s001", "name": "Anna Li", "file": "anna.py", "total": "3.0",
                              "max": "3.0", "status": "pass", "in_roster": "yes", "feedback": "feedback/s001.md",
-                             "version": "1", "checks_version": version, "isolation": "strong"}  # fmt: skip
+                             "version": "1", "checks_version": version, "isolation": "strong", "files": "1"}  # fmt: skip
     assert by["ben.py"]["name"] == '\'=HYPERLINK("http://evil.example")' and by["ben.py"]["total"] == "0.0"
     assert (by["formula.py"]["student_id"], by["formula.py"]["in_roster"]) == ("formula", "no")
     assert (by["evil\\nalice.py"]["student_id"], by["evil\\nalice.py"]["in_roster"]) == ("s003", "yes")
@@ -292,8 +294,12 @@ def test_exports_from_a_merge_are_the_batchs(exported, lessons, tmp_path):
                 "--roster", str(exported["base"] / "roster.csv"))  # fmt: skip
     assert out.returncode == 0, out.stderr
     en = exported["base"] / "en"
-    for name in ["checks.csv", "gradebook.csv", *(p.name for p in (en / "feedback").iterdir())]:
-        where = name if name.endswith(".csv") else f"feedback/{name}"
+    made = sorted(str(p.relative_to(en)) for p in en.rglob("*") if p.is_file())
+    assert made == sorted(
+        str(p.relative_to(tmp_path / "m")) for p in (tmp_path / "m").rglob("*") if p.is_file()
+    )
+    assert "gradescope/s001.json" in made and "exercism/s001.json" in made and "canvas.csv" in made
+    for where in made:
         assert (tmp_path / "m" / where).read_bytes() == (en / where).read_bytes(), where
 
 
@@ -316,11 +322,13 @@ def test_a_roster_id_that_names_a_path_is_refused_before_anything_is_graded(less
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("anna.py,s1\n", "the first line must name the columns file,student_id[,name]; it is anna.py,s1"),
+        (
+            "anna.py,s1\n",
+            "the first line must name the columns file,student_id[,name] (the tutor's roster), or",
+        ),
         ("file,name\nanna.py,Anna\n", "the first line must name the columns"),
         ("file,student_id\nanna.py\n", "line 2: expected 2 cells, as in the header, got 1"),
         ("file,student_id\nanna.py,a\nanna.py,b\n", "line 3: anna.py is already on line 2"),
-        ("file,student_id\na.py,s1\n\nb.py,s1\n", "line 4: s1 is already on line 2"),
         ("file,student_id\na.py,..\n", "the student id .. cannot name a feedback file: it is . or .."),
         ("file,student_id\na.py,a\\b\n", "it holds a path separator"),
         ("file,student_id\na.py,\n", "the student id  cannot name a feedback file: it is empty"),
@@ -344,7 +352,7 @@ def test_a_bad_roster_is_a_clear_error(tmp_path, text, message):
 def test_a_roster_may_have_a_bom_blank_lines_spaces_and_more_columns(tmp_path):
     path = tmp_path / "roster.csv"
     path.write_text("\ufeffstudent_id, file, email\n\ns1, a.py, a@example.org\n", encoding="utf-8")
-    (student,) = read_roster(path, "en").items()
+    (student,) = read_roster(path, "en").files.items()
     assert student[0] == "a.py" and (student[1].id, student[1].name, student[1].in_roster) == ("s1", "", True)
     path.write_bytes(b"file,student_id\na.py,s\xff\n")
     with pytest.raises(TutorError, match="roster.csv is not UTF-8"):

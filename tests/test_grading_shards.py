@@ -431,7 +431,16 @@ def merge_as_readme_says(course: Path, lessons: Path, whole: dict) -> None:
     assert done.returncode == 0 and done.stderr.startswith("exports for 7 files"), done.stderr
     merged = json.loads((course / "grades.json").read_text(encoding="utf-8"))
     assert timeless(merged) == timeless(whole)
-    assert {p.name for p in (course / "export").iterdir()} == {"checks.csv", "gradebook.csv", "feedback"}
+    assert {p.name for p in (course / "export").iterdir()} == {
+        "checks.csv",
+        "gradebook.csv",
+        "feedback",
+        "export.json",
+        "canvas.csv",
+        "moodle.csv",
+        "gradescope",
+        "exercism",
+    }
 
 
 def test_the_slurm_recipe_in_readme_runs_shard_by_shard_and_merges_to_the_whole(whole, lessons, tmp_path):

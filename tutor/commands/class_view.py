@@ -49,6 +49,7 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--grade", action="store_true", help=t("cli.opt.class.grade"))
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.class.jobs"))
     parser.add_argument("--export", type=Path, metavar="OUT", help=t("cli.opt.class.export"))
+    parser.add_argument("--force", action="store_true", help=t("cli.opt.class.force"))
 
 
 def run(args, ctx) -> int:
@@ -105,20 +106,23 @@ def _grade(folder: Path, members, course, args, lang: str, jobs: int) -> list[tu
     graded = grade_class(folder, members, exercises, lang=lang, jobs=jobs, on_exercise=starting)
     if args.export is not None:
         for ex, rows in graded:
-            _export(ex, rows, members, args.export / ex.id, lang)
+            _export(ex, rows, members, args.export / ex.id, lang, args.force)
     return graded
 
 
-def _export(ex, rows, members, out: Path, lang: str) -> None:
+def _export(ex, rows, members, out: Path, lang: str, force: bool) -> None:
     """checks.csv, gradebook.csv and feedback/ of one exercise in `out`, each row under the id and
     name its learner has in class.json."""
     from tutor.grading.batch import shown_name
-    from tutor.grading.export import Student, write_exports
+    from tutor.grading.export import write_exports
+    from tutor.grading.roster import Roster, Student
     from tutor.serve.classroom import file_name
 
     whose = {file_name(m, ex): m for m in members}
-    roster = {row.file: Student(whose[row.file].id, shown_name(whose[row.file].name), True) for row in rows}
-    for warning in write_exports(ex, rows, out, lang, roster):
+    roster = Roster.of_files(
+        {row.file: Student(whose[row.file].id, shown_name(whose[row.file].name), True) for row in rows}
+    )
+    for warning in write_exports(ex, rows, out, lang, roster, force=force):
         print(say("grade.merge.warning", lang, message=warning), file=sys.stderr)
     print(say("grade.export.done", lang, n=len(rows), folder=shown_name(str(out))), file=sys.stderr)
 
@@ -236,8 +240,8 @@ def _progress_table(folder: Path, course, standings, lang: str):
 def _grades_table(exercises, standings, lang: str):
     table = _table(say("class.grades_title", lang, mark=MARK_PASSED))
     table.add_column(say("class.col.learner", lang), overflow="fold")
-    for ex in exercises:
-        table.add_column(ex.id, justify="right", overflow="fold")
+    for ex in exercises:  # an id on a line per part ("context-" over "scaling"), so seven fit in 80 columns
+        table.add_column(ex.id.replace("-", "-\n"), justify="right", overflow="fold")
     for s in standings:
         table.add_row(s.member.id, *[_grade_cell(s, ex.id, lang) for ex in exercises])
     return table

@@ -40,6 +40,10 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--merge", nargs="+", type=Path, metavar="REPORT", help=t("cli.opt.grade.merge"))
     parser.add_argument("--export", type=Path, metavar="DIR", help=t("cli.opt.grade.export"))
     parser.add_argument("--roster", type=Path, metavar="CSV", help=t("cli.opt.grade.roster"))
+    parser.add_argument("--force", action="store_true", help=t("cli.opt.grade.force"))
+    parser.add_argument("--pick", choices=("latest", "best"), default="latest", help=t("cli.opt.grade.pick"))
+    parser.add_argument("--points", type=float, metavar="N", help=t("cli.opt.grade.points"))
+    parser.add_argument("--assignment", metavar="NAME", help=t("cli.opt.grade.assignment"))
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
@@ -172,15 +176,15 @@ def _batch(ex, args, ctx, limits) -> int:
     if args.file or args.watch or args.hint is not None:
         raise TutorError(say("grade.usage.batch_alone", ctx.lang))
 
-    def show(row) -> None:
-        print(f"  {row.file}: {say(f'grade.verdict.{row.result.status}', ctx.lang)}", file=sys.stderr)
-
-    live = args.format == "table" and sys.stderr.isatty()
     jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
     if jobs < 1:
         raise TutorError(say("cli.train.at_least_1", ctx.lang, option="--jobs", got=str(jobs)))
-    rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, on_row=show if live else None,
-                              jobs=jobs, shard=args.shard)  # fmt: skip
+    from tutor.commands.batch_progress import BatchProgress
+
+    progress = BatchProgress(ex.id, ctx.lang, sys.stderr)
+    rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, jobs=jobs, shard=args.shard,
+                              on_start=progress.start, on_done=progress.done)  # fmt: skip
+    progress.finish()
     if args.format == "json" and args.shard is not None:
         from tutor.grading.shards import shard_json
 
@@ -193,7 +197,7 @@ def _batch(ex, args, ctx, limits) -> int:
 def _instructor_options(args, lang: str) -> None:
     """The checks of `grade ID --batch DIR [--shard K/N] [--export DIR [--roster CSV]]` that need
     nothing graded: a mistake stops before any file is (exit 2). Leaves args.shard as (K, N) or None and
-    args.roster as {file: Student} or None."""
+    args.roster as a roster.Roster or None."""
     if args.id is None:
         raise TutorError(say("grade.usage.no_id", lang))
     if args.shard is not None and args.batch is None:
@@ -202,6 +206,7 @@ def _instructor_options(args, lang: str) -> None:
         raise TutorError(say("grade.usage.export_needs", lang))
     if args.roster is not None and args.export is None:
         raise TutorError(say("grade.usage.roster_export", lang))
+    _points_option(args, lang)
     if args.shard is not None:
         from tutor.grading.shards import parse_shard
 
@@ -210,6 +215,11 @@ def _instructor_options(args, lang: str) -> None:
         from tutor.grading.export import read_roster
 
         args.roster = read_roster(args.roster, lang)
+
+
+def _points_option(args, lang: str) -> None:
+    if args.points is not None and not 0 < args.points <= 100_000:  # NaN too
+        raise TutorError(say("grade.usage.points", lang, got=f"{args.points:g}"))
 
 
 def _merge(args, ctx) -> int:
@@ -222,6 +232,7 @@ def _merge(args, ctx) -> int:
         raise TutorError(say("grade.usage.merge_alone", ctx.lang))
     if args.roster is not None and args.export is None:
         raise TutorError(say("grade.usage.roster_export", ctx.lang))
+    _points_option(args, ctx.lang)
     roster = None
     if args.roster is not None:
         from tutor.grading.export import read_roster
@@ -262,7 +273,11 @@ def _export(ex, rows, args, ctx) -> int:
     from tutor.grading.batch import shown_name
     from tutor.grading.export import write_exports
 
-    for warning in write_exports(ex, rows, args.export, ctx.lang, args.roster):
+    lms = {"points": args.points, "assignment": args.assignment}
+    written = write_exports(
+        ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick, lms=lms
+    )
+    for warning in written:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     print(
         say("grade.export.done", ctx.lang, n=len(rows), folder=shown_name(str(args.export))), file=sys.stderr

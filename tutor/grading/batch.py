@@ -5,12 +5,14 @@ in its own sandboxed worker with its own scratch folder, killed before the next 
 not recorded in anyone's progress store.
 
 The folder is hostile input (a learner chooses what is in it, and what it is called):
-- only regular files directly in it are graded. A link (to anything), a hard link (a file with
-  another name, which may be anywhere on the disk), a FIFO, a device, a socket or a folder named *.py
-  is an error row saying what it is, and a link is never followed: entries are listed without
-  following links and opened with O_NOFOLLOW | O_NONBLOCK, then checked again on the open
-  descriptor, so an entry swapped after the listing is refused too. Nothing outside the folder is
-  read, so nothing outside it can be quoted in a report;
+- its *.py files are graded, in it, in its subfolders (Moodle's folder per student) and in its zip
+  files, or in a zip given as the batch (tutor.grading.collect). Only regular files are: a link (to
+  anything), a hard link (a file with another name, which may be anywhere on the disk), a FIFO, a
+  device, a socket or a folder named *.py is an error row saying what it is, and a link is never
+  followed: entries are listed without following links and opened with O_NOFOLLOW | O_NONBLOCK, then
+  checked again on the open descriptor, so an entry swapped after the listing is refused too; a linked
+  folder is not entered. Nothing outside the folder is read, so nothing outside it can be quoted in a
+  report;
 - a row's sha256 is that of the entry's bytes, or None where they were not read (a link, a FIFO, ...):
   refused rows never share a made-up hash;
 - names are shown escaped (`shown_name`) in every format: a name cannot forge a row, hide behind
@@ -37,7 +39,6 @@ from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.result import VERSION, GradeResult
 from tutor.grading.runner import Limits, WarmJudge, error_result, grade_many
-from tutor.grading.safe_read import Refused, entry_problem, read_entry
 from tutor.texts import say
 
 CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256",
@@ -116,6 +117,7 @@ class BatchRow:
     file: str
     sha256: str | None  # of the file's bytes; None when they were not read (a link, a FIFO, ...)
     result: GradeResult
+    submitted: float | None = None  # when it was handed in (a POSIX time), where that is known
 
     def flat(self) -> dict:
         first = self.result.first_failure
@@ -150,17 +152,23 @@ def grade_folder(
     limits: Limits | None = None,
     jobs: int = 1,
     shard: tuple[int, int] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[int], None] | None = None,
 ) -> list[BatchRow]:
-    """Every *.py in `folder`, in name order, each with its own judge, sandboxed worker and scratch
-    folder; an entry that is not a regular file is an error row, never opened through a link.
-    `shard` (K, N): only the entries whose `shard_of(name, N)` is K."""
+    """Every *.py under `folder` (a folder, its subfolders and zips, or a zip: tutor.grading.collect), in
+    name order, each with its own judge, sandboxed worker and scratch folder; an entry that is not a
+    regular file is an error row, never opened through a link. `shard` (K, N): only the entries whose
+    `shard_of(name, N)` is K. `on_start(n)` is told how many files go to the judge, `on_done(i)` each
+    time one of them is graded (from the grading threads)."""
     if ex.kind != "code":
         raise TutorError(say("grade.batch.runs_only", lang, id=ex.id))
     rows, todo = _read_folder(ex, folder, lang, shard)
+    if on_start is not None:
+        on_start(len(todo))
     if todo:  # one warm judge forks a judge (and a box) per file, `jobs` files at a time
         with WarmJudge() as warm:
             results = grade_many(ex, [(text, row.file) for row, text in todo], lang=lang, limits=limits,
-                                 warm=warm, jobs=jobs)  # fmt: skip
+                                 warm=warm, jobs=jobs, on_done=on_done)  # fmt: skip
         for (row, _), result in zip(todo, results, strict=True):
             row.result = result
     for row in rows:
@@ -172,54 +180,25 @@ def grade_folder(
 def _read_folder(
     ex: Exercise, folder: Path, lang: str, shard: tuple[int, int] | None
 ) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
-    """A row for every *.py entry of `folder` (of the shard), in name order, and the rows still to
-    grade with their text; the others are error rows already."""
-    try:
-        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    except (FileNotFoundError, NotADirectoryError):
-        raise TutorError(say("grade.batch.not_folder", lang, folder=str(folder))) from None
-    except OSError as err:
-        raise TutorError(
-            say("grade.file.unreadable", lang, path=str(folder), error=str(err.strerror or err))
-        ) from None
+    """A row for every *.py under `folder` (of the shard), in name order, and the rows still to grade
+    with their text; the others are error rows already."""
+    from tutor.grading.collect import collect, decode_source
+
+    keep = (lambda name: True) if shard is None else (lambda name: shard_of(name, shard[1]) == shard[0])
     rows: list[BatchRow] = []
     todo: list[tuple[BatchRow, str]] = []
-    try:
-        with os.scandir(folder_fd) as listing:
-            entries = sorted((e for e in listing if e.name.endswith(".py")), key=lambda e: e.name)
-        if shard is not None:
-            entries = [e for e in entries if shard_of(e.name, shard[1]) == shard[0]]
-        for entry in entries:
-            row, text = _read_row(ex, folder_fd, entry, lang)
-            rows.append(row)
-            if text is not None:
-                todo.append((row, text))
-    finally:
-        os.close(folder_fd)
+    for found in collect(folder, lang, keep):
+        name, error, text = shown_name(found.name), found.error, None
+        if error is None and found.source is not None:
+            try:
+                text = decode_source(found.source, name, lang)
+            except TutorError as err:
+                error = str(err)
+        row = BatchRow(name, found.sha256, error_result(ex, error or "", lang), found.mtime)
+        rows.append(row)
+        if error is None:
+            todo.append((row, text))
     return rows, todo
-
-
-def _read_row(ex: Exercise, folder_fd: int, entry: os.DirEntry, lang: str) -> tuple[BatchRow, str | None]:
-    """The entry's row and its text; an error row and no text when it cannot be graded (its sha256
-    that of its bytes if they were read, else None)."""
-    name, sha256, error = shown_name(entry.name), None, None
-    try:
-        problem = entry_problem(entry.stat(follow_symlinks=False).st_mode, name, lang)
-        if problem is not None:
-            raise problem
-        source = read_entry(folder_fd, entry.name, name, lang=lang)
-        sha256 = hashlib.sha256(source).hexdigest()
-        text = source.decode("utf-8").removeprefix("\ufeff")
-    except Refused as err:
-        error, sha256 = str(err), err.sha256
-    except TutorError as err:
-        error = str(err)
-    except UnicodeDecodeError as err:
-        error = say("grade.file.not_utf8", lang, name=name, byte=str(err.start))
-    except OSError as err:  # the entry went away between the listing and its stat
-        error = say("grade.file.unreadable", lang, path=name, error=str(err.strerror or err))
-    row = BatchRow(name, sha256, error_result(ex, error or "", lang))
-    return row, (text if error is None else None)
 
 
 def checks_version(ex: Exercise) -> str:

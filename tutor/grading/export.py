@@ -2,19 +2,19 @@
 
     OUT/checks.csv          one row per file × check: student_id, file, check, status, points,
                             max_points, message, version, checks_version
-    OUT/gradebook.csv       one row per student: student_id, name, file, total, max, status, in_roster,
-                            feedback, version, checks_version
+    OUT/gradebook.csv       one row per student: student_id, name, file, total, max, status ("missing"
+                            for a rostered student without a file), in_roster, feedback, version,
+                            checks_version, isolation, files (how many the student handed in)
     OUT/feedback/<id>.md    each student's feedback in Markdown, in the instructor's language
+    OUT/export.json         what the folder is: {"format", "exercise", "version", "checks_version", "files"}
 
 `version` is the grade JSON's format (result.VERSION) and `checks_version` the version of the checks
-that graded the rows (batch.checks_version), as in the batch and shard reports.
+that graded the rows (batch.checks_version), as in the batch and shard reports. An export replaces an
+earlier one whole (tutor.grading.export_folder); every file is 0600.
 
-Student ids are the file's name without ".py" (as reports show it, escaped by batch.shown_name), or
-what `--roster CSV` (columns file,student_id[,name], header required) maps the file to. A roster is
-checked whole before anything is graded: a malformed file, a file or a student id named twice, or a
-student id that is not a safe file name (empty, "." or "..", a path separator, a control or invisible
-character, over 200 bytes) stops with a message naming the line. Files the roster does not name keep
-their own id, with in_roster "no" in the gradebook.
+Students come from tutor.grading.roster: the file's name (its LMS's, its folder's) or `--roster CSV`
+(the tutor's own, a Canvas gradebook export or a Moodle grading worksheet), checked whole before
+anything is graded. Of a student's several files the gradebook takes the latest or the best (`pick`).
 
 The feedback file of a student is `<id>.md` in OUT/feedback, never anywhere else: an id from a file
 name is a single name by construction (no "/", escaped), a roster id is checked as above. Two ids that
@@ -34,19 +34,27 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import os
 import re
 import unicodedata
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from models.atomic import atomic_write_text
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
-from tutor.grading.batch import BatchRow, checks_version, csv_cell, shown_name
+from tutor.grading.batch import BatchRow, checks_version, csv_cell
 from tutor.grading.hints import hint_step
 from tutor.grading.result import VERSION
-from tutor.grading.safe_read import read_instructor_file
+from tutor.grading.roster import (  # noqa: F401  (read_roster, Student: where they were)
+    MAX_ID_BYTES,
+    Roster,
+    Student,
+    assign,
+    own_student,
+    read_roster,
+    roster_warnings,
+)
 from tutor.grading.text import isolation_text
 from tutor.i18n import pick
 from tutor.texts import number, say
@@ -54,90 +62,8 @@ from tutor.texts import number, say
 CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message", "version",
                   "checks_version")  # fmt: skip
 GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback", "version",
-                     "checks_version", "isolation")  # fmt: skip
-ROSTER_COLUMNS = ("file", "student_id", "name")
-MAX_ID_BYTES = 200  # "<id>.md" and the temporary name beside it stay under a file name's 255 bytes
+                     "checks_version", "isolation", "files")  # fmt: skip
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
-
-
-@dataclass(frozen=True)
-class Student:
-    id: str
-    name: str = ""
-    in_roster: bool | None = None  # None: no roster was given
-
-
-def id_problem(student_id: str) -> str | None:
-    """Why `student_id` cannot name a feedback file (a catalogue key), or None when it can."""
-    if not student_id.strip():
-        return "empty"
-    if student_id in (".", ".."):
-        return "dots"
-    if "/" in student_id or "\\" in student_id:
-        return "separator"
-    if shown_name(student_id) != student_id:  # controls, bidi and zero-width characters, lone surrogates
-        return "hidden"
-    if len(student_id.encode("utf-8")) > MAX_ID_BYTES:
-        return "long"
-    return None
-
-
-def read_roster(path: Path, lang: str) -> dict[str, Student]:
-    """{file as reports show it: Student} from a roster CSV, checked whole (see the module doc)."""
-    shown = shown_name(str(path))
-    text = read_instructor_file(path, shown, lang, encoding="utf-8-sig")
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True, skipinitialspace=True)
-    roster: dict[str, Student] = {}
-    lines: dict[str, int] = {}  # file or student id -> the line that named it
-    try:
-        header = next(reader, None)
-        columns = [c.strip() for c in header or []]
-        if "file" not in columns or "student_id" not in columns or len(set(columns)) != len(columns):
-            raise TutorError(say("grade.roster.header", lang, file=shown, got=shown_name(",".join(columns))))
-        at = {name: columns.index(name) for name in ROSTER_COLUMNS if name in columns}
-        for cells in reader:
-            line = reader.line_num
-            if not any(c.strip() for c in cells):
-                continue  # a blank line
-            if len(cells) != len(columns):
-                raise TutorError(say("grade.roster.cells", lang, file=shown, line=line, n=len(columns),
-                                     got=len(cells)))  # fmt: skip
-            file, sid = cells[at["file"]], cells[at["student_id"]]
-            name = shown_name(cells[at["name"]]) if "name" in at else ""  # shown as every name is
-            if not file:
-                raise TutorError(say("grade.roster.no_file", lang, file=shown, line=line))
-            if (problem := id_problem(sid)) is not None:
-                reason = say(f"grade.roster.id.{problem}", lang, n=MAX_ID_BYTES)
-                raise TutorError(say("grade.roster.bad_id", lang, file=shown, line=line, id=shown_name(sid),
-                                     reason=reason))  # fmt: skip
-            for key, what in ((f"file:{file}", file), (f"id:{sid}", sid)):
-                if key in lines:
-                    raise TutorError(say("grade.roster.twice", lang, file=shown, line=line, what=shown_name(what),
-                                         first=lines[key]))  # fmt: skip
-                lines[key] = line
-            roster[file] = Student(sid, name, True)
-    except csv.Error as err:
-        raise TutorError(
-            say("grade.roster.csv", lang, file=shown, line=reader.line_num, error=str(err))
-        ) from None
-    return roster
-
-
-def file_id(file: str) -> str:
-    """A student id from a file name as a report shows it: the name without ".py"."""
-    stem = PurePosixPath(file).stem
-    return stem if stem not in ("", ".", "..") else file
-
-
-def students(rows: list[BatchRow], roster: dict[str, Student] | None) -> list[Student]:
-    """Each row's student: the roster's, or one named after the file (flagged when a roster was given)."""
-    out = []
-    for row in rows:
-        if roster is not None and row.file in roster:
-            out.append(roster[row.file])
-        else:
-            out.append(Student(file_id(row.file), "", None if roster is None else False))
-    return out
 
 
 def feedback_names(rows: list[BatchRow], people: list[Student]) -> list[str]:
@@ -178,13 +104,31 @@ def md_block(text: str) -> str:
     return f"{fence}text\n{text.rstrip(chr(10))}\n{fence}"
 
 
+def did_not_load(result) -> bool:
+    """Whether the grade stopped before the file loaded (it could not be read, did not compile or
+    import, or ran out of time loading): its first check carries why, in any of the languages."""
+    from tutor.i18n import LANGS
+
+    if result.status not in ("error", "timeout") or not result.checks:
+        return False
+    message = result.checks[0].message
+    for lang in LANGS:
+        load = say("grade.stop.load", lang, error="\0").split("\0")[0]
+        loading = say("grade.stop.while_loading", lang, reason="\0").split("\0")[-1]
+        if message.startswith(load) or message.endswith(loading):
+            return True
+    return False
+
+
 def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
     """A student's feedback in Markdown, in `lang`: the exercise, the total, every check with its
     status and message, and the hint tier a batch grade earns (tutor.grading.hints): the first
     failure's own hint, and which of the exercise's general hints comes next."""
     result = row.result
     decls = {decl.id: decl for decl in ex.checks}
-    own = hint_step(result, ex, None).own  # no store: the first failure's own hint, as `grade` shows it
+    not_loaded = result.checks[0] if did_not_load(result) else None
+    # no store: the first failure's own hint, as `grade` shows it; none when the file did not load
+    own = None if not_loaded is not None else hint_step(result, ex, None).own
     general = hint_step(result, ex, 0)  # none of the general hints seen: the first comes next
     student = md_code(person.id) + (f" ({md_code(person.name)})" if person.name else "")
     shown_box = isolation_text(result.isolation, lang)
@@ -201,9 +145,10 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
         "- " + say("word.labelled", lang, label=say("grade.export.md.file", lang), text=md_code(row.file)),
         "- " + say("word.labelled", lang, label=say("grade.export.md.total", lang), text=total),
         *box,
-        "",
-        f"## {say('grade.export.md.checks', lang)}",
     ]
+    if not_loaded is not None:  # why no check ran, before the checks it stopped
+        lines += ["", say("grade.export.md.not_loaded", lang), "", md_block(not_loaded.message)]
+    lines += ["", f"## {say('grade.export.md.checks', lang)}"]
     for check in result.checks:
         decl = decls.get(check.name)
         title = pick(decl.title, lang) if decl else check.name
@@ -211,7 +156,8 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
         lines += ["", f"### {MARKS.get(check.status, '?')} {title} (`{check.name}`)", ""]
         lines.append(f"{say(f'grade.verdict.{check.status}', lang)}, {number(check.points, lang)}/"
                      f"{number(top, lang)} {say('grade.points', lang)}")  # fmt: skip
-        if check.message and check.status != "skipped":  # a skipped check's reason is the error above it
+        shown_above = not_loaded is not None and check is not_loaded
+        if check.message and check.status != "skipped" and not shown_above:  # a skipped one's is above it
             lines += ["", md_block(check.message)]
         if own is not None and check.name == own.name:
             hint = pick(decl.hint, lang) if decl else check.hint
@@ -235,62 +181,89 @@ def _csv(columns: tuple[str, ...], records: list[dict]) -> str:
 
 
 def write_exports(
-    ex: Exercise, rows: list[BatchRow], folder: Path, lang: str, roster: dict[str, Student] | None = None
+    ex: Exercise,
+    rows: list[BatchRow],
+    folder: Path,
+    lang: str,
+    roster: Roster | None = None,
+    force: bool = False,
+    pick: str = "latest",
+    lms: dict | None = None,
 ) -> list[str]:
-    """checks.csv, gradebook.csv and feedback/<id>.md in `folder` (made if missing; files of an earlier
-    export are overwritten). Returns warnings: roster files with no row."""
-    people = students(rows, roster)
-    names = feedback_names(rows, people)
+    """checks.csv, gradebook.csv, feedback/<id>.md and export.json in `folder`, which an earlier export
+    is replaced by whole (with `force`; tutor.grading.export_folder): a gradebook row per student
+    (tutor.grading.roster.assign), a checks.csv row per file and check. Returns warnings: files not on
+    the roster, rostered students without a file, students with several. `lms`: {"points": the
+    assignment's maximum to scale totals to, "assignment": Canvas's column} (tutor.grading.lms_export)."""
+    from tutor.grading.export_folder import FORMAT, MARKER, replace_folder
+    from tutor.grading.lms_export import write_lms_exports
+
+    graded, found = assign(rows, roster, pick)
+    with_file = [g for g in graded if g.row is not None]
+    names = dict(zip(map(id, with_file), feedback_names([g.row for g in with_file], [g.student for g in with_file]),
+                     strict=True))  # fmt: skip
     versions = {"version": VERSION, "checks_version": checks_version(ex)}
-    checks, book = [], []
-    for row, person, name in zip(rows, people, names, strict=True):
-        decls = {decl.id: decl for decl in ex.checks}
+    checks = _check_records(ex, rows, roster, versions)
+    book = [_book_record(ex, entry, names.get(id(entry)), versions) for entry in graded]
+    manifest = {"format": FORMAT, "exercise": ex.id, **versions, "files": len(rows)}
+
+    def write(out: Path) -> None:
+        feedback_dir = out / "feedback"
+        feedback_dir.mkdir(mode=0o700)
+        atomic_write_text(out / "checks.csv", _csv(CHECKS_COLUMNS, checks))
+        atomic_write_text(out / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
+        dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            for entry in with_file:
+                name = names[id(entry)]
+                if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
+                    raise TutorError(say("grade.roster.id.separator", lang))
+                _write_in(dir_fd, name, feedback(ex, entry.row, entry.student, lang))
+        finally:
+            os.close(dir_fd)
+        write_lms_exports(out, ex, graded, names, lms or {}, lang, lambda path, columns, records: atomic_write_text(
+            path, _csv(columns, records)))  # fmt: skip
+        atomic_write_text(out / MARKER, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
+
+    replace_folder(folder, write, force=force, lang=lang)
+    return roster_warnings(found, pick, lang)
+
+
+def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, versions: dict) -> list[dict]:
+    """checks.csv's rows: one per file and check, under the file's student."""
+    decls = {decl.id: decl for decl in ex.checks}
+    out = []
+    for row in rows:
+        student = (roster.student_of(row.file) if roster is not None else None) or own_student(
+            row.file, roster is not None
+        )
         for check in row.result.checks:
             decl = decls.get(check.name)
-            checks.append({"student_id": person.id, "file": row.file, "check": check.name,
-                           "status": check.status, "points": check.points,
-                           "max_points": decl.points if decl else check.max_points, "message": check.message,
-                           **versions})  # fmt: skip
-        in_roster = "" if person.in_roster is None else ("yes" if person.in_roster else "no")
-        book.append({"student_id": person.id, "name": person.name, "file": row.file, "total": row.result.score,
-                     "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
-                     "feedback": f"feedback/{name}", **versions,
-                     "isolation": row.result.isolation.get("level", "none")})  # fmt: skip
-    feedback_dir = folder / "feedback"
-    try:
-        feedback_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(folder / "checks.csv", _csv(CHECKS_COLUMNS, checks))
-        atomic_write_text(folder / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
-        dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    except OSError as err:
-        where = shown_name(str(err.filename or folder))
-        raise TutorError(
-            say("grade.file.cannot_write", lang, path=where, error=str(err.strerror or err))
-        ) from None
-    try:
-        for row, person, name in zip(rows, people, names, strict=True):
-            if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
-                raise TutorError(say("grade.roster.id.separator", lang))
-            try:
-                _write_in(dir_fd, name, feedback(ex, row, person, lang))
-            except OSError as err:
-                where = shown_name(str(feedback_dir / name))
-                raise TutorError(say("grade.file.cannot_write", lang, path=where,
-                                     error=str(err.strerror or err))) from None  # fmt: skip
-    finally:
-        os.close(dir_fd)
-    warnings = []
-    if roster is not None:
-        absent = sorted(set(roster) - {row.file for row in rows})
-        if absent:
-            warnings.append(say("grade.roster.absent", lang, n=len(absent), first=shown_name(absent[0])))
-    return warnings
+            out.append({"student_id": student.id, "file": row.file, "check": check.name, "status": check.status,
+                        "points": check.points, "max_points": decl.points if decl else check.max_points,
+                        "message": check.message, **versions})  # fmt: skip
+    return out
+
+
+def _book_record(ex: Exercise, entry, feedback_name: str | None, versions: dict) -> dict:
+    """gradebook.csv's row of a student: their file's grade, or "missing" and 0 points without one."""
+    person, row = entry.student, entry.row
+    in_roster = "" if person.in_roster is None else ("yes" if person.in_roster else "no")
+    if row is None:
+        top = float(sum(decl.points for decl in ex.checks))
+        return {"student_id": person.id, "name": person.name, "file": "", "total": 0.0, "max": top,
+                "status": "missing", "in_roster": in_roster, "feedback": "", **versions, "isolation": "none",
+                "files": 0}  # fmt: skip
+    return {"student_id": person.id, "name": person.name, "file": row.file, "total": row.result.score,
+            "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
+            "feedback": f"feedback/{feedback_name}", **versions, "isolation": row.result.isolation.get("level", "none"),
+            "files": entry.files}  # fmt: skip
 
 
 def _write_in(dir_fd: int, name: str, text: str) -> None:
     """`name` in the folder `dir_fd`, replaced if it is there; a link in its place is refused, never
     followed."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(name, flags, 0o644, dir_fd=dir_fd)
+    fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
     with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)

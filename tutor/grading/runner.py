@@ -359,19 +359,27 @@ def grade_many(
     warm: JudgeSource | None = None,
     jobs: int = 1,
     cancel: threading.Event | None = None,
+    on_done: Callable[[int], None] | None = None,
 ) -> list[GradeResult]:
     """Learners' files get a judge each: a worker is forked from its judge, so no judge may have seen
     another learner's file; with `jobs` > 1, that many are graded at once (each in its own judge and
     box), and the results keep the order of `files`. The course's own files (`reuse`) share one judge
-    and one worker."""
+    and one worker. `on_done(n)` is called as each grade is made, with the number made so far (from a grading thread)."""
     limits = limits or Limits(timeout_s=ex.timeout_s)
     batches = [files] if reuse else [[f] for f in files]
+    lock, done = threading.Lock(), [0]  # files graded so far, counted under the lock
 
     def grade_batch(batch: list[tuple[str, str]]) -> list[GradeResult]:
         per_file, stopped = run_judge(ex, batch, limits, reuse=reuse, on_event=on_event, lang=lang, warm=warm,
                                       cancel=cancel)  # fmt: skip
-        return [build_result(ex, events, limits, lang, stopped, submission_seed(source))
-                for events, (source, _) in zip(per_file, batch, strict=True)]  # fmt: skip
+        results = [build_result(ex, events, limits, lang, stopped, submission_seed(source))
+                   for events, (source, _) in zip(per_file, batch, strict=True)]  # fmt: skip
+        if on_done is not None:
+            with lock:
+                for _ in batch:
+                    done[0] += 1
+                    on_done(done[0])
+        return results
 
     if jobs > 1 and len(batches) > 1:
         with ThreadPoolExecutor(max_workers=jobs) as pool:

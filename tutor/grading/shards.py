@@ -186,7 +186,8 @@ def _row_file(row, where: str, shown: str, lang: str) -> str:
         if key not in ("file", "sha256", "grade"):
             raise _bad(shown, f"{where}.{key}", "unknown", lang)
     name = row["file"]
-    if not isinstance(name, str) or not name.endswith(".py") or "/" in name or raw_name(name) is None:
+    if (not isinstance(name, str) or not name.endswith((".py", ".zip"))
+            or any(part in ("", ".", "..") for part in name.split("/")) or raw_name(name) is None):  # fmt: skip
         raise _bad(shown, f"{where}.file", "name", lang)
     return name
 

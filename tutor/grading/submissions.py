@@ -27,7 +27,6 @@ from tutor.grading.runner import (
 )
 from tutor.grading.safe_read import read_submission
 from tutor.settings import GRADE_SAVE_TRIES, TRAIN_OWN_TIMEOUT_S
-from tutor.texts import say
 
 
 def grade_source(
@@ -47,12 +46,13 @@ def grade_source(
         from tutor.grading.runs import grade_runs, stored_runs
 
         return grade_runs(ex, source, display_name, stored_runs(store), lang=lang)
+    from tutor.errors import TutorError
+    from tutor.grading.collect import decode_source
+
     try:
-        text = source.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as err:
-        return error_result(
-            ex, say("grade.file.not_utf8", lang, name=display_name, byte=str(err.start)), lang
-        )
+        text = decode_source(source, display_name, lang)
+    except TutorError as err:
+        return error_result(ex, str(err), lang)
     return grade_code(
         ex, text, display_name, lang=lang, on_event=on_event, limits=limits, warm=warm, cancel=cancel
     )
