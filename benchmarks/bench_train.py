@@ -11,7 +11,8 @@ autocast, fused attention kernel, full logits), "ours-sdpa" ours with PyTorch's 
 "ours-fp32" ours without bf16. All train the same config from the same weights on the same batches;
 rounds alternate between them so machine noise hits all alike. Prints per loop the median ms per step,
 tokens/s, MFU (model FLOP/s over a 1024² matmul's rate in the loop's precision, the best of repeated
-timings) and the ratio to the plain loop.
+timings) and the ratio to the plain loop; then the same from the process's CPU time a step (per thread),
+which on a machine others share leaves out their turns on the cores, and the load average.
 
     python benchmarks/bench_train.py [--batch 32] [--context 128] [--steps 10] [--rounds 5] [--threads 2]
     python benchmarks/bench_train.py --compile     # adds torch.compile of ours, and its compile time
@@ -20,6 +21,7 @@ timings) and the ratio to the plain loop.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -154,14 +156,16 @@ def loops(cfg: GPTConfig, compile_ours: bool) -> dict[str, tuple]:
     return out
 
 
-def time_steps(step, batches, steps: int) -> float:
-    times = []
+def time_steps(step, batches, steps: int) -> tuple[float, float]:
+    """The median wall and CPU seconds of a step (CPU: this process's, all its threads)."""
+    wall, cpu = [], []
     for i in range(steps):
         x, y = batches[i % len(batches)]
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         step(x, y)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def main() -> None:
@@ -201,11 +205,17 @@ def main() -> None:
         time_steps(step, batches, 3)
         warm[name] = time.perf_counter() - t
     times: dict[str, list[float]] = {name: [] for name in steps}
+    cpu_times: dict[str, list[float]] = {name: [] for name in steps}
+    load = [os.getloadavg()[0]]
     for _ in range(args.rounds):
         for name, (step, _) in steps.items():
-            times[name].append(time_steps(step, batches, args.steps))
+            wall, cpu = time_steps(step, batches, args.steps)
+            times[name].append(wall)
+            cpu_times[name].append(cpu)
+    load.append(os.getloadavg()[0])
     tokens = args.batch * args.context
     med = {name: statistics.median(t) for name, t in times.items()}
+    cpu_med = {name: statistics.median(t) / args.threads for name, t in cpu_times.items()}
     precisions = {b for _, b in steps.values()}
     peak = {
         b: max(matmul_flops(torch.bfloat16 if b else torch.float32) for _ in range(3)) for b in precisions
@@ -216,15 +226,18 @@ def main() -> None:
         f"config: n_embd {cfg.n_embd}, n_head {cfg.n_head}, n_layer {cfg.n_layer}, vocab {vocab}, "
         f"batch {args.batch}, context {args.context}, threads {args.threads}; bf16 on this CPU: {bf16}"
     )
-    print(f"{'loop':<11}{'ms/step':>10}{'tokens/s':>12}{'MFU':>8}{'vs plain':>10}{'precision':>11}")
+    print(f"load average {load[0]:.1f} before the timed rounds, {load[1]:.1f} after")
+    print(f"{'loop':<11}{'ms/step':>9}{'tokens/s':>10}{'MFU':>7}{'vs plain':>9}"
+          f"{'CPU ms':>8}{'MFU CPU':>8}{'vs plain':>9}{'precision':>10}")  # fmt: skip
     for name, sec in med.items():
-        b = steps[name][1]
-        print(
-            f"{name:<11}{sec * 1e3:>10.1f}{tokens / sec:>12,.0f}{flops / sec / peak[b]:>8.1%}"
-            f"{med['plain'] / sec:>9.2f}x{'bf16' if b else 'fp32':>11}"
-        )
+        b, cpu = steps[name][1], cpu_med[name]
+        print(f"{name:<11}{sec * 1e3:>9.1f}{tokens / sec:>10,.0f}{flops / sec / peak[b]:>7.1%}{med['plain'] / sec:>8.2f}x"
+              f"{cpu * 1e3:>8.1f}{flops / cpu / peak[b]:>8.1%}{cpu_med['plain'] / cpu:>8.2f}x"
+              f"{'bf16' if b else 'fp32':>10}")  # fmt: skip
     rates = ", ".join(f"{'bf16' if b else 'fp32'} {r / 1e9:.1f}" for b, r in sorted(peak.items()))
     print(f"MFU: model FLOP/s over a 1024² matmul's rate in the loop's precision ({rates} GFLOP/s);")
+    print("CPU ms: the process's CPU seconds a step over its threads (what the step costs while it has the")
+    print("cores: on a busy machine the wall time also counts other programs' turns; spinning threads count)")
     print(f"{flops / 1e9:.2f} GFLOP per step (6·N per token + attention scores)")
     if "autocast" in med:
         print(f"ours vs the step before models/step.py (autocast): {med['autocast'] / med['ours']:.2f}x")

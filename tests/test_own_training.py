@@ -132,6 +132,9 @@ def test_a_passing_file_trains_its_model_beside_the_learned_table(runs):
     assert all(8.0 < x < 9.5 for x in (mine0, theirs0))
     assert mine6 < mine0 - 0.5 and theirs6 < theirs0 - 0.5
     assert "step 6/6" in proc.stdout
+    # its length is said once it is measured, on its first steps here, before the steps after them
+    timed = re.search(r"timed on its first 5 steps here: about (\d+) s in all", proc.stdout)
+    assert timed and int(timed[1]) >= 1 and timed.start() < proc.stdout.index("step 6/6")
     done = re.search(r"After 6 steps \(\d+ s\) the validation loss of your model is ([\d.]+), the course GPT "
                      r"with learned positions ([\d.]+)", proc.stdout)  # fmt: skip
     assert done and (float(done[1]), float(done[2])) == (mine6, theirs6)

@@ -16,7 +16,9 @@ only to the left: its logits for a prefix of a window (cut at a place drawn per 
 those it gave for the whole window. The model's own loss is only what its backward pass follows. This
 is practice, not a verdict: nothing here changes a grade.
 
-Events: {"event": "training", "step", "steps", "loss", "compare_loss", "seconds"} every `report`
+Events: {"event": "estimate", "seconds", "step"} once, after ESTIMATE_AFTER steps: the whole run's seconds
+from its start, the steps timed here after the first at their pace and the first validation's seconds for
+each one still to come; {"event": "training", "step", "steps", "loss", "compare_loss", "seconds"} every `report`
 steps, {"event": "validated", "step", "val", "compare_val"} before the first step and at every
 evaluation, {"event": "trained", "steps", "seconds", "val", "compare_val"} at the end.
 """
@@ -31,7 +33,7 @@ from typing import Any
 
 from tutor.errors import TutorError
 
-# the run: the course GPT's shape, the train-compare experiment's windows (two or three minutes on a CPU)
+# the run: the course GPT's shape, the train-compare experiment's windows (its length is measured: ESTIMATE_AFTER)
 DEFAULTS = {
     "steps": 300,
     "batch": 10,
@@ -42,6 +44,8 @@ DEFAULTS = {
     "seed": 1337,
     "compare": "learned",
 }
+# steps after which the run's length is announced: the first one (a warm-up) is not counted in the pace
+ESTIMATE_AFTER = 5
 
 
 class Refused(TutorError):
@@ -87,8 +91,10 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
         emit({"event": "validated", "step": step, "val": val, "compare_val": compare_val})
         return val, compare_val
 
-    step = 0
+    step, started = 0, time.monotonic()
     val, compare_val = validate(step)
+    val_s = time.monotonic() - started
+    first_step = 0.0
     while step < tcfg.steps:
         x, y = batches.train_batch()
         lr = lr_at(step, tcfg)
@@ -96,6 +102,14 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
         loss = _their_step(theirs, shadow, mine, (x, y), tcfg, lr, step + 1, say, config.vocab_size, shown)
         compare_loss = float(train_step(other, its, x, y, tcfg, lr))
         step += 1
+        if step == 1:
+            first_step = time.monotonic()
+        elif step == ESTIMATE_AFTER and step < tcfg.steps:
+            emit(
+                _estimate(
+                    tcfg, step, time.monotonic() - t0, (time.monotonic() - first_step) / (step - 1), val_s
+                )
+            )
         if shown:
             emit({"event": "training", "step": step, "steps": tcfg.steps, "loss": loss,
                   "compare_loss": compare_loss, "seconds": round(time.monotonic() - t0, 2)})  # fmt: skip
@@ -103,6 +117,16 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
             val, compare_val = validate(step)
     emit({"event": "trained", "steps": step, "seconds": round(time.monotonic() - t0, 2), "val": val,
           "compare_val": compare_val})  # fmt: skip
+
+
+def _estimate(tcfg, step: int, elapsed_s: float, step_s: float, val_s: float) -> dict:
+    """The run's expected length at `step`: what it took so far, its steps left at `step_s` each and a
+    validation's `val_s` for each validation still to come (every eval_interval steps and at the end)."""
+    evals = (
+        tcfg.steps // tcfg.eval_interval - step // tcfg.eval_interval + (tcfg.steps % tcfg.eval_interval != 0)
+    )
+    seconds = elapsed_s + (tcfg.steps - step) * step_s + evals * val_s
+    return {"event": "estimate", "seconds": round(seconds, 1), "step": step}
 
 
 def _training_data(run: dict):

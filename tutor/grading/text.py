@@ -102,9 +102,16 @@ def isolation_text(isolation: dict, lang: str) -> str | None:
 
 
 def own_training_line(event: dict, lang: str, compare: str) -> str | None:
-    """The line for a progress event of a training run of the learner's model (own_model.py): a step
-    ("training") or a validation ("validated"); None for any other event. `compare` names the other model."""
+    """The line for a progress event of a training run of the learner's model (own_model.py): its length
+    measured on its first steps ("estimate"), a step ("training") or a validation ("validated"); None for any
+    other event. `compare` names the other model."""
     kind = event.get("event")
+    if kind == "estimate":
+        from tutor.experiments.result import about, words
+
+        return say(
+            "train.own.estimate", lang, step=event["step"], time=words(about(float(event["seconds"])), lang)
+        )
     if kind == "training":
         return say("train.own.step", lang, step=event["step"], steps=event["steps"], compare=compare,
                    loss=number(event["loss"], lang, decimals=3),

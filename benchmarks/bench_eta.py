@@ -1,0 +1,139 @@
+"""Announced against real durations of every training job, through the paths the app and the CLI use.
+
+Each job says how long it will take once it has measured itself here (its first "estimate" or "measuring"
+event); this benchmark takes the seconds from that announcement to the job's end and prints the two side by
+side (goal: within ±25%). The jobs:
+
+- train-compare, quick: `python -m tutor experiment train-compare --set steps=200 --set seeds=1 --jsonl`
+  (1, 4 and 8 heads, one seed each);
+- head-count: the exercise's six runs, `--set steps=1000 --set seeds=2` (skip with --no-head-count; the same
+  job is in bench_head_count.py);
+- context-finetune at its defaults (four methods, 100 steps each);
+- context-scaling at a scale the checkpoint does not store (3) on 256 windows;
+- rope's `t`: the rope exercise's reference solution trained in the grading box beside the course GPT with the
+  learned table (`train_own_model`, what `python -m tutor exercise train rope` and the lab's t call).
+
+Every CLI job runs with a fresh TUTOR_HOME, so nothing is read back from a store.
+
+    python benchmarks/bench_eta.py [--no-head-count] [--only NAME,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENT = [sys.executable, "-m", "tutor", "experiment"]
+
+JOBS = {
+    "train-compare quick": [
+        *EXPERIMENT,
+        "train-compare",
+        "--set",
+        "steps=200",
+        "--set",
+        "seeds=1",
+        "--jsonl",
+    ],
+    "head-count": [
+        *EXPERIMENT,
+        "train-compare",
+        "--set",
+        "vary=heads",
+        "--set",
+        "heads=[1, 4, 8]",
+        "--set",
+        "steps=1000",
+        "--set",
+        "seeds=2",
+        "--jsonl",
+    ],  # fmt: skip
+    "context-finetune": [*EXPERIMENT, "context-finetune", "--jsonl"],
+    "context-scaling s=3": [
+        *EXPERIMENT,
+        "context-scaling",
+        "--set",
+        "scale=3",
+        "--set",
+        "windows=256",
+        "--jsonl",
+    ],
+}
+
+
+def cli_job(cmd: list[str]) -> tuple[float, float, float]:
+    """(announced seconds, seconds from the announcement to the result, the command's whole seconds)."""
+    with tempfile.TemporaryDirectory() as home:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "TUTOR_HOME": home}, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+        announced = at = None
+        for line in proc.stdout:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            kind = event.get("event")
+            if kind in ("estimate", "measuring") and at is None:
+                at, announced = time.perf_counter(), float(event["seconds"])
+            elif kind == "error":
+                raise SystemExit(f"{' '.join(cmd[3:])}: {event.get('message')}")
+        end = time.perf_counter()
+        if proc.wait() != 0 or at is None:
+            raise SystemExit(f"{' '.join(cmd[3:])}: ended with code {proc.returncode}, announced nothing")
+    return announced, end - at, end - t0
+
+
+def rope_t() -> tuple[float, float, float]:
+    """rope's `t` with the reference solution: its "estimate" against its "trained" seconds (both from the
+    run's start in the judge), and the whole call's seconds."""
+    from tutor.course import open_course
+    from tutor.grading.submissions import train_own_model
+    from tutor.settings import shipped_lessons_dir
+
+    ex = open_course(shipped_lessons_dir()).exercise("rope")
+    solution = next(shipped_lessons_dir().glob("*/exercises/rope/solution.py"))
+    events: list[dict] = []
+    t0 = time.perf_counter()
+    run = train_own_model(ex, solution, on_event=events.append)
+    whole = time.perf_counter() - t0
+    if run.stop is not None:
+        raise SystemExit(f"rope t: {run.stop}")
+    estimate = next(e for e in events if e.get("event") == "estimate")
+    trained = next(e for e in events if e.get("event") == "trained")
+    return float(estimate["seconds"]), float(trained["seconds"]), whole
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--no-head-count", action="store_true", help="leave out head-count's 6 × 1000 steps")
+    ap.add_argument("--only", default="", help="comma-separated job names (default: all)")
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    names = [*JOBS, "rope t"]
+    if args.only:
+        names = [n for n in names if n in args.only.split(",")]
+    if args.no_head_count:
+        names.remove("head-count")
+    rows = []
+    for name in names:
+        load = os.getloadavg()[0]
+        announced, real, whole = rope_t() if name == "rope t" else cli_job(JOBS[name])
+        rows.append((name, announced, real, whole, load, os.getloadavg()[0]))
+    print(f"{'job':<22}{'announced s':>12}{'real s':>9}{'real/ann.':>11}{'whole s':>9}{'load':>12}")
+    for name, announced, real, whole, before, after in rows:
+        verdict = "ok" if abs(real / announced - 1) <= 0.25 else "MISS"
+        print(f"{name:<22}{announced:>12.1f}{real:>9.1f}{real / announced:>10.2f}x{whole:>9.1f}"
+              f"{before:>6.1f}-{after:<5.1f}{verdict}")  # fmt: skip
+    print("real: from the announcement to the job's end; whole: the command from its start (goal ±25%)")
+
+
+if __name__ == "__main__":
+    main()
