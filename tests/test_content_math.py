@@ -119,6 +119,74 @@ def test_a_dollar_followed_by_a_space_is_a_dollar_sign():
     assert convert_math("costs $ 5 and $ 6", markdown=False) == ("costs $ 5 and $ 6", [])
 
 
+def test_a_currency_dollar_before_math_does_not_pair_with_it():
+    # the hand-written scanner read "5, then $x" as the formula: dollarmath's first `$` after an
+    # opening one is its only closing candidate, and " $x" has a space before it
+    assert convert_math("pay $5, then $x$ is math", markdown=False) == ("pay $5, then x is math", [])
+
+
+def test_two_currency_dollars_are_no_math_and_no_problem():
+    assert convert_math("It costs $5 and $6.", markdown=False) == ("It costs $5 and $6.", [])
+    assert convert_math("It costs $5 and $6.") == ("It costs $5 and $6.", [])
+    assert convert_math("5$ and 6$", markdown=False) == ("5$ and 6$", [])
+
+
+@pytest.mark.parametrize("text", ["$x $", "$ x$", "$x$5", "2$x$", "$$"])
+def test_dollarmath_rules_decide_what_is_math(text: str):
+    # no space just inside a single `$`, no digit just outside; `$$` alone is left as written
+    assert convert_math(text, markdown=False)[0] == text
+
+
+def test_a_lone_dollar_sign_with_no_dollar_after_it_in_its_paragraph_is_reported():
+    text = "Costs $5, and `inline $code$` is code.\n\nNext $x$ paragraph."
+    converted, issues = convert_math(text, markdown=False)
+    assert converted == "Costs $5, and `inline $code$` is code.\n\nNext x paragraph."
+    assert [(i.line, i.message.key) for i in issues] == [(0, "problem.math.unclosed")]
+
+
+def test_math_does_not_cross_a_paragraph_a_list_item_or_a_heading():
+    text = "a $x\n\nb$ c\n- d $y\n- e$ f\n## g $z\nh$ i"
+    converted, issues = convert_math(text, markdown=False)
+    assert converted == text
+    assert [(i.line, i.message.key) for i in issues] == [(n, "problem.math.unclosed") for n in (0, 3, 5)]
+
+
+def test_math_in_tables_lists_quotes_and_links_is_converted():
+    text = "| a | $x^2$ |\n|---|---|\n| $y_1$ | b |\n\n- item $\\alpha$\n> quote $\\beta$\n\n[$\\gamma$](u)"
+    converted, issues = convert_math(text, markdown=False)
+    assert not issues
+    assert converted == "| a | x² |\n|---|---|\n| y₁ | b |\n\n- item α\n> quote β\n\n[γ](u)"
+
+
+def test_fenced_code_in_a_text_is_left_as_written():
+    text = "See:\n```python\nx = '$a$'  # \\frac\n\ny = 1\n```\nand $b$."
+    assert convert_math(text, markdown=False) == (text.replace("$b$", "b"), [])
+
+
+def test_an_escaped_dollar_is_a_dollar_sign_and_an_escaped_backslash_no_latex():
+    assert convert_math(r"\$5 and \$x\$", markdown=False) == ("$5 and $x$", [])
+    assert convert_math(r"\$5 and \$x\$") == (r"\$5 and \$x\$", [])
+    assert convert_math(r"a \\frac b", markdown=False) == (r"a \\frac b", [])
+
+
+FENCES = [  # (text, [(kind, first line, line count, info, closed)])
+    ("a\n```py\nx\n```\nb", [("prose", 0, 1, "", True), ("fence", 1, 3, "py", True), ("prose", 4, 1, "", True)]),
+    ("~~~~ experiment e\nk = 1\n~~~\n~~~~~", [("fence", 0, 4, "experiment e", True)]),
+    ("```\nx\n````  \n", [("fence", 0, 3, "", True)]),
+    ("```\nx\n``` y\n\n", [("fence", 0, 4, "", False)]),
+    ("    ```\n    x", [("prose", 0, 2, "", True)]),  # four spaces in: prose (there is no indented code)
+    ("- item\n  ```\n  x\n  ```", [("prose", 0, 1, "", True), ("fence", 1, 3, "", True)]),
+    ("> ```\n> x", [("prose", 0, 2, "", True)]),  # in a quote: prose, as before
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "want"), FENCES)
+def test_fences_are_found_by_commonmark_rules(text: str, want: list):
+    from tutor.content.markdown import blocks
+
+    assert [(b.kind, b.start, len(b.lines), b.info, b.closed) for b in blocks(text)] == want
+
+
 def test_unclosed_math_and_raw_latex_in_prose_are_reported_with_their_line():
     _, issues = convert_math("line one\nhas $x without end\n\nand \\frac{1}{2} here")
     assert [(i.line, str(i.message).split(" (")[0]) for i in issues] == [
