@@ -95,7 +95,9 @@ def convert_math(text: str, markdown: bool = True) -> tuple[str, list[MathIssue]
         i = special.start()
         c = text[i]
         if c == "\\" and i + 1 < n and text[i + 1].isascii() and text[i + 1].isalpha():
-            name = re.match(r"[A-Za-z]+", text[i + 1 :]).group(0)
+            letters = re.match(r"[A-Za-z]+", text[i + 1 :])
+            assert letters is not None  # text[i + 1] is an ASCII letter
+            name = letters.group(0)
             issues.append(MathIssue(text.count("\n", 0, i), Said("problem.math.raw", name=f"\\{name}")))
             out.append("\\" + name)
             i += 1 + len(name)

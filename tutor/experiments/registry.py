@@ -182,7 +182,7 @@ def format_validation_error(spec: ExperimentSpec, err: ValidationError) -> Msg:
         field = loc[0] if loc else ""
         where = field + "".join(f"[{x}]" for x in loc[1:])
         cause = e.get("ctx", {}).get("error")
-        if hasattr(cause, "in_lang"):
+        if cause is not None and hasattr(cause, "in_lang"):
             detail: Msg | str = Msg(cause.key, **cause.values)
         elif e["type"] in _SAID_BY_ALLOWED:
             detail = Msg("err.experiment.not_allowed")

@@ -37,7 +37,7 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from tutor.progress.db import FILE_NAME, from_text
 from tutor.progress.migrations import APPLICATION_ID, LAST_LOCATION, SCHEMA_VERSION
@@ -84,13 +84,13 @@ class Glance(NamedTuple):
     def get_value(self, key: str, default: object = None) -> object:
         return dict(self.settings).get(key, default)
 
-    def answers(self) -> list[Answer]:
+    def answers(self) -> tuple[Answer, ...]:
         return self.answers_
 
-    def review_states(self) -> list[Due]:
+    def review_states(self) -> tuple[Due, ...]:
         return self.due_
 
-    def sections_read(self) -> list[Read]:
+    def sections_read(self) -> tuple[Read, ...]:
         return self.reads
 
 
@@ -128,11 +128,11 @@ def read_glance(home: Path) -> Glance | None:
             " WHERE exercise IS NULL ORDER BY at, id"
         ).fetchall()
         answers = [
-            Answer(lesson, q, s, None if c is None else bool(c), r, from_text(at))
+            Answer(lesson, q, s, None if c is None else bool(c), r, cast(datetime, from_text(at)))  # NOT NULL
             for lesson, q, s, c, r, at in rows
         ]
         due = [
-            Due(lesson, q, from_text(d))
+            Due(lesson, q, cast(datetime, from_text(d)))  # due: a NOT NULL column
             for lesson, q, d in conn.execute(
                 "SELECT lesson, question, due FROM review_cards ORDER BY due, lesson, question"
             )
@@ -240,7 +240,7 @@ class Step(NamedTuple):
     section: str | None = None
     exercise: str | None = None
     experiment: str | None = None  # the one training (training)
-    count: int = 0  # questions (review, new)
+    count: int = 0  # type: ignore[assignment]  # questions (review, new); shadows tuple.count, as it always has
 
 
 def next_step(

@@ -264,7 +264,7 @@ class Store:
         final_val_loss: float | None = None,
         params: int | None = None,
         seconds: float | None = None,
-        curve: Iterable[Sequence[float | None]] = (),
+        curve: Iterable[Sequence[Any]] = (),  # [step, loss, val_loss]: an int and two floats or None
         at: datetime | None = None,
     ) -> TrainingRun:
         """Insert or replace the run under `key` (call again as it progresses: "running" -> "done").

@@ -12,6 +12,7 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -43,7 +44,7 @@ def rating_for(correct: bool | None, *, used_hint: bool = False, own: int | Rati
 
 
 def review(
-    card: dict[str, Any] | None, rating: Rating, now: datetime, parameters: tuple[float, ...] | None = None
+    card: Mapping[str, Any] | None, rating: Rating, now: datetime, parameters: tuple[float, ...] | None = None
 ) -> dict[str, Any]:
     """The card (as a dict) after one review at `now`; `card=None` starts a new one. `parameters`: the
     learner's fitted ones (tutor.quiz.fit.fitted_parameters), else FSRS's defaults."""
