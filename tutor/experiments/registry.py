@@ -54,7 +54,7 @@ class ExperimentSpec:
 
 _GAPS = [f"gap_L{n}_{pos}" for n in (1, 2, 3) for pos in ("nopos", "learned")]
 # name, parameters, module:function, headline metrics, trains; titles and summaries are in tutor.texts
-_SPECS = [
+_SPECS: list[tuple[str, type[P.Params], str, list[str], *tuple[bool, ...]]] = [
     ("heads", P.HeadsParams, "structure:run_heads", ["qkv_params", "proj_params", "head_dim"]),
     (
         "params",
