@@ -147,7 +147,9 @@ class ExerciseScreen(TutorScreen):
         task.update(self._prose(pick(ex.task, lang)))
         task.display = self.unlocked
         where = self.t(
-            "word.labelled", label=self.t("ex.file"), text=self.tutor_app.shown_path(self.file) if self.file else ""
+            "word.labelled",
+            label=self.t("ex.file"),
+            text=self.tutor_app.shown_path(self.file) if self.file else "",
         )
         self.query_one("#ex-file", Static).update(
             ProseText(f"{where}\n{self.t('ex.keys' if external_editor() else 'ex.keys_here')}")
