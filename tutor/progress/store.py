@@ -283,7 +283,9 @@ class Store:
         )
         with self.db.write() as c:
             _insert(c, "training_runs", row, verb="INSERT OR REPLACE")
-        return self.training_run(key)  # type: ignore[return-value]
+        run = self.training_run(key)
+        assert run is not None  # written just now
+        return run
 
     def training_run(self, key: str) -> TrainingRun | None:
         rows = self.db.read("SELECT * FROM training_runs WHERE key = ?", (key,))

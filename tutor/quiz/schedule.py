@@ -15,9 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fsrs import Card, Rating, Scheduler
+
+if TYPE_CHECKING:
+    from fsrs.card import CardDict  # what Card.to_dict() made: the card is one, kept as JSON
 
 from tutor.progress.records import ReviewState
 
@@ -49,7 +52,11 @@ def review(
     """The card (as a dict) after one review at `now`; `card=None` starts a new one. `parameters`: the
     learner's fitted ones (tutor.quiz.fit.fitted_parameters), else FSRS's defaults."""
     when = now.astimezone(UTC)
-    current = Card.from_dict(card) if card else Card(card_id=int(when.timestamp() * 1000), due=when)  # type: ignore[arg-type]
+    current = (
+        Card.from_dict(cast("CardDict", card))
+        if card
+        else Card(card_id=int(when.timestamp() * 1000), due=when)
+    )
     updated, _log = scheduler(parameters).review_card(current, rating, when)
     return dict(updated.to_dict())
 
