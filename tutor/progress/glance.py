@@ -210,7 +210,7 @@ def standing(
     glance: Glance, cards: Sequence[Card], now: datetime, training: tuple[str, str] | None = None
 ) -> Standing:
     lessons = _lessons(cards)
-    counts = quiz_counts(glance, lessons, now)  # type: ignore[arg-type]
+    counts = quiz_counts(glance, lessons, now)
     read = {(r.lesson, r.section) for r in glance.reads}
     rows = [
         LessonRow(
@@ -225,7 +225,7 @@ def standing(
         )
         for c in cards
     ]
-    plan = review_plan(glance, lessons, now)  # type: ignore[arg-type]
+    plan = review_plan(glance, lessons, now)
     return Standing(rows, len(plan.due), len(plan.new), next_step(glance, cards, now, training))
 
 
@@ -248,7 +248,7 @@ def next_step(
 ) -> Step:
     """The one most useful thing to do now. `training`: (lesson, experiment) of a run going now."""
     lessons = _lessons(cards)
-    plan = review_plan(glance, lessons, now)  # type: ignore[arg-type]
+    plan = review_plan(glance, lessons, now)
     if plan.due:
         return Step("review", count=len(plan.due))
     if training is not None and any(c.id == training[0] for c in cards):
