@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -151,7 +152,7 @@ def scaling_table(
     that method's frequency table stretched by `scale` (for "none", the model as trained). `on_method(method)`
     is called before each method is measured, `on_batch` after each batch (measure's)."""
     L0 = trained_length
-    out = {"scale": scale, "windows": windows, "trained_length": L0, "methods": {}}
+    out: dict[str, Any] = {"scale": scale, "windows": windows, "trained_length": L0, "methods": {}}
     for method in methods:
         if on_method is not None:
             on_method(method)
@@ -197,6 +198,9 @@ def store(checkpoint: Path, scales: Sequence[float] = STORED_SCALES, windows: in
                 checkpoint, rope_scaling=method, rope_scale=scale, rope_original_max=L0
             ).model
 
+        def announce(method: str, scale: float = scale) -> None:  # a def: mypy types no lambda with a default
+            print(f"scale {scale:g}: {method}", flush=True)
+
         tables.append(
             scaling_table(
                 model_for,
@@ -204,7 +208,7 @@ def store(checkpoint: Path, scales: Sequence[float] = STORED_SCALES, windows: in
                 val_ids,
                 scale,
                 windows,
-                on_method=lambda m, s=scale: print(f"scale {s:g}: {m}", flush=True),
+                on_method=announce,
             )
         )
     kept = {

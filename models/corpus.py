@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from models.atomic import atomic_write
 from models.errors import ModelError
@@ -220,7 +220,7 @@ def open_corpus_file(path: Path) -> BinaryIO:
     """Open for reading, decompressing .gz and .xz; a missing or unreadable file is a CorpusError."""
     opener = gzip.open if path.suffix == ".gz" else lzma.open if path.suffix == ".xz" else open
     try:
-        return opener(path, "rb")
+        return cast(BinaryIO, opener(path, "rb"))  # GzipFile, LZMAFile or BufferedReader: binary streams all
     except FileNotFoundError as err:
         raise CorpusError(f"{path}: file not found") from err
     except IsADirectoryError as err:

@@ -112,7 +112,9 @@ class Importer:
         if first is None:
             raise CorpusError(f"{path}: file is empty")
         # JSON by extension or by its opening bracket (a .txt export of JSON is still JSON).
-        kind = "json" if _kind_by_name(path.name) == "json" or first in b"[{" else "text"
+        kind: Literal["json", "text"] = (
+            "json" if _kind_by_name(path.name) == "json" or first in b"[{" else "text"
+        )
         with open_corpus_file(path) as fh:
             self.add_stream(fh, str(path), kind)
 

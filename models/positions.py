@@ -53,7 +53,7 @@ def rope_inv_freq(
         return d * math.log(original_max / (n_rot * 2 * math.pi)) / (2 * math.log(base))
 
     low = max(math.floor(correction_dim(32)), 0)
-    high = min(math.ceil(correction_dim(1)), d - 1)
+    high: float = min(math.ceil(correction_dim(1)), d - 1)
     if high == low:
         high += 0.001
     ramp = ((torch.arange(d // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)

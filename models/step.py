@@ -17,6 +17,8 @@ model's explicit form (`features`): measured in benchmarks/bench_train.py.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 import torch
 from torch import nn
 
@@ -87,7 +89,7 @@ def head_loss(
     return _HeadLoss.apply(h, weight, targets, dtype, chunk or CHUNK * torch.get_num_threads())
 
 
-def fused(model: nn.Module) -> bool:
+def fused(model: nn.Module) -> TypeGuard[GPT]:
     """Whether `model` is the course GPT itself, with its own attention, whose loss `step_loss` may compute
     without its forward pass."""
     return (

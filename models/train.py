@@ -113,6 +113,7 @@ def use_bf16(precision: str, device: str) -> bool:
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Linear warm-up to lr, then cosine decay to min_lr at the last step."""
+    assert cfg.warmup is not None and cfg.min_lr is not None  # TrainConfig.__post_init__ sets both
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
     progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
@@ -456,6 +457,7 @@ class _Record:
 
     @property
     def evals_since_best(self) -> int:
+        assert self.best is not None  # asked after the first evaluation
         return len(self.curve) - 1 - self.curve.index(self.best)
 
     def add(self, step: int, loss: float, val_loss: float) -> bool:

@@ -143,6 +143,7 @@ class SyncChild:
 
     def send(self, data: bytes = b"") -> None:
         """Write `data` to the child's stdin and close it (the child reads until the end)."""
+        assert self.proc.stdin is not None  # stdin=PIPE
         try:
             self.proc.stdin.write(data)
             self.proc.stdin.close()
@@ -152,6 +153,7 @@ class SyncChild:
     def events(
         self, *, deadline: float | None = None, cancel: threading.Event | None = None
     ) -> Iterator[dict]:
+        assert self.proc.stdout is not None  # stdout=PIPE
         fd = self.proc.stdout.fileno()
         yield from _read_events(fd, deadline, cancel, self.stop, lambda: self.proc.poll() is None)
         self.proc.wait()
@@ -178,6 +180,7 @@ class SyncChild:
         """Stop the child and release its pipes; `stderr_tail` still answers."""
         self.stop()
         self._closed_tail = read_tail(self._stderr)
+        assert self.proc.stdout is not None  # stdout=PIPE
         for stream in (self.proc.stdout, self._stderr):
             stream.close()
 
@@ -327,6 +330,7 @@ class AsyncChild:
             if left is not None and left <= 0:
                 await self.stop()
                 raise ChildTimeout()
+            assert self.proc.stdout is not None  # stdout=PIPE
             reading = asyncio.ensure_future(self.proc.stdout.readline())
             exited = asyncio.ensure_future(self.proc.wait())
             done, _ = await asyncio.wait({reading, exited}, timeout=left, return_when=asyncio.FIRST_COMPLETED)

@@ -132,7 +132,7 @@ def build_parser(lang: str = FALLBACK) -> argparse.ArgumentParser:
     for name in COMMANDS:
         module = importlib.import_module(f"tutor.commands.{MODULES.get(name, name)}")
         text = say(f"cli.command.{name}", lang)
-        p = sub.add_parser(name, help=text, description=text, parents=[sub_common], lang=lang)
+        p = sub.add_parser(name, help=text, description=text, parents=[sub_common], lang=lang)  # type: ignore[list-item]  # typeshed: parents of the subparser class; argparse takes any
         module.add_arguments(p, t)
         p.set_defaults(_module=module)
     return parser

@@ -45,7 +45,7 @@ def open_course_cached(lessons_dir: Path) -> Course:
     kept = kept_course(lessons_dir)
     if kept is None:  # the folder cannot be read: the loader says why in the learner's words
         return open_course(lessons_dir)
-    value = kept.load()
+    value = kept.load() or {}  # nothing kept: a KeyError below, as None's TypeError was
     try:
         course = pickle.loads(value["course"])
         if isinstance(course, Course):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import locale
+from collections.abc import Mapping
+from typing import Any
 
 from tutor.settings import LOCALE_VARIABLES, env
 
@@ -35,7 +37,8 @@ def pick_lang(explicit: str | None = None) -> str:
     return lang or FALLBACK
 
 
-def pick(text: dict[str, str] | None, lang: str) -> str:
+# Any: keys are str or content.schema.Lang (a Mapping's key type is invariant)
+def pick(text: Mapping[Any, str] | None, lang: str) -> str:
     """A course text in `lang`, falling back to English; '' for no text (a plain dict: no pydantic)."""
     if not text:
         return ""

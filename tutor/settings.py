@@ -52,7 +52,9 @@ ROPE_SHORT_CHECKPOINT = "gpt-rope-short.pt"  # RoPE at block_size 32, for contex
 def _package_dir(name: str) -> Path:
     # the package's own folder (importlib.resources.files gives the same for these plain packages,
     # at the cost of importing zipfile and friends before the app's first frame)
-    return Path(import_module(name).__file__).resolve().parent
+    file = import_module(name).__file__
+    assert file is not None  # a plain package: it has an __init__.py
+    return Path(file).resolve().parent
 
 
 def shipped_lessons_dir() -> Path:

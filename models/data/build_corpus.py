@@ -67,7 +67,9 @@ def tang_files(tarball: Path) -> list[tuple[str, bytes]]:
         for member in tar:
             match = MEMBERS.fullmatch(member.name)
             if match and member.isfile():
-                with tar.extractfile(member) as fh:
+                extracted = tar.extractfile(member)
+                assert extracted is not None  # a regular file (member.isfile())
+                with extracted as fh:
                     found[int(match.group(1))] = (member.name, fh.read())
     if not found:
         raise SystemExit(f"{tarball}: no {MEMBERS.pattern} inside; is it the npm pack of {PACKAGE}?")

@@ -11,8 +11,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-Checker = Callable[["Course"], Iterable["Problem"]]  # noqa: F821 (names imported lazily below)
+if TYPE_CHECKING:
+    from tutor.content.loader import Course
+    from tutor.content.problems import Problem
+
+Checker = Callable[["Course"], Iterable["Problem"]]  # the names imported for the type checker only
 
 
 def _terms_checker(course):

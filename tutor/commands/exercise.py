@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 from tutor.errors import TutorError
 
@@ -164,7 +165,7 @@ def _list(course, ctx, as_json: bool) -> int:
         statuses = exercise_statuses(
             store, course.lessons, lambda ex: workspace.workspace_file(ctx.home, ex).exists()
         )
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"id": s.id, "lesson": s.lesson, "title": pick(s.title, ctx.lang), "kind": s.kind, "state": s.state,
          "best_score": s.best, "max_score": s.max_score, "latest_status": s.latest_status,
          "latest_score": s.latest_score, "minutes": s.minutes, "difficulty": s.difficulty,

@@ -144,7 +144,7 @@ class _Progress:
 
     def __call__(self, event: dict) -> None:
         if event.get("event") == "check":
-            self.marks += {"pass": "✓", "fail": "✗"}.get(event.get("status"), "!")
+            self.marks += {"pass": "✓", "fail": "✗"}.get(event.get("status", ""), "!")
             self._show(f"{len(self.marks)}/{len(self.ex.checks)} {self.marks}")
 
     def _show(self, text: str) -> None:

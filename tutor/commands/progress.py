@@ -191,6 +191,7 @@ def place_text(where: dict, course, lang: str) -> str | None:
         return say("progress.place.quiz", lang, lesson=title) if title else say("progress.place.review", lang)
     if title is None:
         return None
+    assert lesson is not None  # title is its title
     if screen == "lab":
         ex = next((e for e in lesson.exercises if e.id == where.get("exercise")), None)
         return say("progress.place.lab", lang, exercise=pick(ex.title, lang), lesson=title) if ex else None

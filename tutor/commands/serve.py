@@ -110,6 +110,7 @@ def run(args, ctx) -> int:
                 say("serve.single", lang, link=roster.link(base, fresh[0].token), home=ctx.home), flush=True
             )
         else:
+            assert config.folder is not None  # a roster's class serves from its folder
             path = roster.write_links(config.folder, config.learners, base)
             print(
                 say("serve.class", lang, n=len(config.learners), url=base, folder=config.folder), flush=True

@@ -7,10 +7,15 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.commands.experiment import emit_json_line, stop_on_signals
 from tutor.errors import TutorError
 from tutor.texts import say
+
+if TYPE_CHECKING:
+    from models.gpt import GPTConfig
+    from models.train import TrainConfig
 
 
 def add_arguments(p, t) -> None:
@@ -98,7 +103,17 @@ def _corpus_texts(args) -> tuple[str, str, dict]:
     return corpus_text(train_poems), corpus_text(val_poems), {"corpus": corpus, **counts}
 
 
-def _train(args, ctx, configs, texts, out: Path, tokenizer, min_count: int, emit, stop):
+def _train(
+    args,
+    ctx,
+    configs: tuple[GPTConfig, TrainConfig],
+    texts: tuple[str, str],
+    out: Path,
+    tokenizer,
+    min_count: int,
+    emit,
+    stop,
+):
     """models.train.train with the command's settings, progress emitted; a failure is a TutorError."""
     from models.train import train
 

@@ -66,7 +66,11 @@ def check_params(
                 said = Said("problem.experiment.param_unknown", key=key)
             else:  # pydantic's reason, or an experiment's own check (worded from the catalogue)
                 cause = e.get("ctx", {}).get("error")
-                detail = Said(cause.key, **cause.values) if hasattr(cause, "in_lang") else e["msg"]
+                detail = (
+                    Said(cause.key, **cause.values)
+                    if cause is not None and hasattr(cause, "in_lang")
+                    else e["msg"]
+                )
                 said = Said("problem.experiment.param", key=key, detail=detail)
             problems.append(error(file, said, field=where, line=line))
         return problems

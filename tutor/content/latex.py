@@ -278,7 +278,7 @@ class _Converter:
         name = node.environmentname
         rows = self.rows(node.nodelist)
         if name in _MATRICES:
-            left, right = _MATRICES[name]
+            left, right = tuple(_MATRICES[name])  # a pair of characters
             return left + "; ".join(", ".join(cells) for cells in rows) + right
         if name == "cases":
             parts = []

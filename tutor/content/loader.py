@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tutor.content import experiments as experiment_check
 from tutor.content.manifest import check_manifest, check_orders, read_manifest
@@ -158,7 +159,8 @@ def _sections(folder: Path, problems: list[Problem]) -> list[Section]:
             problems += _compare_with_english(en, other, file)
     sections = []
     for index, s in enumerate(en):
-        title, body = {"en": s.title}, {"en": s.body}
+        title: dict[Any, str] = {"en": s.title}  # Any: LANGS' codes, which Section validates as Lang
+        body: dict[Any, str] = {"en": s.body}
         for lang, (file, other) in parsed.items():
             match = other[index] if index < len(other) and other[index].id == s.id else None
             if lang == "en" or match is None:
@@ -254,7 +256,7 @@ def _question_checks(
     return problems
 
 
-def _dig(data: dict, at: tuple):
+def _dig(data: dict | None, at: tuple):
     for part in at:
         data = data.get(part) if isinstance(data, dict) else None
     return data

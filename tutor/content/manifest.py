@@ -118,6 +118,7 @@ def check_orders(manifest: Manifest, lessons: list[Lesson]) -> list[Problem]:
     for lesson in lessons:
         name = lesson.folder.name if lesson.folder else ""
         if name in manifest.lessons and lesson.order != (place := manifest.lessons.index(name) + 1):
+            assert lesson.folder is not None  # name is its name
             file = lesson.folder / "lesson.toml"
             problems.append(
                 warning(file, Said("problem.manifest.order", order=lesson.order, manifest=MANIFEST, place=place),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -146,7 +147,7 @@ def field_path(loc: tuple, data: Any) -> str:
     return out
 
 
-def _message(e: dict, loc: tuple, vocabulary: set[str]) -> Said:
+def _message(e: Mapping[str, Any], loc: tuple, vocabulary: set[str]) -> Said:
     kind, msg = e["type"], e["msg"]
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else ""
@@ -217,4 +218,4 @@ def line_of(text: str, loc: tuple) -> int | None:
 
 def _is_below(line: str, dotted: str) -> bool:
     m = _HEADER.match(line)
-    return bool(m) and m.group(1).startswith(dotted + ".")
+    return m is not None and m.group(1).startswith(dotted + ".")

@@ -239,7 +239,9 @@ def _compare_markdown(english: Path, variant: Path, texts: dict[Path, str], fiel
         b = code_var[i] if i < len(code_var) else None
         if a is None or b is None or a[0] != b[0]:
             there = f"{english.name} line {a[1]}" if a else english.name
-            return [error(variant, f"{(b or a)[0]}: not as in {there}: the same code in the same order; "
+            first = b or a
+            assert first is not None  # i is below one of the two lengths
+            return [error(variant, f"{first[0]}: not as in {there}: the same code in the same order; "
                           "only the prose may differ", field, b[1] if b else None)]  # fmt: skip
     left = Counter(value for value, _ in figures_en)
     for value, line in figures_var:

@@ -100,6 +100,7 @@ class MeasureClock:
         """The expected seconds of the measurement at `windows` windows."""
         from models.context import batches_of
 
+        assert self.cost is not None  # asked after the batches were timed
         lengths = sorted(self.cost)
         return sum(n * self.cost[length] for length, n in batches_of(self.ids_count, lengths, windows)) * len(
             METHODS
@@ -248,12 +249,12 @@ def _note(metrics: dict[str, float], L0: int, stored: bool) -> Msg:
     k = MULTIPLES[-1]
     plain = Num(metrics[f"loss_{k}x_none"])
     fixes = {m: metrics[f"loss_{k}x_{m}"] for m in METHODS[1:]}
-    best = min(fixes, key=fixes.get)
+    best = min(fixes, key=fixes.__getitem__)
     helped = [Msg(f"term.method.{m}") for m, v in fixes.items() if v < metrics[f"loss_{k}x_none"]]
     says = dict(best=Msg(f"term.method.{best}"), loss=Num(fixes[best]), plain=plain)
     verdict = Msg(f"{TEXT}helped", methods=helped, **says) if helped else Msg(f"{TEXT}none_helped", **says)
     far = {m: metrics[f"loss_far_{m}"] for m in METHODS}
-    far_best = min(far, key=far.get)
+    far_best = min(far, key=far.__getitem__)
     far_out = Msg(
         f"{TEXT}far",
         start=(k - 1) * L0,

@@ -172,7 +172,8 @@ def finetune_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
     before = _scores(
         p, model, val_ids, lengths, L0, should_stop, tick=phase_reporter(emit, "setup", 0, p.steps)
     )
-    steps, losses, last = [], [], []
+    steps, losses = [], []
+    last: list[Any] = []  # the last Progress
     report = reporter(emit, started, ends=False)
 
     def on_progress(pr) -> None:
@@ -245,7 +246,7 @@ def finetune_result(
         cols += [Msg(f"{TEXT}before", n=n), Msg(f"{TEXT}after", n=n)]
     cols += [Msg(f"{TEXT}entropy_before", n=lengths[-1]), Msg(f"{TEXT}entropy_after", n=lengths[-1])]
     after_long = {d["method"]: d["after"][lengths[-1]] for d in done}
-    best = min(after_long, key=after_long.get)
+    best = min(after_long, key=after_long.__getitem__)
     panels = [
         TablePanel(
             title=Msg(

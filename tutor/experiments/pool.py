@@ -67,7 +67,7 @@ def pool_size(tasks: int, threads: int) -> int:
     return max(1, min(tasks, cores() // max(1, threads)))
 
 
-def task_function(name: str) -> Callable[[dict, Callable[[dict], None]], Any]:
+def task_function(name: str) -> Callable[[dict, Callable[[dict], None], Callable[[], bool] | None], Any]:
     import importlib
 
     module, attr = TASKS[name].split(":")
@@ -122,17 +122,20 @@ class _Worker:
             env=env,
             start_new_session=True,
         )
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both PIPE
         os.set_blocking(self.proc.stdout.fileno(), False)
         self.buffer = b""
         self.task: int | None = None  # the index of the task it works on, in the current map
         self.ident = 0  # that task's id
 
     def send(self, task: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None  # stdin=PIPE
         self.proc.stdin.write((json.dumps(task, ensure_ascii=False) + "\n").encode())
         self.proc.stdin.flush()
 
     def lines(self) -> list[bytes] | None:
         """The complete lines that have arrived; None once the worker's output has ended."""
+        assert self.proc.stdout is not None  # stdout=PIPE
         chunk = self.proc.stdout.read()
         if chunk == b"":
             return None
@@ -151,6 +154,7 @@ class _Worker:
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both PIPE
         for stream in (self.proc.stdin, self.proc.stdout, self.stderr):
             try:
                 stream.close()
@@ -186,6 +190,7 @@ class Pool:
         running = 0
         with selectors.DefaultSelector() as sel:
             for worker in self._procs:
+                assert worker.proc.stdout is not None  # stdout=PIPE
                 sel.register(worker.proc.stdout, selectors.EVENT_READ, worker)
             idle = list(self._procs)
             while pending or running:

@@ -54,7 +54,7 @@ class ExperimentSpec:
 
 _GAPS = [f"gap_L{n}_{pos}" for n in (1, 2, 3) for pos in ("nopos", "learned")]
 # name, parameters, module:function, headline metrics, trains; titles and summaries are in tutor.texts
-_SPECS = [
+_SPECS: list[tuple[str, type[P.Params], str, list[str], *tuple[bool, ...]]] = [
     ("heads", P.HeadsParams, "structure:run_heads", ["qkv_params", "proj_params", "head_dim"]),
     (
         "params",
@@ -182,7 +182,7 @@ def format_validation_error(spec: ExperimentSpec, err: ValidationError) -> Msg:
         field = loc[0] if loc else ""
         where = field + "".join(f"[{x}]" for x in loc[1:])
         cause = e.get("ctx", {}).get("error")
-        if hasattr(cause, "in_lang"):
+        if cause is not None and hasattr(cause, "in_lang"):
             detail: Msg | str = Msg(cause.key, **cause.values)
         elif e["type"] in _SAID_BY_ALLOWED:
             detail = Msg("err.experiment.not_allowed")

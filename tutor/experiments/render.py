@@ -177,7 +177,8 @@ def _colour(t: float) -> tuple[int, int, int]:
     i = min(int(t), len(_STOPS) - 2)
     f = t - i
     a, b = _STOPS[i], _STOPS[i + 1]
-    return tuple(round(a[k] + (b[k] - a[k]) * f) for k in range(3))  # type: ignore[return-value]
+    red, green, blue = (round(a[k] + (b[k] - a[k]) * f) for k in range(3))
+    return red, green, blue
 
 
 def _heat_text(v: float, lang: str) -> str:

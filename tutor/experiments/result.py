@@ -16,6 +16,7 @@ JSON keeps the shape above (text is text); the app's child process sends the Res
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -70,7 +71,7 @@ def about(seconds: float) -> Msg:
     return Msg("run.about_min", m=round(seconds / 60))
 
 
-def words(value: Words | Num | dict | None, lang: str) -> str:
+def words(value: Words | Num | dict | bool | None, lang: str) -> str:
     """Anything a panel or a progress event holds, as text in `lang` (a Msg may arrive as its JSON)."""
     if isinstance(value, dict):
         value = Msg.model_validate(value)
@@ -181,7 +182,7 @@ def finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def result(experiment: str, params: BaseModel, metrics: dict[str, int | float], panels: list) -> Result:
+def result(experiment: str, params: BaseModel, metrics: Mapping[str, int | float], panels: list) -> Result:
     """An experiment's Result for its validated parameters (duration filled in by the runner)."""
     return Result(
         experiment=experiment, params=params.model_dump(mode="json"), metrics=metrics, panels=panels

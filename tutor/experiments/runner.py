@@ -216,6 +216,7 @@ async def run_async(
     loop = asyncio.get_running_loop()
 
     def stream(event: dict[str, Any]) -> None:  # from the thread to the caller's event loop
+        assert on_event is not None  # stream is passed on only with a sink
         loop.call_soon_threadsafe(on_event, event)
 
     try:

@@ -45,8 +45,8 @@ def run_dk_scaling(p: DkScalingParams, ctx: RunContext) -> Result:
         metrics[f"var_scaled_d{d}"] = var_scaled
         metrics[f"max_weight_unscaled_d{d}"] = stats["unscaled"][0]
         metrics[f"max_weight_scaled_d{d}"] = stats["scaled"][0]
-        top, entropy = zip(stats["unscaled"], stats["scaled"], strict=True)
-        rows.append([d, Num(var_raw), Num(var_scaled), *(Num(v, 3) for v in (*top, *entropy))])
+        top, entropies = zip(stats["unscaled"], stats["scaled"], strict=True)
+        rows.append([d, Num(var_raw), Num(var_scaled), *(Num(v, 3) for v in (*top, *entropies))])
     xs = [float(d) for d in dims]
     panels = [
         TablePanel(

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, replace
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tutor.experiments.errors import Cancelled
 from tutor.experiments.jobs import JobClock, Progress, RunPlan, reporter
@@ -41,6 +41,9 @@ from tutor.experiments.result import (
     result,
 )
 from tutor.experiments.run_context import RunContext
+
+if TYPE_CHECKING:
+    from models.tokenizer import CharTokenizer
 
 KEY_VERSION = 2  # 2: the Tang corpus, its vocabulary policy and several seeds
 
@@ -175,7 +178,7 @@ def time_run(
 
 
 @cache
-def _course_data():
+def _course_data() -> tuple[tuple[str, str], CharTokenizer, str]:
     """(texts, tokenizer, corpus id) of the Tang corpus as `python -m tutor train` trains on it, once a process."""
     from models.tokenizer import CharTokenizer
     from tutor.experiments.course_text import course_texts
@@ -203,7 +206,8 @@ def time_task(args: dict[str, Any], emit: Callable, should_stop: Callable | None
     p = TrainCompareParams(**args["params"])
     texts, tokenizer, _ = _course_data()
     if args.get("rough"):
-        return [asdict(time_run(p, *args["settings"][0], tokenizer.vocab_size, steps=1))]
+        n_head, pos = args["settings"][0]
+        return [asdict(time_run(p, n_head, pos, tokenizer.vocab_size, steps=1))]
     cfg = _train_config(run_config(p, p.n_head, p.base_pos, ""))
     batches = make_batches(tokenizer, *texts, cfg, p.context)
     fit_baselines(batches, batches.val_batches(cfg.eval_batches), tokenizer.vocab_size)
@@ -321,7 +325,7 @@ def compare_runs(p: TrainCompareParams, done: list[dict[str, Any]]) -> Result:
     metrics: dict[str, float] = {}
     rows, settings, lows, overfit = _per_run(p, done, metrics)
     means, spreads, summary = _per_setting(settings, metrics)
-    best = min(means, key=means.get)
+    best = min(means, key=means.__getitem__)
     metrics["lowest_final_val_loss"] = means[best]
     metrics["gap"] = max(means.values()) - means[best]
     varied = Msg(f"{TEXT}head_count" if p.vary == "heads" else f"{TEXT}pos_mode")
@@ -376,6 +380,7 @@ def _per_run(
         setting["lows"].append(r["val_loss"] if low is None else low)
         metrics[f"val_loss_{r['slug']}_s{seed}"] = r["val_loss"]
         if low is not None:
+            assert at is not None  # a lowest point has its step
             metrics[f"min_val_loss_{r['slug']}_s{seed}"] = low
             lows.append((low, at, label))
         if (low or r["val_loss"]) < r["val_loss"] - 0.02:

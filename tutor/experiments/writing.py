@@ -46,6 +46,7 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
     verse = [i for i, s in enumerate(steps, 1) if s.char not in "，。？！；\n"]
     n = min(p.inspect, len(steps)) if p.inspect else (verse[-1] if verse else len(steps))
     chosen = steps[n - 1]
+    assert chosen.attention is not None  # written with attention=True
     weights = chosen.attention[p.layer - 1, p.head - 1].tolist()
     rows = [[i, _shown(s.char), round(s.prob, 3), "  ".join(f"{_shown(c)} {q:.2f}" for c, q in s.top)]
             for i, s in enumerate(steps, 1)]  # fmt: skip

@@ -155,9 +155,9 @@ def check_exercises(course) -> list[Problem]:
         if ex.kind == "runs":
             problems += _runs_problems(ex)
         else:
-            files = {path: role for role in ROLES for path in variants(ex, role).values()}
-            roles |= files
-            items.append((ex, list(files)))
+            found = {path: role for role in ROLES for path in variants(ex, role).values()}
+            roles |= found
+            items.append((ex, list(found)))
     results = grade_trusted(items) if items else {}
     for ex, files in items:
         for path in files:

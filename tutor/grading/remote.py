@@ -17,6 +17,8 @@ from tutor.grading.voice import CheckFailed, tell
 class LearnerError(CheckFailure):
     """The learner's code raised while answering a probe; `type_name` is the exception's class name."""
 
+    message: str  # set by kit's calls (learner.f(...)): the exception's own text
+
     def __init__(self, type_name: str, text: str):
         super().__init__(text)
         self.type_name, self.text = type_name, text
@@ -45,7 +47,8 @@ class LearnerError(CheckFailure):
             text = say("grade.code.too_much_written", lang, error=text)
         elif kind == "threads":
             text = say("grade.code.threads", lang, n=field("max_tasks", 20), error=text)
-        frames = err.get("at") if isinstance(err.get("at"), list) else []
+        at = err.get("at")
+        frames = at if isinstance(at, list) else []
         said = field("text").removeprefix(f"{type_name}:").strip()  # the exception's own words
 
         def frame(line: str, name: str, code: str) -> str:

@@ -25,13 +25,13 @@ events, read from a report), no text in it can pass for the grader's own lines w
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tutor.grading.untrusted import clean, one_line
 
-VERSION = 1  # of the grade JSON's format; batch and shard reports and exports say it too
+VERSION: Final = 1  # of the grade JSON's format; batch and shard reports and exports say it too
 Status = Literal["pass", "fail", "error", "timeout"]
 CheckStatus = Literal["pass", "fail", "error", "timeout", "skipped"]
 

@@ -50,7 +50,7 @@ from tutor.texts import say
 JUDGE = Path(__file__).with_name("judge.py")
 
 Event = dict
-OnEvent = Callable[[Event], None]
+OnEvent = Callable[[Event], object]  # what it returns is not used
 
 
 @dataclass

@@ -245,7 +245,7 @@ def grade_runs(
     module = exercise_checks(ex)
     answer, problem = parse_answer(source, display_name, lang, getattr(module, "ANSWER", None))
     if problem is not None:
-        events = [{"event": "import_error", "message": problem}]
+        events: list[dict[str, Any]] = [{"event": "import_error", "message": problem}]
     else:
         ctx = RunsContext(runs=runs, answer=answer or {})
         events = []

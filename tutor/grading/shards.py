@@ -29,6 +29,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from pydantic import ValidationError
 
@@ -128,7 +129,7 @@ def read_report(path: Path, lang: str) -> Report:
             raise TutorError(say("grade.merge.twice_in", lang, name=name, file=shown))
         seen.add(name)
         _check_grade(row, where, exercise, shown, lang)
-        if shard is not None and shard_of(raw_name(name), shard[1]) != shard[0]:
+        if shard is not None and shard_of(cast(str, raw_name(name)), shard[1]) != shard[0]:
             raise TutorError(
                 say("grade.merge.wrong_shard", lang, file=shown, name=name, k=shard[0], n=shard[1])
             )
@@ -251,7 +252,7 @@ def merge_reports(reports: list[Report], lang: str, exercise: str | None = None)
         warnings.append(say("grade.merge.missing_shards", lang, shards=shown, given=len(shards), total=count,
                             n=len(missing)))  # fmt: skip
     rows = [row for report in reports for row in report.results]
-    rows.sort(key=lambda row: raw_name(row["file"]))
+    rows.sort(key=lambda row: cast(str, raw_name(row["file"])))  # read_report checked each name
     return Merged(want, rows, warnings)
 
 

@@ -22,6 +22,7 @@ import sys
 import traceback
 import types
 from pathlib import Path
+from typing import Any
 
 from tutor.grading import sandbox, wire
 
@@ -60,7 +61,7 @@ class Worker:
         self.job, self.reply_fd = job, reply_fd
         self.sub: types.ModuleType | None = None
         self.display = "submission.py"
-        self.kept: dict[int, object] = {}
+        self.kept: dict[int, Any] = {}  # modules, tensors, optimizers: what the learner's code made
         self.step_logits = None  # of the last training step, when the judge asked to keep them
         self.limit_mb = job["limits"]["mem_bytes"] // 2**20
         self.max_tasks = job["limits"]["max_tasks"]

@@ -165,6 +165,7 @@ class Database:
                 conn.close()  # before the file is moved aside: no handle left on the old file
             self._move_aside(problem)
             conn = self._connect()
+        assert conn is not None  # the first try connected, or raised
         try:
             # WAL: readers never block the writer, and a killed writer leaves committed rows intact.
             conn.execute("PRAGMA journal_mode = WAL")

@@ -62,7 +62,7 @@ def exercise_statuses(
                 ExerciseStatus(
                     lesson=lesson.id,
                     id=ex.id,
-                    title=dict(ex.title),
+                    title={lang: text for lang, text in ex.title.items()},
                     kind=ex.kind,
                     section=ex.section,
                     state=state,

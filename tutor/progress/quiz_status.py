@@ -22,14 +22,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 from tutor.progress.db import end_of_today
 
-if TYPE_CHECKING:  # no pydantic here: home works these out from tutor.progress.glance's plain rows
-    from tutor.content.schema import Lesson
-    from tutor.progress.records import QuizAnswer, ReviewState
-    from tutor.progress.store import Store
+# No pydantic here: home works these out from tutor.progress.glance's plain rows, so the types below
+# are what the Store's records and the glance's rows both have.
 
 NEW_PER_DAY = 10  # new questions a day, unless the learner set it (NEW_PER_DAY_KEY in the store)
 NEW_PER_DAY_KEY = "settings.new_per_day"
@@ -37,13 +35,62 @@ NEW_PER_REVIEW = NEW_PER_DAY  # the name earlier callers use
 Key = tuple[str, str]  # (lesson id, question id)
 
 
-def new_per_day(store: Store) -> int:
+if TYPE_CHECKING:  # types only: their classes cost nothing at start-up (home imports this first)
+
+    class AnswerRow(Protocol):  # records.QuizAnswer, or glance.Answer
+        @property
+        def lesson(self) -> str: ...
+        @property
+        def question(self) -> str: ...
+        @property
+        def session(self) -> str | None: ...
+        @property
+        def correct(self) -> bool | None: ...
+        @property
+        def rating(self) -> int | None: ...
+        @property
+        def at(self) -> datetime: ...
+
+    class DueRow(Protocol):  # records.ReviewState, or glance.Due
+        @property
+        def lesson(self) -> str: ...
+        @property
+        def question(self) -> str: ...
+        @property
+        def due(self) -> datetime: ...
+
+    class ReadRow(Protocol):  # records.SectionRead, or glance.Read
+        @property
+        def lesson(self) -> str: ...
+
+    class QuestionRow(Protocol):
+        @property
+        def id(self) -> str: ...
+
+    class LessonRow(Protocol):  # content.schema.Lesson, or glance._Lesson
+        @property
+        def id(self) -> str: ...
+        @property
+        def quiz(self) -> Sequence[QuestionRow]: ...
+
+    class QuizRecords(Protocol):
+        """What the functions here read: the Store, or home's Glance (tutor.progress.glance)."""
+
+        def get_value(self, key: str, default: object = None) -> object: ...
+        def answers(self) -> Sequence[AnswerRow]: ...
+        def review_states(self) -> Sequence[DueRow]: ...
+        def sections_read(self) -> Sequence[ReadRow]: ...
+
+    A = TypeVar("A", bound=AnswerRow)
+
+
+def new_per_day(store: QuizRecords) -> int:
     """The learner's daily cap on new questions (the setting, else NEW_PER_DAY)."""
     value = store.get_value(NEW_PER_DAY_KEY, NEW_PER_DAY)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else NEW_PER_DAY
 
 
-def new_today(store: Store, now: datetime) -> int:
+def new_today(store: QuizRecords, now: datetime) -> int:
     """Questions answered for the first time today (the learner's day): what the daily cap counts."""
     first: dict[Key, datetime] = {}
     for a in store.answers():  # oldest first
@@ -52,7 +99,7 @@ def new_today(store: Store, now: datetime) -> int:
     return sum(start <= at for at in first.values())
 
 
-def is_due(state: ReviewState, now: datetime) -> bool:
+def is_due(state: DueRow, now: datetime) -> bool:
     return state.due < end_of_today(now)
 
 
@@ -61,11 +108,11 @@ def is_miss(correct: bool | None, rating: int | None) -> bool:
     return correct is False or (correct is None and rating == 1)
 
 
-def _known(lessons: Sequence[Lesson]) -> list[Key]:
+def _known(lessons: Sequence[LessonRow]) -> list[Key]:
     return [(lesson.id, q.id) for lesson in lessons for q in lesson.quiz]
 
 
-def due_keys(store: Store, lessons: Sequence[Lesson], now: datetime) -> list[Key]:
+def due_keys(store: QuizRecords, lessons: Sequence[LessonRow], now: datetime) -> list[Key]:
     """The course's questions due today, earliest first (questions no longer in the course are left out)."""
     known = set(_known(lessons))
     return [
@@ -75,7 +122,7 @@ def due_keys(store: Store, lessons: Sequence[Lesson], now: datetime) -> list[Key
     ]
 
 
-def new_keys(store: Store, lessons: Sequence[Lesson]) -> list[Key]:
+def new_keys(store: QuizRecords, lessons: Sequence[LessonRow]) -> list[Key]:
     """Never-answered questions of the lessons the learner has started, in course order."""
     answered = {(a.lesson, a.question) for a in store.answers()}
     started = {r.lesson for r in store.sections_read()} | {lesson for lesson, _ in answered}
@@ -88,7 +135,7 @@ class ReviewPlan(NamedTuple):
 
 
 def review_plan(
-    store: Store, lessons: Sequence[Lesson], now: datetime, new_limit: int | None = None
+    store: QuizRecords, lessons: Sequence[LessonRow], now: datetime, new_limit: int | None = None
 ) -> ReviewPlan:
     """What a review sitting asks: everything due, then new questions: `new_limit` of them, or by
     default what is left of the day's allowance (new_per_day less those seen first today)."""
@@ -105,10 +152,10 @@ class QuizCounts:
     due: int
 
 
-def first_of_latest_sitting(answers: Sequence[QuizAnswer]) -> dict[Key, QuizAnswer]:
+def first_of_latest_sitting(answers: Sequence[A]) -> dict[Key, A]:
     """Per question, its first answer in the latest sitting that asked it (`answers` oldest first).
     An answer recorded without a sitting is a sitting of its own."""
-    latest: dict[Key, QuizAnswer] = {}
+    latest: dict[Key, A] = {}
     for a in answers:
         key = (a.lesson, a.question)
         seen = latest.get(key)
@@ -117,7 +164,7 @@ def first_of_latest_sitting(answers: Sequence[QuizAnswer]) -> dict[Key, QuizAnsw
     return latest
 
 
-def quiz_counts(store: Store, lessons: Sequence[Lesson], now: datetime) -> dict[str, QuizCounts]:
+def quiz_counts(store: QuizRecords, lessons: Sequence[LessonRow], now: datetime) -> dict[str, QuizCounts]:
     """Per lesson id: its questions, how many were answered, right, and due today."""
     first = first_of_latest_sitting(store.answers())
     due = set(due_keys(store, lessons, now))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -202,7 +203,8 @@ def _scalar_problem(value: Any, path: str) -> str | None:
     where = f"at {path}: " if path else ""
     if value is None or isinstance(value, bool):
         return None
-    check = {str: _text, int: _int64, float: _finite}.get(type(value))
+    checks: dict[type, Callable[[Any], object]] = {str: _text, int: _int64, float: _finite}
+    check = checks.get(type(value))
     if check is None:
         return f"{where}{short(value)} is not a JSON value"
     try:

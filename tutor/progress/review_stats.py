@@ -60,7 +60,7 @@ def review_stats(store: Store, lessons: Sequence[Lesson], now: datetime) -> Revi
         first_day.setdefault((a.lesson, a.question), a.at.astimezone(now.tzinfo).date())
     since = today - timedelta(days=RETENTION_DAYS - 1)
     reviews = right = reviewed_today = 0
-    seen_today: set[tuple[str, str]] = set()
+    seen_today: set[tuple[tuple[str, str], date]] = set()
     for a in answers:
         key, day = (a.lesson, a.question), a.at.astimezone(now.tzinfo).date()
         if key not in known or day <= first_day[key] or (key, day) in seen_today:

@@ -264,7 +264,7 @@ class Store:
         final_val_loss: float | None = None,
         params: int | None = None,
         seconds: float | None = None,
-        curve: Iterable[Sequence[float | None]] = (),
+        curve: Iterable[Sequence[Any]] = (),  # [step, loss, val_loss]: an int and two floats or None
         at: datetime | None = None,
     ) -> TrainingRun:
         """Insert or replace the run under `key` (call again as it progresses: "running" -> "done").
@@ -283,7 +283,9 @@ class Store:
         )
         with self.db.write() as c:
             _insert(c, "training_runs", row, verb="INSERT OR REPLACE")
-        return self.training_run(key)  # type: ignore[return-value]
+        run = self.training_run(key)
+        assert run is not None  # written just now
+        return run
 
     def training_run(self, key: str) -> TrainingRun | None:
         rows = self.db.read("SELECT * FROM training_runs WHERE key = ?", (key,))

@@ -10,7 +10,7 @@ Choices are typed as their numbers in the order shown; their ids are internal an
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, cast
 
 from fsrs import Rating
 from pydantic import BaseModel, ConfigDict
@@ -133,7 +133,12 @@ def check_answer(question: Question, response: str | list[str] | int | Rating, l
         )
     if isinstance(question, OpenQuestion):
         rating = parse_rating(response if not isinstance(response, list) else " ".join(response))
-        return Check(correct=None, answer_text=rating.name.lower(), expected=expected, rating=int(rating))
+        return Check(
+            correct=None,
+            answer_text=rating.name.lower(),
+            expected=expected,
+            rating=cast(Literal[1, 2, 3, 4], int(rating)),
+        )
     text = str(response).strip()
     if not text:
         raise AnswerError("quiz.err.empty")
@@ -142,13 +147,13 @@ def check_answer(question: Question, response: str | list[str] | int | Rating, l
         readings = number_readings(text, units)
         if not readings:
             raise AnswerError("quiz.err.not_a_number", token=text)
-        ok = [
+        hits = [
             r
             for r in readings
             if number_matches(r, question.answer, question.tolerance, question.rel_tolerance)
         ]
-        shown = format_number((ok or readings)[0], lang)
-        return Check(correct=bool(ok), answer_text=text, understood=shown, expected=expected)
+        shown = format_number((hits or readings)[0], lang)
+        return Check(correct=bool(hits), answer_text=text, understood=shown, expected=expected)
     assert isinstance(question, ExactQuestion)
     accepted = [question.answer, *question.also]
     if question.kind == "shape":

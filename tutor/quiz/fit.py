@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Sequence
 from datetime import UTC
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tutor.errors import TutorError
 from tutor.progress.review_stats import FIT_KEY
@@ -65,7 +65,7 @@ def log_loss(logs: Sequence[ReviewLog], parameters: Sequence[float] | None = Non
     review: the smaller, the better the intervals fit this learner."""
     from fsrs import Card, Rating, Scheduler
 
-    kw = {"parameters": tuple(parameters)} if parameters is not None else {}
+    kw: dict[str, Any] = {"parameters": tuple(parameters)} if parameters is not None else {}
     scheduler = Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False, **kw)
     total, n = 0.0, 0
     for card_logs in _by_card(logs):

@@ -12,11 +12,15 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fsrs import Card, Rating, Scheduler
+
+if TYPE_CHECKING:
+    from fsrs.card import CardDict  # what Card.to_dict() made: the card is one, kept as JSON
 
 from tutor.progress.records import ReviewState
 
@@ -43,12 +47,16 @@ def rating_for(correct: bool | None, *, used_hint: bool = False, own: int | Rati
 
 
 def review(
-    card: dict[str, Any] | None, rating: Rating, now: datetime, parameters: tuple[float, ...] | None = None
+    card: Mapping[str, Any] | None, rating: Rating, now: datetime, parameters: tuple[float, ...] | None = None
 ) -> dict[str, Any]:
     """The card (as a dict) after one review at `now`; `card=None` starts a new one. `parameters`: the
     learner's fitted ones (tutor.quiz.fit.fitted_parameters), else FSRS's defaults."""
     when = now.astimezone(UTC)
-    current = Card.from_dict(card) if card else Card(card_id=int(when.timestamp() * 1000), due=when)  # type: ignore[arg-type]
+    current = (
+        Card.from_dict(cast("CardDict", card))
+        if card
+        else Card(card_id=int(when.timestamp() * 1000), due=when)
+    )
     updated, _log = scheduler(parameters).review_card(current, rating, when)
     return dict(updated.to_dict())
 

@@ -17,7 +17,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from tutor.content.schema import Lesson, MultipleChoice, OpenQuestion, SingleChoice
+from tutor.content.schema import Lesson, MultipleChoice, NumberQuestion, OpenQuestion, SingleChoice
 from tutor.i18n import pick
 from tutor.quiz.check import AnswerError, answer_kind, parse_rating
 from tutor.quiz.feedback import STYLE, Line, counter, feedback_lines, open_answer_lines
@@ -73,7 +73,7 @@ class _Terminal:
         if isinstance(q, SingleChoice | MultipleChoice):
             for i, choice in enumerate(q.choices, 1):
                 self.out(pick(choice.text, self.lang), label=f"{i}) ")
-        if getattr(q, "unit", None):
+        if isinstance(q, NumberQuestion) and q.unit:  # the one kind with a unit
             self.out(self.say("quiz.unit", unit=pick(q.unit, self.lang)), "dim")
 
     def answer(self, item: Item) -> Feedback:

@@ -31,7 +31,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from tutor.errors import TutorError
 from tutor.i18n import LANGS
@@ -87,7 +87,7 @@ def read_class(folder: Path) -> list[Member]:
         values = [entry.get(k) for k in ("id", "name", "language")] if isinstance(entry, dict) else []
         if len(values) != 3 or not all(isinstance(v, str) for v in values):
             raise TutorError("err.class.entry", path=str(path), n=n)
-        learner_id, name, lang = values
+        learner_id, name, lang = cast(list[str], values)  # three strings, checked above
         if not ID_PATTERN.fullmatch(learner_id):
             raise TutorError("err.class.id", path=str(path), n=n, id=_shown(learner_id[:80]))
         if lang not in LANGS:
@@ -152,7 +152,8 @@ def read_standing(folder: Path, member: Member, lessons: list[Lesson], now: date
 
     home = member.home(folder)
     standing = LearnerStanding(member, home)
-    glance, grades = Glance(), {}
+    glance: Glance | None = Glance()
+    grades: dict[str, BestGrade] | None = {}
     try:
         kind = _kind(home)
         if kind is None:
@@ -172,6 +173,7 @@ def read_standing(folder: Path, member: Member, lessons: list[Lesson], now: date
         standing.state, standing.problem = "unreadable", err
         return standing
     standing.lessons = _lesson_standings(glance, lessons, now)
+    assert grades is not None  # read, or refused above
     standing.grades = grades
     return standing
 

@@ -109,7 +109,7 @@ def hide_class(folder: Path, home: Path, learner_id: str) -> bool:
     return True
 
 
-def confine_app(home: Path, course: Path, folder: Path | None, learner_id: str) -> list[str]:
+def confine_app(home: Path, course: Path, folder: str | Path | None, learner_id: str) -> list[str]:
     """Restrict this app process to its learner's home (read-write) and the course (read-only); the
     layers in force, as words for the log."""
     os.umask(0o077)

@@ -67,7 +67,7 @@ def parse_message(data: str) -> tuple | None:
             return None
     if kind == "resize" and len(rest) == 1 and isinstance(rest[0], dict):
         width, height = rest[0].get("width"), rest[0].get("height")
-        if all(type(v) is int for v in (width, height)):
+        if type(width) is int and type(height) is int:
             return kind, (min(500, max(10, width)), min(500, max(10, height)))
         return None
     if kind == "ping" and len(rest) == 1 and isinstance(rest[0], str) and len(rest[0]) <= 32:

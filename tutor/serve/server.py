@@ -159,6 +159,7 @@ class TutorServer:
         learner = token_owner(self.config.learners, token)
         if why := self._check(learner):
             return notice_page(request, why, 403)
+        assert learner is not None  # _check refuses None
         response = link_page(learner.lang, self.config.title)
         left = learner.expires - time.time()
         response.set_cookie(self.cookie, token, path="/learn/", httponly=True, samesite="Strict",
@@ -209,6 +210,7 @@ class TutorServer:
         """Wait for the learner's app before to end, and for the back-off; False (the lock not held)
         when this connection ended meanwhile, was superseded, or waited too long."""
         taking = asyncio.create_task(turns.lock.acquire())
+        assert conn.reader is not None  # the connection's reader runs from its start
         await asyncio.wait({taking, conn.reader}, timeout=TURN_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
         if not taking.done():
             taking.cancel()
@@ -301,7 +303,7 @@ class TutorServer:
     def _done(self, task: asyncio.Task) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            LOG.error("the server's %s stopped: %r", task.get_coro().__name__, task.exception())
+            LOG.error("the server's %s stopped: %r", task.get_coro().__name__, task.exception())  # type: ignore[union-attr]  # a coroutine has __name__; typeshed's Coroutine does not
 
     # --- the watch: idle sessions, links that ended ----------------------------------------------
     async def _watch(self) -> None:
@@ -392,6 +394,7 @@ def serve(config: ServeConfig, host: str, port: int, ready=None, bounds: str | N
             server.make_app(door), access_log=None, handle_signals=True, keepalive_timeout=15
         )
         await runner.setup()
+        assert runner.server is not None  # set by setup()
         listener = await door.listen(runner.server, listening)
         if ready is not None:
             ready(port_now, placement)

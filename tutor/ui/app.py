@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 from weakref import WeakKeyDictionary
 
 from textual import work
@@ -41,6 +42,11 @@ from tutor.ui.palette import CourseCommands
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.state import Tutor, load, saved_index
 from tutor.ui.widgets.key_bar import training_line
+
+if TYPE_CHECKING:
+    from tutor.grading.runner import WarmJudge
+    from tutor.progress.store import Store
+    from tutor.ui.screens.lesson import LessonScreen
 
 DARK, LIGHT = "textual-dark", "textual-light"
 SCREEN_MODULES = (
@@ -97,7 +103,8 @@ class TutorApp(App[int]):
         if served is not None:
             from tutor.serve.session import RelayJudge
 
-            self.tutor._warm = RelayJudge(served.relay)
+            # a stand-in: judge(), close() and server.alive, as a WarmJudge has them
+            self.tutor._warm = cast("WarmJudge", RelayJudge(served.relay))
         self.tutor.index = saved_index(self.tutor.lessons_dir)  # home lists these at once
         self.set_reactive(TutorApp.lang, lang)  # the starting language: nothing to redraw yet
         self.current_lesson: str | None = None
@@ -106,9 +113,9 @@ class TutorApp(App[int]):
         self.next_steps: WeakKeyDictionary[Screen, object] = WeakKeyDictionary()  # what n does, by screen
         self._quit_confirmed = False  # the learner said to quit although a training run goes
         self._discard_confirmed = False  # ... although the lab's editor holds text not saved
-        self.add_mode("lesson", self._lesson_base)
+        self.add_mode("lesson", self._lesson_base)  # type: ignore[arg-type]  # a screen's name: Textual's _init_mode takes it; add_mode's type does not say so
         self.add_mode("quiz", self._quiz_base)
-        self.add_mode("lab", self._lab_base)
+        self.add_mode("lab", self._lab_base)  # type: ignore[arg-type]  # the same: a Screen or a screen's name
 
     # --- start-up ------------------------------------------------------------------------
 
@@ -262,7 +269,7 @@ class TutorApp(App[int]):
             return
         self.current_lesson = lesson_id
         await self._show_in_mode("lesson", self._lesson_screen_name(lesson_id))
-        screen = self.screen
+        screen = cast("LessonScreen", self.screen)  # the lesson mode's screen
         # where the learner is now (the screen says more precisely once it has laid out)
         self.tutor.remember(screen="lesson", lesson=lesson_id, section=section or screen.current_section)
         screen.go_to(section=section, experiment=experiment, offset=offset)
@@ -287,14 +294,14 @@ class TutorApp(App[int]):
 
     async def open_exercise(self, exercise_id: str) -> None:
         await self.course_ready.wait()
-        if self.tutor.exercise(exercise_id) is None:
+        if (pair := self.tutor.exercise(exercise_id)) is None:
             known = [ex.id for _lesson, ex in self.tutor.exercises()] or "—"
             self.notify(
                 say("err.content.no_exercise", self.lang, id=exercise_id, known=known), severity="error"
             )
             return
         self.current_exercise = exercise_id
-        self.tutor.remember(screen="lab", lesson=self.tutor.exercise(exercise_id)[0].id, exercise=exercise_id)
+        self.tutor.remember(screen="lab", lesson=pair[0].id, exercise=exercise_id)
         await self._show_in_mode("lab", self._exercise_screen_name(exercise_id))
 
     def navigate(self, opener, *args) -> None:
@@ -561,13 +568,17 @@ class TutorApp(App[int]):
             return
         for n in (5, 10, 20, 30):
             if n != now:
+
+                def set_cap(store: Store, n: int = n) -> None:  # a def: mypy types no lambda with one
+                    store.set_value(NEW_PER_DAY_KEY, n)
+
                 yield SystemCommand(
                     say("cmd.new_per_day", lang, n=n),
                     say("cmd.new_per_day_help", lang, now=now),
-                    partial(self.tutor.write, lambda store, n=n: store.set_value(NEW_PER_DAY_KEY, n)),
+                    partial(self.tutor.write, set_cap),
                 )
 
     def action_command_palette(self) -> None:
         """The command palette, its search line in the learner's language."""
-        if self.use_command_palette and not CommandPalette.is_open(self):
+        if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]  # Textual types it App[object]; App is invariant
             self.push_screen(CommandPalette(placeholder=say("cmd.search", self.lang), id="--command-palette"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -97,7 +97,7 @@ def course_entries(app: TutorApp) -> list[Entry]:
 class CourseCommands(Provider):
     @property
     def _entries(self) -> list[Entry]:
-        return course_entries(self.app)  # type: ignore[arg-type]
+        return course_entries(cast("TutorApp", self.app))
 
     async def discover(self) -> Hits:
         for entry in self._entries:
@@ -112,7 +112,7 @@ class CourseCommands(Provider):
                 if entry.ident is not None and entry.ident.lower() == wanted:
                     score *= EXACT_ID_BOOST
                 yield Hit(score, matcher.highlight(entry.title), entry.callback, help=entry.help)
-        for hit in text_hits(self.app, query):  # type: ignore[arg-type]
+        for hit in text_hits(cast("TutorApp", self.app), query):
             yield hit
 
 
@@ -135,6 +135,7 @@ def text_hits(app: TutorApp, query: str) -> list[Hit]:
     hits = []
     for rank, (passage, start, end) in enumerate(find(_passages[key], query)):
         lesson = app.tutor.lesson(passage.lesson)
+        assert lesson is not None  # a passage of this course
         section = next(s for s in lesson.sections if s.id == passage.section)
         shown, at, until = snippet(passage.text, start, end)
         line = Text(shown)

@@ -15,7 +15,7 @@ from tutor.settings import READ_AFTER_S
 MAX_TICK_S = 1.0  # a longer gap between ticks (the app was busy or suspended) counts as this much
 
 
-def on_screen(top: int, bottom: int, section_top: int, section_bottom: int) -> bool:
+def on_screen(top: float, bottom: float, section_top: float, section_bottom: float) -> bool:
     """Whether a section spanning [section_top, section_bottom) counts as on screen in [top, bottom)."""
     height = section_bottom - section_top
     shown = min(bottom, section_bottom) - max(top, section_top)

@@ -121,6 +121,7 @@ class Tutor:
         write whose outcome the screen shows (a quiz answer's feedback). The UI keeps running
         meanwhile, also while another process holds the store's lock; `action`'s exception is raised
         here. Only with a store (the caller checks)."""
+        assert self.store is not None  # the caller checks
         return await asyncio.wrap_future(self._pool().submit(self._told, action, self.store))
 
     def _told(self, action: Callable[[Store], T], store: Store) -> T:
@@ -140,6 +141,7 @@ class Tutor:
 
     def _write(self, action: Callable[[Store], object], on_error: Callable[[Exception], None] | None) -> None:
         try:
+            assert self.store is not None  # write() submits only with a store
             self._told(action, self.store)
         except Exception as err:  # a busy or read-only store must not break the app
             if on_error is not None:

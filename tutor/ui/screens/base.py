@@ -6,7 +6,7 @@ redraws itself when one changes; one that is not showing then redraws when it is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -26,7 +26,7 @@ class TutorScreen(Screen):
 
     @property
     def tutor_app(self) -> TutorApp:
-        return self.app  # type: ignore[return-value]
+        return cast("TutorApp", self.app)  # Textual types it as App[Any]
 
     @property
     def tutor(self) -> Tutor:

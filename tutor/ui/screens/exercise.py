@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import subprocess
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
@@ -39,6 +40,14 @@ from tutor.ui.rich_markdown import Prose, ProseText
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.quiz_panel import QuizPanel
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from textual.timer import Timer
+
+    from tutor.grading.result import GradeResult
+    from tutor.ui.widgets.code_editor import CodeEditor
 
 _ICON = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⏱", "skipped": "·"}
 _PAGE_LETTERS = {"edit", "edit_here", "grade", "hint", "solution", "train"}  # the lab's letter keys
@@ -79,8 +88,8 @@ class ExerciseScreen(TutorScreen):
     def __init__(self, exercise_id: str) -> None:
         super().__init__()
         self.exercise_id = exercise_id
-        self.file = None
-        self.result = None
+        self.file: Path | None = None
+        self.result: GradeResult | None = None
         self._graded_in: str | None = None  # the language of the grade on screen (F5 words it again)
         self.hints_shown = 0
         self.unlocked = False
@@ -88,8 +97,8 @@ class ExerciseScreen(TutorScreen):
         self._watcher: SaveWatcher | None = None
         self._training: list[str] = []  # the lines of the current training run (t) that stay
         self._progress: str | None = None  # its live step line
-        self._poll_timer = None
-        self._editor = None  # the built-in editor (a CodeEditor), once opened
+        self._poll_timer: Timer | None = None
+        self._editor: CodeEditor | None = None  # the built-in editor, once opened
 
     @property
     def pair(self):
@@ -138,7 +147,9 @@ class ExerciseScreen(TutorScreen):
         task.update(self._prose(pick(ex.task, lang)))
         task.display = self.unlocked
         where = self.t(
-            "word.labelled", label=self.t("ex.file"), text=self.app.shown_path(self.file) if self.file else ""
+            "word.labelled",
+            label=self.t("ex.file"),
+            text=self.tutor_app.shown_path(self.file) if self.file else "",
         )
         self.query_one("#ex-file", Static).update(
             ProseText(f"{where}\n{self.t('ex.keys' if external_editor() else 'ex.keys_here')}")
@@ -437,6 +448,7 @@ class ExerciseScreen(TutorScreen):
 
     def action_back(self) -> None:
         if self._editing():  # the editor first (it asks when its text is not saved)
+            assert self._editor is not None  # it shows
             self._editor.action_close()
             return
         pair = self.pair
@@ -460,9 +472,10 @@ class ExerciseScreen(TutorScreen):
         watcher, self._watcher = self._watcher, None
         if watcher is None:
             return
-        if watcher.fileno() is not None:
-            asyncio.get_running_loop().remove_reader(watcher.fileno())
+        if (fd := watcher.fileno()) is not None:
+            asyncio.get_running_loop().remove_reader(fd)
         else:
+            assert self._poll_timer is not None  # polling, since there is no fd to watch
             self._poll_timer.stop()
         watcher.close()
 
@@ -495,6 +508,7 @@ class ExerciseScreen(TutorScreen):
         pair, shown = self.pair, self.result
         if pair is None or shown is None:
             return
+        assert self.file is not None  # graded, so started
         again = await grade_in_thread(self.tutor, pair[1], self.file, lang, record=False)
         if (
             self.result is shown
@@ -521,6 +535,7 @@ class ExerciseScreen(TutorScreen):
         if event.worker.is_finished:
             self.query_one("#ex-checks").remove_class("-stale")
         if event.state == WorkerState.SUCCESS:
+            assert event.worker.result is not None  # a grade worker returns (language, result)
             self._graded_in, self.result = event.worker.result
             pair = self.pair
             if pair is not None and pair[1].train is not None:
@@ -538,7 +553,7 @@ class ExerciseScreen(TutorScreen):
         elif event.state == WorkerState.CANCELLED:
             self._status("")
 
-    def _show_result(self, result) -> None:
+    def _show_result(self, result: GradeResult) -> None:
         pair = self.pair
         titles = {c.id: pick(c.title, self.lang) for c in pair[1].checks} if pair else {}
         score = f"{result.score:g}"
@@ -562,7 +577,7 @@ class ExerciseScreen(TutorScreen):
             # what the check measured, passed or not (the values are what the exercise teaches, as the
             # CLI shows them); how to fix a failure only as the hint rule says
             lines = [self.t("grade.not_run") if check.status == "skipped" else check.message]
-            if check.status != "pass" and step is not None and check is step.own:
+            if check.status != "pass" and step is not None and step.own is check:
                 lines.append(f"💡 {check.hint}")
             table.add_row(Text(_ICON.get(check.status, "?"), style=colour), head)
             if any(lines):

@@ -8,6 +8,8 @@ write); `python -m tutor exercise list` prints the same.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.cells import cell_len
 from textual import work
 from textual.app import ComposeResult
@@ -24,6 +26,9 @@ from tutor.ui.screens.base import TutorScreen
 from tutor.ui.screens.home import column_widths, row_text
 from tutor.ui.widgets.key_bar import KeyBar
 
+if TYPE_CHECKING:
+    from tutor.progress.exercise_status import ExerciseStatus
+
 MARK = {"passed": "✓", "started": "…", "new": "·"}
 STYLE = {"passed": "green", "started": "yellow", "new": ""}
 
@@ -36,7 +41,7 @@ class ExercisesScreen(TutorScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows = None  # tutor.progress.exercise_status rows, once read
+        self.rows: list[ExerciseStatus] | None = None  # tutor.progress.exercise_status rows, once read
 
     def compose(self) -> ComposeResult:
         yield Static(id="exlist-title", classes="title")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 from textual.actions import parse
 from textual.app import App, ComposeResult
@@ -12,6 +14,9 @@ from textual.widgets import Static
 
 from tutor.texts import say
 from tutor.ui.bindings import label, own_bindings
+
+if TYPE_CHECKING:
+    from tutor.ui.app import TutorApp
 
 
 def _acts(node, binding: Binding) -> bool:
@@ -31,9 +36,9 @@ def _rows(bindings, app: App, lang: str) -> list[tuple[str, str]]:
 class HelpScreen(ModalScreen):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", show=False)]
 
-    def __init__(self, under: Screen, app: App) -> None:
+    def __init__(self, under: Screen, app: TutorApp) -> None:
         super().__init__()
-        lang = app.tutor.lang  # type: ignore[attr-defined]
+        lang = app.tutor.lang
         here = [b for node in [under, *under.focus_chain] for b in own_bindings(node) if _acts(node, b)]
         # ours (with an id), labelled in the learner's language (Textual's own ctrl+p says "palette")
         everywhere = [b for b in own_bindings(app) if _acts(app, b)]

@@ -18,6 +18,7 @@ when they go elsewhere and come back.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -35,6 +36,12 @@ from tutor.ui.screens import on_top
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.widgets.experiment_panel import RUN_GROUPS, ExperimentPanel
 from tutor.ui.widgets.key_bar import KeyBar
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+    from textual.widget import Widget
+
+    from tutor.progress.store import Store
 
 
 def prose_between_experiments(body: str, count: int) -> list[str]:
@@ -83,7 +90,7 @@ class LessonScreen(TutorScreen):
         self._resume_aim: tuple[object, int] | None = None  # (target, offset) of an aim cut short by leaving
         self._aim_generation = 0
         self._aimed_y: float | None = None
-        self._remember_timer = None  # the save of the place, waiting for the scrolling to stop
+        self._remember_timer: Timer | None = None  # the save of the place, waiting for the scrolling to stop
         self._place: dict[str, str | None] | None = None  # that place (measured as the scrolling went)
 
     @property
@@ -176,7 +183,7 @@ class LessonScreen(TutorScreen):
             self._boxes[section.id] = box
             prose.mount(box)
             chunks = prose_between_experiments(pick(section.body, self.lang), len(section.experiments))
-            widgets = [
+            widgets: list[Widget] = [
                 Static(pick(section.title, self.lang), classes="section-title"),
                 Static(self._prose(chunks[0]), classes="prose"),
             ]
@@ -220,7 +227,7 @@ class LessonScreen(TutorScreen):
         if not self._built:
             self._pending = (section, experiment, offset)
             return
-        target = None
+        target: ExperimentPanel | Vertical | None = None
         if experiment is not None:
             target = next((p for p in self._panels if p.ref.name == experiment), None)
             self.chosen = target
@@ -363,10 +370,13 @@ class LessonScreen(TutorScreen):
         showing = [sid for sid, y, end in spans if on_screen(view[0], view[1], y, end)]
         newly_read = self.clock.tick(time.monotonic(), showing)
         lesson = self.lesson
+        assert lesson is not None  # sections are spanned once it is built
         for section_id in newly_read:  # written by the app's writer thread, not this one
-            self.tutor.write(
-                lambda store, s=section_id: store.mark_read(lesson.id, s), on_error=self.not_saved
-            )
+
+            def mark(store: Store, s: str = section_id) -> object:  # a def: mypy types no lambda with one
+                return store.mark_read(lesson.id, s)
+
+            self.tutor.write(mark, on_error=self.not_saved)
         if newly_read:
             self._fill_toc(lesson)
         self._scrolled()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,23 +21,27 @@ from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.next_step import NextStep
 from tutor.ui.widgets.quiz_panel import QuizPanel
 
+if TYPE_CHECKING:
+    from tutor.quiz.session import QuizSession
+
 
 class QuizScreen(TutorScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="back"),
     ]
 
-    def __init__(self, make_session: Callable[[Tutor], object], lesson: Lesson | None) -> None:
+    def __init__(self, make_session: Callable[[Tutor], QuizSession], lesson: Lesson | None) -> None:
         super().__init__()
         self.make_session = make_session
         self.lesson = lesson  # None: review-due mode
-        self.session = None
+        self.session: QuizSession | None = None
 
     @classmethod
     def for_review(cls, tutor: Tutor) -> QuizScreen:
         def make(tu: Tutor):
             from tutor.quiz.session import QuizSession
 
+            assert tu.store is not None  # made once the store is open (refresh_content)
             return QuizSession.for_review(tu.store, tu.lessons, lang=tu.lang)
 
         return cls(make, None)
@@ -46,6 +51,7 @@ class QuizScreen(TutorScreen):
         def make(tu: Tutor):
             from tutor.quiz.session import QuizSession
 
+            assert tu.store is not None  # made once the store is open (refresh_content)
             return QuizSession.for_lesson(tu.store, lesson, lang=tu.lang)
 
         return cls(make, lesson)
@@ -98,7 +104,7 @@ class QuizScreen(TutorScreen):
             )
         except Exception:  # statistics are extra: the review goes on without them
             return
-        box = next(iter(self.query("#quiz-stats")), None)
+        box = next(iter(self.query("#quiz-stats").results(Static)), None)
         if box is None:
             box = Static(id="quiz-stats", classes="hint")
             self.query_one("#quiz-box").mount(box)

@@ -19,6 +19,7 @@ for an answer file that is not Python, the same editor edits plain text. Importe
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 from weakref import WeakSet
 
 from textual.actions import SkipAction
@@ -32,6 +33,11 @@ from textual.widgets.text_area import LanguageDoesNotExist
 from models.atomic import atomic_write_text
 from tutor.errors import TutorError
 from tutor.texts import say
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from tutor.ui.app import TutorApp
 
 MODIFIED = "●"  # after the file's name in the editor's title while the text is not saved
 DRAFT_AFTER_S = 2.0  # the draft is written this long after the typing stops
@@ -170,7 +176,7 @@ class CodeEditor(Vertical):
         self._text = text
         self._dark = dark
         self._on_disk = text  # the file as last loaded or saved
-        self._draft_timer = None  # set while a draft waits to be written
+        self._draft_timer: Timer | None = None  # set while a draft waits to be written
         self._typed = text  # the text in the area, as last changed
 
     def compose(self) -> ComposeResult:
@@ -259,7 +265,7 @@ class CodeEditor(Vertical):
         if served is not None:
             from tutor.serve.session import home_size
 
-            held = home_size(self.app.tutor.home) + size
+            held = home_size(cast("TutorApp", self.app).tutor.home) + size
             if held > served.home_bytes:
                 return say("ex.editor.home_full", self.lang, size=_mb(held), most=_mb(served.home_bytes))
         return None

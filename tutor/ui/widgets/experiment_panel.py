@@ -103,6 +103,7 @@ class ExperimentPanel(Vertical):
         self.refresh_content(self.lang)
 
     async def _open_form(self) -> None:
+        assert self.form is not None  # the parameters toggle, and so this, only with a form
         if not self.form.is_attached:
             await self.mount(self.form, after=self.query_one(ParamsToggle))
         await self.form.open()
@@ -113,6 +114,7 @@ class ExperimentPanel(Vertical):
         """Expand the parameter form (its inputs are created the first time) and bring it into view once
         it is laid out; with `focus`, into its first field (the focus is never in a field out of sight)."""
         await self._open_form()
+        assert self.form is not None  # opened just now
         if focus and (first := self.form.first_field()) is not None:
             first.focus(scroll_visible=False)  # not laid out yet: the form is scrolled to below
         self.call_after_refresh(self._form_in_view)
@@ -120,6 +122,7 @@ class ExperimentPanel(Vertical):
     def _form_in_view(self) -> None:
         """The form in view, and the rest of the panel down to its status where the screen has room
         (the form's top first when it is taller than the view)."""
+        assert self.form is not None  # called once the form opened
         if not (self.form.is_attached and self.form.display):
             return
         status = self.query_one(".exp-status")
@@ -129,6 +132,7 @@ class ExperimentPanel(Vertical):
 
     async def on_params_toggle_toggled(self, event: ParamsToggle.Toggled) -> None:
         event.stop()
+        assert self.form is not None  # the toggle exists only with a form
         if event.toggle.expanded:
             await self._open_form()
         elif self.form.is_attached:
@@ -164,6 +168,7 @@ class ExperimentPanel(Vertical):
         at the pace the learner's kept runs had here (measured as the job starts when there are none)."""
         from tutor.experiments.params import TrainCompareParams
 
+        assert self.spec is not None and self.form is not None  # a known experiment's panel
         params = self.form.values() if self.spec.long else None
         if not isinstance(params, TrainCompareParams):
             self._said = ("run.ready", False, "", {})
@@ -192,6 +197,7 @@ class ExperimentPanel(Vertical):
             self._say(*self._said[:3], **self._said[3])
 
     def _title_params(self) -> None:
+        assert self.form is not None  # the parameters' title is a known experiment's
         changed = self.form.summary()
         self.query_one(ParamsToggle).set_title(
             say("run.params", self.lang) + (f": {changed}" if changed else "")
@@ -226,6 +232,7 @@ class ExperimentPanel(Vertical):
             key = stop_key(self.app)[1]
             self.notify(say("run.training_busy", self.lang, title=title, key=key), severity="warning")
             return False
+        assert self.form is not None  # only a known experiment runs
         params = self.form.values()
         if params is None:
             self.query_one(ParamsToggle).expanded = True  # the form is open: only it can be wrong
@@ -357,6 +364,7 @@ class ExperimentPanel(Vertical):
                 self.post_message(TrainingProgress(None))
             self.screen.refresh_bindings()
         if event.state == WorkerState.SUCCESS:
+            assert worker.result is not None  # a run returns its Result
             self._show(worker.result)
         elif event.state == WorkerState.CANCELLED:
             self._finish_bar()
@@ -375,6 +383,7 @@ class ExperimentPanel(Vertical):
         for live in self.query(".live"):
             live.display = False
         # quick runs just say done (their time is mostly the first torch import, not the experiment)
+        assert self.spec is not None  # only a known experiment runs
         if self.spec.long:
             self._say("run.done", s=result.duration_s)
         else:
@@ -384,6 +393,7 @@ class ExperimentPanel(Vertical):
     def _show_panels(self) -> None:
         """The result's panels in the current language (again after a language switch)."""
         self._shown_in = self.lang
+        assert self.result is not None  # drawn once there is one
         widgets = panel_widgets(self.result, self.lang)
         box = next(iter(self.query_children(".exp-results")), None)
         if box is None:  # the first result: the box comes with it

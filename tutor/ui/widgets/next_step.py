@@ -7,7 +7,7 @@ store in a worker thread (the UI thread never waits for SQLite); `show()` draws 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import work
@@ -35,7 +35,7 @@ class NextStep(Static):
 
     @property
     def tutor_app(self) -> TutorApp:
-        return self.app  # type: ignore[return-value]
+        return cast("TutorApp", self.app)  # Textual types it as App[Any]
 
     def suggest(self) -> None:
         """Work the step out again (in a thread) and show it."""
@@ -51,6 +51,7 @@ class NextStep(Static):
         glance = read_glance(app.tutor.home) if index is not None else None
         if glance is None:
             return
+        assert index is not None  # glance was read for it
         step = next_step(glance, index.cards, local_now(), app.training_place())
         app.call_from_thread(self.show, step)
 
@@ -63,6 +64,7 @@ class NextStep(Static):
         index = app.tutor.index
         self.display = step is not None and index is not None
         if self.display:
+            assert step is not None and index is not None  # display says so
             self.update(Text(step_text(step, index.cards, app.lang)))
         app.next_steps[self.screen] = step if self.display else None  # n follows it on this screen
         app.refresh_bindings()

@@ -152,6 +152,7 @@ class ParamsForm(VerticalGroup):
             if isinstance(box, Select):
                 out[name] = box.value
                 continue
+            assert isinstance(box, Input)  # a field is a Select or an Input
             text = box.value.strip()
             if _is_list(field.annotation):
                 out[name] = [part.strip() for part in text.split(",") if part.strip()]

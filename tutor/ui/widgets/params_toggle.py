@@ -54,6 +54,6 @@ class ParamsToggle(Static, can_focus=True):
     def on_click(self) -> None:
         self.action_toggle()
 
-    def action_toggle(self) -> None:
+    def action_toggle(self) -> None:  # type: ignore[override]  # replaces DOMNode's action_toggle(attribute): the "toggle" binding means this one
         self.expanded = not self.expanded
         self.post_message(self.Toggled(self))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,6 +29,7 @@ from tutor.wrap import reflow
 
 if TYPE_CHECKING:
     from tutor.quiz.session import Feedback, Item, QuizSession
+    from tutor.ui.app import TutorApp
 
 # How each tone of a feedback line is marked up (the terminal uses tutor.quiz.feedback.STYLE).
 _MARKDOWN = {"right": "**{}**", "wrong": "**{}**", "rated": "**{}**", "warn": "**{}**", "quiet": "*{}*"}
@@ -115,6 +116,7 @@ class QuizPanel(Vertical):
             )
 
     def _help_text(self) -> str:
+        assert self.item is not None  # help is asked about the question on screen
         q = self.item.question
         if self.state == "rating":
             return say("quiz.rate", self.lang)
@@ -165,6 +167,7 @@ class QuizPanel(Vertical):
         from tutor.quiz.check import check_answer
 
         feedback, item = self.last_feedback, self.item
+        assert feedback is not None  # the feedback on screen
         if item is None or self._answered is None:
             return feedback
         question = item.question
@@ -217,7 +220,7 @@ class QuizPanel(Vertical):
             answer = partial(self.session.answer, text, used_hint=self.used_hint)
         self._recording = True
         try:
-            feedback = await self.app.tutor.written(lambda _store: answer())  # type: ignore[attr-defined]
+            feedback = await cast("TutorApp", self.app).tutor.written(lambda _store: answer())
         except Exception as err:  # noqa: BLE001 - e.g. the store is busy: say so, keep the question
             if self.is_attached:
                 self._error(err if isinstance(err, AnswerError) else f"{type(err).__name__}: {err}")
@@ -235,6 +238,7 @@ class QuizPanel(Vertical):
         self.query_one(".q-answer", Input).value = ""
 
     def _show_feedback(self) -> None:
+        assert self.item is not None and self.last_feedback is not None  # an answer was just checked
         lang, question = self.lang, self.item.question
         lines = feedback_lines(self.last_feedback, lang, self.session.now())
         if isinstance(question, OpenQuestion):  # the learner's own answer stays beside the model answer
