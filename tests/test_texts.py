@@ -248,7 +248,7 @@ NOT_FOR_LEARNERS = {
     ("tutor/content/glossary.py", ""),
     # a checks.py asking for a message its exercise.toml lacks: the author's bug, which
     # `check --exercises` reports before a learner can meet it
-    ("tutor/grading/kit.py", "has no [messages] entry"),
+    ("tutor/grading/voice.py", "has no [messages] entry"),
 }
 
 
