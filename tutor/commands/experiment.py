@@ -158,7 +158,7 @@ def run(args, ctx) -> int:
                     spec.name, params, should_stop=stop.is_set, on_event=on_event, stored_run=stored_run
                 )
         else:
-            result = runner.run_quick(spec.name, params, on_event=partial(_print_measuring, ctx.lang, {}))
+            result = runner.run_quick(spec.name, params, on_event=partial(print_measuring, ctx.lang, {}))
     except Cancelled:
         print(say("run.cancelled", ctx.lang), file=sys.stderr)
         return 1
@@ -224,7 +224,7 @@ def _said(err: TutorError) -> dict[str, Any] | None:
         return None
 
 
-def _print_measuring(lang: str, shown: dict[str, int], event: dict[str, Any]) -> None:
+def print_measuring(lang: str, shown: dict[str, int], event: dict[str, Any]) -> None:
     """A quick experiment's long measurement on stderr: its length and offer first, then at each tenth of it
     (`shown` keeps the last tenth printed)."""
     from tutor.experiments.jobs import measuring_line

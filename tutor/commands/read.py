@@ -103,12 +103,12 @@ class _Reader:
             return
         from functools import partial
 
-        from tutor.commands.experiment import _print_measuring
+        from tutor.commands.experiment import print_measuring
         from tutor.experiments import runner
         from tutor.experiments.plain import result_lines
 
         try:
-            result = runner.run_quick(ref.name, ref.params, on_event=partial(_print_measuring, self.lang, {}))
+            result = runner.run_quick(ref.name, ref.params, on_event=partial(print_measuring, self.lang, {}))
         except (TutorError, Cancelled) as err:
             detail = err.in_lang(self.lang) if isinstance(err, TutorError) else type(err).__name__
             self.out(self._say("read.failed", name=ref.name, error=detail))
