@@ -109,7 +109,8 @@ class TutorApp(App[int]):
         self._prepared: set[str] = set()  # the modes whose first screens were made ahead (prepare_modes)
         self._seen_modes: set[str] = set()  # ... and those the learner has been in
         self._making_ahead = False  # ... one being made now
-        self._ahead: list[Screen] = []  # ... and the screens it made
+        self._ahead: list[Screen] = []  # ... the screen it is making
+        self._made: list[Screen] = []  # ... and all it made
         self.add_mode("lesson", self._lesson_base)
         self.add_mode("quiz", self._quiz_base)
         self.add_mode("lab", self._lab_base)
@@ -173,19 +174,33 @@ class TutorApp(App[int]):
                 self.tutor.where = dict(last)
         for notice in loaded.notices:
             self.notify(notice.in_lang(self.lang), severity="warning", timeout=10)
+        # The other screens' code (Markdown, plotext, the quiz's scheduler, grading): imported now, in
+        # a thread, not at the learner's first F2/F3/F4 (a few hundred ms there, while a run trains).
+        await asyncio.to_thread(_import_screens)
+        # The quiz's and the lab's first screens, made behind home before anyone is told the course is
+        # there (in the app's message loop: prepare_modes says why)
+        prepared = asyncio.Event()
+        self.call_later(self._prepare_then, prepared)
+        await prepared.wait()
         self.course_ready.set()
         self.course_loaded = True
+        for (
+            screen
+        ) in self._made:  # drawn again for the loaded course, behind home: their first show only shows
+            screen.draw()
         # Textual re-parses the stylesheet the first time a screen that has not seen it is shown
         # again; the home screen (started as the default screen) has not: do it now, not at the
         # learner's first return home.
         self.refresh_css(animate=False)
-        # The other screens' code (Markdown, plotext, the quiz's scheduler, grading): imported now, in
-        # a thread, not at the learner's first F2/F3/F4 (a few hundred ms there, while a run trains).
-        await asyncio.to_thread(_import_screens)
-        self.call_later(self.prepare_modes)  # in the app's message loop (prepare_modes says why)
         # The course, pydantic and Textual make a large, long-lived heap: freezing it keeps the
         # garbage collector's full passes (tens of ms, at random key presses) short from here on.
         gc.freeze()
+
+    async def _prepare_then(self, done: asyncio.Event) -> None:
+        try:
+            await self.prepare_modes()
+        finally:
+            done.set()
 
     async def prepare_modes(self) -> None:
         """Make the quiz's and the lab's first screens now, behind home, so the first F3 and F4 only
@@ -193,23 +208,28 @@ class TutorApp(App[int]):
         screen the app holds and parse the styles of widgets not seen before (150-200 ms at the first
         F3 or F4 once a lesson was open, while a run trains); here, at start-up, only home is there.
         Each is mounted and styled in a batch of its own that ends back at home, so nothing shows; it
-        runs in the app's own message loop, so a key pressed meanwhile waits for it. A screen made
+        runs in the app's own message loop, so a key pressed meanwhile waits for it, and before
+        the course counts as loaded (course_ready), so nothing else looks at the app meanwhile. A screen made
         ahead (`made_ahead`) builds no sitting (the quiz) and starts no file or warm judge (the lab)
         until it is first shown. From home only, with nothing over it but the command palette, and
         only a mode the learner has not been in; if anything else moved the app meanwhile (an opener
         running as a worker), the app stays where that put it. A learner who left home before the
         course had loaded meets the first F3 and F4 as before."""
-        if not self.course_loaded or self.current_mode != "home":
+        if self.tutor.course is None or self.current_mode != "home":
             return
         if not self._settled():  # a screen over home still opening: again in a moment
             self.set_timer(PREPARE_RETRY_S, self.prepare_modes)
             return
-        mode = next(
-            (m for m in ("quiz", "lab") if m not in self._prepared and m not in self._seen_modes), None
-        )
-        if mode is None:
-            return
-        self._prepared.add(mode)
+        for mode in ("quiz", "lab"):
+            if mode in self._prepared or mode in self._seen_modes:
+                continue
+            self._prepared.add(mode)
+            if not await self._make_ahead(mode):
+                return  # something else was shown meanwhile: leave the app there
+
+    async def _make_ahead(self, mode: str) -> bool:
+        """One mode's first screen, mounted and styled in a batch that ends back at home; False if
+        something else moved the app meanwhile."""
         self._making_ahead, self._ahead = True, []
         try:
             with self.batch_update():
@@ -217,16 +237,17 @@ class TutorApp(App[int]):
                 self._making_ahead = False
                 ours = self._ahead[0] if self._ahead else None
                 if ours is None or self.screen is not ours:
-                    return  # something else was shown meanwhile: leave the app there
+                    return False
                 self.refresh_css(animate=False)  # styled now: its first show restyles nothing
                 await self.switch_mode("home")
+                return True
         finally:
             self._making_ahead = False
+            self._made += self._ahead
             for screen in self._ahead:
                 screen.made_ahead = False
                 if screen.is_current:  # shown after all (something moved the app there): draw it whole
                     screen.draw()
-        self.call_later(self.prepare_modes)  # the next mode, after the keys that came meanwhile
 
     def _ahead_of_time(self, screen: Screen) -> Screen:
         """A mode's first screen, marked when prepare_modes is making it."""
@@ -295,7 +316,7 @@ class TutorApp(App[int]):
         if self.current_exercise is None:
             pair = next(iter(self.tutor.exercises()), None)
             if pair is None:
-                return NoExerciseScreen()
+                return self._ahead_of_time(NoExerciseScreen())
             self.current_exercise = pair[1].id
         name = self._exercise_screen_name(self.current_exercise)
         self._ahead_of_time(self.get_screen(name))

@@ -73,7 +73,7 @@ class QuizScreen(TutorScreen):
         if self.session is None:
             # the sitting is built when the screen is first shown, not when it is made ahead behind home
             # (the app's prepare_modes): what is due then, with every answer given until then
-            if self.tutor.store is None or self.made_ahead:
+            if self.tutor.store is None or self.made_ahead or not self.is_current:
                 title.update(Text(self.t("home.loading") if self.tutor.course is None else self._title()))
                 return
             self.session = self.make_session(self.tutor)
