@@ -81,6 +81,7 @@ async def test_screens_open_while_the_writer_waits_and_a_grade_is_recorded_by_th
         assert screen.unlocked
         await pilot.press("g")
         await until(pilot, lambda: screen.result is not None)
+        await until(pilot, lambda: screen.result.saved is not None)  # recorded while the verdict shows
         await settle(app)
         assert len(recorded_in) == 1 and recorded_in[0].startswith(WRITER_THREAD)
         (submission,) = store.submissions(EXERCISE)
@@ -91,5 +92,6 @@ async def test_screens_open_while_the_writer_waits_and_a_grade_is_recorded_by_th
         with store_locked(app):
             await pilot.press("g")
             await until(pilot, lambda: screen.result is not first)
+            await until(pilot, lambda: screen.result.saved is not None)
         assert screen.result.saved is False and len(store.submissions(EXERCISE)) == 1
         assert say("grade.not_saved", "en") in [n.message for n in app._notifications]  # the verdict, unsaved

@@ -50,11 +50,17 @@ async def _in_thread(work: Callable[[threading.Event], T]) -> T:
 
 
 async def grade_in_thread(
-    tutor: Tutor, ex: Exercise, file: Path, lang: str, record: bool = True
+    tutor: Tutor,
+    ex: Exercise,
+    file: Path,
+    lang: str,
+    record: bool = True,
+    on_recorded: Callable[[bool], None] | None = None,
 ) -> GradeResult:
     """Grade `file` with a judge forked from the app's warm judge; GradeFailed when no verdict comes back.
-    The submission is recorded by the app's writer thread before the grade is returned (also when the
-    learner leaves meanwhile); `result.saved` is False if the store stayed busy. `record=False`: the same
+    The submission is recorded by the app's writer thread once the grade is back, while it is shown (also
+    when the learner leaves meanwhile); then `result.saved` is True, or False if the store stayed busy,
+    and `on_recorded(saved)` is called in the event loop. `record=False`: the same
     grade worded in another language, not a new submission."""
     from tutor.grading.safe_read import read_submission
     from tutor.grading.submissions import grade_source, save_submission
@@ -67,9 +73,26 @@ async def grade_in_thread(
 
     source, result = await _in_thread(work)
     if record and store is not None:
-        save = tutor.written(lambda writing: save_submission(writing, ex, source, result))
-        result.saved = await asyncio.shield(save)
+        # recorded after the verdict is back, not before it is shown: the write (its turn in the writer
+        # thread, the SQLite commit) goes on while the screen draws the result, and ends also when the
+        # learner leaves meanwhile; then result.saved says how it went, and on_recorded is told
+        result.saved = None
+        save = asyncio.ensure_future(
+            tutor.written(lambda writing: save_submission(writing, ex, source, result))
+        )
+        _saving.add(save)
+
+        def done(task: asyncio.Future) -> None:
+            _saving.discard(task)
+            result.saved = False if task.cancelled() or task.exception() else task.result()
+            if on_recorded is not None:
+                on_recorded(result.saved)
+
+        save.add_done_callback(done)
     return result
+
+
+_saving: set[asyncio.Future] = set()  # the records of grades under way (a task nobody holds may be collected)
 
 
 async def train_in_thread(ex: Exercise, file: Path, lang: str, warm: WarmJudge, on_event) -> OwnTraining:

@@ -7,6 +7,7 @@ the app does it in a worker after the first screen is up; `load()` is that work.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -84,6 +85,9 @@ class Tutor:
     on_notice: Callable[[Said], None] | None = field(default=None, repr=False)
     _writer: ThreadPoolExecutor | None = field(default=None, repr=False)
     _warm: WarmJudge | None = field(default=None, repr=False)
+    _warm_lock: threading.Lock = field(
+        default_factory=threading.Lock, repr=False
+    )  # started once, closed once
 
     @property
     def lessons(self) -> list[Lesson]:
@@ -149,18 +153,26 @@ class Tutor:
 
     def warm_judge(self) -> WarmJudge:
         """The app's warm judge, started the first time an exercise asks (a child process that imports
-        torch: the app never waits for it) and kept until the app ends."""
-        if self._warm is None or not self._warm.server.alive:
-            from tutor.grading.runner import WarmJudge
+        torch: the app never waits for it) and kept until the app ends. Thread-safe: the lab starts it
+        from a thread of its own (start_warm_judge), a grade asks for it in another."""
+        with self._warm_lock:
+            if self._warm is None or not self._warm.server.alive:
+                from tutor.grading.runner import WarmJudge
 
-            self._warm = WarmJudge()
-        return self._warm
+                self._warm = WarmJudge()
+            return self._warm
+
+    def start_warm_judge(self) -> None:
+        """warm_judge() in a thread: forking the app's large process for the judge costs the UI's
+        thread nothing."""
+        threading.Thread(target=self.warm_judge, name="warm-judge-start", daemon=True).start()
 
     def close(self) -> None:
         """Stop the warm judge, finish the writes still queued, then close the store."""
-        if self._warm is not None:
-            self._warm.close()
-            self._warm = None
+        with self._warm_lock:
+            if self._warm is not None:
+                self._warm.close()
+                self._warm = None
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None

@@ -27,6 +27,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import Collapsible, Static
 from textual.worker import Worker, WorkerState
 
@@ -122,12 +123,26 @@ class ExerciseScreen(TutorScreen):
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self.query_one("#ex-output").display = False
+        try:
+            self.query_one("#ex-output").display = False
+        except NoMatches:  # the app ended while it was being made: nothing to set up
+            return
         self.query_one("#ex-solution").display = False
         self.query_one("#ex-train").display = False  # until t starts a training run
 
     def on_unmount(self) -> None:
         self._stop_watching()
+
+    def on_screen_resume(self) -> None:
+        """Shown for the first time after it was made ahead: the learner's file and the warm judge now."""
+        pair = self.pair
+        if self.file is None and pair is not None and self._shown():
+            self._start(pair[1])
+            self._show_file()
+
+    def _shown(self) -> bool:
+        """In view, not made ahead behind home (TutorApp.prepare_modes)."""
+        return self.is_current and not self.made_ahead
 
     # --- content ---------------------------------------------------------------------------
 
@@ -140,23 +155,13 @@ class ExerciseScreen(TutorScreen):
         lang = self.lang
         self.query_one("#ex-title", Static).update(f"{pick(ex.title, lang)}  ({ex.id})")
         self._show_effort(lesson, ex)
-        if self.file is None:
+        if self.file is None and self._shown():
             self._start(ex)
         self._predictions(lesson, ex)
         task = self.query_one("#ex-task", Static)
         task.update(self._prose(pick(ex.task, lang)))
         task.display = self.unlocked
-        where = self.t(
-            "word.labelled",
-            label=self.t("ex.file"),
-            text=self.tutor_app.shown_path(self.file) if self.file else "",
-        )
-        self.query_one("#ex-file", Static).update(
-            ProseText(f"{where}\n{self.t('ex.keys' if external_editor() else 'ex.keys_here')}")
-            if self.file
-            else ""
-        )
-        self.query_one("#ex-file").display = self.unlocked
+        self._show_file()
         self._show_hints()
         if self.result is not None:
             self._show_result(self.result)
@@ -166,6 +171,17 @@ class ExerciseScreen(TutorScreen):
             self.action_solution(scroll=False)
         if self._editor is not None:
             self._editor.set_theme(self.app.current_theme.dark)
+
+    def _show_file(self) -> None:
+        where = self.t(
+            "word.labelled", label=self.t("ex.file"), text=self.tutor_app.shown_path(self.file) if self.file else ""
+        )
+        self.query_one("#ex-file", Static).update(
+            ProseText(f"{where}\n{self.t('ex.keys' if external_editor() else 'ex.keys_here')}")
+            if self.file
+            else ""
+        )
+        self.query_one("#ex-file").display = self.unlocked
 
     def _show_effort(self, lesson, ex) -> None:
         """About how long it takes and how hard it is (exercise.toml's minutes and difficulty), and how a
@@ -189,7 +205,7 @@ class ExerciseScreen(TutorScreen):
             self._status(f"{self.t('ex.grade_failed', err=err)}", "red")
         else:
             self._watch(self.file)
-        self.tutor.warm_judge()  # starts importing torch now, in its own process: the first grade is warm
+        self.tutor.start_warm_judge()  # it imports torch now, in its own process: the first grade is warm
         if self.tutor.store is not None:
             self.hints_shown = len({h.hint for h in self.tutor.store.hint_reveals(ex.id) if h.hint.isdigit()})
 
@@ -491,7 +507,15 @@ class ExerciseScreen(TutorScreen):
         pair = self.pair
         assert pair is not None and self.file is not None
         self.workers.cancel_group(self, "reword")  # a new grade replaces the one being worded again
-        return lang, await grade_in_thread(self.tutor, pair[1], self.file, lang)  # recorded by the writer
+        return lang, await grade_in_thread(self.tutor, pair[1], self.file, lang, on_recorded=self._recorded)
+
+    def _recorded(self, saved: bool) -> None:
+        """The grade on screen has been recorded by the writer thread, or not: the store stayed busy.
+        A pass's next step is worked out now, from the progress that holds it."""
+        if not saved:  # the verdict stands, unrecorded
+            self.notify(self.t("grade.not_saved"), severity="warning", timeout=8)
+        if self.result is not None and self.result.status == "pass" and self.is_mounted:
+            self._suggest_next(True)
 
     def _reword(self) -> None:
         """The grade on screen came in another language: the checks' own messages are worded as they
@@ -541,9 +565,8 @@ class ExerciseScreen(TutorScreen):
             if pair is not None and pair[1].train is not None:
                 self.refresh_bindings()  # t (train) shows once the file passes
             self._show_result(self.result)
-            if self.result.saved is False:  # the store stayed busy: the verdict stands, unrecorded
-                self.notify(self.t("grade.not_saved"), severity="warning", timeout=8)
-            self._suggest_next(self.result.status == "pass")
+            if self.result.status != "pass":  # a pass's next step comes once it is recorded (_recorded)
+                self._suggest_next(False)
             self.refresh(layout=True)  # laid out before the callback below, not after it
             self.call_after_refresh(self._reveal_result)
         elif event.state == WorkerState.ERROR:

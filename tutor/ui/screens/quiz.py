@@ -77,7 +77,9 @@ class QuizScreen(TutorScreen):
     def refresh_content(self) -> None:
         title = self.query_one("#quiz-title", Static)
         if self.session is None:
-            if self.tutor.store is None:
+            # the sitting is built when the screen is first shown, not when it is made ahead behind home
+            # (the app's prepare_modes): what is due then, with every answer given until then
+            if self.tutor.store is None or self.made_ahead or not self.is_current:
                 title.update(Text(self.t("home.loading") if self.tutor.course is None else self._title()))
                 return
             self.session = self.make_session(self.tutor)
@@ -88,6 +90,10 @@ class QuizScreen(TutorScreen):
                 self.panel.refresh_content(self.lang)
         title.update(Text(self._title()))
         self._show_stats()
+
+    def on_screen_resume(self) -> None:
+        if self.session is None and self.tutor.store is not None:
+            self.draw()
 
     def _show_stats(self) -> None:
         """Under a review: today's work against the daily cap, retention, the questions by stage, the next
