@@ -174,7 +174,9 @@ class ExerciseScreen(TutorScreen):
 
     def _show_file(self) -> None:
         where = self.t(
-            "word.labelled", label=self.t("ex.file"), text=self.tutor_app.shown_path(self.file) if self.file else ""
+            "word.labelled",
+            label=self.t("ex.file"),
+            text=self.tutor_app.shown_path(self.file) if self.file else "",
         )
         self.query_one("#ex-file", Static).update(
             ProseText(f"{where}\n{self.t('ex.keys' if external_editor() else 'ex.keys_here')}")
