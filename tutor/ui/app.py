@@ -46,6 +46,7 @@ from tutor.ui.widgets.key_bar import training_line
 if TYPE_CHECKING:
     from tutor.grading.runner import WarmJudge
     from tutor.progress.store import Store
+    from tutor.ui.screens.base import TutorScreen
     from tutor.ui.screens.lesson import LessonScreen
 
 DARK, LIGHT = "textual-dark", "textual-light"
@@ -116,8 +117,8 @@ class TutorApp(App[int]):
         self._prepared: set[str] = set()  # the modes whose first screens were made ahead (prepare_modes)
         self._seen_modes: set[str] = set()  # ... and those the learner has been in
         self._making_ahead = False  # ... one being made now
-        self._ahead: list[Screen] = []  # ... the screen it is making
-        self._made: list[Screen] = []  # ... and all it made
+        self._ahead: list[TutorScreen] = []  # ... the screen it is making
+        self._made: list[TutorScreen] = []  # ... and all it made
         self.add_mode("lesson", self._lesson_base)  # type: ignore[arg-type]  # a screen's name: Textual's _init_mode takes it; add_mode's type does not say so
         self.add_mode("quiz", self._quiz_base)
         self.add_mode("lab", self._lab_base)  # type: ignore[arg-type]  # the same: a Screen or a screen's name
@@ -191,9 +192,7 @@ class TutorApp(App[int]):
         await prepared.wait()
         self.course_ready.set()
         self.course_loaded = True
-        for (
-            screen
-        ) in self._made:  # drawn again for the loaded course, behind home: their first show only shows
+        for screen in self._made:  # drawn again for the loaded course, behind home: a first show only shows
             screen.draw()
         # Textual re-parses the stylesheet the first time a screen that has not seen it is shown
         # again; the home screen (started as the default screen) has not: do it now, not at the
@@ -256,7 +255,7 @@ class TutorApp(App[int]):
                 if screen.is_current:  # shown after all (something moved the app there): draw it whole
                     screen.draw()
 
-    def _ahead_of_time(self, screen: Screen) -> Screen:
+    def _ahead_of_time(self, screen: TutorScreen) -> TutorScreen:
         """A mode's first screen, marked when prepare_modes is making it."""
         if self._making_ahead:
             screen.made_ahead = True
@@ -326,7 +325,13 @@ class TutorApp(App[int]):
                 return self._ahead_of_time(NoExerciseScreen())
             self.current_exercise = pair[1].id
         name = self._exercise_screen_name(self.current_exercise)
-        self._ahead_of_time(self.get_screen(name))
+        from tutor.ui.screens.base import TutorScreen
+
+        screen = self.get_screen(name)
+        assert isinstance(
+            screen, TutorScreen
+        )  # the lab's screens are ours (_exercise_screen_name installs them)
+        self._ahead_of_time(screen)
         return name
 
     async def _show_in_mode(self, mode: str, screen: Screen | str) -> None:
