@@ -151,8 +151,9 @@ def test_the_form_is_held_to_the_learners_memory_cap(klass):
         async with Learner(klass.links()["cy"], width=200, height=40) as cy:  # the status on one line
             await cy.open()
             await cy.wait_for("Multi-head attention")
-            await cy.wait_for("Next:")  # the course is loaded: the palette knows its experiments
-            await cy.press("ctrl+p")  # the palette opens an experiment by its id
+            # the palette opens an experiment by its id; typed into before the course is loaded (home
+            # lists the kept cards first), it lists the course's entries once it is
+            await cy.press("ctrl+p")
             await cy.wait_for("Search")
             await cy.keys("dk-scaling")
             await cy.wait_for("Why divide by √d_k")
