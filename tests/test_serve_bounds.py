@@ -67,6 +67,10 @@ def klass(tmp_path_factory):
     yield server
     said = server.stop()
     assert "Traceback" not in said, said
+    # the server's groups, and every learner's in them, are gone with it
+    left = [str(f) for f in Path("/sys/fs/cgroup").glob(f"*/tutor-serve-{server.proc.pid}")]
+    left += [str(f) for f in Path("/sys/fs/cgroup").glob(f"tutor-serve-{server.proc.pid}")]
+    assert left == [], left
 
 
 def test_each_learners_app_runs_in_a_group_of_its_own_with_the_caps(klass):
@@ -91,6 +95,10 @@ def test_each_learners_app_runs_in_a_group_of_its_own_with_the_caps(klass):
             assert str(learner).endswith(f"/tutor-serve-{klass.proc.pid}/ana"), found
             assert (learner / file).read_text().strip() == value
         assert found["cpu"].endswith("/ana/app")
+        # the class's group weighs as its learners' groups together: each as one ordinary process
+        klass_group = mount / "cpu" / found["cpu"].lstrip("/").removesuffix("/ana/app")
+        learners = [f for f in klass_group.iterdir() if f.is_dir()]
+        assert (klass_group / "cpu.shares").read_text().strip() == str(1024 * len(learners))
         assert [(learner / leaf / "cpu.shares").read_text().strip() for leaf in ("app", "work")] == [
             "1024",
             "256",

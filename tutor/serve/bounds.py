@@ -12,7 +12,10 @@ order they are tried:
                memory.max (and memory.swap.max 0), cpu.weight and cpu.max, pids.max
     cgroup1    cgroup v1 hierarchies the server may write (root, or hierarchies given to its user):
                memory.limit_in_bytes (+ memsw), cpu.shares and cpu.cfs_quota_us, pids.max, each in
-               the server's own group of that hierarchy, `tutor-serve-PID/ID`
+               the server's own group of that hierarchy, `tutor-serve-PID/ID`; that group's own
+               cpu.shares is the sum of its learners' (each learner weighs against the host's other
+               processes as one ordinary process would: at 1024, the default, the whole class weighed as
+               one, and a learner's keys waited behind the host's load once two others in the class ran)
     systemd    `systemd-run --user --scope` around each app (MemoryMax, CPUWeight, CPUQuota, TasksMax):
                for an instructor without a delegated subtree on a machine whose user manager runs
     rlimits    none of these: each process gets RLIMIT_AS (its own address space, not the learner's
@@ -240,6 +243,7 @@ class LearnerBounds:
                     if time.monotonic() > end:
                         break
                     time.sleep(0.01)
+        self.placement.weigh_class()
 
 
 def _tree(pid: int) -> list[int]:
@@ -301,7 +305,19 @@ class Placement:
                         (folder / leaf).mkdir(exist_ok=True)
                         _write(folder / leaf / "cpu.shares", str(max(2, weight * 1024 // 100)))
                     bounds.leaves[leaf].append(folder / leaf if name == "cpu" else folder)
+            self.weigh_class()
         return bounds
+
+    def weigh_class(self) -> None:
+        """cgroup v1: the class's CPU group weighs the sum of its learners' shares (their groups there
+        now), at least one learner's, at most the kernel's most (262144)."""
+        base = self.base.get("cpu") if self.kind == "cgroup1" else None
+        if base is None:
+            return
+        with contextlib.suppress(OSError):
+            learners = sum(1 for folder in base.iterdir() if folder.is_dir())
+            one = max(2, self.limits.cpu_weight * 1024 // 100)
+            _write(base / "cpu.shares", str(min(262144, one * max(1, learners))))
 
     def _set_v2(self, folder: Path) -> None:
         limits = self.limits
@@ -328,10 +344,17 @@ class Placement:
             _write(folder / "pids.max", str(limits.pids))
 
     def close(self) -> None:
-        """Remove the server's own groups (the learners' are removed as their apps end)."""
+        """Remove the server's own groups, and any learner's still there (each is removed as its app
+        ends; a learner's group whose app was ended as the server stopped was left behind), the
+        deepest first."""
         if self.kind == "cgroup1":
             for base in self.base.values():
                 with contextlib.suppress(OSError):
+                    for folder in sorted(
+                        (f for f in base.rglob("*") if f.is_dir()), key=lambda f: -len(f.parts)
+                    ):
+                        with contextlib.suppress(OSError):
+                            folder.rmdir()
                     base.rmdir()
 
     def summary(self) -> str:
