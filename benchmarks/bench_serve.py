@@ -117,6 +117,18 @@ def memory_of(pids: list[int]) -> tuple[float, float]:
     return sum(s[0] for s in sizes), sum(s[1] for s in sizes)
 
 
+async def home(learner: Learner) -> None:
+    """F1: home, whatever screen the learner is on (Esc from the lab may go back to the lesson, and the
+    lab's and the lesson's screens can show the lesson's name too)."""
+    await learner.press("f1")
+    await learner.wait_for("Multi-head attention")
+    for _ in range(1200):
+        if "Your file" not in learner.text() and "r: run" not in learner.text():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("not home after F1:\n" + learner.text())
+
+
 class Crowd:
     """The other learners, as websocket clients in an event loop of their own (a thread)."""
 
@@ -156,14 +168,12 @@ class Crowd:
         await learner.press("g")
         await learner.wait_for("grading")
         await learner.wait_for("points", timeout=180)
-        await learner.press("escape")
-        await learner.wait_for("Multi-head attention")
+        await home(learner)
 
     async def experiment(self, who: str) -> None:
         learner = self.learners[who]
         await run_heads(learner)
-        await learner.press("escape")
-        await learner.wait_for("Multi-head attention")
+        await home(learner)
 
     async def storm(self, link: str, server: Served, who: str) -> None:
         """Connect and close, ten times a second; the apps the server started for it are counted."""
