@@ -95,10 +95,14 @@ def test_each_learners_app_runs_in_a_group_of_its_own_with_the_caps(klass):
             assert str(learner).endswith(f"/tutor-serve-{klass.proc.pid}/ana"), found
             assert (learner / file).read_text().strip() == value
         assert found["cpu"].endswith("/ana/app")
-        # the class's group weighs as its learners' groups together: each as one ordinary process
+        # the class's group weighs as its learners' groups together (each as one ordinary process), and
+        # the server, in a group of its own in it, as much as all of them: it relays every learner's keys
         klass_group = mount / "cpu" / found["cpu"].lstrip("/").removesuffix("/ana/app")
-        learners = [f for f in klass_group.iterdir() if f.is_dir()]
-        assert (klass_group / "cpu.shares").read_text().strip() == str(1024 * len(learners))
+        learners = [f for f in klass_group.iterdir() if f.is_dir() and f.name != "_server"]
+        weight = str(1024 * len(learners))
+        assert (klass_group / "cpu.shares").read_text().strip() == weight
+        assert (klass_group / "_server" / "cpu.shares").read_text().strip() == weight
+        assert str(klass.proc.pid) in (klass_group / "_server" / "cgroup.procs").read_text().split()
         assert [(learner / leaf / "cpu.shares").read_text().strip() for leaf in ("app", "work")] == [
             "1024",
             "256",

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 V1_FILES = {"memory": "memory.limit_in_bytes", "cpu": "cpu.shares", "pids": "pids.max"}
+SERVER_GROUP = "_server"  # cgroup v1: the server's own CPU group in the class's (no learner id starts with _)
 JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
 
 
@@ -273,6 +274,7 @@ class Placement:
     base: dict[str, Path] = field(default_factory=dict)  # controller ("" for v2) -> the server's folder
     mounts: dict[str, tuple[str, str]] = field(default_factory=dict)
     user_tasks_at_start: int = 0
+    server_came_from: Path | None = None  # cgroup v1: the CPU group the server left for the class's
 
     def learner(self, learner_id: str) -> LearnerBounds:
         bounds = LearnerBounds(self, learner_id)
@@ -310,14 +312,19 @@ class Placement:
 
     def weigh_class(self) -> None:
         """cgroup v1: the class's CPU group weighs the sum of its learners' shares (their groups there
-        now), at least one learner's, at most the kernel's most (262144)."""
+        now; at least one learner's, at most the kernel's most, 262144), and the server's group in it as
+        much as all of them: it relays every learner's keys and screens, so no learner's work is ahead
+        of it."""
         base = self.base.get("cpu") if self.kind == "cgroup1" else None
         if base is None:
             return
         with contextlib.suppress(OSError):
-            learners = sum(1 for folder in base.iterdir() if folder.is_dir())
+            learners = sum(1 for folder in base.iterdir() if folder.is_dir() and folder.name != SERVER_GROUP)
             one = max(2, self.limits.cpu_weight * 1024 // 100)
-            _write(base / "cpu.shares", str(min(262144, one * max(1, learners))))
+            total = min(262144, one * max(1, learners))
+            _write(base / "cpu.shares", str(total))
+            if self.server_came_from is not None:
+                _write(base / SERVER_GROUP / "cpu.shares", str(total))
 
     def _set_v2(self, folder: Path) -> None:
         limits = self.limits
@@ -348,14 +355,22 @@ class Placement:
         ends; a learner's group whose app was ended as the server stopped was left behind), the
         deepest first."""
         if self.kind == "cgroup1":
+            if self.server_came_from is not None:  # back where it was: a group with a process stays
+                with contextlib.suppress(OSError):
+                    _write(self.server_came_from / "cgroup.procs", str(os.getpid()))
+            end = time.monotonic() + 3.0  # a learner's last processes may still be ending
             for base in self.base.values():
                 with contextlib.suppress(OSError):
-                    for folder in sorted(
-                        (f for f in base.rglob("*") if f.is_dir()), key=lambda f: -len(f.parts)
-                    ):
-                        with contextlib.suppress(OSError):
-                            folder.rmdir()
-                    base.rmdir()
+                    folders = sorted((f for f in base.rglob("*") if f.is_dir()), key=lambda f: -len(f.parts))
+                    for folder in [*folders, base]:
+                        while True:
+                            try:
+                                folder.rmdir()
+                                break
+                            except OSError:
+                                if time.monotonic() > end:
+                                    break
+                                time.sleep(0.02)
 
     def summary(self) -> str:
         return f"{self.kind}: " + ", ".join(f"{bound} by {layer}" for bound, layer in self.layers.items())
@@ -425,6 +440,13 @@ def _try_v1(placement: Placement, mounts, own) -> bool:
     if not made:
         return False
     placement.base = made
+    if "cpu" in made:  # the server itself in the class's CPU group, beside its learners
+        server = made["cpu"] / SERVER_GROUP
+        with contextlib.suppress(OSError):
+            server.mkdir(exist_ok=True)
+            _write(server / "cgroup.procs", str(os.getpid()))
+            placement.server_came_from = made["cpu"].parent
+        placement.weigh_class()
     named = {"memory": "cgroup v1 memory.limit_in_bytes", "cpu": "cgroup v1 cpu.shares and cfs quota",
              "pids": "cgroup v1 pids.max"}  # fmt: skip
     placement.layers = {
