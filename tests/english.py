@@ -24,7 +24,7 @@ NAMES = set(
     "rope alibi yarn pytorch torch landlock tang python textual unicode bert bloom chen clark deepseek haviv "
     "lewis llama mistral michel peng qwen roformer smith wikitext neox pile hugging face cuda gpus json toml "
     "csv fifo valueerror gptconfig nopos embd freq proj lang eval params nats autograd gpts llms press meta "
-    "aware dynamic english".split()
+    "aware dynamic english canvas moodle gradescope exercism".split()
 )
 # the English names the acronyms stand for, written out beside them in every language
 EXPANSIONS = ("Rotary Position Embedding", "Attention with Linear Biases")

@@ -67,6 +67,10 @@ def klass(tmp_path_factory):
     yield server
     said = server.stop()
     assert "Traceback" not in said, said
+    # the server's groups, and every learner's in them, are gone with it
+    left = [str(f) for f in Path("/sys/fs/cgroup").glob(f"*/tutor-serve-{server.proc.pid}")]
+    left += [str(f) for f in Path("/sys/fs/cgroup").glob(f"tutor-serve-{server.proc.pid}")]
+    assert left == [], left
 
 
 def test_each_learners_app_runs_in_a_group_of_its_own_with_the_caps(klass):
@@ -91,6 +95,14 @@ def test_each_learners_app_runs_in_a_group_of_its_own_with_the_caps(klass):
             assert str(learner).endswith(f"/tutor-serve-{klass.proc.pid}/ana"), found
             assert (learner / file).read_text().strip() == value
         assert found["cpu"].endswith("/ana/app")
+        # the class's group weighs as its learners' groups together (each as one ordinary process), and
+        # the server, in a group of its own in it, as much as all of them: it relays every learner's keys
+        klass_group = mount / "cpu" / found["cpu"].lstrip("/").removesuffix("/ana/app")
+        learners = [f for f in klass_group.iterdir() if f.is_dir() and f.name != "_server"]
+        weight = str(1024 * len(learners))
+        assert (klass_group / "cpu.shares").read_text().strip() == weight
+        assert (klass_group / "_server" / "cpu.shares").read_text().strip() == weight
+        assert str(klass.proc.pid) in (klass_group / "_server" / "cgroup.procs").read_text().split()
         assert [(learner / leaf / "cpu.shares").read_text().strip() for leaf in ("app", "work")] == [
             "1024",
             "256",
@@ -152,8 +164,9 @@ def test_the_form_is_held_to_the_learners_memory_cap(klass):
         async with Learner(klass.links()["cy"], width=200, height=40) as cy:  # the status on one line
             await cy.open()
             await cy.wait_for("Multi-head attention")
-            await cy.wait_for("Next:")  # the course is loaded: the palette knows its experiments
-            await cy.press("ctrl+p")  # the palette opens an experiment by its id
+            # the palette opens an experiment by its id; typed into before the course is loaded (home
+            # lists the kept cards first), it lists the course's entries once it is
+            await cy.press("ctrl+p")
             await cy.wait_for("Search")
             await cy.keys("dk-scaling")
             await cy.wait_for("Why divide by √d_k")

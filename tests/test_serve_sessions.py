@@ -20,7 +20,9 @@ import pytest
 from tests.serve_client import Learner, Served, app_processes, free_port
 
 # each test of the shared class takes learners of its own: a learner's back-off outlives a test
-ROSTER = "id,name,language\n" + "".join(f"{x},{x.title()},en\n" for x in "ana bo cy di ed fe gi ha".split())
+ROSTER = "id,name,language\n" + "".join(
+    f"{x},{x.title()},en\n" for x in "ana bo cy di ed fe gi ha ik".split()
+)
 
 
 def start(tmp_path: Path, *options: str, port: int = 0) -> Served:
@@ -343,3 +345,39 @@ def test_the_lab_names_the_file_inside_the_home_and_no_screenshot_is_offered(kla
     assert "Your file: workspace/split-heads/split_heads.py" in lab
     assert str(klass.folder) not in lab
     assert "Save the screen" not in palette and "Screenshot" not in palette
+
+
+def test_pastes_past_the_file_cap_are_neither_saved_nor_kept_as_a_draft(klass):
+    """Six pastes of 180 KB into the lab's editor (1.08 MB: past the 1 MiB an exercise file may hold):
+    ctrl+s says it is not saved and why, the file on disk is the starter still, no draft past the cap
+    is written, and the session goes on."""
+    from tests.serve_client import SPLIT, open_lab
+
+    home = klass.folder / "learners" / "ik"
+    file = home / "workspace" / "split-heads" / "split_heads.py"
+    chunk = "".join(f"# {i:06d} {'x' * 60}\n" for i in range(180_000 // 70))
+
+    async def visit():
+        async with Learner(klass.links()["ik"], width=120) as ik:
+            await ik.open()
+            await open_lab(ik)
+            await ik.press("e")
+            await ik.wait_for("Save and grade")
+            for _ in range(6):
+                await ik.type(f"\x1b[200~{chunk}\x1b[201~")  # a bracketed paste, as xterm.js sends one
+            # all six in (the last pasted line, numbered): 15,000 lines take a while under load
+            await ik.wait_for("split_heads.py ●", f"{6 * len(chunk.splitlines())}  # 002570", timeout=300)
+            await ik.press("ctrl+s")
+            said = await ik.wait_for("Not saved", timeout=120)
+            await asyncio.sleep(3.0)  # the draft would be written 2 s after the typing stops
+            return said, ik.closed
+
+    said, closed = asyncio.run(visit())
+    toast = " ".join(line.rsplit("▌", 1)[1].strip() for line in said.splitlines() if "▌" in line)
+    assert "Not saved: the file would be 1.03 MB; an exercise file may be at most 1.00 MB" in toast, said
+    assert not closed
+    assert file.stat().st_size < 64 * 1024 and file.read_text(encoding="utf-8") == (
+        SPLIT / "starter.py"
+    ).read_text(encoding="utf-8")
+    assert all(draft.stat().st_size <= 2**20 for draft in home.rglob("*.draft"))
+    assert "Traceback" not in klass.stderr()

@@ -180,6 +180,7 @@ async def test_a_choice_parameter_is_a_drop_down_of_its_values_and_a_list_of_the
         assert "dtype=float64" in panel.form.summary()
         train = await open_experiment(app, pilot, "rope-alibi", "train-compare")
         await train.show_params()
+        await pilot.pause()  # the form is laid out in the frame after it is shown
         assert isinstance(train.query_one("#p-vary"), Select) and isinstance(
             train.query_one("#p-base_pos"), Select
         )

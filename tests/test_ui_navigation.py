@@ -144,6 +144,44 @@ async def test_the_palette_lists_the_experiment_and_exercise_named_alibi_first(h
         assert "18 questions" in text and "18 ?" not in text
 
 
+async def test_the_palette_typed_into_before_the_course_is_loaded_lists_it_once_loaded(home):
+    """ctrl+p and 'dk-scaling' a key at a time while the app still loads, held up by another tutor
+    opening the same progress store (its open lock): the experiment is listed as soon as the course is
+    there, not 'No matches found' for good. Home lists the cards kept by the last start before the
+    course is loaded, and the palette searches again only on a key (a served class's test under load)."""
+    import fcntl
+    import os
+
+    from textual.command import CommandList, CommandPalette
+    from textual.widgets import Input
+
+    home.mkdir(parents=True, exist_ok=True)
+    other = os.open(home / "progress.sqlite3.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(other, fcntl.LOCK_EX)
+    app = make_app(home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        try:
+            await pilot.press("ctrl+p")
+            await until(
+                pilot,
+                lambda: isinstance(app.screen, CommandPalette) and app.screen.query_one(Input).has_focus,
+            )
+            await pilot.press(*"dk-scaling")
+            await pilot.pause(0.3)
+            typed_first = not app.course_ready.is_set()
+        finally:
+            os.close(other)  # and with it the lock: the store opens, the course is loaded
+        await app.course_ready.wait()
+
+        def listed() -> list[str]:
+            found = app.screen.query_one(CommandList)
+            return [str(found.get_option_at_index(i).prompt) for i in range(found.option_count)]
+
+        await until(pilot, lambda: any("(dk-scaling)" in p for p in listed()))
+        assert typed_first, "the course was loaded before the query was typed: this shows nothing"
+        assert listed()[0].startswith("Experiment") and "No matches found" not in "".join(listed())
+
+
 async def test_a_broken_lessons_folder_shows_problems_as_file_line_field_message(home, tmp_path):
     lessons = tmp_path / "lessons"
     shutil.copytree(shipped_lessons_dir(), lessons, ignore=shutil.ignore_patterns("__pycache__"))

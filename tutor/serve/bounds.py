@@ -12,7 +12,10 @@ order they are tried:
                memory.max (and memory.swap.max 0), cpu.weight and cpu.max, pids.max
     cgroup1    cgroup v1 hierarchies the server may write (root, or hierarchies given to its user):
                memory.limit_in_bytes (+ memsw), cpu.shares and cpu.cfs_quota_us, pids.max, each in
-               the server's own group of that hierarchy, `tutor-serve-PID/ID`
+               the server's own group of that hierarchy, `tutor-serve-PID/ID`; that group's own
+               cpu.shares is the sum of its learners' (each learner weighs against the host's other
+               processes as one ordinary process would: at 1024, the default, the whole class weighed as
+               one, and a learner's keys waited behind the host's load once two others in the class ran)
     systemd    `systemd-run --user --scope` around each app (MemoryMax, CPUWeight, CPUQuota, TasksMax):
                for an instructor without a delegated subtree on a machine whose user manager runs
     rlimits    none of these: each process gets RLIMIT_AS (its own address space, not the learner's
@@ -37,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 V1_FILES = {"memory": "memory.limit_in_bytes", "cpu": "cpu.shares", "pids": "pids.max"}
+SERVER_GROUP = "_server"  # cgroup v1: the server's own CPU group in the class's (no learner id starts with _)
 JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
 
 
@@ -240,6 +244,7 @@ class LearnerBounds:
                     if time.monotonic() > end:
                         break
                     time.sleep(0.01)
+        self.placement.weigh_class()
 
 
 def _tree(pid: int) -> list[int]:
@@ -269,6 +274,7 @@ class Placement:
     base: dict[str, Path] = field(default_factory=dict)  # controller ("" for v2) -> the server's folder
     mounts: dict[str, tuple[str, str]] = field(default_factory=dict)
     user_tasks_at_start: int = 0
+    server_came_from: Path | None = None  # cgroup v1: the CPU group the server left for the class's
 
     def learner(self, learner_id: str) -> LearnerBounds:
         bounds = LearnerBounds(self, learner_id)
@@ -301,7 +307,24 @@ class Placement:
                         (folder / leaf).mkdir(exist_ok=True)
                         _write(folder / leaf / "cpu.shares", str(max(2, weight * 1024 // 100)))
                     bounds.leaves[leaf].append(folder / leaf if name == "cpu" else folder)
+            self.weigh_class()
         return bounds
+
+    def weigh_class(self) -> None:
+        """cgroup v1: the class's CPU group weighs the sum of its learners' shares (their groups there
+        now; at least one learner's, at most the kernel's most, 262144), and the server's group in it as
+        much as all of them: it relays every learner's keys and screens, so no learner's work is ahead
+        of it."""
+        base = self.base.get("cpu") if self.kind == "cgroup1" else None
+        if base is None:
+            return
+        with contextlib.suppress(OSError):
+            learners = sum(1 for folder in base.iterdir() if folder.is_dir() and folder.name != SERVER_GROUP)
+            one = max(2, self.limits.cpu_weight * 1024 // 100)
+            total = min(262144, one * max(1, learners))
+            _write(base / "cpu.shares", str(total))
+            if self.server_came_from is not None:
+                _write(base / SERVER_GROUP / "cpu.shares", str(total))
 
     def _set_v2(self, folder: Path) -> None:
         limits = self.limits
@@ -328,11 +351,26 @@ class Placement:
             _write(folder / "pids.max", str(limits.pids))
 
     def close(self) -> None:
-        """Remove the server's own groups (the learners' are removed as their apps end)."""
+        """Remove the server's own groups, and any learner's still there (each is removed as its app
+        ends; a learner's group whose app was ended as the server stopped was left behind), the
+        deepest first."""
         if self.kind == "cgroup1":
+            if self.server_came_from is not None:  # back where it was: a group with a process stays
+                with contextlib.suppress(OSError):
+                    _write(self.server_came_from / "cgroup.procs", str(os.getpid()))
+            end = time.monotonic() + 3.0  # a learner's last processes may still be ending
             for base in self.base.values():
                 with contextlib.suppress(OSError):
-                    base.rmdir()
+                    folders = sorted((f for f in base.rglob("*") if f.is_dir()), key=lambda f: -len(f.parts))
+                    for folder in [*folders, base]:
+                        while True:
+                            try:
+                                folder.rmdir()
+                                break
+                            except OSError:
+                                if time.monotonic() > end:
+                                    break
+                                time.sleep(0.02)
 
     def summary(self) -> str:
         return f"{self.kind}: " + ", ".join(f"{bound} by {layer}" for bound, layer in self.layers.items())
@@ -402,6 +440,13 @@ def _try_v1(placement: Placement, mounts, own) -> bool:
     if not made:
         return False
     placement.base = made
+    if "cpu" in made:  # the server itself in the class's CPU group, beside its learners
+        server = made["cpu"] / SERVER_GROUP
+        with contextlib.suppress(OSError):
+            server.mkdir(exist_ok=True)
+            _write(server / "cgroup.procs", str(os.getpid()))
+            placement.server_came_from = made["cpu"].parent
+        placement.weigh_class()
     named = {"memory": "cgroup v1 memory.limit_in_bytes", "cpu": "cgroup v1 cpu.shares and cfs quota",
              "pids": "cgroup v1 pids.max"}  # fmt: skip
     placement.layers = {

@@ -95,15 +95,27 @@ def course_entries(app: TutorApp) -> list[Entry]:
 
 
 class CourseCommands(Provider):
+    """The course's entries, searched once the course is loaded. Home lists the lessons from the
+    cards kept by the last start before that, so ctrl+p can be open and typed into first (a served
+    session's first keys, a slow start under load); Textual's palette searches again only on the next
+    key, so a search of the course not yet there found nothing and said 'No matches found' until then.
+    Each search waits for the course instead (a search superseded by the next key is cancelled in its
+    wait, which leaves the event as it was)."""
+
     @property
     def _entries(self) -> list[Entry]:
         return course_entries(cast("TutorApp", self.app))
 
+    async def _loaded(self) -> None:
+        await self.app.course_ready.wait()  # type: ignore[attr-defined]
+
     async def discover(self) -> Hits:
+        await self._loaded()
         for entry in self._entries:
             yield DiscoveryHit(entry.title, entry.callback, help=entry.help)
 
     async def search(self, query: str) -> Hits:
+        await self._loaded()
         matcher = self.matcher(query)
         wanted = query.strip().lower()
         for entry in self._entries:

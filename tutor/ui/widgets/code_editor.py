@@ -98,7 +98,7 @@ def next_indent(before: str, width: int = 4) -> str:
 
 
 def _mb(size: int) -> str:
-    return f"{size / 2**20:.1f} MB"
+    return f"{size / 2**20:.2f} MB"  # two places: a file just past 1 MB does not read as 1.0 of 1.0
 
 
 class LabTextArea(TextArea):

@@ -102,21 +102,25 @@ class ExperimentPanel(Vertical):
     def on_mount(self) -> None:
         self.refresh_content(self.lang)
 
-    async def _open_form(self) -> None:
+    async def _open_form(self, focus: bool = False) -> None:
+        """Show the form once its fields are there; with `focus`, with the focus in its first field in
+        the same step. The form is hidden while its fields are mounted (a frame or more under load):
+        shown before the focus was in it, what the learner typed at the sight of it went to the lesson."""
         assert self.form is not None  # the parameters toggle, and so this, only with a form
         if not self.form.is_attached:
+            self.form.display = False
             await self.mount(self.form, after=self.query_one(ParamsToggle))
         await self.form.open()
         self.form.display = True
+        if focus and (first := self.form.first_field()) is not None:
+            # at once, not by Widget.focus (a callback later); not laid out yet: the form is scrolled to below
+            self.screen.set_focus(first, scroll_visible=False)
         self.query_one(ParamsToggle).expanded = True
 
     async def show_params(self, focus: bool = False) -> None:
         """Expand the parameter form (its inputs are created the first time) and bring it into view once
         it is laid out; with `focus`, into its first field (the focus is never in a field out of sight)."""
-        await self._open_form()
-        assert self.form is not None  # opened just now
-        if focus and (first := self.form.first_field()) is not None:
-            first.focus(scroll_visible=False)  # not laid out yet: the form is scrolled to below
+        await self._open_form(focus)
         self.call_after_refresh(self._form_in_view)
 
     def _form_in_view(self) -> None:
