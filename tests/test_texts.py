@@ -530,6 +530,11 @@ HELP_TERMS = {
     "gradescope",
     "exercism",
     "LMS",
+    "student",  # the columns of an overrides CSV
+    "check",
+    "points",
+    "reason",
+    "total",
 }  # names and values
 
 

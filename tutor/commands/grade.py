@@ -44,6 +44,7 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--pick", choices=("latest", "best"), default="latest", help=t("cli.opt.grade.pick"))
     parser.add_argument("--points", type=float, metavar="N", help=t("cli.opt.grade.points"))
     parser.add_argument("--assignment", metavar="NAME", help=t("cli.opt.grade.assignment"))
+    parser.add_argument("--overrides", type=Path, metavar="CSV", help=t("cli.opt.grade.overrides"))
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
@@ -59,6 +60,7 @@ def run(args, ctx) -> int:
 
         ex = open_course(ctx.lessons_dir).exercise(args.id)
         limits = _limits(args.timeout, ctx.lang)
+        _overrides_option(ex, args, ctx.lang)
         if args.batch is not None:
             return _batch(ex, args, ctx, limits)
         return _grade_learner_file(ex, args, ctx, limits, early)
@@ -185,12 +187,13 @@ def _batch(ex, args, ctx, limits) -> int:
     rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, jobs=jobs, shard=args.shard,
                               on_start=progress.start, on_done=progress.done)  # fmt: skip
     progress.finish()
+    args.graded_at = batch.graded_now()
     if args.format == "json" and args.shard is not None:
         from tutor.grading.shards import shard_json
 
-        print(shard_json(ex, rows, args.shard))
+        print(shard_json(ex, rows, args.shard, args.graded_at))
     else:
-        _report(ex, rows, args, ctx, lambda: batch.to_json(ex, rows))
+        _report(ex, rows, args, ctx, lambda: batch.to_json(ex, rows, args.graded_at))
     return _export(ex, rows, args, ctx)
 
 
@@ -215,6 +218,19 @@ def _instructor_options(args, lang: str) -> None:
         from tutor.grading.export import read_roster
 
         args.roster = read_roster(args.roster, lang)
+
+
+def _overrides_option(ex, args, lang: str) -> None:
+    """--overrides CSV read and checked against the exercise, before anything is graded: args.overrides
+    becomes (the overrides, the file as shown) or None."""
+    if args.overrides is None:
+        return
+    if args.export is None:
+        raise TutorError(say("grade.usage.overrides_export", lang))
+    from tutor.grading.batch import shown_name
+    from tutor.grading.overrides import read_overrides
+
+    args.overrides = (read_overrides(args.overrides, ex, lang), shown_name(str(args.overrides)))
 
 
 def _points_option(args, lang: str) -> None:
@@ -243,13 +259,21 @@ def _merge(args, ctx) -> int:
     from tutor.course import open_course
 
     ex = open_course(ctx.lessons_dir).exercise(merged.exercise)
+    _overrides_option(ex, args, ctx.lang)
     recomputed = shards.recompute(ex, reports, ctx.lang)  # the merged rows, as their checks give them
     for warning in [*merged.warnings, *recomputed]:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     rows = shards.batch_rows(ex, merged.results, ctx.lang)
     args.roster = roster
     checks = shards.checks_version(ex)
-    _report(ex, rows, args, ctx, lambda: shards.report_json(merged.exercise, checks, merged.results))
+    args.graded_at = merged.graded_at
+    _report(
+        ex,
+        rows,
+        args,
+        ctx,
+        lambda: shards.report_json(merged.exercise, checks, merged.results, merged.graded_at),
+    )
     return _export(ex, rows, args, ctx)
 
 
@@ -274,9 +298,9 @@ def _export(ex, rows, args, ctx) -> int:
     from tutor.grading.export import write_exports
 
     lms = {"points": args.points, "assignment": args.assignment}
-    written = write_exports(
-        ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick, lms=lms
-    )
+    audit = {"graded_at": args.graded_at}
+    written = write_exports(ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick, lms=lms,
+                            overrides=args.overrides, audit=audit)  # fmt: skip
     for warning in written:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     print(

@@ -212,10 +212,21 @@ def checks_version(ex: Exercise) -> str:
     return digest.hexdigest()[:16]
 
 
-def to_json(ex: Exercise, rows: list[BatchRow]) -> str:
-    """A batch's report: {"version", "exercise", "checks_version", "results": [{"file", "sha256", "grade"}]}."""
+def graded_now() -> str:
+    """The time a report says it was graded at: UTC, to the second, ISO 8601 (`2026-05-04T09:30:00Z`)."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def to_json(ex: Exercise, rows: list[BatchRow], graded_at: str | None = None) -> str:
+    """A batch's report: {"version", "exercise", "checks_version", "tutor_version", "graded_at",
+    "results": [{"file", "sha256", "grade"}]}; every grade carries its seed."""
+    from tutor import __version__
+
     results = [{"file": r.file, "sha256": r.sha256, "grade": r.result.to_json()} for r in rows]
-    data = {"version": VERSION, "exercise": ex.id, "checks_version": checks_version(ex), "results": results}
+    data = {"version": VERSION, "exercise": ex.id, "checks_version": checks_version(ex),
+            "tutor_version": __version__, "graded_at": graded_at or graded_now(), "results": results}  # fmt: skip
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
