@@ -45,6 +45,7 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--points", type=float, metavar="N", help=t("cli.opt.grade.points"))
     parser.add_argument("--assignment", metavar="NAME", help=t("cli.opt.grade.assignment"))
     parser.add_argument("--overrides", type=Path, metavar="CSV", help=t("cli.opt.grade.overrides"))
+    parser.add_argument("--gradescope", type=Path, metavar="JSON", help=t("cli.opt.grade.gradescope"))
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
@@ -194,6 +195,16 @@ def _batch(ex, args, ctx, limits) -> int:
         print(shard_json(ex, rows, args.shard, args.graded_at))
     else:
         _report(ex, rows, args, ctx, lambda: batch.to_json(ex, rows, args.graded_at))
+    if args.gradescope is not None:
+        from tutor.grading.lms_export import write_gradescope_results
+
+        try:
+            write_gradescope_results(args.gradescope, ex, rows, args.points, args.pick, ctx.lang)
+        except OSError as err:
+            where = batch.shown_name(str(args.gradescope))
+            raise TutorError(
+                say("grade.file.cannot_write", ctx.lang, path=where, error=str(err.strerror or err))
+            ) from None
     return _export(ex, rows, args, ctx)
 
 
@@ -207,6 +218,8 @@ def _instructor_options(args, lang: str) -> None:
         raise TutorError(say("grade.usage.shard_needs", lang))
     if args.export is not None and args.batch is None:
         raise TutorError(say("grade.usage.export_needs", lang))
+    if args.gradescope is not None and args.batch is None:
+        raise TutorError(say("grade.usage.gradescope_needs", lang))
     if args.roster is not None and args.export is None:
         raise TutorError(say("grade.usage.roster_export", lang))
     _points_option(args, lang)
