@@ -90,12 +90,13 @@ def whole(lessons, folder, tmp_path_factory) -> dict:
 
 
 def timeless(report: dict) -> dict:
-    """A report without its per-file timings and the time it was graded at (the only things two grades of a
-    file may differ in)."""
+    """A report without its per-file timings, the files' times and the time it was graded at (the only things
+    two grades of a copy of a folder may differ in)."""
     report = copy.deepcopy(report)
     report.pop("graded_at", None)
     for row in report["results"]:
         row["grade"]["duration_s"] = 0
+        row.pop("submitted", None)  # the file's mtime: a copy of the folder has its own
     return report
 
 

@@ -535,6 +535,8 @@ HELP_TERMS = {
     "points",
     "reason",
     "total",
+    "file",  # and of a manifest CSV
+    "submitted",
 }  # names and values
 
 

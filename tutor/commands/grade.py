@@ -46,6 +46,10 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--assignment", metavar="NAME", help=t("cli.opt.grade.assignment"))
     parser.add_argument("--overrides", type=Path, metavar="CSV", help=t("cli.opt.grade.overrides"))
     parser.add_argument("--gradescope", type=Path, metavar="JSON", help=t("cli.opt.grade.gradescope"))
+    parser.add_argument("--deadline", metavar="TIME", help=t("cli.opt.grade.deadline"))
+    parser.add_argument("--late-per-day", type=float, metavar="PCT", help=t("cli.opt.grade.late_per_day"))
+    parser.add_argument("--cutoff", metavar="TIME", help=t("cli.opt.grade.cutoff"))
+    parser.add_argument("--manifest", type=Path, metavar="CSV", help=t("cli.opt.grade.manifest"))
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
@@ -189,6 +193,9 @@ def _batch(ex, args, ctx, limits) -> int:
                               on_start=progress.start, on_done=progress.done)  # fmt: skip
     progress.finish()
     args.graded_at = batch.graded_now()
+    from tutor.grading.deadlines import stamp_rows
+
+    stamp_rows(rows, args.manifest)
     if args.format == "json" and args.shard is not None:
         from tutor.grading.shards import shard_json
 
@@ -223,6 +230,7 @@ def _instructor_options(args, lang: str) -> None:
     if args.roster is not None and args.export is None:
         raise TutorError(say("grade.usage.roster_export", lang))
     _points_option(args, lang)
+    _late_options(args, lang)
     if args.shard is not None:
         from tutor.grading.shards import parse_shard
 
@@ -246,6 +254,23 @@ def _overrides_option(ex, args, lang: str) -> None:
     args.overrides = (read_overrides(args.overrides, ex, lang), shown_name(str(args.overrides)))
 
 
+def _late_options(args, lang: str) -> None:
+    """--deadline, --late-per-day, --cutoff and --manifest checked before anything is graded: args.late
+    becomes the policy, args.manifest {file: time} or None."""
+    from tutor.grading.deadlines import parse_when, read_manifest
+
+    if (args.late_per_day is not None or args.cutoff is not None) and args.deadline is None:
+        raise TutorError(say("grade.usage.late_needs", lang))
+    if args.late_per_day is not None and not 0 <= args.late_per_day <= 100:
+        raise TutorError(say("grade.usage.late_per_day", lang, got=f"{args.late_per_day:g}"))
+    deadline = parse_when(args.deadline, "--deadline", lang) if args.deadline else None
+    cutoff = parse_when(args.cutoff, "--cutoff", lang) if args.cutoff else None
+    if cutoff is not None and cutoff < deadline:
+        raise TutorError(say("grade.usage.cutoff_before", lang))
+    args.late = {"deadline": deadline, "per_day": args.late_per_day, "cutoff": cutoff}
+    args.manifest = read_manifest(args.manifest, lang) if args.manifest is not None else None
+
+
 def _points_option(args, lang: str) -> None:
     if args.points is not None and not 0 < args.points <= 100_000:  # NaN too
         raise TutorError(say("grade.usage.points", lang, got=f"{args.points:g}"))
@@ -262,6 +287,7 @@ def _merge(args, ctx) -> int:
     if args.roster is not None and args.export is None:
         raise TutorError(say("grade.usage.roster_export", ctx.lang))
     _points_option(args, ctx.lang)
+    _late_options(args, ctx.lang)
     roster = None
     if args.roster is not None:
         from tutor.grading.export import read_roster
@@ -280,6 +306,9 @@ def _merge(args, ctx) -> int:
     args.roster = roster
     checks = shards.checks_version(ex)
     args.graded_at = merged.graded_at
+    from tutor.grading.deadlines import stamp_rows
+
+    stamp_rows(rows, args.manifest)
     _report(
         ex,
         rows,
@@ -313,7 +342,7 @@ def _export(ex, rows, args, ctx) -> int:
     lms = {"points": args.points, "assignment": args.assignment}
     audit = {"graded_at": args.graded_at}
     written = write_exports(ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick, lms=lms,
-                            overrides=args.overrides, audit=audit)  # fmt: skip
+                            overrides=args.overrides, audit=audit, late=args.late)  # fmt: skip
     for warning in written:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     print(

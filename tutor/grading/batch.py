@@ -118,6 +118,14 @@ class BatchRow:
     sha256: str | None  # of the file's bytes; None when they were not read (a link, a FIFO, ...)
     result: GradeResult
     submitted: float | None = None  # when it was handed in (a POSIX time), where that is known
+    submitted_from: str | None = None  # "name", "manifest" or "mtime" (tutor.grading.deadlines)
+
+    def submitted_json(self) -> dict | None:
+        from tutor.grading.deadlines import iso
+
+        if self.submitted is None:
+            return None
+        return {"time": iso(self.submitted), "from": self.submitted_from or "mtime"}
 
     def flat(self) -> dict:
         first = self.result.first_failure
@@ -221,10 +229,12 @@ def graded_now() -> str:
 
 def to_json(ex: Exercise, rows: list[BatchRow], graded_at: str | None = None) -> str:
     """A batch's report: {"version", "exercise", "checks_version", "tutor_version", "graded_at",
-    "results": [{"file", "sha256", "grade"}]}; every grade carries its seed."""
+    "results": [{"file", "sha256", "submitted": {"time", "from"} or null, "grade"}]}; every grade carries its
+    seed."""
     from tutor import __version__
 
-    results = [{"file": r.file, "sha256": r.sha256, "grade": r.result.to_json()} for r in rows]
+    results = [{"file": r.file, "sha256": r.sha256, "submitted": r.submitted_json(), "grade": r.result.to_json()}
+               for r in rows]  # fmt: skip
     data = {"version": VERSION, "exercise": ex.id, "checks_version": checks_version(ex),
             "tutor_version": __version__, "graded_at": graded_at or graded_now(), "results": results}  # fmt: skip
     return json.dumps(data, ensure_ascii=False, indent=2)

@@ -63,7 +63,8 @@ from tutor.texts import number, say
 CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message", "version",
                   "checks_version", "override")  # fmt: skip
 GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback", "version",
-                     "checks_version", "isolation", "files", "overrides", "tutor_version", "graded_at", "seed")  # fmt: skip
+                     "checks_version", "isolation", "files", "overrides", "tutor_version", "graded_at", "seed",
+                     "submitted", "submitted_from", "late_days", "late_penalty")  # fmt: skip
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
 
 
@@ -121,14 +122,8 @@ def did_not_load(result) -> bool:
     return False
 
 
-def feedback(
-    ex: Exercise,
-    row: BatchRow,
-    person: Student,
-    lang: str,
-    changes: list | None = None,
-    stamp: dict | None = None,
-) -> str:
+def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str, changes: list | None = None,
+             stamp: dict | None = None, late=None) -> str:  # fmt: skip
     """A student's feedback in Markdown, in `lang`: the exercise, the total, every check with its
     status and message, and the hint tier a batch grade earns (tutor.grading.hints): the first
     failure's own hint, and which of the exercise's general hints comes next."""
@@ -142,10 +137,8 @@ def feedback(
     shown_box = isolation_text(result.isolation, lang)
     box = [] if shown_box is None else ["- " + say("word.labelled", lang, label=say("grade.export.md.box", lang),
                                                    text=shown_box)]  # fmt: skip
-    total = (
-        f"{number(result.score, lang)}/{number(result.max_score, lang)} {say('grade.points', lang)}, "
-        f"**{say(f'grade.status.{result.status}', lang)}**"
-    )
+    total = (f"{number(result.score, lang)}/{number(result.max_score, lang)} {say('grade.points', lang)}, "
+             f"**{say(f'grade.status.{result.status}', lang)}**")  # fmt: skip
     lines = [
         f"# {say('grade.export.md.title', lang, title=pick(ex.title, lang), id=ex.id)}",
         "",
@@ -176,7 +169,48 @@ def feedback(
         lines += ["", f"## {say('grade.output', lang)}", "", md_block(result.output)]
     if result.status == "pass":
         lines += ["", say("grade.passed", lang, id=ex.id)]
-    return "\n".join(lines + _changes_lines(ex, changes or [], lang) + _stamp_lines(row, stamp, lang)) + "\n"
+    more = (
+        _changes_lines(ex, changes or [], lang)
+        + _late_lines(row, late, lang)
+        + _stamp_lines(row, stamp, lang)
+    )
+    return "\n".join(lines + more) + "\n"  # fmt: skip
+
+
+def _apply_late(graded: list, late: dict | None) -> dict:
+    """The late policy applied to each student's row (in place); {id(entry): Late} where it has one."""
+    from tutor.grading.deadlines import apply_late
+
+    out = {}
+    for entry in graded:
+        if late and late.get("deadline") is not None and entry.row is not None:
+            entry.row, cost = apply_late(entry.row, late)
+            if cost is not None:
+                out[id(entry)] = cost
+    return out
+
+
+def _late_cells(entry, lateness: dict) -> dict:
+    from tutor.grading.deadlines import iso
+
+    row, cost = entry.row, lateness.get(id(entry))
+    return {"submitted": iso(row.submitted) if row is not None and row.submitted is not None else "",
+            "submitted_from": (row.submitted_from or "") if row is not None else "",
+            "late_days": cost.days if cost else "", "late_penalty": cost.penalty if cost else ""}  # fmt: skip
+
+
+def _late_lines(row: BatchRow, late, lang: str) -> list[str]:
+    """When the file was handed in (and how that is known) and, after a deadline, what it cost."""
+    from tutor.grading.deadlines import iso
+
+    if row.submitted is None or late is None:
+        return []
+    when = say("grade.export.md.handed_in", lang, time=iso(row.submitted),
+               source=say(f"grade.export.md.from_{row.submitted_from or 'mtime'}", lang))  # fmt: skip
+    lines = ["", when]
+    if late.days:
+        lines.append(say("grade.export.md.late", lang, n=late.days, points=number(late.penalty, lang)))
+    return lines
 
 
 def _changes_lines(ex: Exercise, changes: list, lang: str) -> list[str]:
@@ -225,6 +259,7 @@ def write_exports(
     lms: dict | None = None,
     overrides: tuple[list, str] | None = None,
     audit: dict | None = None,
+    late: dict | None = None,
 ) -> list[str]:
     """checks.csv, gradebook.csv, feedback/<id>.md and export.json in `folder`, which an earlier export
     is replaced by whole (with `force`; tutor.grading.export_folder): a gradebook row per student
@@ -232,14 +267,18 @@ def write_exports(
     the roster, rostered students without a file, students with several. `lms`: {"points": the
     assignment's maximum to scale totals to, "assignment": Canvas's column} (tutor.grading.lms_export);
     `overrides`: (the overrides read, the file as shown) (tutor.grading.overrides); `audit`: the report's
-    {"tutor_version", "graded_at"}, written beside each grade's seed."""
+    {"tutor_version", "graded_at"}, written beside each grade's seed; `late`: the late policy
+    (tutor.grading.deadlines: {"deadline", "per_day", "cutoff"}), applied after the overrides."""
     from tutor.grading.export_folder import FORMAT, MARKER, replace_folder
     from tutor.grading.lms_export import write_lms_exports
     from tutor.grading.overrides import apply_overrides
 
     graded, found = assign(rows, roster, pick)
     changes, warnings = apply_overrides(graded, *overrides, lang) if overrides else ({}, [])
-    changed = {entry.row.file: entry.row for entry in graded if entry.student.id in changes}
+    lateness = _apply_late(graded, late)
+    changed = {
+        entry.row.file: entry.row for entry in graded if entry.student.id in changes or id(entry) in lateness
+    }
     rows = [changed.get(row.file, row) for row in rows]
     audit = {"tutor_version": __version__, "graded_at": "", **(audit or {})}
     with_file = [g for g in graded if g.row is not None]
@@ -249,31 +288,36 @@ def write_exports(
     checks = _check_records(ex, rows, roster, versions, changes)
     book = [_book_record(ex, entry, names.get(id(entry)), versions) | {
                 "overrides": len(changes.get(entry.student.id, [])), **audit,
-                "seed": entry.row.result.seed if entry.row else ""} for entry in graded]  # fmt: skip
+                "seed": entry.row.result.seed if entry.row else "", **_late_cells(entry, lateness)}
+            for entry in graded]  # fmt: skip
     manifest = {"format": FORMAT, "exercise": ex.id, **versions, **audit, "files": len(rows)}
     stamp = {**versions, **audit}
 
     def write(out: Path) -> None:
-        feedback_dir = out / "feedback"
-        feedback_dir.mkdir(mode=0o700)
         atomic_write_text(out / "checks.csv", _csv(CHECKS_COLUMNS, checks))
         atomic_write_text(out / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
-        dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-        try:
-            for entry in with_file:
-                name = names[id(entry)]
-                if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
-                    raise TutorError(say("grade.roster.id.separator", lang))
-                text = feedback(ex, entry.row, entry.student, lang, changes.get(entry.student.id, []), stamp)
-                _write_in(dir_fd, name, text)
-        finally:
-            os.close(dir_fd)
+        texts = [(names[id(e)], feedback(ex, e.row, e.student, lang, changes.get(e.student.id, []), stamp,
+                                         lateness.get(id(e)))) for e in with_file]  # fmt: skip
+        _write_feedback(out / "feedback", texts, lang)
         write_lms_exports(out, ex, graded, names, lms or {}, lang, lambda path, columns, records: atomic_write_text(
             path, _csv(columns, records)))  # fmt: skip
         atomic_write_text(out / MARKER, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 
     replace_folder(folder, write, force=force, lang=lang)
     return warnings + roster_warnings(found, pick, lang)
+
+
+def _write_feedback(feedback_dir: Path, texts: list[tuple[str, str]], lang: str) -> None:
+    """Each (name, Markdown) in the new folder `feedback_dir`, never through a link."""
+    feedback_dir.mkdir(mode=0o700)
+    dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for name, text in texts:
+            if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
+                raise TutorError(say("grade.roster.id.separator", lang))
+            _write_in(dir_fd, name, text)
+    finally:
+        os.close(dir_fd)
 
 
 def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, versions: dict,

@@ -28,6 +28,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -204,8 +205,14 @@ def _row_file(row, where: str, shown: str, lang: str) -> str:
         if key not in row:
             raise _bad(shown, f"{where}.{key}", "missing", lang)
     for key in row:
-        if key not in ("file", "sha256", "grade"):
+        if key not in ("file", "sha256", "submitted", "grade"):
             raise _bad(shown, f"{where}.{key}", "unknown", lang)
+    submitted = row.get("submitted")
+    if submitted is not None and not (
+        isinstance(submitted, dict) and set(submitted) == {"time", "from"} and submitted["from"] in ("name", "manifest", "mtime")
+        and isinstance(submitted["time"], str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", submitted["time"])
+    ):  # fmt: skip
+        raise _bad(shown, f"{where}.submitted", "submitted", lang)
     name = row["file"]
     if (not isinstance(name, str) or not name.endswith((".py", ".zip"))
             or any(part in ("", ".", "..") for part in name.split("/")) or raw_name(name) is None):  # fmt: skip
@@ -383,5 +390,11 @@ def batch_rows(ex: Exercise, results: list[dict], lang: str) -> list[BatchRow]:
         for check in grade.checks:
             decl = decls[check.name]
             check.max_points, check.title = decl.points, pick(decl.title, lang)
-        rows.append(BatchRow(row["file"], row["sha256"], grade))
+        when = row.get("submitted")
+        stamp = (
+            datetime.strptime(when["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+            if when
+            else None
+        )
+        rows.append(BatchRow(row["file"], row["sha256"], grade, stamp, when["from"] if when else None))
     return rows
