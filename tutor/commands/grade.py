@@ -50,6 +50,10 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--late-per-day", type=float, metavar="PCT", help=t("cli.opt.grade.late_per_day"))
     parser.add_argument("--cutoff", metavar="TIME", help=t("cli.opt.grade.cutoff"))
     parser.add_argument("--manifest", type=Path, metavar="CSV", help=t("cli.opt.grade.manifest"))
+    parser.add_argument("--similar", action="store_true", help=t("cli.opt.grade.similar"))
+    parser.add_argument(
+        "--similar-min", type=float, default=0.5, metavar="F", help=t("cli.opt.grade.similar_min")
+    )
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
@@ -189,8 +193,10 @@ def _batch(ex, args, ctx, limits) -> int:
     from tutor.commands.batch_progress import BatchProgress
 
     progress = BatchProgress(ex.id, ctx.lang, sys.stderr)
+    texts: dict[str, str] = {}
     rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, jobs=jobs, shard=args.shard,
-                              on_start=progress.start, on_done=progress.done)  # fmt: skip
+                              on_start=progress.start, on_done=progress.done, texts=texts)  # fmt: skip
+    args.similar_pairs = _similar(ex, texts, args) if args.similar else None
     progress.finish()
     args.graded_at = batch.graded_now()
     from tutor.grading.deadlines import stamp_rows
@@ -201,7 +207,7 @@ def _batch(ex, args, ctx, limits) -> int:
 
         print(shard_json(ex, rows, args.shard, args.graded_at))
     else:
-        _report(ex, rows, args, ctx, lambda: batch.to_json(ex, rows, args.graded_at))
+        _report(ex, rows, args, ctx, lambda: batch.to_json(ex, rows, args.graded_at, args.similar_pairs))
     if args.gradescope is not None:
         from tutor.grading.lms_export import write_gradescope_results
 
@@ -231,6 +237,10 @@ def _instructor_options(args, lang: str) -> None:
         raise TutorError(say("grade.usage.roster_export", lang))
     _points_option(args, lang)
     _late_options(args, lang)
+    if args.similar and args.batch is None:
+        raise TutorError(say("grade.usage.similar_needs", lang))
+    if not 0 < args.similar_min <= 1:  # NaN too
+        raise TutorError(say("grade.usage.similar_min", lang, got=f"{args.similar_min:g}"))
     if args.shard is not None:
         from tutor.grading.shards import parse_shard
 
@@ -252,6 +262,17 @@ def _overrides_option(ex, args, lang: str) -> None:
     from tutor.grading.overrides import read_overrides
 
     args.overrides = (read_overrides(args.overrides, ex, lang), shown_name(str(args.overrides)))
+
+
+def _similar(ex, texts: dict[str, str], args) -> list:
+    """--similar: the pairs of graded files alike (tutor.grading.similarity), less the starter's code."""
+    from pathlib import Path as _Path
+
+    from tutor.grading.similarity import similar_pairs
+
+    starter = _Path(ex.folder or ".") / "starter.py"
+    shared = starter.read_text(encoding="utf-8") if starter.is_file() else ""
+    return similar_pairs(texts, shared, args.similar_min)
 
 
 def _late_options(args, lang: str) -> None:
@@ -329,7 +350,26 @@ def _report(ex, rows, args, ctx, as_json) -> None:
         print(batch.to_csv(rows), end="")
     else:
         print(batch.to_table(ex, rows, ctx.lang))
+        for line in _similar_lines(getattr(args, "similar_pairs", None), ctx.lang):
+            print(line)
     sys.stdout.flush()
+
+
+def _similar_lines(pairs, lang: str) -> list[str]:
+    """The table's lines for --similar: a heading, then a pair a line with the lines that match."""
+    if pairs is None:
+        return []
+    if not pairs:
+        return [say("grade.similar.none", lang)]
+
+    def spans(ranges) -> str:
+        return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in ranges)
+
+    lines = [say("grade.similar.title", lang, n=len(pairs))]
+    for pair in pairs:
+        lines.append(say("grade.similar.pair", lang, a=pair.a, b=pair.b, percent=round(pair.similarity * 100),
+                         lines_a=spans(pair.lines_a), lines_b=spans(pair.lines_b)))  # fmt: skip
+    return lines
 
 
 def _export(ex, rows, args, ctx) -> int:
@@ -342,7 +382,8 @@ def _export(ex, rows, args, ctx) -> int:
     lms = {"points": args.points, "assignment": args.assignment}
     audit = {"graded_at": args.graded_at}
     written = write_exports(ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick, lms=lms,
-                            overrides=args.overrides, audit=audit, late=args.late)  # fmt: skip
+                            overrides=args.overrides, audit=audit, late=args.late,
+                            similar=getattr(args, "similar_pairs", None))  # fmt: skip
     for warning in written:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     print(

@@ -65,6 +65,7 @@ CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points
 GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback", "version",
                      "checks_version", "isolation", "files", "overrides", "tutor_version", "graded_at", "seed",
                      "submitted", "submitted_from", "late_days", "late_penalty")  # fmt: skip
+SIMILAR_COLUMNS = ("file_a", "file_b", "similarity", "lines_a", "lines_b")
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
 
 
@@ -260,15 +261,12 @@ def write_exports(
     overrides: tuple[list, str] | None = None,
     audit: dict | None = None,
     late: dict | None = None,
+    similar: list | None = None,
 ) -> list[str]:
-    """checks.csv, gradebook.csv, feedback/<id>.md and export.json in `folder`, which an earlier export
-    is replaced by whole (with `force`; tutor.grading.export_folder): a gradebook row per student
-    (tutor.grading.roster.assign), a checks.csv row per file and check. Returns warnings: files not on
-    the roster, rostered students without a file, students with several. `lms`: {"points": the
-    assignment's maximum to scale totals to, "assignment": Canvas's column} (tutor.grading.lms_export);
-    `overrides`: (the overrides read, the file as shown) (tutor.grading.overrides); `audit`: the report's
-    {"tutor_version", "graded_at"}, written beside each grade's seed; `late`: the late policy
-    (tutor.grading.deadlines: {"deadline", "per_day", "cutoff"}), applied after the overrides."""
+    """The module doc's files in `folder`, replacing an earlier export whole (with `force`), a gradebook
+    row per student (roster.assign). `lms`: {"points", "assignment"} (lms_export); `overrides`: (the
+    overrides, the file as shown); `audit`: {"tutor_version", "graded_at"}; `late`: the late policy
+    (deadlines), after the overrides; `similar`: the --similar pairs (similar.csv). Returns warnings."""
     from tutor.grading.export_folder import FORMAT, MARKER, replace_folder
     from tutor.grading.lms_export import write_lms_exports
     from tutor.grading.overrides import apply_overrides
@@ -299,12 +297,24 @@ def write_exports(
         texts = [(names[id(e)], feedback(ex, e.row, e.student, lang, changes.get(e.student.id, []), stamp,
                                          lateness.get(id(e)))) for e in with_file]  # fmt: skip
         _write_feedback(out / "feedback", texts, lang)
+        if similar is not None:
+            atomic_write_text(
+                out / "similar.csv", _csv(SIMILAR_COLUMNS, [_similar_record(p) for p in similar])
+            )
         write_lms_exports(out, ex, graded, names, lms or {}, lang, lambda path, columns, records: atomic_write_text(
             path, _csv(columns, records)))  # fmt: skip
         atomic_write_text(out / MARKER, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 
     replace_folder(folder, write, force=force, lang=lang)
     return warnings + roster_warnings(found, pick, lang)
+
+
+def _similar_record(pair) -> dict:
+    def spans(ranges) -> str:
+        return " ".join(f"{a}-{b}" for a, b in ranges)
+
+    return {"file_a": pair.a, "file_b": pair.b, "similarity": round(pair.similarity, 3),
+            "lines_a": spans(pair.lines_a), "lines_b": spans(pair.lines_b)}  # fmt: skip
 
 
 def _write_feedback(feedback_dir: Path, texts: list[tuple[str, str]], lang: str) -> None:

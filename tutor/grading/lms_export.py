@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from pathlib import Path
 
 from models.atomic import atomic_write_text
@@ -165,7 +166,11 @@ def write_lms_exports(out: Path, ex: Exercise, graded: list[Graded], names: dict
 
 
 def _write_json(path: Path, data: dict) -> None:
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    """A new file of the new export folder (swapped in whole, so no file needs its own atomic write),
+    0600, never through a link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(path, flags, 0o600), "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def write_gradescope_results(
@@ -188,8 +193,7 @@ def write_gradescope_results(
     else:
         chosen = Graded(None, _picked(named, pick), len(named))
         data = gradescope_json(ex, chosen.row.result, points, lang)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_json(path, data)
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")  # it may be there already
 
 
 def pick_title(decl, lang: str) -> str:
