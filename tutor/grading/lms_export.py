@@ -179,7 +179,7 @@ def write_gradescope_results(
     """Gradescope's /autograder/results/results.json for one submission (a batch of one student's files):
     the grade of the file named as the exercise's file (of several, the latest or the best), or of any
     *.py when none is; with no file at all, 0 points and a line saying so."""
-    from tutor.grading.roster import Graded, _picked
+    from tutor.grading.roster import Graded, picked
 
     named = [row for row in rows if row.file.rsplit("/", 1)[-1] == ex.file_name] or list(rows)
     if not named:
@@ -191,7 +191,7 @@ def write_gradescope_results(
                           for n, decl in enumerate(ex.checks, 1)]}  # fmt: skip
         data["score"] = scaled(0.0, top, points)
     else:
-        chosen = Graded(None, _picked(named, pick), len(named))
+        chosen = Graded(None, picked(named, pick), len(named))
         data = gradescope_json(ex, chosen.row.result, points, lang)
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")  # it may be there already
 
