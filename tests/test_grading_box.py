@@ -13,6 +13,8 @@ grade must say which layers are missing. No test depends on the order the attack
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import platform
@@ -611,7 +613,8 @@ def test_every_report_of_a_batch_says_which_box_its_files_had(tmp_path):
         "Netzwerk-Namespace)"
     )
     book = (tmp_path / "out/gradebook.csv").read_text(encoding="utf-8").splitlines()
-    assert book[0].endswith(",isolation") and all(line.endswith(",partial") for line in book[1:]), book
+    rows = list(csv.DictReader(io.StringIO("\n".join(book))))
+    assert rows and all(row["isolation"] == "partial" for row in rows), book
     feedback = (tmp_path / "out/feedback/ben.md").read_text(encoding="utf-8")
     assert "- Box: Dein Code lief in einer Box, die dieses System nicht ganz schließen konnte" in feedback
     csv_out = _tutor(tmp_path / "home", ["grade", "probe", "--batch", str(folder), "--format", "csv",
