@@ -63,7 +63,7 @@ def klass(tmp_path_factory) -> Path:
                             card=review(None, Rating.Good, local_now()))  # fmt: skip
         store.record_answer("positions", "why-end-in-jin", "x", False,
                             card=review(None, Rating.Again, past), at=past)  # fmt: skip  # due today
-        store.record_submission("probe", sha256="0" * 64, status="fail", score=1, max_score=4)
+        store.record_submission("probe", sha256="0" * 64, status="fail", score=1, max_score=4, at=past)
         store.record_submission("probe", sha256="1" * 64, status="pass", score=4, max_score=4)
     ada = _workspace_file(folder, "ada", SOLUTION)
     _workspace_file(folder, "bo", WRONG)
@@ -244,3 +244,23 @@ def test_a_learner_writing_meanwhile_neither_waits_nor_is_waited_for(tmp_path, c
     assert during.returncode == 0, during.stderr
     assert json.loads(during.stdout)["learners"][0]["sections_read"] == 1
     assert json.loads(after.stdout)["learners"][0]["sections_read"] == 2
+
+
+def test_before_a_deadline_the_best_grade_is_the_best_recorded_by_then(klass, course):
+    """ada's fail was recorded three days ago, her pass today: before yesterday's end, her best is the fail."""
+    day = (local_now() - timedelta(days=1)).date().isoformat()
+    os.environ["COLUMNS"] = "80"
+    try:
+        out = tutor_here("class", str(klass), "--lessons", str(course), "--before", day)
+    finally:
+        del os.environ["COLUMNS"]
+    assert out.returncode == 0, out.stderr
+    grades = out.stdout.split(f"Best recorded grade per exercise before {day}")[1]
+    ada = next(line.split() for line in grades.splitlines() if line.split()[:1] == ["ada"])
+    assert ada[-1] == "1/4", grades
+    as_json = tutor_here("class", str(klass), "--json", "--lessons", str(course), "--before", day)
+    data = json.loads(as_json.stdout)
+    assert data["before"].startswith(f"{day}T23:59:59")
+    assert data["learners"][0]["exercises"]["probe"]["score"] == 1
+    bad = tutor_here("class", str(klass), "--lessons", str(course), "--before", "next friday")
+    assert bad.returncode == 2 and "--before takes a date or a time such as 2026-05-04" in bad.stderr

@@ -612,8 +612,9 @@ def test_every_report_of_a_batch_says_which_box_its_files_had(tmp_path):
         "2 Dateien in einer Box der Stufe teilweise bewertet (es fehlt: eigenes Wurzelverzeichnis, PID-Namespace, "
         "Netzwerk-Namespace)"
     )
-    book = list(csv.DictReader(io.StringIO((tmp_path / "out/gradebook.csv").read_text(encoding="utf-8"))))
-    assert book and all(row["isolation"] == "partial" for row in book), book
+    book = (tmp_path / "out/gradebook.csv").read_text(encoding="utf-8").splitlines()
+    rows = list(csv.DictReader(io.StringIO("\n".join(book))))
+    assert rows and all(row["isolation"] == "partial" for row in rows), book
     feedback = (tmp_path / "out/feedback/ben.md").read_text(encoding="utf-8")
     assert "- Box: Dein Code lief in einer Box, die dieses System nicht ganz schließen konnte" in feedback
     csv_out = _tutor(tmp_path / "home", ["grade", "probe", "--batch", str(folder), "--format", "csv",

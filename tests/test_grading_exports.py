@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import PYTHON, run_tutor_env
 from tests.grading_helpers import exercise_course
+from tutor import __version__
 from tutor.course import open_course
 from tutor.errors import TutorError
 from tutor.grading.batch import checks_version, shown_name
@@ -95,6 +96,7 @@ CHECKS_HEAD = [
     "message",
     "version",
     "checks_version",
+    "override",
 ]
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -175,7 +177,7 @@ def test_the_per_check_csv_has_a_row_per_file_and_check(exported, lessons):
     version = checks_version(open_course(lessons).exercise("probe"))
     assert by["anna.py", "add"] == {"student_id": "s001", "file": "anna.py", "check": "add", "status": "pass",
                                     "points": "2.0", "max_points": "2", "message": "2 + 3 = 5", "version": "1",
-                                    "checks_version": version}  # fmt: skip
+                                    "checks_version": version, "override": ""}  # fmt: skip
     assert (by["ben.py", "neg"]["status"], by["ben.py", "neg"]["message"]) == (
         "fail",
         "neg(4): expected -4, got 4",
@@ -202,7 +204,12 @@ def test_the_gradebook_has_a_row_per_student_flagging_files_not_in_the_roster(ex
     version = checks_version(open_course(lessons).exercise("probe"))
     assert by["anna.py"] == {"student_id": "s001", "name": "Anna Li", "file": "anna.py", "total": "3.0",
                              "max": "3.0", "status": "pass", "in_roster": "yes", "feedback": "feedback/s001.md",
-                             "version": "1", "checks_version": version, "isolation": "strong", "files": "1"}  # fmt: skip
+                             "version": "1", "checks_version": version, "isolation": "strong", "files": "1",
+                             "overrides": "0", "tutor_version": __version__, "graded_at": by["anna.py"]["graded_at"],
+                             "seed": by["anna.py"]["seed"], "submitted": by["anna.py"]["submitted"],
+                             "submitted_from": "mtime", "late_days": "", "late_penalty": ""}  # fmt: skip
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", by["anna.py"]["graded_at"])
+    assert re.fullmatch(r"[0-9a-f]{16}", by["anna.py"]["seed"])
     assert by["ben.py"]["name"] == '\'=HYPERLINK("http://evil.example")' and by["ben.py"]["total"] == "0.0"
     assert (by["formula.py"]["student_id"], by["formula.py"]["in_roster"]) == ("formula", "no")
     assert (by["evil\\nalice.py"]["student_id"], by["evil\\nalice.py"]["in_roster"]) == ("s003", "yes")

@@ -46,7 +46,20 @@ CALL = re.compile(r"[A-Za-z_][\w.]*\([^()\n]*\)")  # a call with its arguments: 
 # an exception's own text: from its name to the end of the line
 RAISED = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning)\b.*$", re.M)
 PLACEHOLDER = re.compile(r"\{[^}]*\}")
-FORMATS = {"TOML", "JSON", "CSV", "FIFO", "Ctrl"}  # names of file kinds and of a key
+FORMATS = {
+    "TOML",
+    "JSON",
+    "CSV",
+    "FIFO",
+    "Ctrl",
+    "Canvas",
+    "Moodle",
+    "Gradescope",
+    "LMS",
+    "exercism",
+    "Blackboard",
+}  # names of
+# file kinds, of a key and of the LMSs
 
 
 def _own_words(ex: Exercise | None, lang: str) -> set[str]:

@@ -530,6 +530,13 @@ HELP_TERMS = {
     "gradescope",
     "exercism",
     "LMS",
+    "student",  # the columns of an overrides CSV
+    "check",
+    "points",
+    "reason",
+    "total",
+    "file",  # and of a manifest CSV
+    "submitted",
 }  # names and values
 
 

@@ -50,6 +50,7 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.class.jobs"))
     parser.add_argument("--export", type=Path, metavar="OUT", help=t("cli.opt.class.export"))
     parser.add_argument("--force", action="store_true", help=t("cli.opt.class.force"))
+    parser.add_argument("--before", metavar="TIME", help=t("cli.opt.class.before"))
 
 
 def run(args, ctx) -> int:
@@ -63,20 +64,26 @@ def run(args, ctx) -> int:
     jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
     if jobs < 1:
         raise TutorError(say("cli.train.at_least_1", lang, option="--jobs", got=str(jobs)))
+    from tutor.grading.deadlines import parse_when
+
+    before = parse_when(args.before, "--before", lang) if args.before is not None else None
     folder = args.folder.expanduser()
     members = read_class(folder)  # a bad class.json stops here, before anything is read or graded
     course = open_course(ctx.lessons_dir)
     for skipped in course.skipped:
         print(say("cli.left_out", lang, name=skipped.name), file=sys.stderr)
     now = local_now()
-    standings = [read_standing(folder, member, course.lessons, now) for member in members]
+    standings = [read_standing(folder, member, course.lessons, now, before) for member in members]
     for standing in standings:
         _note(standing, lang)
     graded = _grade(folder, members, course, args, lang, jobs) if args.grade else None
     if args.json:
-        print(json.dumps(_as_json(folder, course, standings, graded, lang), ensure_ascii=False, indent=2))
+        data = _as_json(folder, course, standings, graded, lang) | {
+            "before": before.isoformat() if before else None
+        }
+        print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
-        _print_tables(folder, course, standings, graded, lang)
+        _print_tables(folder, course, standings, graded, lang, args.before)
     unreadable = sum(s.state == "unreadable" for s in standings)
     if unreadable:
         raise TutorError(say("class.unreadable", lang, n=unreadable))
@@ -187,7 +194,7 @@ def _learner_json(standing, exercises: list[str], lang: str) -> dict:
 # --- the tables ----------------------------------------------------------------------------------
 
 
-def _print_tables(folder: Path, course, standings, graded, lang: str) -> None:
+def _print_tables(folder: Path, course, standings, graded, lang: str, before: str | None = None) -> None:
     from rich.console import Console
 
     from tutor.grading.batch import to_table
@@ -196,7 +203,7 @@ def _print_tables(folder: Path, course, standings, graded, lang: str) -> None:
     console.print(_progress_table(folder, course, standings, lang))
     exercises = [ex for lesson in course.lessons for ex in lesson.exercises]
     if exercises:
-        console.print(_grades_table(exercises, standings, lang))
+        console.print(_grades_table(exercises, standings, lang, before))
     for ex, rows in graded or ():  # as `grade --batch` prints it
         print("\n" + say("class.batch_title", lang, id=ex.id))
         print(to_table(ex, rows, lang) if rows else say("class.no_files", lang, id=ex.id))
@@ -237,8 +244,14 @@ def _progress_table(folder: Path, course, standings, lang: str):
     return table
 
 
-def _grades_table(exercises, standings, lang: str):
-    table = _table(say("class.grades_title", lang, mark=MARK_PASSED))
+def _grades_table(exercises, standings, lang: str, before: str | None = None):
+    from rich.markup import escape
+
+    from tutor.grading.batch import shown_name
+
+    title = (say("class.grades_title", lang, mark=MARK_PASSED) if before is None
+             else say("class.grades_before", lang, mark=MARK_PASSED, time=shown_name(before)))  # fmt: skip
+    table = _table(escape(title))
     table.add_column(say("class.col.learner", lang), overflow="fold")
     for ex in exercises:  # an id on a line per part ("context-" over "scaling"), so seven fit in 80 columns
         table.add_column(ex.id.replace("-", "-\n"), justify="right", overflow="fold")

@@ -44,6 +44,16 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--pick", choices=("latest", "best"), default="latest", help=t("cli.opt.grade.pick"))
     parser.add_argument("--points", type=float, metavar="N", help=t("cli.opt.grade.points"))
     parser.add_argument("--assignment", metavar="NAME", help=t("cli.opt.grade.assignment"))
+    parser.add_argument("--overrides", type=Path, metavar="CSV", help=t("cli.opt.grade.overrides"))
+    parser.add_argument("--gradescope", type=Path, metavar="JSON", help=t("cli.opt.grade.gradescope"))
+    parser.add_argument("--deadline", metavar="TIME", help=t("cli.opt.grade.deadline"))
+    parser.add_argument("--late-per-day", type=float, metavar="PCT", help=t("cli.opt.grade.late_per_day"))
+    parser.add_argument("--cutoff", metavar="TIME", help=t("cli.opt.grade.cutoff"))
+    parser.add_argument("--manifest", type=Path, metavar="CSV", help=t("cli.opt.grade.manifest"))
+    parser.add_argument("--similar", action="store_true", help=t("cli.opt.grade.similar"))
+    parser.add_argument(
+        "--similar-min", type=float, default=0.5, metavar="F", help=t("cli.opt.grade.similar_min")
+    )
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
 
 
@@ -59,6 +69,7 @@ def run(args, ctx) -> int:
 
         ex = open_course(ctx.lessons_dir).exercise(args.id)
         limits = _limits(args.timeout, ctx.lang)
+        _overrides_option(ex, args, ctx.lang)
         if args.batch is not None:
             return _batch(ex, args, ctx, limits)
         return _grade_learner_file(ex, args, ctx, limits, early)
@@ -182,15 +193,31 @@ def _batch(ex, args, ctx, limits) -> int:
     from tutor.commands.batch_progress import BatchProgress
 
     progress = BatchProgress(ex.id, ctx.lang, sys.stderr)
+    texts: dict[str, str] = {}
     rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, jobs=jobs, shard=args.shard,
-                              on_start=progress.start, on_done=progress.done)  # fmt: skip
+                              on_start=progress.start, on_done=progress.done, texts=texts)  # fmt: skip
+    args.similar_pairs = _similar(ex, texts, args) if args.similar else None
     progress.finish()
+    args.graded_at = batch.graded_now()
+    from tutor.grading.deadlines import stamp_rows
+
+    stamp_rows(rows, args.manifest)
     if args.format == "json" and args.shard is not None:
         from tutor.grading.shards import shard_json
 
-        print(shard_json(ex, rows, args.shard))
+        print(shard_json(ex, rows, args.shard, args.graded_at))
     else:
-        _report(ex, rows, args, ctx, lambda: batch.to_json(ex, rows))
+        _report(ex, rows, args, ctx, lambda: batch.to_json(ex, rows, args.graded_at, args.similar_pairs))
+    if args.gradescope is not None:
+        from tutor.grading.lms_export import write_gradescope_results
+
+        try:
+            write_gradescope_results(args.gradescope, ex, rows, args.points, args.pick, ctx.lang)
+        except OSError as err:
+            where = batch.shown_name(str(args.gradescope))
+            raise TutorError(
+                say("grade.file.cannot_write", ctx.lang, path=where, error=str(err.strerror or err))
+            ) from None
     return _export(ex, rows, args, ctx)
 
 
@@ -204,9 +231,16 @@ def _instructor_options(args, lang: str) -> None:
         raise TutorError(say("grade.usage.shard_needs", lang))
     if args.export is not None and args.batch is None:
         raise TutorError(say("grade.usage.export_needs", lang))
+    if args.gradescope is not None and args.batch is None:
+        raise TutorError(say("grade.usage.gradescope_needs", lang))
     if args.roster is not None and args.export is None:
         raise TutorError(say("grade.usage.roster_export", lang))
     _points_option(args, lang)
+    _late_options(args, lang)
+    if args.similar and args.batch is None:
+        raise TutorError(say("grade.usage.similar_needs", lang))
+    if not 0 < args.similar_min <= 1:  # NaN too
+        raise TutorError(say("grade.usage.similar_min", lang, got=f"{args.similar_min:g}"))
     if args.shard is not None:
         from tutor.grading.shards import parse_shard
 
@@ -215,6 +249,47 @@ def _instructor_options(args, lang: str) -> None:
         from tutor.grading.export import read_roster
 
         args.roster = read_roster(args.roster, lang)
+
+
+def _overrides_option(ex, args, lang: str) -> None:
+    """--overrides CSV read and checked against the exercise, before anything is graded: args.overrides
+    becomes (the overrides, the file as shown) or None."""
+    if args.overrides is None:
+        return
+    if args.export is None:
+        raise TutorError(say("grade.usage.overrides_export", lang))
+    from tutor.grading.batch import shown_name
+    from tutor.grading.overrides import read_overrides
+
+    args.overrides = (read_overrides(args.overrides, ex, lang), shown_name(str(args.overrides)))
+
+
+def _similar(ex, texts: dict[str, str], args) -> list:
+    """--similar: the pairs of graded files alike (tutor.grading.similarity), less the starter's code."""
+    from pathlib import Path as _Path
+
+    from tutor.grading.similarity import similar_pairs
+
+    starter = _Path(ex.folder or ".") / "starter.py"
+    shared = starter.read_text(encoding="utf-8") if starter.is_file() else ""
+    return similar_pairs(texts, shared, args.similar_min)
+
+
+def _late_options(args, lang: str) -> None:
+    """--deadline, --late-per-day, --cutoff and --manifest checked before anything is graded: args.late
+    becomes the policy, args.manifest {file: time} or None."""
+    from tutor.grading.deadlines import parse_when, read_manifest
+
+    if (args.late_per_day is not None or args.cutoff is not None) and args.deadline is None:
+        raise TutorError(say("grade.usage.late_needs", lang))
+    if args.late_per_day is not None and not 0 <= args.late_per_day <= 100:
+        raise TutorError(say("grade.usage.late_per_day", lang, got=f"{args.late_per_day:g}"))
+    deadline = parse_when(args.deadline, "--deadline", lang) if args.deadline else None
+    cutoff = parse_when(args.cutoff, "--cutoff", lang) if args.cutoff else None
+    if cutoff is not None and cutoff < deadline:
+        raise TutorError(say("grade.usage.cutoff_before", lang))
+    args.late = {"deadline": deadline, "per_day": args.late_per_day, "cutoff": cutoff}
+    args.manifest = read_manifest(args.manifest, lang) if args.manifest is not None else None
 
 
 def _points_option(args, lang: str) -> None:
@@ -233,6 +308,7 @@ def _merge(args, ctx) -> int:
     if args.roster is not None and args.export is None:
         raise TutorError(say("grade.usage.roster_export", ctx.lang))
     _points_option(args, ctx.lang)
+    _late_options(args, ctx.lang)
     roster = None
     if args.roster is not None:
         from tutor.grading.export import read_roster
@@ -243,13 +319,24 @@ def _merge(args, ctx) -> int:
     from tutor.course import open_course
 
     ex = open_course(ctx.lessons_dir).exercise(merged.exercise)
+    _overrides_option(ex, args, ctx.lang)
     recomputed = shards.recompute(ex, reports, ctx.lang)  # the merged rows, as their checks give them
     for warning in [*merged.warnings, *recomputed]:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     rows = shards.batch_rows(ex, merged.results, ctx.lang)
     args.roster = roster
     checks = shards.checks_version(ex)
-    _report(ex, rows, args, ctx, lambda: shards.report_json(merged.exercise, checks, merged.results))
+    args.graded_at = merged.graded_at
+    from tutor.grading.deadlines import stamp_rows
+
+    stamp_rows(rows, args.manifest)
+    _report(
+        ex,
+        rows,
+        args,
+        ctx,
+        lambda: shards.report_json(merged.exercise, checks, merged.results, merged.graded_at),
+    )
     return _export(ex, rows, args, ctx)
 
 
@@ -263,7 +350,26 @@ def _report(ex, rows, args, ctx, as_json) -> None:
         print(batch.to_csv(rows), end="")
     else:
         print(batch.to_table(ex, rows, ctx.lang))
+        for line in _similar_lines(getattr(args, "similar_pairs", None), ctx.lang):
+            print(line)
     sys.stdout.flush()
+
+
+def _similar_lines(pairs, lang: str) -> list[str]:
+    """The table's lines for --similar: a heading, then a pair a line with the lines that match."""
+    if pairs is None:
+        return []
+    if not pairs:
+        return [say("grade.similar.none", lang)]
+
+    def spans(ranges) -> str:
+        return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in ranges)
+
+    lines = [say("grade.similar.title", lang, n=len(pairs))]
+    for pair in pairs:
+        lines.append(say("grade.similar.pair", lang, a=pair.a, b=pair.b, percent=round(pair.similarity * 100),
+                         lines_a=spans(pair.lines_a), lines_b=spans(pair.lines_b)))  # fmt: skip
+    return lines
 
 
 def _export(ex, rows, args, ctx) -> int:
@@ -274,9 +380,10 @@ def _export(ex, rows, args, ctx) -> int:
     from tutor.grading.export import write_exports
 
     lms = {"points": args.points, "assignment": args.assignment}
-    written = write_exports(
-        ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick, lms=lms
-    )
+    audit = {"graded_at": args.graded_at}
+    written = write_exports(ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick, lms=lms,
+                            overrides=args.overrides, audit=audit, late=args.late,
+                            similar=getattr(args, "similar_pairs", None))  # fmt: skip
     for warning in written:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     print(

@@ -118,6 +118,14 @@ class BatchRow:
     sha256: str | None  # of the file's bytes; None when they were not read (a link, a FIFO, ...)
     result: GradeResult
     submitted: float | None = None  # when it was handed in (a POSIX time), where that is known
+    submitted_from: str | None = None  # "name", "manifest" or "mtime" (tutor.grading.deadlines)
+
+    def submitted_json(self) -> dict | None:
+        from tutor.grading.deadlines import iso
+
+        if self.submitted is None:
+            return None
+        return {"time": iso(self.submitted), "from": self.submitted_from or "mtime"}
 
     def flat(self) -> dict:
         first = self.result.first_failure
@@ -154,15 +162,19 @@ def grade_folder(
     shard: tuple[int, int] | None = None,
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[int], None] | None = None,
+    texts: dict[str, str] | None = None,
 ) -> list[BatchRow]:
     """Every *.py under `folder` (a folder, its subfolders and zips, or a zip: tutor.grading.collect), in
     name order, each with its own judge, sandboxed worker and scratch folder; an entry that is not a
     regular file is an error row, never opened through a link. `shard` (K, N): only the entries whose
     `shard_of(name, N)` is K. `on_start(n)` is told how many files go to the judge, `on_done(i)` each
-    time one of them is graded (from the grading threads)."""
+    time one of them is graded (from the grading threads). `texts`, when given, gets each graded file's
+    text by its name (for the similarity report)."""
     if ex.kind != "code":
         raise TutorError(say("grade.batch.runs_only", lang, id=ex.id))
     rows, todo = _read_folder(ex, folder, lang, shard)
+    if texts is not None:
+        texts.update({row.file: text for row, text in todo})
     if on_start is not None:
         on_start(len(todo))
     if todo:  # one warm judge forks a judge (and a box) per file, `jobs` files at a time
@@ -212,10 +224,27 @@ def checks_version(ex: Exercise) -> str:
     return digest.hexdigest()[:16]
 
 
-def to_json(ex: Exercise, rows: list[BatchRow]) -> str:
-    """A batch's report: {"version", "exercise", "checks_version", "results": [{"file", "sha256", "grade"}]}."""
-    results = [{"file": r.file, "sha256": r.sha256, "grade": r.result.to_json()} for r in rows]
-    data = {"version": VERSION, "exercise": ex.id, "checks_version": checks_version(ex), "results": results}
+def graded_now() -> str:
+    """The time a report says it was graded at: UTC, to the second, ISO 8601 (`2026-05-04T09:30:00Z`)."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def to_json(
+    ex: Exercise, rows: list[BatchRow], graded_at: str | None = None, similar: list | None = None
+) -> str:
+    """A batch's report: {"version", "exercise", "checks_version", "tutor_version", "graded_at",
+    "results": [{"file", "sha256", "submitted": {"time", "from"} or null, "grade"}]}; every grade carries its
+    seed."""
+    from tutor import __version__
+
+    results = [{"file": r.file, "sha256": r.sha256, "submitted": r.submitted_json(), "grade": r.result.to_json()}
+               for r in rows]  # fmt: skip
+    data = {"version": VERSION, "exercise": ex.id, "checks_version": checks_version(ex),
+            "tutor_version": __version__, "graded_at": graded_at or graded_now(), "results": results}  # fmt: skip
+    if similar is not None:  # --similar: the pairs alike (tutor.grading.similarity)
+        data["similar"] = [pair.to_json() for pair in similar]
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 

@@ -41,6 +41,7 @@ import unicodedata
 from pathlib import Path
 
 from models.atomic import atomic_write_text
+from tutor import __version__
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
 from tutor.grading.batch import BatchRow, checks_version, csv_cell
@@ -60,9 +61,11 @@ from tutor.i18n import pick
 from tutor.texts import number, say
 
 CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message", "version",
-                  "checks_version")  # fmt: skip
+                  "checks_version", "override")  # fmt: skip
 GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback", "version",
-                     "checks_version", "isolation", "files")  # fmt: skip
+                     "checks_version", "isolation", "files", "overrides", "tutor_version", "graded_at", "seed",
+                     "submitted", "submitted_from", "late_days", "late_penalty")  # fmt: skip
+SIMILAR_COLUMNS = ("file_a", "file_b", "similarity", "lines_a", "lines_b")
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
 
 
@@ -120,7 +123,8 @@ def did_not_load(result) -> bool:
     return False
 
 
-def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
+def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str, changes: list | None = None,
+             stamp: dict | None = None, late=None) -> str:  # fmt: skip
     """A student's feedback in Markdown, in `lang`: the exercise, the total, every check with its
     status and message, and the hint tier a batch grade earns (tutor.grading.hints): the first
     failure's own hint, and which of the exercise's general hints comes next."""
@@ -134,10 +138,8 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
     shown_box = isolation_text(result.isolation, lang)
     box = [] if shown_box is None else ["- " + say("word.labelled", lang, label=say("grade.export.md.box", lang),
                                                    text=shown_box)]  # fmt: skip
-    total = (
-        f"{number(result.score, lang)}/{number(result.max_score, lang)} {say('grade.points', lang)}, "
-        f"**{say(f'grade.status.{result.status}', lang)}**"
-    )
+    total = (f"{number(result.score, lang)}/{number(result.max_score, lang)} {say('grade.points', lang)}, "
+             f"**{say(f'grade.status.{result.status}', lang)}**")  # fmt: skip
     lines = [
         f"# {say('grade.export.md.title', lang, title=pick(ex.title, lang), id=ex.id)}",
         "",
@@ -168,7 +170,74 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str) -> str:
         lines += ["", f"## {say('grade.output', lang)}", "", md_block(result.output)]
     if result.status == "pass":
         lines += ["", say("grade.passed", lang, id=ex.id)]
-    return "\n".join(lines) + "\n"
+    more = (
+        _changes_lines(ex, changes or [], lang)
+        + _late_lines(row, late, lang)
+        + _stamp_lines(row, stamp, lang)
+    )
+    return "\n".join(lines + more) + "\n"  # fmt: skip
+
+
+def _apply_late(graded: list, late: dict | None) -> dict:
+    """The late policy applied to each student's row (in place); {id(entry): Late} where it has one."""
+    from tutor.grading.deadlines import apply_late
+
+    out = {}
+    for entry in graded:
+        if late and late.get("deadline") is not None and entry.row is not None:
+            entry.row, cost = apply_late(entry.row, late)
+            if cost is not None:
+                out[id(entry)] = cost
+    return out
+
+
+def _late_cells(entry, lateness: dict) -> dict:
+    from tutor.grading.deadlines import iso
+
+    row, cost = entry.row, lateness.get(id(entry))
+    return {"submitted": iso(row.submitted) if row is not None and row.submitted is not None else "",
+            "submitted_from": (row.submitted_from or "") if row is not None else "",
+            "late_days": cost.days if cost else "", "late_penalty": cost.penalty if cost else ""}  # fmt: skip
+
+
+def _late_lines(row: BatchRow, late, lang: str) -> list[str]:
+    """When the file was handed in (and how that is known) and, after a deadline, what it cost."""
+    from tutor.grading.deadlines import iso
+
+    if row.submitted is None or late is None:
+        return []
+    when = say("grade.export.md.handed_in", lang, time=iso(row.submitted),
+               source=say(f"grade.export.md.from_{row.submitted_from or 'mtime'}", lang))  # fmt: skip
+    lines = ["", when]
+    if late.days:
+        lines.append(say("grade.export.md.late", lang, n=late.days, points=number(late.penalty, lang)))
+    return lines
+
+
+def _changes_lines(ex: Exercise, changes: list, lang: str) -> list[str]:
+    """The instructor's overrides of this grade, each with its reason."""
+    if not changes:
+        return []
+    titles = {decl.id: pick(decl.title, lang) for decl in ex.checks}
+    lines = ["", f"## {say('grade.export.md.changes', lang)}", ""]
+    for change in changes:
+        what = (
+            say("grade.export.md.total", lang)
+            if change.check == "total"
+            else titles.get(change.check, change.check)
+        )
+        lines.append("- " + say("grade.export.md.change", lang, what=what, before=number(change.before, lang),
+                                after=number(change.points, lang), reason=md_code(change.reason)))  # fmt: skip
+    return lines
+
+
+def _stamp_lines(row: BatchRow, stamp: dict | None, lang: str) -> list[str]:
+    """What graded it: the tutor's version, the checks' version, when, and the grade's seed."""
+    if stamp is None:
+        return []
+    return ["", "---", "", say("grade.export.md.stamp", lang, tutor=stamp["tutor_version"],
+                               checks=stamp["checks_version"], time=stamp["graded_at"] or "-",
+                               seed=row.result.seed or "-")]  # fmt: skip
 
 
 def _csv(columns: tuple[str, ...], records: list[dict]) -> str:
@@ -189,48 +258,82 @@ def write_exports(
     force: bool = False,
     pick: str = "latest",
     lms: dict | None = None,
+    overrides: tuple[list, str] | None = None,
+    audit: dict | None = None,
+    late: dict | None = None,
+    similar: list | None = None,
 ) -> list[str]:
-    """checks.csv, gradebook.csv, feedback/<id>.md and export.json in `folder`, which an earlier export
-    is replaced by whole (with `force`; tutor.grading.export_folder): a gradebook row per student
-    (tutor.grading.roster.assign), a checks.csv row per file and check. Returns warnings: files not on
-    the roster, rostered students without a file, students with several. `lms`: {"points": the
-    assignment's maximum to scale totals to, "assignment": Canvas's column} (tutor.grading.lms_export)."""
+    """The module doc's files in `folder`, replacing an earlier export whole (with `force`), a gradebook
+    row per student (roster.assign). `lms`: {"points", "assignment"} (lms_export); `overrides`: (the
+    overrides, the file as shown); `audit`: {"tutor_version", "graded_at"}; `late`: the late policy
+    (deadlines), after the overrides; `similar`: the --similar pairs (similar.csv). Returns warnings."""
     from tutor.grading.export_folder import FORMAT, MARKER, replace_folder
     from tutor.grading.lms_export import write_lms_exports
+    from tutor.grading.overrides import apply_overrides
 
     graded, found = assign(rows, roster, pick)
+    changes, warnings = apply_overrides(graded, *overrides, lang) if overrides else ({}, [])
+    lateness = _apply_late(graded, late)
+    changed = {
+        entry.row.file: entry.row for entry in graded if entry.student.id in changes or id(entry) in lateness
+    }
+    rows = [changed.get(row.file, row) for row in rows]
+    audit = {"tutor_version": __version__, "graded_at": "", **(audit or {})}
     with_file = [g for g in graded if g.row is not None]
     names = dict(zip(map(id, with_file), feedback_names([g.row for g in with_file], [g.student for g in with_file]),
                      strict=True))  # fmt: skip
     versions = {"version": VERSION, "checks_version": checks_version(ex)}
-    checks = _check_records(ex, rows, roster, versions)
-    book = [_book_record(ex, entry, names.get(id(entry)), versions) for entry in graded]
-    manifest = {"format": FORMAT, "exercise": ex.id, **versions, "files": len(rows)}
+    checks = _check_records(ex, rows, roster, versions, changes)
+    book = [_book_record(ex, entry, names.get(id(entry)), versions) | {
+                "overrides": len(changes.get(entry.student.id, [])), **audit,
+                "seed": entry.row.result.seed if entry.row else "", **_late_cells(entry, lateness)}
+            for entry in graded]  # fmt: skip
+    manifest = {"format": FORMAT, "exercise": ex.id, **versions, **audit, "files": len(rows)}
+    stamp = {**versions, **audit}
 
     def write(out: Path) -> None:
-        feedback_dir = out / "feedback"
-        feedback_dir.mkdir(mode=0o700)
         atomic_write_text(out / "checks.csv", _csv(CHECKS_COLUMNS, checks))
         atomic_write_text(out / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
-        dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-        try:
-            for entry in with_file:
-                name = names[id(entry)]
-                if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
-                    raise TutorError(say("grade.roster.id.separator", lang))
-                _write_in(dir_fd, name, feedback(ex, entry.row, entry.student, lang))
-        finally:
-            os.close(dir_fd)
+        texts = [(names[id(e)], feedback(ex, e.row, e.student, lang, changes.get(e.student.id, []), stamp,
+                                         lateness.get(id(e)))) for e in with_file]  # fmt: skip
+        _write_feedback(out / "feedback", texts, lang)
+        if similar is not None:
+            atomic_write_text(
+                out / "similar.csv", _csv(SIMILAR_COLUMNS, [_similar_record(p) for p in similar])
+            )
         write_lms_exports(out, ex, graded, names, lms or {}, lang, lambda path, columns, records: atomic_write_text(
             path, _csv(columns, records)))  # fmt: skip
         atomic_write_text(out / MARKER, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 
     replace_folder(folder, write, force=force, lang=lang)
-    return roster_warnings(found, pick, lang)
+    return warnings + roster_warnings(found, pick, lang)
 
 
-def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, versions: dict) -> list[dict]:
-    """checks.csv's rows: one per file and check, under the file's student."""
+def _similar_record(pair) -> dict:
+    def spans(ranges) -> str:
+        return " ".join(f"{a}-{b}" for a, b in ranges)
+
+    return {"file_a": pair.a, "file_b": pair.b, "similarity": round(pair.similarity, 3),
+            "lines_a": spans(pair.lines_a), "lines_b": spans(pair.lines_b)}  # fmt: skip
+
+
+def _write_feedback(feedback_dir: Path, texts: list[tuple[str, str]], lang: str) -> None:
+    """Each (name, Markdown) in the new folder `feedback_dir`, never through a link."""
+    feedback_dir.mkdir(mode=0o700)
+    dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for name, text in texts:
+            if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
+                raise TutorError(say("grade.roster.id.separator", lang))
+            _write_in(dir_fd, name, text)
+    finally:
+        os.close(dir_fd)
+
+
+def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, versions: dict,
+                   changes: dict) -> list[dict]:  # fmt: skip
+    """checks.csv's rows: one per file and check, under the file's student, with the reason of an
+    override that changed it."""
     decls = {decl.id: decl for decl in ex.checks}
     out = []
     for row in rows:
@@ -239,9 +342,10 @@ def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, ve
         )
         for check in row.result.checks:
             decl = decls.get(check.name)
+            why = [o.reason for o in changes.get(student.id, []) if o.check == check.name]
             out.append({"student_id": student.id, "file": row.file, "check": check.name, "status": check.status,
                         "points": check.points, "max_points": decl.points if decl else check.max_points,
-                        "message": check.message, **versions})  # fmt: skip
+                        "message": check.message, **versions, "override": why[-1] if why else ""})  # fmt: skip
     return out
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from pathlib import Path
 
 from models.atomic import atomic_write_text
@@ -165,4 +166,35 @@ def write_lms_exports(out: Path, ex: Exercise, graded: list[Graded], names: dict
 
 
 def _write_json(path: Path, data: dict) -> None:
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    """A new file of the new export folder (swapped in whole, so no file needs its own atomic write),
+    0600, never through a link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(path, flags, 0o600), "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def write_gradescope_results(
+    path: Path, ex: Exercise, rows, points: float | None, pick: str, lang: str
+) -> None:
+    """Gradescope's /autograder/results/results.json for one submission (a batch of one student's files):
+    the grade of the file named as the exercise's file (of several, the latest or the best), or of any
+    *.py when none is; with no file at all, 0 points and a line saying so."""
+    from tutor.grading.roster import Graded, picked
+
+    named = [row for row in rows if row.file.rsplit("/", 1)[-1] == ex.file_name] or list(rows)
+    if not named:
+        top = float(sum(decl.points for decl in ex.checks))
+        data = {"score": 0.0, "execution_time": 0.0, "output": say("grade.lms.no_submission", lang, file=ex.file_name),
+                "visibility": "visible", "stdout_visibility": "hidden",
+                "tests": [{"score": 0.0, "max_score": float(decl.points), "name": pick_title(decl, lang),
+                           "number": str(n), "output": "", "visibility": "visible", "status": "failed"}
+                          for n, decl in enumerate(ex.checks, 1)]}  # fmt: skip
+        data["score"] = scaled(0.0, top, points)
+    else:
+        chosen = Graded(None, picked(named, pick), len(named))
+        data = gradescope_json(ex, chosen.row.result, points, lang)
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")  # it may be there already
+
+
+def pick_title(decl, lang: str) -> str:
+    return pick(decl.title, lang) or decl.id

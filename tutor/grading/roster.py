@@ -208,7 +208,7 @@ def assign(rows: list[BatchRow], roster: Roster | None, pick: str = "latest") ->
             if roster is not None:
                 unrostered.append(row.file)
         groups.setdefault(student, []).append(row)
-    graded = [Graded(student, _picked(files, pick), len(files)) for student, files in groups.items()]
+    graded = [Graded(student, picked(files, pick), len(files)) for student, files in groups.items()]
     missing = [s for s in (roster.students if roster is not None else []) if s not in groups]
     graded += [Graded(student, None, 0) for student in missing]
     found = {"unrostered": unrostered, "missing": [s.id for s in missing],
@@ -225,7 +225,7 @@ def _latest(row: BatchRow) -> tuple:
     )
 
 
-def _picked(rows: list[BatchRow], pick: str) -> BatchRow:
+def picked(rows: list[BatchRow], pick: str) -> BatchRow:
     if pick == "best":
         return max(rows, key=lambda row: (row.result.score, _latest(row)))
     return max(rows, key=_latest)

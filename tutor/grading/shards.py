@@ -28,6 +28,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
@@ -66,22 +67,28 @@ def parse_shard(text: str, lang: str) -> tuple[int, int]:
     return int(found[1]), int(found[2])
 
 
-def shard_json(ex: Exercise, rows: list[BatchRow], shard: tuple[int, int]) -> str:
+def shard_json(
+    ex: Exercise, rows: list[BatchRow], shard: tuple[int, int], graded_at: str | None = None
+) -> str:
     """A shard's report: the batch report (batch.to_json) with `"shard": {"index", "count"}` after
     "checks_version"."""
     from tutor.grading.batch import to_json
 
     data = {}
-    for key, value in json.loads(to_json(ex, rows)).items():
+    for key, value in json.loads(to_json(ex, rows, graded_at)).items():
         data[key] = value
         if key == "checks_version":
             data["shard"] = {"index": shard[0], "count": shard[1]}
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
-def report_json(exercise: str, checks: str, results: list[dict]) -> str:
-    """A whole folder's report, written exactly as batch.to_json writes it (`checks`: its checks_version)."""
-    data = {"version": VERSION, "exercise": exercise, "checks_version": checks, "results": results}
+def report_json(exercise: str, checks: str, results: list[dict], graded_at: str) -> str:
+    """A whole folder's report, written exactly as batch.to_json writes it (`checks`: its checks_version,
+    `graded_at`: the latest of its shards')."""
+    from tutor import __version__
+
+    data = {"version": VERSION, "exercise": exercise, "checks_version": checks, "tutor_version": __version__,
+            "graded_at": graded_at, "results": results}  # fmt: skip
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
@@ -92,6 +99,7 @@ class Report:
     checks_version: str
     shard: tuple[int, int] | None
     results: list[dict] = field(default_factory=list)
+    graded_at: str = ""  # "" in a report written before reports said it
 
 
 @dataclass
@@ -99,6 +107,7 @@ class Merged:
     exercise: str
     results: list[dict]  # the rows, in the batch's order, as read
     warnings: list[str]
+    graded_at: str = ""  # the latest of the reports'
 
 
 def _bad(path: str, where: str, want: str, lang: str, **values) -> TutorError:
@@ -133,7 +142,12 @@ def read_report(path: Path, lang: str) -> Report:
             raise TutorError(
                 say("grade.merge.wrong_shard", lang, file=shown, name=name, k=shard[0], n=shard[1])
             )
-    return Report(shown, exercise, checks, shard, results)
+    graded_at = data.get("graded_at", "")
+    if not isinstance(graded_at, str) or not re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?", graded_at):
+        raise _bad(shown, "graded_at", "time", lang)
+    if not isinstance(data.get("tutor_version", ""), str):
+        raise _bad(shown, "tutor_version", "text", lang)
+    return Report(shown, exercise, checks, shard, results, graded_at)
 
 
 def _json_object(text: str, shown: str, lang: str) -> dict:
@@ -151,7 +165,15 @@ def _json_object(text: str, shown: str, lang: str) -> dict:
     if not isinstance(data, dict):
         raise _bad(shown, "", "object", lang)
     for key in data:
-        if key not in ("version", "exercise", "checks_version", "shard", "results"):
+        if key not in (
+            "version",
+            "exercise",
+            "checks_version",
+            "tutor_version",
+            "graded_at",
+            "shard",
+            "results",
+        ):
             raise _bad(shown, str(key), "unknown", lang)
     return data
 
@@ -184,8 +206,14 @@ def _row_file(row, where: str, shown: str, lang: str) -> str:
         if key not in row:
             raise _bad(shown, f"{where}.{key}", "missing", lang)
     for key in row:
-        if key not in ("file", "sha256", "grade"):
+        if key not in ("file", "sha256", "submitted", "grade"):
             raise _bad(shown, f"{where}.{key}", "unknown", lang)
+    submitted = row.get("submitted")
+    if submitted is not None and not (
+        isinstance(submitted, dict) and set(submitted) == {"time", "from"} and submitted["from"] in ("name", "manifest", "mtime")
+        and isinstance(submitted["time"], str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", submitted["time"])
+    ):  # fmt: skip
+        raise _bad(shown, f"{where}.submitted", "submitted", lang)
     name = row["file"]
     if (not isinstance(name, str) or not name.endswith((".py", ".zip"))
             or any(part in ("", ".", "..") for part in name.split("/")) or raw_name(name) is None):  # fmt: skip
@@ -253,7 +281,7 @@ def merge_reports(reports: list[Report], lang: str, exercise: str | None = None)
                             n=len(missing)))  # fmt: skip
     rows = [row for report in reports for row in report.results]
     rows.sort(key=lambda row: cast(str, raw_name(row["file"])))  # read_report checked each name
-    return Merged(want, rows, warnings)
+    return Merged(want, rows, warnings, max(report.graded_at for report in reports))
 
 
 def _shown(value) -> str:
@@ -363,5 +391,11 @@ def batch_rows(ex: Exercise, results: list[dict], lang: str) -> list[BatchRow]:
         for check in grade.checks:
             decl = decls[check.name]
             check.max_points, check.title = decl.points, pick(decl.title, lang)
-        rows.append(BatchRow(row["file"], row["sha256"], grade))
+        when = row.get("submitted")
+        stamp = (
+            datetime.strptime(when["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+            if when
+            else None
+        )
+        rows.append(BatchRow(row["file"], row["sha256"], grade, stamp, when["from"] if when else None))
     return rows

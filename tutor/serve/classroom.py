@@ -29,7 +29,7 @@ import stat
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -145,8 +145,11 @@ class LearnerStanding:
     grades: dict[str, BestGrade] = field(default_factory=dict)  # by exercise id; absent: never graded
 
 
-def read_standing(folder: Path, member: Member, lessons: list[Lesson], now: datetime) -> LearnerStanding:
-    """`member`'s progress in `lessons`, read-only; zeros when they have no folder or no store yet."""
+def read_standing(
+    folder: Path, member: Member, lessons: list[Lesson], now: datetime, before: datetime | None = None
+) -> LearnerStanding:
+    """`member`'s progress in `lessons`, read-only; zeros when they have no folder or no store yet. With
+    `before`, each exercise's best grade is the best recorded before that time."""
     from tutor.progress.db import FILE_NAME
     from tutor.progress.glance import Glance, read_glance
 
@@ -166,7 +169,7 @@ def read_standing(folder: Path, member: Member, lessons: list[Lesson], now: date
             reason = "class.reason.link" if store_kind == "link" else "class.reason.not_file"
             raise TutorError(reason, path=str(home / FILE_NAME))
         elif store_kind == "file":
-            glance, grades = read_glance(home), _best_grades(home / FILE_NAME)
+            glance, grades = read_glance(home), _best_grades(home / FILE_NAME, before)
             if glance is None or grades is None:
                 raise TutorError("class.reason.store", path=str(home / FILE_NAME))
     except TutorError as err:
@@ -209,7 +212,16 @@ def _lesson_standings(glance, lessons: list[Lesson], now: datetime) -> list[Less
     ]
 
 
-def _best_grades(path: Path) -> dict[str, BestGrade] | None:
+def _when(at: str) -> datetime:
+    """A stored time (ISO 8601 with a zone); one that cannot be read counts as after any --before."""
+    try:
+        when = datetime.fromisoformat(at)
+    except (TypeError, ValueError):
+        return datetime.max.replace(tzinfo=UTC)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def _best_grades(path: Path, before: datetime | None = None) -> dict[str, BestGrade] | None:
     """Each exercise's best recorded grade, read-only; None when the file is not a store this tutor
     reads (or it stayed busy past a second)."""
     from tutor.progress.glance import open_read_only
@@ -218,14 +230,16 @@ def _best_grades(path: Path) -> dict[str, BestGrade] | None:
         return None
     try:
         rows = conn.execute(
-            "SELECT exercise, status, score, max_score FROM submissions ORDER BY at, id"
+            "SELECT exercise, status, score, max_score, at FROM submissions ORDER BY at, id"
         ).fetchall()
     except sqlite3.Error:
         return None
     finally:
         conn.close()
     best: dict[str, BestGrade] = {}
-    for exercise, status, score, max_score in rows:  # oldest first: a later tie wins
+    for exercise, status, score, max_score, at in rows:  # oldest first: a later tie wins
+        if before is not None and _when(at) >= before:
+            continue
         seen = best.get(exercise)
         attempts = seen.attempts + 1 if seen else 1
         passed = (seen is not None and seen.passed) or status == "pass"

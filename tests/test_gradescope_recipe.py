@@ -1,0 +1,75 @@
+"""docs/gradescope/'s autograder recipe, run as Gradescope runs it: its run_autograder script itself,
+against a folder laid out as Gradescope lays /autograder out (source/ with autograder.env, submission/
+with the student's files, results/ to write), with AUTOGRADER_ROOT for /autograder and this Python for
+its venv. results.json is checked against Gradescope's documented fields.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, run_tutor_env
+from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
+
+RECIPE = ROOT / "docs" / "gradescope"
+WRONG = SOLUTION.replace("xs[-1]", "xs[0]")
+TOP = {"score", "execution_time", "output", "visibility", "stdout_visibility", "tests"}
+TEST = {"score", "max_score", "name", "number", "output", "visibility", "status"}
+
+
+@pytest.fixture(scope="module")
+def lessons(tmp_path_factory) -> Path:
+    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
+             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
+    return exercise_course(tmp_path_factory.mktemp("lessons"), files, shipped=False, order=1)
+
+
+def autograder(root: Path, lessons: Path, submission: dict[str, str]) -> subprocess.CompletedProcess:
+    """/autograder as Gradescope has it when run_autograder starts, and the script run in it."""
+    (root / "source").mkdir(parents=True)
+    for name in ("setup.sh", "run_autograder"):
+        shutil.copy(RECIPE / name, root / "source" / name)
+    (root / "source/autograder.env").write_text(
+        f"TUTOR_EXERCISE=probe\nTUTOR_POINTS=10\nTUTOR_LESSONS={lessons}\n"
+    )
+    (root / "submission").mkdir()
+    for name, text in submission.items():
+        (root / "submission" / name).write_text(text, encoding="utf-8")
+    (root / "submission_metadata.json").write_text(json.dumps({"id": 1, "users": [{"name": "Ann"}]}))
+    shutil.copy(root / "source/run_autograder", root / "run_autograder")
+    env = {**run_tutor_env(root / "home"), "AUTOGRADER_ROOT": str(root), "TUTOR_PYTHON": sys.executable}
+    return subprocess.run(["bash", str(root / "run_autograder")], env=env, capture_output=True, text=True,
+                          timeout=180, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def test_run_autograder_writes_gradescopes_results_json(lessons, tmp_path):
+    out = autograder(tmp_path / "autograder", lessons, {"probe.py": WRONG, "notes.py": "x = 1\n"})
+    assert out.returncode == 0, out.stderr
+    results = json.loads((tmp_path / "autograder/results/results.json").read_text(encoding="utf-8"))
+    assert set(results) == TOP and results["visibility"] == "visible"
+    assert results["score"] == 7.5  # 3 of 4, as the assignment's 10 points
+    assert [t["name"] for t in results["tests"]] == ["adds", "joins", "scales", "last"]
+    for test in results["tests"]:
+        assert set(test) == TEST and isinstance(test["score"], float) and test["max_score"] == 1.0
+    assert results["tests"][3]["status"] == "failed" and "expected" in results["tests"][3]["output"]
+    report = json.loads((tmp_path / "autograder/results/report.json").read_text(encoding="utf-8"))
+    assert {r["file"] for r in report["results"]} == {"probe.py", "notes.py"}
+
+
+def test_an_empty_submission_gets_zero_and_says_what_to_upload(lessons, tmp_path):
+    out = autograder(tmp_path / "autograder", lessons, {})
+    assert out.returncode == 0, out.stderr
+    results = json.loads((tmp_path / "autograder/results/results.json").read_text(encoding="utf-8"))
+    assert results["score"] == 0 and results["output"] == "No Python file was handed in: upload probe.py."
+    assert [t["status"] for t in results["tests"]] == ["failed"] * 4
+
+
+def test_the_recipes_scripts_are_valid_bash():
+    for name in ("setup.sh", "run_autograder"):
+        assert subprocess.run(["bash", "-n", str(RECIPE / name)], capture_output=True).returncode == 0, name

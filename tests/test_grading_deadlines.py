@@ -1,0 +1,95 @@
+"""Deadlines and a late policy, through the real CLI: a file's time from its LMS name (Blackboard's
+attempt stamp), from a manifest, else its own mtime, each said in the report; a per-day penalty after
+the deadline and zero after the cutoff, in the gradebook, the LMS exports and the feedback.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PYTHON, run_tutor_env
+from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
+
+BLACKBOARD = (
+    "Probe_ann_attempt_2026-05-06-10-00-00_probe.py"  # two days after the deadline, in any usual zone
+)
+
+
+def tutor(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
+                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict:
+    base = tmp_path_factory.mktemp("deadlines")
+    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
+             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
+    lessons = exercise_course(base / "lessons", files, shipped=False, order=1)
+    subs = base / "subs"
+    subs.mkdir()
+    for name in (BLACKBOARD, "bo.py", "cy.py", "dee.py"):
+        (subs / name).write_text(SOLUTION, encoding="utf-8")
+    late = datetime(2026, 5, 20, tzinfo=UTC).timestamp()  # cy's own time: after the cutoff
+    os.utime(subs / "cy.py", (late, late))
+    early = datetime(2026, 5, 1, tzinfo=UTC).timestamp()
+    os.utime(subs / "dee.py", (early, early))
+    (base / "manifest.csv").write_text("file,submitted\nbo.py,2026-05-04T12:00:00+00:00\n", encoding="utf-8")
+    out = tutor(base / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs), "--format", "json",
+                "--manifest", str(base / "manifest.csv"), "--deadline", "2026-05-04T23:59:59+00:00", "--late-per-day",
+                "10", "--cutoff", "2026-05-10T00:00:00+00:00", "--export", str(base / "out"))  # fmt: skip
+    return {"base": base, "out": out, "lessons": lessons}
+
+
+def test_each_files_time_and_where_it_came_from_are_in_the_report(graded):
+    assert graded["out"].returncode == 0, graded["out"].stderr
+    rows = {r["file"]: r["submitted"] for r in json.loads(graded["out"].stdout)["results"]}
+    assert rows["bo.py"] == {"time": "2026-05-04T12:00:00Z", "from": "manifest"}
+    assert rows["cy.py"] == {"time": "2026-05-20T00:00:00Z", "from": "mtime"}
+    assert rows[BLACKBOARD]["from"] == "name" and rows[BLACKBOARD]["time"].startswith("2026-05-0")
+
+
+def test_the_late_policy_is_applied_to_the_exports(graded):
+    text = (graded["base"] / "out/gradebook.csv").read_text(encoding="utf-8")
+    book = {r["file"]: r for r in csv.DictReader(io.StringIO(text))}
+    assert (book["bo.py"]["total"], book["bo.py"]["late_days"], book["bo.py"]["late_penalty"]) == (
+        "4.0",
+        "0",
+        "0.0",
+    )
+    assert (book["dee.py"]["total"], book["dee.py"]["submitted_from"]) == ("4.0", "mtime")
+    assert (book[BLACKBOARD]["total"], book[BLACKBOARD]["late_days"]) == ("3.2", "2")  # 10% of 4 a day
+    assert (book["cy.py"]["total"], book["cy.py"]["late_penalty"]) == ("0.0", "4.0")  # after the cutoff
+    canvas = (graded["base"] / "out/canvas.csv").read_text(encoding="utf-8")
+    assert ",3.2\n" in canvas and ",0.0\n" in canvas
+    cy = (graded["base"] / "out/feedback/cy.md").read_text(encoding="utf-8")
+    assert "Handed in at 2026-05-20T00:00:00Z (the file's own time)." in cy
+    assert "16 days late: 4 points off." in cy
+    bo = (graded["base"] / "out/feedback/bo.md").read_text(encoding="utf-8")
+    assert "Handed in at 2026-05-04T12:00:00Z (from the manifest)." in bo and "late:" not in bo
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--deadline", "friday"), "--deadline takes a date or a time such as 2026-05-04"),
+        (("--late-per-day", "10"), "--late-per-day and --cutoff go with --deadline TIME"),
+        (
+            ("--deadline", "2026-05-04", "--late-per-day", "150"),
+            "--late-per-day must be a percentage from 0 to 100",
+        ),
+        (("--deadline", "2026-05-04", "--cutoff", "2026-05-01"), "--cutoff must not be before --deadline"),
+    ],
+)
+def test_a_bad_deadline_stops_before_anything_is_graded(graded, args, message):
+    out = tutor(graded["base"] / "home", "--lessons", str(graded["lessons"]), "grade", "probe", "--batch",
+                str(graded["base"] / "subs"), "--export", str(graded["base"] / "never"), *args)  # fmt: skip
+    assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr, out.stderr
