@@ -286,7 +286,7 @@ def _late_options(args, lang: str) -> None:
         raise TutorError(say("grade.usage.late_per_day", lang, got=f"{args.late_per_day:g}"))
     deadline = parse_when(args.deadline, "--deadline", lang) if args.deadline else None
     cutoff = parse_when(args.cutoff, "--cutoff", lang) if args.cutoff else None
-    if cutoff is not None and cutoff < deadline:
+    if cutoff is not None and deadline is not None and cutoff < deadline:
         raise TutorError(say("grade.usage.cutoff_before", lang))
     args.late = {"deadline": deadline, "per_day": args.late_per_day, "cutoff": cutoff}
     args.manifest = read_manifest(args.manifest, lang) if args.manifest is not None else None

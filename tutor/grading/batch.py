@@ -27,8 +27,6 @@ import hashlib
 import io
 import json
 import os
-import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +35,7 @@ from rich.cells import cell_len
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
+from tutor.grading.names import iso, raw_name, shown_name  # noqa: F401 - here for the modules that import them from batch
 from tutor.grading.result import VERSION, GradeResult
 from tutor.grading.runner import Limits, WarmJudge, error_result, grade_many
 from tutor.texts import say
@@ -44,64 +43,7 @@ from tutor.texts import say
 CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256",
                "isolation", "missing_layers")  # fmt: skip
 
-_NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# shown as escapes: controls, format characters (bidi, zero-width), surrogates, line and paragraph breaks
-_HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula (OWASP)
-
-
-def shown_name(name: str) -> str:
-    r"""A file name as a report shows it: one line, nothing invisible, nothing that reorders text.
-
-    Backslash, newline, carriage return and tab are written `\\`, `\n`, `\r`, `\t`; other C0 controls
-    and DEL `\xNN`; a byte that is not UTF-8 (kept by the OS as U+DC80-U+DCFF) `\xNN` of that byte;
-    every other control, format (bidi controls, zero-width characters), surrogate, line or paragraph
-    separator character `\uNNNN` (`\UNNNNNNNN` above U+FFFF). Everything else, Chinese and accents
-    included, is shown as it is. As a backslash is always doubled, an escape cannot be faked."""
-    out = []
-    for ch in name:
-        code = ord(ch)
-        if ch in _NAMED:
-            out.append(_NAMED[ch])
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the byte the name had
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif unicodedata.category(ch) in _HIDDEN:
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def raw_name(shown: str) -> str | None:
-    """The name `shown_name` made `shown` from (shown_name is one-to-one), or None when `shown` is not
-    something shown_name writes. Reports keep names as shown; this puts them back in the folder's
-    order (`grade --merge`)."""
-    out, i = [], 0
-    while i < len(shown):
-        ch = shown[i]
-        if ch != "\\":
-            out.append(ch)
-            i += 1
-            continue
-        kind = shown[i + 1 : i + 2]
-        width = {"x": 2, "u": 4, "U": 8}.get(kind)
-        if kind in ("\\", "n", "r", "t"):
-            out.append({"\\": "\\", "n": "\n", "r": "\r", "t": "\t"}[kind])
-            i += 2
-        elif width is not None and re.fullmatch(f"[0-9a-f]{{{width}}}", shown[i + 2 : i + 2 + width]):
-            code = int(shown[i + 2 : i + 2 + width], 16)
-            if kind == "x" and code >= 0x80:
-                code += 0xDC00  # a byte that is not UTF-8, as the OS keeps it
-            if code > 0x10FFFF:
-                return None
-            out.append(chr(code))
-            i += 2 + width
-        else:
-            return None
-    raw = "".join(out)
-    return raw if shown_name(raw) == shown else None
 
 
 def csv_cell(value):
@@ -121,8 +63,6 @@ class BatchRow:
     submitted_from: str | None = None  # "name", "manifest" or "mtime" (tutor.grading.deadlines)
 
     def submitted_json(self) -> dict | None:
-        from tutor.grading.deadlines import iso
-
         if self.submitted is None:
             return None
         return {"time": iso(self.submitted), "from": self.submitted_from or "mtime"}
@@ -208,7 +148,7 @@ def _read_folder(
                 error = str(err)
         row = BatchRow(name, found.sha256, error_result(ex, error or "", lang), found.mtime)
         rows.append(row)
-        if error is None:
+        if error is None and text is not None:
             todo.append((row, text))
     return rows, todo
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.errors import TutorError
+from tutor.grading.names import shown_name
 from tutor.grading.safe_read import Refused, entry_problem, read_entry, read_submission
 from tutor.settings import GRADE_MAX_SOURCE_BYTES
 from tutor.texts import say
@@ -73,8 +74,6 @@ def decode_source(source: bytes, name: str, lang: str) -> str:
 
 def collect(path: Path, lang: str, keep=lambda name: True) -> list[Found]:
     """Every *.py under `path` (a folder or a zip) whose name `keep` keeps, in name order."""
-    from tutor.grading.batch import shown_name
-
     found: list[Found] = []
     if path.suffix.lower() == ".zip" and path.is_file():
         data = read_submission(path, MAX_ZIP_BYTES, lang)
@@ -103,8 +102,6 @@ def collect(path: Path, lang: str, keep=lambda name: True) -> list[Found]:
 
 
 def _walk(folder_fd: int, prefix: str, depth: int, keep, found: list[Found], lang: str) -> None:
-    from tutor.grading.batch import shown_name
-
     with os.scandir(folder_fd) as listing:
         entries = sorted(listing, key=lambda e: e.name)
     for entry in entries:
@@ -140,8 +137,6 @@ def _skipped_folder(name: str) -> bool:
 
 
 def _read(folder_fd: int, entry: str, name: str, mode: int, lang: str) -> Found:
-    from tutor.grading.batch import shown_name
-
     shown = shown_name(name)
     try:
         problem = entry_problem(mode, shown, lang)
@@ -157,8 +152,6 @@ def _read(folder_fd: int, entry: str, name: str, mode: int, lang: str) -> Found:
 
 def _zip_entry(folder_fd: int, entry: str, name: str, keep, found: list[Found], lang: str) -> None:
     """The *.py members of the zip `entry` of the folder, or one error row for the zip."""
-    from tutor.grading.batch import shown_name
-
     shown = shown_name(name)
     try:
         data = read_entry(folder_fd, entry, shown, limit=MAX_ZIP_BYTES, lang=lang)
@@ -177,8 +170,6 @@ def _zip_entry(folder_fd: int, entry: str, name: str, keep, found: list[Found], 
 
 
 def _members(archive: zipfile.ZipFile, prefix: str, keep, found: list[Found], lang: str) -> None:
-    from tutor.grading.batch import shown_name
-
     for info in archive.infolist():
         inner = info.filename.replace("\\", "/")
         parts = inner.split("/")

@@ -18,11 +18,12 @@ import io
 import math
 import re
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, time
+from datetime import datetime, time
 from pathlib import Path
 
 from tutor.errors import TutorError
-from tutor.grading.batch import BatchRow, shown_name
+from tutor.grading.batch import BatchRow
+from tutor.grading.names import iso, shown_name  # noqa: F401 - iso: what deadlines' users read times with
 from tutor.grading.safe_read import read_instructor_file
 from tutor.texts import say
 
@@ -38,10 +39,6 @@ def parse_when(text: str, option: str, lang: str) -> datetime:
     if re.fullmatch(r"\d{4}-\d\d-\d\d", text.strip()):
         when = datetime.combine(when.date(), time(23, 59, 59))
     return when if when.tzinfo is not None else when.astimezone()
-
-
-def iso(stamp: float) -> str:
-    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def read_manifest(path: Path, lang: str) -> dict[str, float]:
@@ -67,7 +64,8 @@ def stamp_rows(rows: list[BatchRow], manifest: dict[str, float] | None) -> None:
     for row in rows:
         found = _BLACKBOARD.search(row.file)
         if found:
-            when = datetime(*map(int, found.groups())).astimezone()
+            year, month, day, hour, minute, second = map(int, found.groups())
+            when = datetime(year, month, day, hour, minute, second).astimezone()
             row.submitted, row.submitted_from = when.timestamp(), "name"
         elif manifest and row.file in manifest:
             row.submitted, row.submitted_from = manifest[row.file], "manifest"

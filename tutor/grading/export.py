@@ -56,7 +56,7 @@ from tutor.grading.roster import (  # noqa: F401  (read_roster, Student: where t
     read_roster,
     roster_warnings,
 )
-from tutor.grading.text import isolation_text
+from tutor.grading.text import did_not_load, isolation_text
 from tutor.i18n import pick
 from tutor.texts import number, say
 
@@ -105,22 +105,6 @@ def md_block(text: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{text.rstrip(chr(10))}\n{fence}"
-
-
-def did_not_load(result) -> bool:
-    """Whether the grade stopped before the file loaded (it could not be read, did not compile or
-    import, or ran out of time loading): its first check carries why, in any of the languages."""
-    from tutor.i18n import LANGS
-
-    if result.status not in ("error", "timeout") or not result.checks:
-        return False
-    message = result.checks[0].message
-    for lang in LANGS:
-        load = say("grade.stop.load", lang, error="\0").split("\0")[0]
-        loading = say("grade.stop.while_loading", lang, reason="\0").split("\0")[-1]
-        if message.startswith(load) or message.endswith(loading):
-            return True
-    return False
 
 
 def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str, changes: list | None = None,
@@ -192,7 +176,7 @@ def _apply_late(graded: list, late: dict | None) -> dict:
 
 
 def _late_cells(entry, lateness: dict) -> dict:
-    from tutor.grading.deadlines import iso
+    from tutor.grading.names import iso
 
     row, cost = entry.row, lateness.get(id(entry))
     return {"submitted": iso(row.submitted) if row is not None and row.submitted is not None else "",
@@ -202,7 +186,7 @@ def _late_cells(entry, lateness: dict) -> dict:
 
 def _late_lines(row: BatchRow, late, lang: str) -> list[str]:
     """When the file was handed in (and how that is known) and, after a deadline, what it cost."""
-    from tutor.grading.deadlines import iso
+    from tutor.grading.names import iso
 
     if row.submitted is None or late is None:
         return []
@@ -275,12 +259,14 @@ def write_exports(
     changes, warnings = apply_overrides(graded, *overrides, lang) if overrides else ({}, [])
     lateness = _apply_late(graded, late)
     changed = {
-        entry.row.file: entry.row for entry in graded if entry.student.id in changes or id(entry) in lateness
+        entry.row.file: entry.row
+        for entry in graded
+        if entry.row is not None and (entry.student.id in changes or id(entry) in lateness)
     }
     rows = [changed.get(row.file, row) for row in rows]
     audit = {"tutor_version": __version__, "graded_at": "", **(audit or {})}
-    with_file = [g for g in graded if g.row is not None]
-    names = dict(zip(map(id, with_file), feedback_names([g.row for g in with_file], [g.student for g in with_file]),
+    with_file = [(g, g.row) for g in graded if g.row is not None]
+    names = dict(zip((id(g) for g, _ in with_file), feedback_names([r for _, r in with_file], [g.student for g, _ in with_file]),
                      strict=True))  # fmt: skip
     versions = {"version": VERSION, "checks_version": checks_version(ex)}
     checks = _check_records(ex, rows, roster, versions, changes)
@@ -294,8 +280,8 @@ def write_exports(
     def write(out: Path) -> None:
         atomic_write_text(out / "checks.csv", _csv(CHECKS_COLUMNS, checks))
         atomic_write_text(out / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
-        texts = [(names[id(e)], feedback(ex, e.row, e.student, lang, changes.get(e.student.id, []), stamp,
-                                         lateness.get(id(e)))) for e in with_file]  # fmt: skip
+        texts = [(names[id(e)], feedback(ex, row, e.student, lang, changes.get(e.student.id, []), stamp,
+                                         lateness.get(id(e)))) for e, row in with_file]  # fmt: skip
         _write_feedback(out / "feedback", texts, lang)
         if similar is not None:
             atomic_write_text(

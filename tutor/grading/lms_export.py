@@ -30,6 +30,7 @@ from models.atomic import atomic_write_text
 from tutor.content.schema import Exercise
 from tutor.grading.result import GradeResult
 from tutor.grading.roster import Graded
+from tutor.grading.text import did_not_load
 from tutor.i18n import pick
 from tutor.texts import say
 
@@ -81,8 +82,6 @@ def moodle_rows(ex: Exercise, graded: list[Graded], points: float | None, lang: 
 
 def gradescope_json(ex: Exercise, result: GradeResult, points: float | None, lang: str) -> dict:
     """Gradescope's results.json of one grade (its autograder's documented fields)."""
-    from tutor.grading.export import did_not_load
-
     first = result.first_failure
     tests = []
     for number, check in enumerate(result.checks, 1):
@@ -125,8 +124,6 @@ def check_sources(ex: Exercise) -> dict[str, str]:
 
 def exercism_json(ex: Exercise, result: GradeResult, sources: dict[str, str], lang: str) -> dict:
     """exercism's results.json, version 3, of one grade."""
-    from tutor.grading.export import did_not_load
-
     if did_not_load(result):
         return {"version": 3, "status": "error", "message": result.checks[0].message, "tests": []}
     tests = []
@@ -179,7 +176,7 @@ def write_gradescope_results(
     """Gradescope's /autograder/results/results.json for one submission (a batch of one student's files):
     the grade of the file named as the exercise's file (of several, the latest or the best), or of any
     *.py when none is; with no file at all, 0 points and a line saying so."""
-    from tutor.grading.roster import Graded, picked
+    from tutor.grading.roster import picked
 
     named = [row for row in rows if row.file.rsplit("/", 1)[-1] == ex.file_name] or list(rows)
     if not named:
@@ -191,8 +188,7 @@ def write_gradescope_results(
                           for n, decl in enumerate(ex.checks, 1)]}  # fmt: skip
         data["score"] = scaled(0.0, top, points)
     else:
-        chosen = Graded(None, picked(named, pick), len(named))
-        data = gradescope_json(ex, chosen.row.result, points, lang)
+        data = gradescope_json(ex, picked(named, pick).result, points, lang)
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")  # it may be there already
 
 

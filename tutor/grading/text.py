@@ -136,3 +136,19 @@ def training_end(run, lang: str, compare: str) -> str:
     return say("train.own.done", lang, steps=run.steps, seconds=number(run.seconds, lang, decimals=0),
                val=number(last["val"], lang, decimals=3), compare=compare,
                compare_val=number(last["compare_val"], lang, decimals=3), verdict=verdict)  # fmt: skip
+
+
+def did_not_load(result) -> bool:
+    """Whether the grade stopped before the file loaded (it could not be read, did not compile or
+    import, or ran out of time loading): its first check carries why, in any of the languages."""
+    from tutor.i18n import LANGS
+
+    if result.status not in ("error", "timeout") or not result.checks:
+        return False
+    message = result.checks[0].message
+    for lang in LANGS:
+        load = say("grade.stop.load", lang, error="\0").split("\0")[0]
+        loading = say("grade.stop.while_loading", lang, reason="\0").split("\0")[-1]
+        if message.startswith(load) or message.endswith(loading):
+            return True
+    return False
