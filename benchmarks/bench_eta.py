@@ -120,18 +120,15 @@ def main() -> None:
     names = [*JOBS, "rope t"]
     if args.only:
         names = [n for n in names if n in args.only.split(",")]
-    if args.no_head_count:
+    if args.no_head_count and "head-count" in names:
         names.remove("head-count")
-    rows = []
-    for name in names:
+    print(f"{'job':<22}{'announced s':>12}{'real s':>9}{'real/ann.':>11}{'whole s':>9}{'load':>12}")
+    for name in names:  # each row as soon as its job has run
         load = os.getloadavg()[0]
         announced, real, whole = rope_t() if name == "rope t" else cli_job(JOBS[name])
-        rows.append((name, announced, real, whole, load, os.getloadavg()[0]))
-    print(f"{'job':<22}{'announced s':>12}{'real s':>9}{'real/ann.':>11}{'whole s':>9}{'load':>12}")
-    for name, announced, real, whole, before, after in rows:
         verdict = "ok" if abs(real / announced - 1) <= 0.25 else "MISS"
         print(f"{name:<22}{announced:>12.1f}{real:>9.1f}{real / announced:>10.2f}x{whole:>9.1f}"
-              f"{before:>6.1f}-{after:<5.1f}{verdict}")  # fmt: skip
+              f"{load:>6.1f}-{os.getloadavg()[0]:<5.1f}{verdict}", flush=True)  # fmt: skip
     print("real: from the announcement to the job's end; whole: the command from its start (goal ±25%)")
 
 
