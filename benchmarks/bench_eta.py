@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -66,6 +67,12 @@ JOBS = {
         "--jsonl",
     ],
 }
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children (and theirs) that have ended and been waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def cli_job(cmd: list[str]) -> tuple[float, float, float]:
@@ -122,14 +129,17 @@ def main() -> None:
         names = [n for n in names if n in args.only.split(",")]
     if args.no_head_count and "head-count" in names:
         names.remove("head-count")
-    print(f"{'job':<22}{'announced s':>12}{'real s':>9}{'real/ann.':>11}{'whole s':>9}{'load':>12}")
+    print(
+        f"{'job':<22}{'announced s':>12}{'real s':>9}{'real/ann.':>11}{'whole s':>9}{'CPU s':>8}{'load':>12}"
+    )
     for name in names:  # each row as soon as its job has run
-        load = os.getloadavg()[0]
+        load, cpu = os.getloadavg()[0], cpu_seconds()
         announced, real, whole = rope_t() if name == "rope t" else cli_job(JOBS[name])
         verdict = "ok" if abs(real / announced - 1) <= 0.25 else "MISS"
         print(f"{name:<22}{announced:>12.1f}{real:>9.1f}{real / announced:>10.2f}x{whole:>9.1f}"
-              f"{load:>6.1f}-{os.getloadavg()[0]:<5.1f}{verdict}", flush=True)  # fmt: skip
-    print("real: from the announcement to the job's end; whole: the command from its start (goal ±25%)")
+              f"{cpu_seconds() - cpu:>8.1f}{load:>6.1f}-{os.getloadavg()[0]:<5.1f}{verdict}", flush=True)  # fmt: skip
+    print("real: from the announcement to the job's end; whole: the command from its start (goal ±25%);")
+    print("CPU s: the CPU seconds of the job's processes (this one's and every child's that has ended)")
 
 
 if __name__ == "__main__":
