@@ -9,10 +9,10 @@ however many run beside it (tests/test_pool.py), so a stored run's key says noth
 scheduled.
 
 Why processes and not one batched step for several same-shaped models (`torch.func.stack_module_state` +
-`vmap`): measured in benchmarks/bench_jobs.py, where docs/figures.md quotes it. On this CPU torch has no vmap rule for
-its fused attention (it loops over the models), so a batched step was slower than the runs one after
-another; it also rounds differently from a run trained alone, which would tie a run's numbers to the
-company it trained in.
+`vmap`): on this CPU torch has no vmap rule for its fused attention (it loops over the models), so a batched
+step was slower than the runs one after another when this was built (a measurement no benchmark here repeats);
+it also rounds differently from a run trained alone, which would tie a run's numbers to the company it
+trained in. benchmarks/bench_head_count.py times the pool against the runs one after another.
 
 A short job, or one on a single core, runs its tasks in its own process (`InlinePool`): no process to start,
 the same events.
