@@ -42,7 +42,7 @@ def _exception_classes() -> list[str]:
 def test_every_error_of_the_tutor_has_one_of_the_two_roots():
     classes = _exception_classes()
     assert "tutor.content.latex.LatexError" in classes and "tutor.ui.grading_client.GradeFailed" in classes
-    assert "tutor.grading.kit.CheckFailed" in classes and "tutor.quiz.check.AnswerError" in classes
+    assert "tutor.grading.voice.CheckFailed" in classes and "tutor.quiz.check.AnswerError" in classes
     wrong = []
     for name in classes:
         module, _, attr = name.rpartition(".")

@@ -244,7 +244,7 @@ def test_a_chinese_table_title_never_starts_a_line_with_closing_punctuation(widt
 
 @pytest.mark.parametrize("lang", LANGS)
 async def test_t_at_80_columns_keeps_the_reading_place(home, lang):
-    from tests.ui_helpers import aim_over
+    from tests.ui_helpers import aim_over, until
 
     app = make_app(home, lang)
     async with app.run_test(size=SIZE) as pilot:
@@ -252,6 +252,10 @@ async def test_t_at_80_columns_keeps_the_reading_place(home, lang):
         await app.open_lesson("positions", "two-lines", offset=3)
         await aim_over(app)
         screen = app.screen
+        # in the section's text, 3 lines down (on a busy host the aim may come after aim_over looked)
+        await until(
+            pilot, lambda: (screen._anchor() or (None,))[0] not in (None, screen.query_one("#sec-two-lines"))
+        )
         section = screen.current_section
         widget, fraction = screen._anchor()
         for _ in range(2):  # the contents shown (the text narrower), then hidden again
