@@ -90,11 +90,19 @@ async def test_quiz_records_a_right_and_a_wrong_answer_with_feedback(home):
                 await pilot.press("enter")
                 assert "Model answer" in plain(quiz.query_one(".q-feedback", Static).content)
                 box.value = "3"
+                shown = quiz.last_feedback
                 await pilot.press("enter")
+                await until(
+                    pilot, lambda shown=shown: quiz.last_feedback is not shown
+                )  # once the store has the rating
                 assert quiz.last_feedback.correct is None and quiz.last_feedback.rating == 3
             else:
                 box.value = right_answer(q) if not asked else wrong_answer(q)
+                shown = quiz.last_feedback
                 await pilot.press("enter")
+                await until(
+                    pilot, lambda shown=shown: quiz.last_feedback is not shown
+                )  # once the store has the answer
                 asked.append((q.id, quiz.last_feedback.correct))
                 feedback = " ".join(plain(quiz.query_one(".q-feedback", Static).content).split())
                 assert ("Right" if len(asked) == 1 else "Not quite") in feedback
