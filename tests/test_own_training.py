@@ -17,6 +17,10 @@ import pytest
 from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 from tests.grading_helpers import grading_processes
 
+# six exercise-train runs in their boxes at once take 23 s: in the slow run (CI runs it), so that the
+# default run stays within 5 minutes
+pytestmark = pytest.mark.slow
+
 ROPE = ROOT / "lessons/03-rope-alibi/exercises/rope"
 # passes every check (those probe batches of 1 and 4), then gives a NaN loss on the training batches of 10
 NAN_AT_TEN = """
