@@ -37,7 +37,7 @@ GERMAN_TOO = set(
     "proportional rate redundant relative reset rest rotation sandbox score scores seed seeds shard signal "
     "stand start still student tensor terminal test text threads timeout token tokens tokenizer training "
     "transformer trick tutor verse version will logit logits softmax batch checkpoint dropout embedding "
-    "embeddings heatmap heatmaps quiz experiment experiments details budget lies explosion positions overfitting".split()
+    "embeddings heatmap heatmaps quiz experiment experiments details budget lies explosion positions overfitting linear".split()
 )
 # terms the Chinese lessons keep in English letters
 ZH_TERMS = {"softmax", "logit", "logits", "query", "token", "tokens", "batch", "checkpoint", "tensor"}
