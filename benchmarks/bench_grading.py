@@ -6,7 +6,7 @@
   starts and reads the file, the judge starts and imports torch, builds the worker's box, and the
   checks probe the learner's code. Beside it, in the same rounds, `python -c "import torch"`: the floor
   of anything that starts Python and torch.
-- **warm**: the same file graded by a judge forked from a warm judge (runner.WarmJudge, what `grade
+- **warm**: the same file graded by a judge forked from a warm judge (judges.WarmJudge, what `grade
   --watch`, `--batch` and the app keep), in this process; its first grade, which waits for the warm
   judge to start, is left out.
 - **batch**: `grade split-heads --batch DIR --jobs 2` over 20 copies of the reference, end to end.
@@ -72,7 +72,8 @@ def cold_rounds(exercises, repeat: int, home: str) -> tuple[list[float], dict[st
 
 
 def warm_rounds(exercises, repeat: int) -> dict[str, list[float]]:
-    from tutor.grading.runner import WarmJudge, grade_code
+    from tutor.grading.judges import WarmJudge
+    from tutor.grading.runner import grade_code
     from tutor.grading.workspace import solution_file
 
     warm: dict[str, list[float]] = {ex.id: [] for ex in exercises}

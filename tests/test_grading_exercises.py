@@ -17,7 +17,8 @@ import pytest
 
 from tutor.content.loader import load_course
 from tutor.grading.authoring import _static_problems, check_exercises
-from tutor.grading.runner import WarmJudge, grade_trusted
+from tutor.grading.judges import WarmJudge
+from tutor.grading.runner import grade_trusted
 from tutor.grading.runs import exercise_checks
 from tutor.grading.submissions import grade_file
 from tutor.grading.workspace import solution_file, starter_file

@@ -27,9 +27,10 @@ from tutor.content.loader import load_course
 from tutor.content.schema import Exercise
 from tutor.grading import batch
 from tutor.grading.authoring import _message_problems
+from tutor.grading.judges import WarmJudge
 from tutor.grading.remote import LearnerError
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import WarmJudge, grade_trusted
+from tutor.grading.runner import grade_trusted
 from tutor.grading.text import render
 from tutor.grading.workspace import solution_file, starter_file
 from tutor.texts import catalogue, say

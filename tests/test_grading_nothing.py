@@ -15,7 +15,8 @@ import pytest
 from tests.conftest import ROOT
 from tests.nothing_files import FILES, HEAD_COUNT_MADE_UP, PARTS, sources
 from tutor.content.loader import load_course
-from tutor.grading.runner import WarmJudge, grade_trusted
+from tutor.grading.judges import WarmJudge
+from tutor.grading.runner import grade_trusted
 from tutor.grading.runs import exercise_checks, grade_runs
 from tutor.grading.workspace import starter_file
 from tutor.i18n import LANGS

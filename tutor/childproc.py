@@ -29,7 +29,6 @@ judge forks its sandboxed worker itself, on top of this.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import selectors
@@ -41,9 +40,12 @@ import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tutor.settings import CHILD_LINE_LIMIT, CHILD_STDERR_TAIL
+
+if TYPE_CHECKING:  # imported where used: a grade command starts its judge before it loads asyncio
+    import asyncio
 
 
 class ChildTimeout(Exception):
@@ -308,6 +310,8 @@ class AsyncChild:
 
     @classmethod
     async def start(cls, argv: list[str], *, env: dict[str, str], cwd: str | None = None) -> AsyncChild:
+        import asyncio
+
         stderr = tempfile.TemporaryFile()
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -324,6 +328,8 @@ class AsyncChild:
     async def events(self, *, timeout: float | None = None) -> AsyncIterator[dict]:
         """The child's events until its stdout closes; ChildTimeout after `timeout` seconds. Cancelling
         the task that iterates stops the child (call `stop` in a finally)."""
+        import asyncio
+
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             left = None if deadline is None else deadline - time.monotonic()
@@ -361,6 +367,8 @@ class AsyncChild:
         return read_tail(self._stderr)
 
     async def stop(self, grace_s: float = 0.0) -> None:
+        import asyncio
+
         if self.proc.returncode is None and grace_s > 0:
             _signal_group(self.proc.pid, signal.SIGTERM)
             try:

@@ -124,7 +124,7 @@ def _solution(ex, path, args, ctx) -> int:
 
 def _train(ex, path, steps: int | None, ctx) -> int:
     """Grade the file; once it passes, train the model it builds, printing progress as it comes."""
-    from tutor.grading.runner import WarmJudge
+    from tutor.grading.judges import WarmJudge
     from tutor.grading.submissions import grade_file, train_own_model
     from tutor.grading.text import own_training_line, training_end
     from tutor.texts import say

@@ -60,11 +60,12 @@ def add_arguments(parser, t) -> None:
 def run(args, ctx) -> int:
     if args.merge is not None:
         return _merge(args, ctx)
-    _instructor_options(args, ctx.lang)
-    from tutor.grading.runner import EarlyJudge
+    from tutor.grading.judges import EarlyJudge  # light: the judge starts before the grading code loads
 
     one_grade = args.batch is None and args.hint is None and not args.watch
-    with EarlyJudge() if one_grade else nullcontext() as early:  # it imports torch while the course loads
+    # it imports torch while this process imports the grading code and loads the course
+    with EarlyJudge() if one_grade else nullcontext() as early:
+        _instructor_options(args, ctx.lang)
         from tutor.course import open_course
 
         ex = open_course(ctx.lessons_dir).exercise(args.id)
@@ -118,7 +119,7 @@ def _print_hint(ex, args, ctx, store) -> None:
 def _watch(ex, path, ctx, args, store, limits, last: dict) -> None:
     """--watch: grade now and after every save, until Ctrl-C. One warm judge for every grade; the
     watcher starts before the first grade, so a save during it is seen."""
-    from tutor.grading.runner import WarmJudge
+    from tutor.grading.judges import WarmJudge
     from tutor.grading.watch import SaveWatcher, watch_file
 
     with WarmJudge() as warm, closing(SaveWatcher(path)) as watcher:

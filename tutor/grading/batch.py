@@ -35,9 +35,10 @@ from rich.cells import cell_len
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
+from tutor.grading.judges import WarmJudge
 from tutor.grading.names import iso, raw_name, shown_name  # noqa: F401 - here for the modules that import them from batch
 from tutor.grading.result import VERSION, GradeResult
-from tutor.grading.runner import Limits, WarmJudge, error_result, grade_many
+from tutor.grading.runner import Limits, error_result, grade_many
 from tutor.texts import say
 
 CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256",

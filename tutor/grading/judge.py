@@ -166,6 +166,7 @@ class Channel:
         self.output = bytearray()
         self.output_total = 0
         self.next_id = 0
+        self.awaiting = False  # a probe is out and its answer not yet read
         self.deadline = time.monotonic() + job["timeout_s"]
         self.timeout_s = job["timeout_s"]
         self.isolation: dict | None = None
@@ -187,12 +188,7 @@ class Channel:
         writes = [self.probe_w] if self.pending else []
         ready_r, ready_w, _ = select.select(reads, writes, [], min(left, 0.5))
         if ready_w:
-            try:
-                self.pending = self.pending[os.write(self.probe_w, self.pending) :]
-            except BlockingIOError:
-                pass
-            except BrokenPipeError:
-                self.pending = b""  # the worker is gone: its answer channel will say so
+            self._flush()
         if self.out_r in ready_r:
             self._take_output()
         if self.reply_r in ready_r:
@@ -203,6 +199,15 @@ class Channel:
             if len(self.buffer) > REPLY_LIMIT and b"\n" not in self.buffer[self.scanned :]:
                 self.kill()
                 raise Stopped("error", self.say("grade.stop.answer_too_large", mb=REPLY_LIMIT // 2**20))
+
+    def _flush(self) -> None:
+        """Write what of the pending probe the pipe takes now, without waiting."""
+        try:
+            self.pending = self.pending[os.write(self.probe_w, self.pending) :]
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            self.pending = b""  # the worker is gone: its answer channel will say so
 
     def _take_output(self) -> None:
         chunk = os.read(self.out_r, 65536)
@@ -275,10 +280,28 @@ class Channel:
         return self.isolation
 
     def probe(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> Any:
+        self.send(op, args, kwargs, **fields)
+        return self.answer()
+
+    def send(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> None:
+        """Send a probe and return at once: the worker computes while this process does its own work
+        (`answer` then waits for the reply). One probe is out at a time: an answer never asked for is
+        read and dropped first, so replies stay in turn."""
         self.ready()
+        if self.awaiting:
+            try:
+                self.answer()
+            except LearnerError:
+                pass
         message = {"id": self.next_id, "op": op, **fields, "args": self.wire.encode(args or []),
                    "kwargs": self.wire.encode(kwargs or {})}  # fmt: skip
         self.pending += (json.dumps(message, allow_nan=False) + "\n").encode()
+        self.awaiting = True
+        self._flush()
+
+    def answer(self) -> Any:
+        """The reply to the probe `send` sent, as plain data; LearnerError if the learner's code raised."""
+        self.awaiting = False
         reply = self._answer()
         if "error" in reply:
             raise LearnerError.from_reply(reply["error"], self.lang)

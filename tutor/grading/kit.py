@@ -18,6 +18,9 @@ grader's message; an exception the learner's code raises ends the check as an er
 call. Calling a class or function with a `GPTConfig` builds the module in the worker and gives a handle
 (tutor.grading.remote.RemoteModule): `.params` {name: shape}, `.modules`, `.is_module`, `.load(state)`,
 `.run(*args, method="__call__", **kwargs)` (without gradients), `.logits(*args)`, `.grads(idx, targets)`.
+A check that computes an expensive value of its own does it while the worker runs the learner's code:
+`answer = learner.order_gap.later(3, False, seed)` sends the call and returns at once; `answer()`
+waits for the value (a grade's two processes then keep two cores busy).
 
 Expectations fail the check with the grader's own words ("expected …, got …"), in the learner's
 language (tutor/texts/*.toml, `grade.check.*`):
@@ -56,7 +59,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -126,17 +129,32 @@ class _Remote:
         self._sub, self._name = sub, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        configs = [a for a in args if hasattr(a, "__dataclass_fields__")]
+        if configs:  # a module, built from a GPTConfig in the worker: a handle to it
+            from dataclasses import asdict
+
+            return self._answered(args, kwargs, lambda: self._sub.new(self._name, asdict(configs[0])))
+        return self._answered(args, kwargs, lambda: self._sub.call(self._name, *args, **kwargs))
+
+    def later(self, *args: Any, **kwargs: Any) -> Callable[[], Any]:
+        """Call the function without waiting for it: the worker runs it while the check computes its
+        own value (a model of its own, say); what this returns waits for the answer and gives it, as
+        the call would have.
+
+            answer = learner.order_gap.later(3, False, seed)
+            want = reference_gap(3, False, seed)  # meanwhile, in the judge
+            gap = answer()
+        """
+        waiting = self._sub.call_later(self._name, *args, **kwargs)
+        return lambda: self._answered(args, kwargs, waiting)
+
+    def _answered(self, args: tuple, kwargs: dict, answer: Callable[[], Any]) -> Any:
+        """What `answer` gives, kept as the check's last call (its messages name it)."""
         call = _call_text(self._name, args, kwargs)
         last = _last()
         last[:] = [call, None]
-        configs = [a for a in args if hasattr(a, "__dataclass_fields__")]
         try:
-            if configs:  # a module, built from a GPTConfig in the worker: a handle to it
-                from dataclasses import asdict
-
-                value = self._sub.new(self._name, asdict(configs[0]))
-            else:
-                value = self._sub.call(self._name, *args, **kwargs)
+            value = answer()
         except LearnerError as err:
             raised = LearnerError(err.type_name, tell("grade.check.in_call", call=call, error=err.text))
             raised.message = err.text

@@ -8,6 +8,7 @@ weights the judge drew (`.load`), and run on inputs the judge chose (`.run`, `.g
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from tutor.errors import CheckFailure
@@ -78,6 +79,10 @@ class Prober(Protocol):
     """The judge's channel to a worker (tutor.grading.judge.Channel)."""
 
     def probe(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> Any: ...
+
+    def send(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> None: ...
+
+    def answer(self) -> Any: ...
 
     def kill(self) -> None: ...
 
@@ -184,6 +189,12 @@ class Submission:
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return self._channel.probe("call", name=name, args=list(args), kwargs=kwargs)
+
+    def call_later(self, name: str, *args: Any, **kwargs: Any) -> Callable[[], Any]:
+        """Start the call and return at once, so the judge computes its own value while the worker
+        computes the learner's; what this returns waits for the answer."""
+        self._channel.send("call", name=name, args=list(args), kwargs=kwargs)
+        return self._channel.answer
 
     def new(self, name: str, cfg: dict) -> RemoteModule:
         ref = self._ref()

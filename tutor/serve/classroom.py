@@ -274,7 +274,8 @@ def grade_class(
     large, not UTF-8) is an error row saying why. The files are all read first, then graded (a row's
     sha256 is of the bytes graded). `on_exercise(ex)` is called as an exercise's grading starts.
     Nothing is recorded in a learner's store."""
-    from tutor.grading.runner import WarmJudge, grade_many
+    from tutor.grading.judges import WarmJudge
+    from tutor.grading.runner import grade_many
 
     batches = _read_all(folder, members, exercises, lang)
     with WarmJudge() if any(todo for _, _, todo in batches) else nullcontext() as warm:

@@ -1,6 +1,6 @@
 """The server's warm processes, shared by the whole class, and each app's way to them.
 
-One warm judge (tutor.grading.runner.WarmJudge: it imports torch and the grading code and never reads
+One warm judge (tutor.grading.judges.WarmJudge: it imports torch and the grading code and never reads
 a job) and one warm process for experiments (tutor.experiment_zygote) run per server. A learner's app asks
 for a fresh fork of either over its relay, a socket pair made for that app alone (its end is passed
 to the app; its number is in TUTOR_SERVED). The server forks, moves the new process into that
@@ -54,7 +54,7 @@ class Warm:
     """The class's warm judge and warm experiment process (started at once: each imports torch)."""
 
     def __init__(self, lessons_dir: Path) -> None:
-        from tutor.grading.runner import WarmJudge
+        from tutor.grading.judges import WarmJudge
 
         self.judge = WarmJudge()
         self.experiments = ForkServer([sys.executable, "-m", "tutor.experiment_zygote", str(lessons_dir)],

@@ -44,7 +44,7 @@ from tutor.ui.state import Tutor, load, saved_index
 from tutor.ui.widgets.key_bar import training_line
 
 if TYPE_CHECKING:
-    from tutor.grading.runner import WarmJudge
+    from tutor.grading.judges import WarmJudge
     from tutor.progress.store import Store
     from tutor.ui.screens.base import TutorScreen
     from tutor.ui.screens.lesson import LessonScreen

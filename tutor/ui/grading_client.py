@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
+from tutor.grading.judges import WarmJudge
 from tutor.grading.result import GradeResult
-from tutor.grading.runner import OwnTraining, WarmJudge
+from tutor.grading.runner import OwnTraining
 
 if TYPE_CHECKING:
     from tutor.ui.state import Tutor

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tutor.content.loader import Course
     from tutor.content.schema import Exercise, Lesson
     from tutor.errors import TutorError
-    from tutor.grading.runner import WarmJudge
+    from tutor.grading.judges import WarmJudge
     from tutor.progress.store import Store
     from tutor.texts import Said
 
@@ -157,7 +157,7 @@ class Tutor:
         from a thread of its own (start_warm_judge), a grade asks for it in another."""
         with self._warm_lock:
             if self._warm is None or not self._warm.server.alive:
-                from tutor.grading.runner import WarmJudge
+                from tutor.grading.judges import WarmJudge
 
                 self._warm = WarmJudge()
             return self._warm

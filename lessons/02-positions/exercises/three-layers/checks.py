@@ -25,6 +25,17 @@ def _gap(learner, n_layer: int, use_pos: bool, seed: int) -> float:
     return expect_above(learner.order_gap(n_layer, use_pos, seed), 0.0)  # a number, never negative
 
 
+def _gaps(learner, calls: list[tuple[int, bool, int]]) -> list[tuple[float, float]]:
+    """(the learner's gap, the course GPT's) for each (n_layer, use_pos, seed): the judge builds its
+    model while the worker builds the learner's."""
+    both = []
+    for n_layer, use_pos, seed in calls:
+        answer = learner.order_gap.later(n_layer, use_pos, seed)
+        want = _real_gap(n_layer, use_pos, seed)
+        both.append((expect_above(answer(), 0.0), want))
+    return both
+
+
 @lru_cache(maxsize=16)
 def _real_gap(n_layer: int, use_pos: bool, seed: int) -> float:
     """The reference's computation, in the judge: the max abs difference of the last logits."""
@@ -43,21 +54,21 @@ def _real_gap(n_layer: int, use_pos: bool, seed: int) -> float:
 def _measured(learner, n_layer: int, use_pos: bool, seed: int, where: str | None = None) -> float:
     """order_gap(n_layer, use_pos, seed), which must be the course GPT's own gap for those arguments."""
     where = where or f"order_gap({n_layer}, {use_pos}, seed={seed})"
-    gap = _gap(learner, n_layer, use_pos, seed)
-    expect_close(gap, _real_gap(n_layer, use_pos, seed), where, REL, NOISE)
+    [(gap, want)] = _gaps(learner, [(n_layer, use_pos, seed)])
+    expect_close(gap, want, where, REL, NOISE)
     return gap
 
 
 def check_from_model(learner):
-    seeds = random.sample(SEEDS, 3)
-    gaps = [_gap(learner, 3, False, seed) for seed in seeds]
-    expect(_gap(learner, 3, False, seeds[0]), gaps[0], msg("same_seed", seed=seeds[0]))
-    listed = ", ".join(f"{s} → {v:.6g}" for s, v in zip(seeds, gaps, strict=True))
-    assert len(set(gaps)) == 3, msg("constant", listed=listed)
-    for seed, gap in zip(seeds, gaps, strict=True):
+    seeds = random.sample(SEEDS, 2)
+    both = _gaps(learner, [(3, False, seed) for seed in seeds])
+    listed = ", ".join(f"{s} → {gap:.6g}" for s, (gap, _) in zip(seeds, both, strict=True))
+    assert both[0][0] != both[1][0], msg("constant", listed=listed)
+    for seed, (gap, want) in zip(seeds, both, strict=True):
         # the model built after manual_seed(seed); whether use_pos reaches it is the other checks' question
-        want = _real_gap(3, False, seed)
         if abs(gap - want) > REL * want + NOISE:
+            # not the gap: a model left unseeded gives another value each call, which is what to say then
+            expect(_gap(learner, 3, False, seed), gap, msg("same_seed", seed=seed))
             want = min(want, _real_gap(3, True, seed), key=lambda w: abs(w - gap))
         expect_close(gap, want, f"order_gap(3, False, seed={seed})", REL, NOISE)
     return msg("from_model_ok", listed=listed)
