@@ -10,12 +10,15 @@
   --watch`, `--batch` and the app keep), in this process; its first grade, which waits for the warm
   judge to start, is left out.
 - **batch**: `grade split-heads --batch DIR --jobs 2` over 20 copies of the reference, end to end.
+- **class**: the similarity report over 500 files and the exports of a 500-file class
+  (benchmarks/bench_similarity.py, which also runs alone).
 - **app**: the real app (App.run_test) on split-heads' exercise screen: the file is saved and the time
   runs until the verdict is on screen; beside it, in the same rounds, a warm grade of the same text by the
   app's own warm judge.
 
 Goals, so that a grade comes back while the learner still looks at the code: cold ≤ 2 s for every
-code exercise; warm ≤ 0.25× cold; the batch ≤ 3× one cold grade; the app within 1.3× the warm grade.
+code exercise; warm ≤ 0.25× cold; the batch ≤ 3× one cold grade; the app within 1.3× the warm grade;
+the similarity report over 500 files ≤ 10 s of CPU.
 """
 
 from __future__ import annotations
@@ -181,6 +184,10 @@ def main() -> None:
     )
     report_app(shown, app_warm)
     print(f"isolation: {isolation['level']}; layers: {', '.join(isolation['layers'])}")
+    from benchmarks.bench_similarity import measure, report
+
+    print()
+    report(measure(500))
 
 
 if __name__ == "__main__":
