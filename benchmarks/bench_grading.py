@@ -13,7 +13,8 @@
 - **class**: the similarity report over 500 files and the exports of a 500-file class
   (benchmarks/bench_similarity.py, which also runs alone).
 - **app**: the real app (App.run_test) on split-heads' exercise screen: the file is saved and the time
-  runs until the verdict is on screen; beside it, in the same rounds, a warm grade of the same text by the
+  runs until a frame with the verdict in view has been rendered (the screen's `_reveal_result` runs after
+  the frame that draws it; if it scrolls, the next frame: Textual's `call_after_refresh`); beside it, in the same rounds, a warm grade of the same text by the
   app's own warm judge.
 
 Goals, so that a grade comes back while the learner still looks at the code: cold ≤ 2 s for every
@@ -122,19 +123,31 @@ async def app_rounds(ex_id: str, repeat: int, home: Path) -> tuple[list[float], 
         source = (ex.folder / "solution.py").read_text(encoding="utf-8")
         judge = app.tutor.warm_judge()
         await asyncio.to_thread(grade_code, ex, source, "first.py", warm=judge)  # the warm judge is up
+        painted = asyncio.Event()
+        reveal, box = screen._reveal_result, screen.query_one("#ex-box")
+
+        def revealed() -> None:
+            # runs once the frame with the new verdict is drawn; if it scrolls, the next frame shows it
+            at = box.scroll_offset
+            reveal()
+            if box.scroll_offset == at:
+                painted.set()
+            else:
+                screen.call_after_refresh(painted.set)
+
+        screen._reveal_result = revealed
         for i in range(repeat):
             text = f"{source}\n# round {i}\n"  # a new file each round: a save, and fresh inputs
             t0 = time.perf_counter()
             await asyncio.to_thread(grade_code, ex, text, "solution.py", warm=judge)
             warm.append(time.perf_counter() - t0)
-            before = screen.result
+            painted.clear()
             t0 = time.perf_counter()
             screen.file.write_text(text, encoding="utf-8")  # the learner saves
-            while screen.result is before:
-                await asyncio.sleep(0.002)
-            await pilot.pause()  # drawn
+            await painted.wait()
             shown.append(time.perf_counter() - t0)
             assert screen.result.status == "pass"
+            await pilot.pause()  # the store's record and the next step, before the next round
         await settle(app)
     return shown, warm
 
