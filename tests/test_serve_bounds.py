@@ -337,3 +337,74 @@ def test_a_server_run_by_an_instructor_who_is_not_root(tmp_path):
         assert home.stat().st_uid == NOBODY and stat.S_IMODE(home.stat().st_mode) == 0o700
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+async def _grade(learner: Learner) -> str:
+    """Press g and wait for the verdict or the refusal that replaces "grading…"."""
+    await learner.press("g")
+    await learner.wait_for("grading…")
+    deadline = time.monotonic() + 120
+    while "grading…" in (text := learner.text()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return text
+
+
+def test_a_learner_whose_grades_keep_hitting_the_memory_cap_waits_before_the_next(klass):
+    """Cy's file takes 700 MB as it is imported (the cap: 400 MiB). The kernel ends her first two grades
+    at the cap; the third is not started: the server makes her wait (5 s after two such ends in a row),
+    and her app says why, in her words, instead of paying the host another cap's worth of reclaim."""
+    home = klass.folder / "learners" / "cy"
+    (home / "workspace" / "split-heads").mkdir(parents=True, exist_ok=True)
+    source = (SPLIT / "solution.py").read_text(encoding="utf-8")
+    (home / "workspace" / "split-heads" / "split_heads.py").write_text("HOG = b'x' * (700 << 20)\n" + source)
+
+    async def visit():
+        async with Learner(klass.links()["cy"], width=120, height=40) as cy:
+            await cy.open()
+            await open_lab(cy)
+            if oom_kills(app_of(klass, "cy")) is None:
+                pytest.skip("no memory group counts the kernel's kills here (the rlimits kind)")
+            said = [await _grade(cy), await _grade(cy)]
+            said.append(await _grade(cy))
+            return said, oom_kills(app_of(klass, "cy"))
+
+    (first, second, third), kills = asyncio.run(visit())
+    assert "0/6" in first and "0/6" in second, (first, second)
+    assert kills == 2, kills  # the third grade's judge was never forked
+    assert "ended your last 2 runs at this session's memory cap" in third, third
+    assert "the next can start in 5 s" in third, third
+
+
+@pytest.mark.parametrize(
+    "looks,waits",
+    [
+        # (kills counted by the group, a fork still running) at each request, and the waits given
+        ([(0, False), (1, False), (2, False)], [0, 0, 5]),  # the second end in a row: 5 s
+        ([(0, False), (1, False), (2, False), (3, False)], [0, 0, 5, 10]),  # each after it doubles
+        ([(0, False), (1, False), (1, False), (2, False)], [0, 0, 0, 0]),  # one ended on its own between
+        ([(0, False), (0, True), (1, True), (2, False)], [0, 0, 0, 5]),  # two at once, both killed
+    ],
+)
+def test_cooling_waits_after_two_ends_at_the_cap_in_a_row_and_doubles(looks, waits):
+    from tutor.serve.forks import Cooling
+
+    cooling, got, now = Cooling(), [], 0.0
+    for kills, running in looks:
+        wait = cooling.wait_s(kills, running, now)
+        got.append(wait)
+        if wait == 0:
+            cooling.forked = True  # the server forks
+        now += 100.0  # long after any wait: each look sees only what came before it
+    assert [round(w) for w in got] == waits
+
+
+def test_cooling_counts_down_and_ends_with_its_wait():
+    from tutor.serve.forks import Cooling
+
+    cooling = Cooling()
+    for kills in (0, 1):
+        assert cooling.wait_s(kills, False, 0.0) == 0
+        cooling.forked = True
+    assert cooling.wait_s(2, False, 0.0) == 5.0
+    assert cooling.wait_s(2, False, 3.0) == 2.0  # still waiting; looks meanwhile change nothing
+    assert cooling.wait_s(2, False, 5.0) == 0.0

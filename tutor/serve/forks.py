@@ -19,7 +19,9 @@ The relay's messages, one request at a time, each answered:
     oom                     the learner's count of kills at the memory cap -> "N"
 
 Anything else is answered "?"; descriptors sent by the app are closed unread. At most MAX_FORKS of an
-app's forks run at once; when the app ends, every fork made for it is killed.
+app's forks run at once ("busy"); when the app ends, every fork made for it is killed. A learner whose
+forks the kernel keeps ending at the memory cap waits before the next (`Cooling`): the answer is then
+"cooling S N", S seconds left after N such ends in a row.
 """
 
 from __future__ import annotations
@@ -27,18 +29,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import select
 import signal
 import socket
 import sys
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.childproc import ForkServer
 from tutor.serve.bounds import LearnerBounds
 
 MAX_FORKS = 6
+COOL_AFTER = 2  # forks in a row ended by the kernel at the memory cap before the next one waits
+COOL_FIRST_S, COOL_MAX_S = 5.0, 60.0  # the first wait; each end after it doubles it, up to the most
 ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TUTOR_CHECKPOINTS", "TMPDIR")
 
 
@@ -68,6 +75,34 @@ class Warm:
         self.experiments.close()
 
 
+@dataclass
+class Cooling:
+    """One learner's forks ended at the memory cap, and the wait before their next. Each such end costs
+    the host a cap's worth of page faults and reclaim, which the other learners' keys wait behind; a
+    file that hits the cap on every grade hits it again, so the second end in a row gets a wait of
+    COOL_FIRST_S, each one after it twice that, up to COOL_MAX_S. A fork that ends without being
+    killed ends the streak. Kept per learner, so a reconnect (a new app) does not reset it."""
+
+    seen: int = 0  # the group's count of kills at the last look
+    streak: int = 0  # looks in a row that found a new kill
+    forked: bool = False  # a fork was made since the last look
+    until: float = 0.0  # no fork before this (time.monotonic)
+
+    def wait_s(self, kills: int, running: bool, now: float) -> float:
+        """Seconds before the next fork may be made, looking at the group's kills now; `running`: a
+        fork made for the learner is still going."""
+        if kills > self.seen:
+            self.streak += 1
+            if self.streak >= COOL_AFTER:
+                self.until = now + min(COOL_MAX_S, COOL_FIRST_S * 2 ** (self.streak - COOL_AFTER))
+        elif self.forked and not running:
+            self.streak = 0  # the last one ended on its own
+        self.seen = kills
+        if not running:
+            self.forked = False
+        return max(0.0, self.until - now)
+
+
 def _vm_size(pid: int) -> int:
     """A process's address space (bytes), from /proc/PID/status."""
     with contextlib.suppress(OSError, ValueError):
@@ -80,8 +115,9 @@ def _vm_size(pid: int) -> int:
 class AppRelay:
     """The server's end of one app's relay."""
 
-    def __init__(self, warm: Warm, bounds: LearnerBounds, home: Path) -> None:
+    def __init__(self, warm: Warm, bounds: LearnerBounds, home: Path, cooling: Cooling | None = None) -> None:
         self.warm, self.bounds, self.home = warm, bounds, home
+        self.cooling = cooling if cooling is not None else Cooling()
         self.mine, self.theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.mine.setblocking(False)
         self.forks: dict[int, int] = {}  # pid -> our pidfd (-1: none)
@@ -144,7 +180,10 @@ class AppRelay:
         self._prune()
         if len(self.forks) >= MAX_FORKS:
             return b"busy", []
+        if (wait := self.cooling.wait_s(self.bounds.oom_kills(), bool(self.forks), time.monotonic())) > 0:
+            return b"cooling %d %d" % (math.ceil(wait), self.cooling.streak), []
         pid, pidfd, job_w, events_r = await asyncio.to_thread(server.fork_fds)
+        self.cooling.forked = True
         self.bounds.adopt(pid, _vm_size(server.proc.pid))
         if header is not None:
             os.write(job_w, header)  # before the app has the pipe: its job can only come after

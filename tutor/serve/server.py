@@ -48,7 +48,7 @@ from aiohttp import WSMsgType, web
 from tutor.serve import roster
 from tutor.serve.app_process import AppProcess, app_env, prepare_home
 from tutor.serve.bounds import LearnerBounds, Limits, Placement
-from tutor.serve.forks import AppRelay, Warm
+from tutor.serve.forks import AppRelay, Cooling, Warm
 from tutor.serve.pages import MAX_MESSAGE, PAGE, link_page, notice_page, parse_message, tutor_page
 from tutor.serve.roster import RosterLearner, token_owner
 from tutor.serve.session import Served
@@ -120,6 +120,7 @@ class Turns:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     newest: Conn | None = None
     starts: deque[float] = field(default_factory=lambda: deque(maxlen=32))
+    cooling: Cooling = field(default_factory=Cooling)  # their forks ended at the memory cap
 
     def backoff_s(self, now: float) -> float:
         recent = [t for t in self.starts if now - t < BACKOFF_WINDOW_S]
@@ -234,7 +235,7 @@ class TutorServer:
         home = self.config.home(learner)
         prepare_home(home, self.config.folder)
         bounds = self.placement.learner(learner.id)
-        relay = AppRelay(self.warm, bounds, home)
+        relay = AppRelay(self.warm, bounds, home, self.turns[learner.id].cooling)
         limits = self.config.limits
         folder = str(self.config.folder) if self.config.folder else None
         served = Served(relay.theirs.fileno(), learner.id, folder, limits.memory_bytes, limits.cpu_cores,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor.childproc import ChildCancelled, ForkedChild, ServerGone
+from tutor.errors import TutorError
 
 ENV = "TUTOR_SERVED"
 
@@ -58,6 +59,11 @@ def session() -> Served | None:
         return None
 
 
+class Cooling(TutorError):
+    """The server makes this learner wait before their next grade or run: the kernel ended their last
+    ones at the memory cap (tutor.serve.forks.Cooling)."""
+
+
 class Relay:
     """The app's end of its relay: one request and its answer at a time (grades and experiments ask
     from their threads)."""
@@ -79,10 +85,15 @@ class Relay:
         return answer, fds
 
     def fork(self, kind: bytes) -> RelayedChild:
+        """A fresh process of `kind` in this learner's bounds; Cooling while the server makes the learner
+        wait (their last ones ended at the memory cap), ServerGone when it forks nothing."""
         answer, fds = self.ask(kind)
         if not answer.isdigit() or len(fds) < 2:
             for fd in fds:
                 os.close(fd)
+            word, *numbers = answer.split()
+            if word == b"cooling" and len(numbers) == 2 and all(n.isdigit() for n in numbers):
+                raise Cooling("err.serve.cooling", n=int(numbers[1]), s=int(numbers[0]))
             raise ServerGone(answer.decode("ascii", "replace"))
         return RelayedChild(int(answer), fds[2] if len(fds) > 2 else None, fds[0], fds[1], self)
 
@@ -168,6 +179,8 @@ async def run_experiment(
         raise Cancelled() from None
     except ServerGone as gone:
         raise ExperimentError("err.serve.no_fork", why=str(gone) or "-") from None
+    except Cooling as cooling:
+        raise ExperimentError(cooling.key, **cooling.values) from None
     await asyncio.sleep(0)  # the events the thread handed over are in
     if outcome.result is None and outcome.error is None and not outcome.cancelled and killed > 0:
         raise ExperimentError("err.serve.memory_cap", mib=served.memory_bytes >> 20)
