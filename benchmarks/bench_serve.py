@@ -18,7 +18,8 @@ tests/serve_client.py (what the page does, without a browser), run in a thread o
    experiment process) are read the same way.
 3. **storm and cap:** one more learner connects and closes 10 times a second without end, and one of
    the open learners grades a file that takes 1.5 times the memory cap as it is imported, again and again
-   (the kernel ends each grade at the cap); the keys a third time.
+   (the kernel ends each grade it starts at the cap, and the server makes the learner wait after two in a
+   row, tutor.serve.forks.Cooling); the keys a third time.
 
 Goal (the class issue): p99 with the storm and the cap at most twice the p99 alone.
 
@@ -319,9 +320,9 @@ def main() -> None:
         f"  p99 with the storm and the cap / p99 alone: {ratio:.2f} (goal <= 2: {'met' if ratio <= 2 else 'NOT met'})"
     )
     print(
-        f"  meanwhile the stormer connected {storm_connects} times; the learner at the cap graded {cap_grades} "
-        f"times, {kills} of them ended by the kernel at {args.memory_mb} MiB; the stormer's connects started "
-        f"{storm_apps} app processes"
+        f"  meanwhile the stormer connected {storm_connects} times; the learner at the cap asked for {cap_grades} "
+        f"grades: {kills} ended by the kernel at {args.memory_mb} MiB, the others told to wait (the server's "
+        f"back-off after ends at the cap); the stormer's connects started {storm_apps} app processes"
     )
     print("memory per session (every process in that learner's group; PSS / RSS):")
     for name, (pss, rss) in memory.items():
