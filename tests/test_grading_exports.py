@@ -27,8 +27,8 @@ from tests.grading_helpers import exercise_course
 from tutor import __version__
 from tutor.course import open_course
 from tutor.errors import TutorError
-from tutor.grading.batch import checks_version, shown_name
-from tutor.grading.export import GRADEBOOK_COLUMNS, md_block, md_code, read_roster
+from tutor.grading.instructor.batch import checks_version, shown_name
+from tutor.grading.instructor.export import GRADEBOOK_COLUMNS, md_block, md_code, read_roster
 from tutor.grading.untrusted import one_line
 
 PROBE_TOML = """

@@ -291,7 +291,7 @@ def test_an_entry_swapped_after_the_listing_is_refused_when_it_is_opened(tmp_pat
 
 
 def test_names_and_terminal_text_are_escaped_by_the_rules():
-    from tutor.grading.batch import csv_cell, shown_name
+    from tutor.grading.instructor.batch import csv_cell, shown_name
     from tutor.grading.runner import clean
 
     assert shown_name("a\\b\nc\rd\te\x00f\x7fg\x85h\u202ei\u2066j\u200ek\u061cl\u2028m\ufeffn.py") == (

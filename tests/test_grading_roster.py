@@ -20,8 +20,8 @@ import pytest
 from tests.conftest import PYTHON, run_tutor_env
 from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
 from tutor.errors import TutorError
-from tutor.grading.lms import lms_name
-from tutor.grading.roster import read_roster
+from tutor.grading.instructor.lms import lms_name
+from tutor.grading.instructor.roster import read_roster
 
 WRONG = SOLUTION.replace("xs[-1]", "xs[0]")
 CANVAS_ROSTER = (

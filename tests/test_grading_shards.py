@@ -25,7 +25,7 @@ import yaml
 
 from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
-from tutor.grading.batch import raw_name, shard_of, shown_name
+from tutor.grading.instructor.batch import raw_name, shard_of, shown_name
 
 WRONG = SOLUTION.replace("xs[-1]", "xs[0]")
 # name: text (bytes: an error row, no grader started). "a\tb.py" is before "a!b.py" in the folder

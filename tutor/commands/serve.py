@@ -79,7 +79,7 @@ def _check_folder(folder: Path, lessons: Path) -> None:
 
 
 def run(args, ctx) -> int:
-    from tutor.grading import landlock
+    from tutor.grading.box import landlock
     from tutor.serve import roster
     from tutor.serve.bounds import Limits
     from tutor.serve.server import ServeConfig, serve

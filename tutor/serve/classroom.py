@@ -39,7 +39,7 @@ from tutor.serve.roster import CLASS_FILE, ID_PATTERN, LEARNERS_FOLDER
 
 if TYPE_CHECKING:
     from tutor.content.schema import Exercise, Lesson
-    from tutor.grading.batch import BatchRow
+    from tutor.grading.instructor.batch import BatchRow
 
 MAX_CLASS_BYTES = 16 * 2**20  # class.json: a roster of thousands is well under this
 
@@ -104,7 +104,7 @@ def read_class(folder: Path) -> list[Member]:
 
 
 def _shown(text: str) -> str:
-    from tutor.grading.batch import shown_name
+    from tutor.grading.instructor.batch import shown_name
 
     return shown_name(text)
 
@@ -314,7 +314,7 @@ def _read_files(
 ) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
     """A row for each learner with a workspace file of `ex` (an error row when it cannot be graded),
     and the rows to grade with their text."""
-    from tutor.grading.batch import BatchRow
+    from tutor.grading.instructor.batch import BatchRow
     from tutor.grading.runner import error_result
 
     rows: list[BatchRow] = []

@@ -64,7 +64,7 @@ def _no_new_privs() -> None:
 
 
 def _landlock(reads: list[Path], writes: list[Path]) -> int:
-    from tutor.grading import landlock
+    from tutor.grading.box import landlock
 
     _no_new_privs()
     return landlock.restrict(reads, writes)

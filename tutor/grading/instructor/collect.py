@@ -7,7 +7,7 @@ left zipped, or a student's own zip), in name order.
 `path` is a folder or a .zip file. A name is the file's path under `path` with "/" between its parts,
 a zip's members under the zip's own name (`subs.zip/Ann_1_assignsubmission_file_/rope.py`).
 
-Every part is hostile input, as tutor.grading.batch says: folders are walked through descriptors,
+Every part is hostile input, as tutor.grading.instructor.batch says: folders are walked through descriptors,
 never through a link (a linked folder is not entered; a linked *.py is an error row); a file is read
 with tutor.grading.safe_read's checks; a zip's member that is a link, encrypted, larger than a
 submission may be (its header's size, and its bytes read no further than that), or named outside the
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.errors import TutorError
-from tutor.grading.names import shown_name
+from tutor.grading.instructor.names import shown_name
 from tutor.grading.safe_read import Refused, entry_problem, read_entry, read_submission
 from tutor.settings import GRADE_MAX_SOURCE_BYTES
 from tutor.texts import say
