@@ -150,8 +150,8 @@ def read_standing(
 ) -> LearnerStanding:
     """`member`'s progress in `lessons`, read-only; zeros when they have no folder or no store yet. With
     `before`, each exercise's best grade is the best recorded before that time."""
-    from tutor.progress.db import FILE_NAME
     from tutor.progress.glance import Glance, read_glance
+    from tutor.progress.schema import FILE_NAME
 
     home = member.home(folder)
     standing = LearnerStanding(member, home)
@@ -225,12 +225,13 @@ def _best_grades(path: Path, before: datetime | None = None) -> dict[str, BestGr
     """Each exercise's best recorded grade, read-only; None when the file is not a store this tutor
     reads (or it stayed busy past a second)."""
     from tutor.progress.glance import open_read_only
+    from tutor.progress.schema import SUBMISSIONS as G
 
     if (conn := open_read_only(path)) is None:
         return None
     try:
         rows = conn.execute(
-            "SELECT exercise, status, score, max_score, at FROM submissions ORDER BY at, id"
+            f"SELECT {G.exercise}, {G.status}, {G.score}, {G.max_score}, {G.at} FROM {G} ORDER BY {G.at}, {G.id}"
         ).fetchall()
     except sqlite3.Error:
         return None
