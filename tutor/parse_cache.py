@@ -98,7 +98,7 @@ class Kept:
         try:
             kept = {"key": self._key(code), "code": [str(p) for p in code], "value": value}
             data = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
-            from models.atomic import atomic_write
+            from shared.atomic import atomic_write
 
             atomic_write(self.file, lambda fh: fh.write(data))
         except Exception:  # a read-only folder, or a value that cannot be pickled: parsed next time too
