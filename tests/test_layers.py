@@ -163,6 +163,13 @@ def _where(imp: Import) -> str:
     return f"{imp.module}:{imp.line} imports {imp.target}"
 
 
+# the modules at the top of tutor/grading/: what the learner's commands and the app use
+LEARNER_GRADING = sorted(f.stem for f in (ROOT / "tutor" / "grading").glob("*.py") if f.stem != "__init__")
+# the modules at the top of tutor/experiments/: the framework, which names the experiments by string only
+EXPERIMENT_FRAMEWORK = sorted(
+    f.stem for f in (ROOT / "tutor" / "experiments").glob("*.py") if f.stem != "__init__"
+)
+
 # (who, what they must never import, why)
 FORBIDDEN = [
     ("shared", "tutor", "shared/ is below both: the standard library's kind of helper, for any layer"),
@@ -175,6 +182,24 @@ FORBIDDEN = [
     ("tutor.progress", "models", "the store does not depend on the model"),
     ("tutor.content", "models", "content does not depend on the model"),
     ("tutor.quiz", "models", "the quiz does not depend on the model"),
+    # grading's jobs (tutor/grading/__init__.py): the box below the judge, the instructor's on top
+    *[
+        ("tutor.grading.box", f"tutor.grading.{other}", "the box stands alone: the worker is forked with it")
+        for other in ("judging", "instructor", *LEARNER_GRADING)
+    ],
+    ("tutor.grading.judging", "tutor.grading.instructor", "the judge knows nothing of batches"),
+    *[
+        (
+            f"tutor.grading.{m}",
+            "tutor.grading.instructor",
+            "the learner's grading does not depend on the instructor's",
+        )
+        for m in LEARNER_GRADING
+    ],
+    *[
+        (f"tutor.experiments.{m}", "tutor.experiments.course", "the framework imports no experiment")
+        for m in EXPERIMENT_FRAMEWORK
+    ],
 ]
 
 

@@ -47,7 +47,7 @@ def grade_source(
 
         return grade_runs(ex, source, display_name, stored_runs(store), lang=lang)
     from tutor.errors import TutorError
-    from tutor.grading.instructor.collect import decode_source
+    from tutor.grading.safe_read import decode_source
 
     try:
         text = decode_source(source, display_name, lang)

@@ -135,7 +135,8 @@ def _read_folder(
 ) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
     """A row for every *.py under `folder` (of the shard), in name order, and the rows still to grade
     with their text; the others are error rows already."""
-    from tutor.grading.instructor.collect import collect, decode_source
+    from tutor.grading.instructor.collect import collect
+    from tutor.grading.safe_read import decode_source
 
     keep = (lambda name: True) if shard is None else (lambda name: shard_of(name, shard[1]) == shard[0])
     rows: list[BatchRow] = []
