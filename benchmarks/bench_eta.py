@@ -22,7 +22,6 @@ Every CLI job runs with a fresh TUTOR_HOME, so nothing is read back from a store
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess
@@ -65,16 +64,15 @@ def cpu_seconds() -> float:
 
 def cli_job(cmd: list[str]) -> tuple[float, float, float]:
     """(announced seconds, seconds from the announcement to the result, the command's whole seconds)."""
+    from tutor.childproc import parse_line
+
     with tempfile.TemporaryDirectory() as home:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "TUTOR_HOME": home}, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+                                stderr=subprocess.DEVNULL)  # fmt: skip
         announced = at = None
         for line in proc.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
+            event = parse_line(line) or {}  # a blank or stray line: no event
             kind = event.get("event")
             if kind in ("estimate", "measuring") and at is None:
                 at, announced = time.perf_counter(), float(event["seconds"])

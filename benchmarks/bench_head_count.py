@@ -18,7 +18,6 @@ bit for bit in both variants (a run's numbers do not depend on how it was schedu
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess
@@ -44,20 +43,17 @@ def _children_cpu() -> float:
 def run_variant(variant: str, steps: int) -> dict:
     """One variant of the job in a fresh home: its wall seconds, announcement and runs' final losses."""
     cmd = job(steps) if variant == "parallel" else ["taskset", "-c", "0", *job(steps)]
+    from tutor.childproc import parse_line
+
     load, cpu = os.getloadavg()[0], _children_cpu()
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "TUTOR_HOME": home}
         t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-        )
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         announced_at = announced = workers = None
         result = None
         for line in proc.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
+            event = parse_line(line) or {}  # a blank or stray line: no event
             kind = event.get("event")
             if kind == "estimate":
                 announced_at, announced = time.perf_counter(), float(event["seconds"])

@@ -61,7 +61,7 @@ def descendants(pid: int) -> list[int]:
 
 
 def judge(pid: int) -> bool:
-    """The warm judge (grading/judge.py --zygote) or one of its forks: the app keeps it; not a run."""
+    """The warm judge (grading/judging/judge.py --zygote) or one of its forks: the app keeps it; not a run."""
     try:
         return b"judge.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:

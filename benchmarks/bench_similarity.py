@@ -2,10 +2,10 @@
 
     python benchmarks/bench_similarity.py [--files 500]
 
-- **similarity**: tutor.grading.similarity.similar_pairs over N files of about 60 lines each (the
+- **similarity**: tutor.grading.instructor.similarity.similar_pairs over N files of about 60 lines each (the
   reference of rope with one of several independently written helper blocks, a tenth of them renamed
   copies of another file), less the starter, as `grade --batch --similar` runs it. Goal: ≤ 10 s for 500.
-- **exports**: tutor.grading.export.write_exports of the same N files' grades (a roster, every LMS format,
+- **exports**: tutor.grading.instructor.export.write_exports of the same N files' grades (a roster, every LMS format,
   feedback), as `--export` runs it after the grading. No grading: the grades are made up, the writing real.
 """
 
@@ -87,10 +87,10 @@ def make_files(n: int, reference: str) -> dict[str, str]:
 def measure(n: int) -> dict:
     """The similarity report over `n` made-up files of rope, and the exports of their grades, timed."""
     from tutor.course import open_course
-    from tutor.grading.batch import BatchRow
-    from tutor.grading.export import write_exports
+    from tutor.grading.instructor.batch import BatchRow
+    from tutor.grading.instructor.export import write_exports
+    from tutor.grading.instructor.similarity import similar_pairs
     from tutor.grading.runner import error_result
-    from tutor.grading.similarity import similar_pairs
 
     ex = open_course(ROOT / "lessons").exercise("rope")
     folder = Path(ex.folder)

@@ -76,7 +76,7 @@ def main() -> None:
         sys.exit("strace is not installed (apt-get install strace)")
 
     from tutor.content.loader import load_course
-    from tutor.grading import seccomp
+    from tutor.grading.box import seccomp
 
     course = load_course(ROOT / "lessons")
     made, refused, argued = collections.Counter(), collections.Counter(), collections.Counter()

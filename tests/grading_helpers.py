@@ -1,12 +1,13 @@
-"""Shared by the grading tests: a probe exercise whose checks need no model, and a look for grading
-processes left running."""
+"""Shared by the grading tests: a probe exercise whose checks need no model, the command line run in a
+home of its own, and a look for grading processes left running."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import PYTHON, ROOT, run_tutor_env
 
 PROBE_TOML = """
 id = "probe"
@@ -94,17 +95,36 @@ def exercise_course(root: Path, files: dict[str, str], *, shipped: bool = True, 
     return root
 
 
+# the probe exercise's files: its starter fails every check
+PROBE_FILES = {
+    "exercise.toml": PROBE_TOML,
+    "checks.py": PROBE_CHECKS,
+    "solution.py": SOLUTION,
+    "starter.py": SOLUTION.replace("return", "raise NotImplementedError #"),
+}
+
+
 def probe_course(root: Path) -> Path:
     """The shipped course plus lesson 9 with the probe exercise (stdlib only: its worker is handed
     nothing but the standard library)."""
-    starter = SOLUTION.replace("return", "raise NotImplementedError #")
-    files = {
-        "exercise.toml": PROBE_TOML,
-        "checks.py": PROBE_CHECKS,
-        "solution.py": SOLUTION,
-        "starter.py": starter,
-    }
-    return exercise_course(root, files)
+    return exercise_course(root, PROBE_FILES)
+
+
+def probe_lessons(root: Path) -> Path:
+    """A course of the probe exercise alone (lesson 1, nothing shipped): what the instructor's tests
+    grade batches of."""
+    return exercise_course(root, PROBE_FILES, shipped=False, order=1)
+
+
+def tutor(
+    home: Path, *args: str, lang: str | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess:
+    """`python -m tutor ARGS` with `home` as its home (and TUTOR_LANG=`lang`), nothing on stdin."""
+    env = run_tutor_env(home)
+    if lang is not None:
+        env["TUTOR_LANG"] = lang
+    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
 def grading_processes(tmpdir: Path) -> set[int]:

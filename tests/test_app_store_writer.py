@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui_helpers import make_app, right_answer, settle, store_locked, until
+from tests.ui_helpers import answer_predictions, make_app, settle, store_locked, until
 from tutor.texts import say
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.lesson import LessonScreen
@@ -73,11 +73,7 @@ async def test_screens_open_while_the_writer_waits_and_a_grade_is_recorded_by_th
         monkeypatch.setattr(store, "record_submission", record_submission)
         await app.open_exercise(EXERCISE)
         screen = app.screen
-        for quiz in screen.query(QuizPanel):  # the predictions come first
-            while quiz.state != "done":
-                await quiz.submit(right_answer(quiz.session.current.question))
-                await quiz.submit("")
-                await pilot.pause()
+        await answer_predictions(pilot, screen)  # the predictions come first
         assert screen.unlocked
         await pilot.press("g")
         await until(pilot, lambda: screen.result is not None)

@@ -10,10 +10,10 @@ from textual.widgets import Static
 
 from tests.ui_helpers import plain
 from tutor.content.schema import ExperimentRef
+from tutor.experiments.course.training import compare_runs, run_label
 from tutor.experiments.params import TrainCompareParams
 from tutor.experiments.render import legend_rows, log_ticks, nice_ticks, table, tick_labels
 from tutor.experiments.result import Msg, Series, SeriesPanel, TablePanel, columns
-from tutor.experiments.training import compare_runs, run_label
 from tutor.ui.widgets.experiment_panel import ExperimentPanel
 from tutor.ui.widgets.result_view import SeriesPlot
 

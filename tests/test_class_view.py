@@ -16,7 +16,8 @@ from rich.cells import cell_len
 
 from tests.conftest import tutor_here
 from tests.grading_helpers import SOLUTION, probe_course
-from tutor.progress.db import FILE_NAME, local_now
+from tutor.progress.db import local_now
+from tutor.progress.schema import FILE_NAME
 from tutor.progress.store import Store
 from tutor.quiz.schedule import review
 

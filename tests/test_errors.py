@@ -17,11 +17,11 @@ SIGNALS = {
     "tutor.childproc.ChildTimeout": "a child passed its deadline; the caller says what timed out",
     "tutor.childproc.ChildCancelled": "a child was stopped because its caller asked",
     "tutor.childproc.ServerGone": "a fork server exited; the caller says what could not be started",
-    "tutor.grading.remote.Stopped": "the sandboxed worker can answer no more; the judge reports why",
-    "tutor.grading.wire.WireError": "a message from the worker that is not plain data; the judge voids the run",
+    "tutor.grading.judging.remote.Stopped": "the sandboxed worker can answer no more; the judge reports why",
+    "tutor.grading.box.wire.WireError": "a message from the worker that is not plain data; the judge voids the run",
     "tutor.quiz.numbers.NotANumber": "an answer that is not a number; the quiz asks again",
     "tutor.quiz.terminal._Stop": "the end of the plain quiz's input; everything answered is saved",
-    "tutor.grading.sandbox.RootRefused": "a mount the system refused; the worker goes on and the grade names the layer",
+    "tutor.grading.box.sandbox.RootRefused": "a mount the system refused; the worker goes on and the grade names the layer",
 }
 
 
@@ -42,7 +42,7 @@ def _exception_classes() -> list[str]:
 def test_every_error_of_the_tutor_has_one_of_the_two_roots():
     classes = _exception_classes()
     assert "tutor.content.latex.LatexError" in classes and "tutor.ui.grading_client.GradeFailed" in classes
-    assert "tutor.grading.voice.CheckFailed" in classes and "tutor.quiz.check.AnswerError" in classes
+    assert "tutor.grading.judging.voice.CheckFailed" in classes and "tutor.quiz.check.AnswerError" in classes
     wrong = []
     for name in classes:
         module, _, attr = name.rpartition(".")

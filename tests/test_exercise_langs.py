@@ -17,13 +17,12 @@ from pathlib import Path
 import pytest
 
 from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
-from tests.ui_helpers import make_app, plain, right_answer, settle
+from tests.ui_helpers import answer_predictions, make_app, plain, settle
 from tutor.cli import main
 from tutor.content.loader import load_course
 from tutor.content.variants import ROLES, compare, english_file, variant_path
 from tutor.progress.store import Store
 from tutor.settings import shipped_lessons_dir
-from tutor.ui.widgets.quiz_panel import QuizPanel
 
 COURSE = load_course(shipped_lessons_dir())
 SPLIT = COURSE.exercise("split-heads")
@@ -236,11 +235,7 @@ async def test_the_lab_shows_the_solution_in_the_apps_language_and_again_after_f
         await app.open_exercise("split-heads")
         await pilot.pause()
         screen = app.screen
-        for quiz in screen.query(QuizPanel):  # the predictions first, or `s` is typed into the answer
-            while quiz.state != "done":
-                await quiz.submit(right_answer(quiz.session.current.question))
-                await quiz.submit("")
-                await pilot.pause()
+        await answer_predictions(pilot, screen)  # the predictions first, or `s` is typed into the answer
         await pilot.press("s")
         await settle(app, 0.3)
         solution = screen.query_one("#ex-solution")

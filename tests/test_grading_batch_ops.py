@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, run_tutor_env
-from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
+from tests.grading_helpers import SOLUTION, probe_lessons, tutor
 from tutor.commands.batch_progress import BatchProgress
 
 WRONG = SOLUTION.replace("xs[-1]", "xs[0]")
@@ -28,16 +27,9 @@ LATIN1 = (
 BROKEN = "def add(a, b):\n    return a +\n"
 
 
-def tutor(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def lessons(tmp_path_factory) -> Path:
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
-             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
-    return exercise_course(tmp_path_factory.mktemp("lessons"), files, shipped=False, order=1)
+    return probe_lessons(tmp_path_factory.mktemp("lessons"))
 
 
 def canvas_zip() -> bytes:

@@ -176,7 +176,7 @@ attempt("sys.modules", lambda: sys.modules["models." + "positions"])
 attempt("import", lambda: importlib.import_module("models." + "positions"))
 attempt("read the reference", lambda: open({str(ROOT / "lessons/03-rope-alibi/exercises/rope/solution.py")!r}).read())
 attempt("read the checks", lambda: open({str(ROOT / "lessons/03-rope-alibi/exercises/rope/checks.py")!r}).read())
-attempt("the grader's code", lambda: importlib.import_module("tutor.grading.judge"))
+attempt("the grader's code", lambda: importlib.import_module("tutor.grading.judging.judge"))
 verdict()
 """,
     }

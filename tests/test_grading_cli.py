@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
-from tests.grading_helpers import exercise_course
+from tests.grading_helpers import exercise_course, tutor
 from tutor.progress.store import Store
 
 EX = ROOT / "lessons/01-multi-head/exercises/split-heads"
@@ -82,17 +82,6 @@ def lessons(tmp_path_factory) -> Path:
     files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": PROBE_SOLUTION,
              "starter.py": PROBE_STARTER}  # fmt: skip
     return exercise_course(tmp_path_factory.mktemp("lessons"), files, shipped=False, order=1)
-
-
-def tutor(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PYTHON, "-m", "tutor", *args],
-        capture_output=True,
-        text=True,
-        env=run_tutor_env(home),
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -9,31 +9,21 @@ import csv
 import io
 import json
 import os
-import subprocess
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, run_tutor_env
-from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
+from tests.grading_helpers import SOLUTION, probe_lessons, tutor
 
 BLACKBOARD = (
     "Probe_ann_attempt_2026-05-06-10-00-00_probe.py"  # two days after the deadline, in any usual zone
 )
 
 
-def tutor(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> dict:
     base = tmp_path_factory.mktemp("deadlines")
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
-             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
-    lessons = exercise_course(base / "lessons", files, shipped=False, order=1)
+    lessons = probe_lessons(base / "lessons")
     subs = base / "subs"
     subs.mkdir()
     for name in (BLACKBOARD, "bo.py", "cy.py", "dee.py"):

@@ -372,7 +372,7 @@ def test_grading_modules_import_neither_torch_nor_textual():
 
     code = (
         "import sys, tutor.grading.submissions, tutor.grading.workspace, tutor.grading.safe_read,"
-        " tutor.grading.hints, tutor.grading.runner, tutor.grading.batch, tutor.grading.runs, tutor.grading.authoring,"
+        " tutor.grading.hints, tutor.grading.runner, tutor.grading.instructor.batch, tutor.grading.runs, tutor.grading.authoring,"
         " tutor.grading.kit, tutor.grading.watch, tutor.grading.text,"
         " tutor.commands.grade, tutor.commands.exercise;"
         " print(sorted(m for m in ('torch', 'textual') if m in sys.modules))"
@@ -415,7 +415,7 @@ def test_an_exercise_cannot_hand_the_grader_the_lessons_or_the_whole_course_pack
 
 
 def test_what_each_code_exercise_hands_its_worker_leaves_out_the_course_answers():
-    from tutor.grading.sandbox import box_for
+    from tutor.grading.box.sandbox import box_for
 
     for ex in CODE:
         handed = box_for(ex.worker.imports, ex.worker.files, ROOT)["handed"]

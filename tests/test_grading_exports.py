@@ -16,19 +16,17 @@ import csv
 import io
 import json
 import re
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, run_tutor_env
-from tests.grading_helpers import exercise_course
+from tests.grading_helpers import exercise_course, tutor
 from tutor import __version__
 from tutor.course import open_course
 from tutor.errors import TutorError
-from tutor.grading.batch import checks_version, shown_name
-from tutor.grading.export import GRADEBOOK_COLUMNS, md_block, md_code, read_roster
+from tutor.grading.instructor.batch import checks_version, shown_name
+from tutor.grading.instructor.export import GRADEBOOK_COLUMNS, md_block, md_code, read_roster
 from tutor.grading.untrusted import one_line
 
 PROBE_TOML = """
@@ -99,11 +97,6 @@ CHECKS_HEAD = [
     "override",
 ]
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def tutor(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
 @pytest.fixture(scope="module")

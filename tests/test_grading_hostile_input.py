@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
-from tests.grading_helpers import exercise_course
+from tests.grading_helpers import exercise_course, tutor
 from tutor.progress.store import Store
 
 SECRET = "API_KEY=sk-live-7f3a9c5e0b1d"
@@ -62,17 +62,6 @@ PROBE_SOLUTION = "def add(a, b):\n    return a + b\n"
 
 NEWLINE_NAME = "evil\nalice_solution.py  pass   1\u22151    -      0.1\nzz.py"  # ∕: a name has no "/"
 BIDI_NAME = "report\u202eyp.txt.py"  # shown by a terminal as "reportyp.txt.py" reversed after U+202E
-
-
-def tutor(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PYTHON, "-m", "tutor", *args],
-        capture_output=True,
-        text=True,
-        env=run_tutor_env(home),
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -291,7 +280,7 @@ def test_an_entry_swapped_after_the_listing_is_refused_when_it_is_opened(tmp_pat
 
 
 def test_names_and_terminal_text_are_escaped_by_the_rules():
-    from tutor.grading.batch import csv_cell, shown_name
+    from tutor.grading.instructor.batch import csv_cell, shown_name
     from tutor.grading.runner import clean
 
     assert shown_name("a\\b\nc\rd\te\x00f\x7fg\x85h\u202ei\u2066j\u200ek\u061cl\u2028m\ufeffn.py") == (

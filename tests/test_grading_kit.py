@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tutor.grading.judge import run_check
+from tutor.grading.judging.judge import run_check
+from tutor.grading.judging.remote import LearnerError
+from tutor.grading.judging.voice import speaking
 from tutor.grading.kit import (
     Learner,
     expect,
@@ -16,8 +18,6 @@ from tutor.grading.kit import (
     expect_raises,
     seeded,
 )
-from tutor.grading.remote import LearnerError
-from tutor.grading.voice import speaking
 from tutor.texts import say
 
 
@@ -137,7 +137,7 @@ def test_inputs_drawn_in_a_check_repeat_for_the_same_file_and_differ_for_another
 
 
 def test_a_raise_line_that_repeats_the_error_is_named_by_its_place_only():
-    from tutor.grading.remote import LearnerError
+    from tutor.grading.judging.remote import LearnerError
 
     def told(code: str, lang: str = "en") -> str:
         reply = {"type": "NotImplementedError", "text": "NotImplementedError: f: your code here",

@@ -25,10 +25,10 @@ from test_texts import NAMES, _english_left
 
 from tutor.content.loader import load_course
 from tutor.content.schema import Exercise
-from tutor.grading import batch
 from tutor.grading.authoring import _message_problems
+from tutor.grading.instructor import batch
 from tutor.grading.judges import WarmJudge
-from tutor.grading.remote import LearnerError
+from tutor.grading.judging.remote import LearnerError
 from tutor.grading.result import GradeResult
 from tutor.grading.runner import grade_trusted
 from tutor.grading.text import render
@@ -314,7 +314,7 @@ def test_the_cli_grade_text_and_a_refused_file_are_in_the_learners_language(tmp_
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_what_the_learners_code_did_is_told_in_the_learners_language(lang):
-    """The worker describes an exception as data; the judge tells it (tutor.grading.worker.describe_error)."""
+    """The worker describes an exception as data; the judge tells it (tutor.grading.box.worker.describe_error)."""
     at = [[3, "split_heads", "return x.view(2)"]]
     cases = [
         ({"type": "SystemExit", "kind": "exit", "code": "0"}, "grade.code.exit"),

@@ -9,14 +9,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, run_tutor_env
-from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
+from tests.grading_helpers import SOLUTION, probe_lessons, tutor
 
 WRONG = SOLUTION.replace("xs[-1]", "xs[0]")
 ROSTER = (
@@ -31,11 +29,6 @@ GRADESCOPE_TEST = {"score", "max_score", "name", "number", "output", "visibility
 EXERCISM_STATUS = {"pass", "fail", "error"}
 
 
-def tutor(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
-
-
 def read_csv(path: Path) -> list[dict]:
     return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
 
@@ -43,9 +36,7 @@ def read_csv(path: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> dict:
     base = tmp_path_factory.mktemp("lms")
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
-             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
-    lessons = exercise_course(base / "lessons", files, shipped=False, order=1)
+    lessons = probe_lessons(base / "lessons")
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("leeann_101_5001_probe.py", SOLUTION)

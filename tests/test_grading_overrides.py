@@ -11,13 +11,11 @@ import csv
 import io
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, run_tutor_env
-from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
+from tests.grading_helpers import SOLUTION, probe_lessons, tutor
 from tutor import __version__
 
 WRONG = SOLUTION.replace("xs[-1]", "xs[0]")
@@ -30,11 +28,6 @@ OVERRIDES = (
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 
-def tutor(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
-
-
 def book(folder: Path) -> dict[str, dict]:
     return {
         r["student_id"]: r for r in csv.DictReader(io.StringIO((folder / "gradebook.csv").read_text("utf-8")))
@@ -44,9 +37,7 @@ def book(folder: Path) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def done(tmp_path_factory) -> dict:
     base = tmp_path_factory.mktemp("overrides")
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
-             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
-    lessons = exercise_course(base / "lessons", files, shipped=False, order=1)
+    lessons = probe_lessons(base / "lessons")
     (base / "subs").mkdir()
     (base / "subs/anna.py").write_text(SOLUTION, encoding="utf-8")
     (base / "subs/bo.py").write_text(WRONG, encoding="utf-8")

@@ -11,17 +11,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, run_tutor_env
-from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
+from tests.grading_helpers import SOLUTION, probe_lessons, tutor
 from tutor.errors import TutorError
-from tutor.grading.lms import lms_name
-from tutor.grading.roster import read_roster
+from tutor.grading.instructor.lms import lms_name
+from tutor.grading.instructor.roster import read_roster
 
 WRONG = SOLUTION.replace("xs[-1]", "xs[0]")
 CANVAS_ROSTER = (
@@ -38,11 +36,6 @@ MOODLE_ROSTER = (
 )
 
 
-def tutor(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
-
-
 def gradebook(folder: Path) -> dict[str, dict]:
     rows = csv.DictReader(io.StringIO((folder / "gradebook.csv").read_text(encoding="utf-8")))
     return {row["student_id"]: row for row in rows}
@@ -50,9 +43,7 @@ def gradebook(folder: Path) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def lessons(tmp_path_factory) -> Path:
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
-             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
-    return exercise_course(tmp_path_factory.mktemp("lessons"), files, shipped=False, order=1)
+    return probe_lessons(tmp_path_factory.mktemp("lessons"))
 
 
 @pytest.fixture(scope="module")

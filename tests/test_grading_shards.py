@@ -24,8 +24,8 @@ import pytest
 import yaml
 
 from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
-from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
-from tutor.grading.batch import raw_name, shard_of, shown_name
+from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course, probe_lessons, tutor
+from tutor.grading.instructor.batch import raw_name, shard_of, shown_name
 
 WRONG = SOLUTION.replace("xs[-1]", "xs[0]")
 # name: text (bytes: an error row, no grader started). "a\tb.py" is before "a!b.py" in the folder
@@ -41,16 +41,6 @@ FILES: dict[str, str | bytes] = {
 }
 
 
-def tutor(
-    home: Path, *args: str, lang: str | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess:
-    env = run_tutor_env(home)
-    if lang is not None:
-        env["TUTOR_LANG"] = lang
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
-
-
 def submissions(folder: Path) -> Path:
     folder.mkdir(parents=True)
     for name, text in FILES.items():
@@ -61,9 +51,7 @@ def submissions(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def lessons(tmp_path_factory) -> Path:
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
-             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
-    return exercise_course(tmp_path_factory.mktemp("lessons"), files, shipped=False, order=1)
+    return probe_lessons(tmp_path_factory.mktemp("lessons"))
 
 
 @pytest.fixture(scope="module")

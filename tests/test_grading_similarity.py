@@ -13,7 +13,7 @@ import subprocess
 
 from tests.conftest import PYTHON, run_tutor_env
 from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
-from tutor.grading.similarity import fingerprints, similar_pairs, tokens
+from tutor.grading.instructor.similarity import fingerprints, similar_pairs, tokens
 
 STARTER = SOLUTION.replace("return", "raise NotImplementedError #")
 ANNA = (

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from tutor.grading import wire
+from tutor.grading.box import wire
 
 
 def _round_trip(value):

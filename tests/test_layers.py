@@ -65,7 +65,7 @@ def test_a_closed_pipe_ends_quietly():
 
 # --- import direction, read from the source: every `import` of tutor/ and models/, nothing imported ---
 
-PACKAGES = ("tutor", "models")
+PACKAGES = ("tutor", "models", "shared")
 LOGIC_CORE = ("tutor.content", "tutor.quiz", "tutor.progress", "tutor.experiments", "tutor.grading")
 
 
@@ -163,11 +163,17 @@ def _where(imp: Import) -> str:
     return f"{imp.module}:{imp.line} imports {imp.target}"
 
 
-# the project's one atomic file write: standard library only, not the model, so any layer may use it
-SHARED_FILE_WRITE = "models.atomic"
+# the modules at the top of tutor/grading/: what the learner's commands and the app use
+LEARNER_GRADING = sorted(f.stem for f in (ROOT / "tutor" / "grading").glob("*.py") if f.stem != "__init__")
+# the modules at the top of tutor/experiments/: the framework, which names the experiments by string only
+EXPERIMENT_FRAMEWORK = sorted(
+    f.stem for f in (ROOT / "tutor" / "experiments").glob("*.py") if f.stem != "__init__"
+)
 
 # (who, what they must never import, why)
 FORBIDDEN = [
+    ("shared", "tutor", "shared/ is below both: the standard library's kind of helper, for any layer"),
+    ("shared", "models", "shared/ is below both: the standard library's kind of helper, for any layer"),
     ("models", "tutor", "the shared GPT stands alone: models/ imports nothing from tutor/"),
     *[(core, "tutor.ui", "logic never imports the UI") for core in LOGIC_CORE],
     *[(core, "textual", "logic never imports Textual") for core in LOGIC_CORE],
@@ -176,6 +182,24 @@ FORBIDDEN = [
     ("tutor.progress", "models", "the store does not depend on the model"),
     ("tutor.content", "models", "content does not depend on the model"),
     ("tutor.quiz", "models", "the quiz does not depend on the model"),
+    # grading's jobs (tutor/grading/__init__.py): the box below the judge, the instructor's on top
+    *[
+        ("tutor.grading.box", f"tutor.grading.{other}", "the box stands alone: the worker is forked with it")
+        for other in ("judging", "instructor", *LEARNER_GRADING)
+    ],
+    ("tutor.grading.judging", "tutor.grading.instructor", "the judge knows nothing of batches"),
+    *[
+        (
+            f"tutor.grading.{m}",
+            "tutor.grading.instructor",
+            "the learner's grading does not depend on the instructor's",
+        )
+        for m in LEARNER_GRADING
+    ],
+    *[
+        (f"tutor.experiments.{m}", "tutor.experiments.course", "the framework imports no experiment")
+        for m in EXPERIMENT_FRAMEWORK
+    ],
 ]
 
 
@@ -186,7 +210,7 @@ def test_imports_point_one_way(source_imports, who, what, why):
         for module, (imports, _private_uses) in source_imports.items()
         if _under(module, who)
         for imp in imports
-        if _under(imp.target, what) and not _under(imp.target, SHARED_FILE_WRITE)
+        if _under(imp.target, what)
     ]
     assert not wrong, f"{why}:\n" + "\n".join(wrong)
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON, ROOT, run_tutor_env
+from conftest import ROOT
 
+from tests.ui_helpers import learner_cli as tutor
 from tutor.content.loader import load_course
 from tutor.experiments.registry import get_spec, validate_params
 from tutor.experiments.values import parse_assignments
@@ -24,19 +24,6 @@ COURSE = load_course(ROOT / "lessons")
 ESCAPE = re.compile(r"\x1b[\[\]()>=]")  # any terminal control sequence: colour, alternate screen, cursor
 MARKUP = ("**", "```", "\\_", "\\|", "{#")
 BOXES = re.compile(r"[─│┌┐└┘├┤┬┴┼━┃╭╮╰╯▁▂▃▄▅▆▇█]")
-
-
-def tutor(home: Path, *args: str, stdin: str = "", lang: str = "en", timeout: float = 120):
-    return subprocess.run(
-        [PYTHON, "-m", "tutor", *args, "--home", str(home), "--lang", lang],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=run_tutor_env(),
-        cwd=ROOT,
-        timeout=timeout,
-    )
 
 
 @pytest.mark.parametrize("lang", ["en", "de", "zh"])

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tutor.experiments import training
+from tutor.experiments.course import training
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import TrainCompareParams
 from tutor.experiments.pool import InlinePool, Pool, pool_size

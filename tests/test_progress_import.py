@@ -18,7 +18,7 @@ import pytest
 from conftest import PYTHON, ROOT, add_experiment_run, run_tutor_env, tutor_here
 
 from tutor.content.loader import load_course
-from tutor.progress.db import FILE_NAME
+from tutor.progress.schema import FILE_NAME
 from tutor.progress.store import Store
 from tutor.quiz.schedule import review
 

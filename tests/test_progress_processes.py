@@ -14,7 +14,8 @@ import pytest
 from conftest import PYTHON, ROOT, run_in_two_threads, run_tutor_env
 
 from tutor.errors import TutorError
-from tutor.progress.db import FILE_NAME, StoreBusy
+from tutor.progress.db import StoreBusy
+from tutor.progress.schema import FILE_NAME
 from tutor.progress.store import Store
 
 WRITER = str(ROOT / "tests" / "progress_writer.py")

@@ -11,8 +11,9 @@ import pytest
 from conftest import add_experiment_run
 
 from tutor.errors import TutorError
-from tutor.progress.db import FILE_NAME, StoreTooNew, to_text
-from tutor.progress.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from tutor.progress.db import StoreTooNew, to_text
+from tutor.progress.migrations import MIGRATIONS, SCHEMA_VERSION
+from tutor.progress.schema import APPLICATION_ID, FILE_NAME
 from tutor.progress.store import Store
 from tutor.progress.transfer import export_data, export_file, import_data, read_export, reset
 from tutor.quiz.schedule import review
@@ -122,6 +123,24 @@ def test_new_store_is_wal_and_versioned(home: Path) -> None:
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+def test_the_schema_names_are_the_migrated_files_and_the_records(home: Path) -> None:
+    """tutor/progress/schema.py, which glance and the class view read the file with, names every table and
+    column the migrations make, in order, and each table's record has those fields (a log's without its id)."""
+    from tutor.progress import schema
+    from tutor.progress.records import ROWS
+
+    Store(home).close()
+    with sqlite3.connect(home / FILE_NAME) as conn:
+        tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert tables - {"sqlite_sequence"} == set(schema.TABLES) == set(ROWS)
+        for table in schema.ALL:
+            assert tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})")) == table.columns
+            assert set(ROWS[str(table)].model_fields) == set(table.columns) - {"id"}
+    assert schema.SUBMISSIONS.status == "status"
+    with pytest.raises(AttributeError, match="no column 'grade'"):
+        _ = schema.SUBMISSIONS.grade
 
 
 def test_garbage_file_is_moved_aside_not_wiped(home: Path) -> None:

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON, ROOT, run_tutor_env, tutor_here
+from conftest import ROOT, tutor_here
 from fsrs import Rating
 from quiz_fixtures import ANSWERS, Learner, choice_numbers, write_lesson
 from rich.cells import cell_len
 
+from tests.ui_helpers import learner_cli as tutor
 from tutor.content.loader import load_course
 from tutor.content.schema import ExactQuestion, Lesson, MultipleChoice, NumberQuestion, Question, SingleChoice
 from tutor.i18n import pick
@@ -26,19 +26,6 @@ from tutor.wrap import NO_LINE_START
 WRONG = {qid: wrong for qid, _, wrong in ANSWERS}
 # choice ids of the tiny lesson that no text of it contains as a word: never to be seen on screen
 HIDDEN_IDS = re.compile(r"\b(times8|proj)\b")
-
-
-def tutor(home: Path, *args: str, stdin: str = "", lang: str = "en") -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PYTHON, "-m", "tutor", *args, "--home", str(home), "--lang", lang],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=run_tutor_env(),
-        cwd=ROOT,
-        timeout=60,
-    )
 
 
 def right_sheet(questions: list[Question]) -> dict[str, str | list[str]]:

@@ -13,7 +13,7 @@ import torch
 from models.context import STORED_SCALES, STORED_WINDOWS, measure, stored_table, windows_of
 from models.gpt import GPT, GPTConfig
 from tutor.experiments import cache
-from tutor.experiments.course_text import course_texts
+from tutor.experiments.course.course_text import course_texts
 from tutor.experiments.params import ContextScalingParams, TrainCompareParams
 from tutor.experiments.runner import run_here, run_in_child, run_quick
 
@@ -93,7 +93,7 @@ def test_context_scaling_with_other_settings_is_measured_now(rope_short):
     2400
 )  # the whole validation split scored 12 times: about 4 min here, far more on a busy host
 def test_stored_tables_are_what_a_fresh_measurement_gives(rope_short):
-    from tutor.experiments.extension import measured
+    from tutor.experiments.course.extension import measured
     from tutor.experiments.run_context import RunContext
 
     p = ContextScalingParams()

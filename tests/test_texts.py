@@ -248,7 +248,7 @@ NOT_FOR_LEARNERS = {
     ("tutor/content/glossary.py", ""),
     # a checks.py asking for a message its exercise.toml lacks: the author's bug, which
     # `check --exercises` reports before a learner can meet it
-    ("tutor/grading/voice.py", "has no [messages] entry"),
+    ("tutor/grading/judging/voice.py", "has no [messages] entry"),
 }
 
 
@@ -365,7 +365,7 @@ def _shown(result: Result, lang: str) -> str:
 
 def _train_compare(vary: str) -> Result:
     """train-compare's Result from two settings of two seeds each, all overfitting (no training needed)."""
-    from tutor.experiments.training import compare_runs, run_label
+    from tutor.experiments.course.training import compare_runs, run_label
 
     p = TrainCompareParams(vary=vary, heads=[1, 4], pos=["learned", "none"], steps=100, seeds=2)
     done = [
@@ -379,7 +379,7 @@ def _train_compare(vary: str) -> Result:
 
 def _context_finetune() -> Result:
     """context-finetune's Result from two finished fine-tunes (no training needed)."""
-    from tutor.experiments.finetune import finetune_result
+    from tutor.experiments.course.finetune import finetune_result
     from tutor.experiments.params import ContextFinetuneParams
 
     p = ContextFinetuneParams(methods=["pi", "yarn"])

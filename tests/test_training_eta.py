@@ -9,10 +9,10 @@ import re
 import pytest
 
 from tutor.experiments import pool
+from tutor.experiments.course.training import JobClock, Progress, RunPlan, expected_seconds, run_config
 from tutor.experiments.params import TrainCompareParams
 from tutor.experiments.result import Msg, about
 from tutor.experiments.run_context import RunContext
-from tutor.experiments.training import JobClock, Progress, RunPlan, expected_seconds, run_config
 from tutor.texts import say
 from tutor.ui.messages import Training
 from tutor.ui.widgets.experiment_panel import progress_line

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.ui_helpers import child_pids, make_app, right_answer, settle, store_locked, until
+from tests.ui_helpers import answer_predictions, child_pids, make_app, settle, store_locked, until
 from tutor.grading.workspace import workspace_file
 from tutor.ui.screens.exercise import ExerciseScreen
 from tutor.ui.screens.home import HomeScreen
@@ -60,11 +60,7 @@ async def test_a_verdict_shows_while_its_record_waits(home: Path) -> None:
         await app.open_exercise("head-count")  # graded on stored runs and an answer: no judge to wait for
         screen = app.screen
         await until(pilot, lambda: any(q.session.current is not None for q in screen.query(QuizPanel)))
-        for quiz in screen.query(QuizPanel):  # the predictions come first
-            while quiz.state != "done":
-                await quiz.submit(right_answer(quiz.session.current.question))
-                await quiz.submit("")
-                await pilot.pause()
+        await answer_predictions(pilot, screen)  # the predictions come first
         assert screen.unlocked
         store = app.tutor.store
         with store_locked(app):  # another process holds the store's write lock

@@ -1,13 +1,16 @@
-"""Shared helpers for the Textual pilot and snapshot tests (tests/test_ui_*.py)."""
+"""Shared helpers for the learner's interfaces: the Textual pilot and snapshot tests (tests/test_ui_*.py)
+and the plain command line a learner reads and answers in (`learner_cli`)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
 
+from tests.conftest import PYTHON, ROOT, run_tutor_env
 from tutor.content.schema import ExactQuestion, MultipleChoice, NumberQuestion, OpenQuestion, SingleChoice
 from tutor.settings import shipped_lessons_dir
 
@@ -16,6 +19,33 @@ def make_app(home: Path, lang: str = "en", lessons: Path | None = None):
     from tutor.ui.app import TutorApp
 
     return TutorApp(lang=lang, lessons_dir=lessons or shipped_lessons_dir(), home=home)
+
+
+def learner_cli(
+    home: Path, *args: str, stdin: str = "", lang: str = "en", timeout: float = 120
+) -> subprocess.CompletedProcess:
+    """`python -m tutor ARGS --home HOME --lang LANG` as a learner runs it, `stdin` typed in."""
+    return subprocess.run(
+        [PYTHON, "-m", "tutor", *args, "--home", str(home), "--lang", lang],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=run_tutor_env(),
+        cwd=ROOT,
+        timeout=timeout,
+    )
+
+
+async def answer_predictions(pilot, screen) -> None:
+    """Answer every prediction quiz of an exercise screen right, to its end (they come before the code)."""
+    from tutor.ui.widgets.quiz_panel import QuizPanel
+
+    for quiz in screen.query(QuizPanel):
+        while quiz.state != "done":
+            await quiz.submit(right_answer(quiz.session.current.question))
+            await quiz.submit("")
+            await pilot.pause()
 
 
 def right_answer(q) -> str:

@@ -44,7 +44,8 @@ def env(name: str) -> str | None:
 APP_NAME = "attention-tutor"
 ROOT = (
     Path(__file__).resolve().parents[1]
-)  # the folder holding tutor/ and models/ (a checkout or site-packages)
+)  # the folder holding tutor/, models/ and shared/ (a checkout or site-packages)
+CODE_PACKAGES = ("tutor", "models", "shared")  # the project's code, each a folder in ROOT
 LEARNED_CHECKPOINT = "gpt-learned.pt"  # the course GPT: default config, learned positions
 ROPE_SHORT_CHECKPOINT = "gpt-rope-short.pt"  # RoPE at block_size 32, for context scaling
 
@@ -102,7 +103,7 @@ def box_landlock_abi() -> int | None:
 
 
 def tutor_child_env() -> dict[str, str]:
-    """Environment for a `python -m tutor ...` child process: this checkout's tutor/ and models/ first
+    """Environment for a `python -m tutor ...` child process: this checkout's code (CODE_PACKAGES) first
     on the path (also when not installed), UTF-8 output, unbuffered so progress lines arrive at once."""
     child = dict(os.environ)
     child["PYTHONPATH"] = str(ROOT) + (os.pathsep + child["PYTHONPATH"] if child.get("PYTHONPATH") else "")

@@ -64,7 +64,7 @@ def run(args, ctx) -> int:
     jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
     if jobs < 1:
         raise TutorError(say("cli.train.at_least_1", lang, option="--jobs", got=str(jobs)))
-    from tutor.grading.deadlines import parse_when
+    from tutor.grading.instructor.deadlines import parse_when
 
     before = parse_when(args.before, "--before", lang) if args.before is not None else None
     folder = args.folder.expanduser()
@@ -120,9 +120,9 @@ def _grade(folder: Path, members, course, args, lang: str, jobs: int) -> list[tu
 def _export(ex, rows, members, out: Path, lang: str, force: bool) -> None:
     """checks.csv, gradebook.csv and feedback/ of one exercise in `out`, each row under the id and
     name its learner has in class.json."""
-    from tutor.grading.batch import shown_name
-    from tutor.grading.export import write_exports
-    from tutor.grading.roster import Roster, Student
+    from tutor.grading.instructor.batch import shown_name
+    from tutor.grading.instructor.export import write_exports
+    from tutor.grading.instructor.roster import Roster, Student
     from tutor.serve.classroom import file_name
 
     whose = {file_name(m, ex): m for m in members}
@@ -197,7 +197,7 @@ def _learner_json(standing, exercises: list[str], lang: str) -> dict:
 def _print_tables(folder: Path, course, standings, graded, lang: str, before: str | None = None) -> None:
     from rich.console import Console
 
-    from tutor.grading.batch import to_table
+    from tutor.grading.instructor.batch import to_table
 
     console = Console(highlight=False)
     console.print(_progress_table(folder, course, standings, lang))
@@ -223,7 +223,7 @@ def _table(title: str):
 def _progress_table(folder: Path, course, standings, lang: str):
     from rich.markup import escape
 
-    from tutor.grading.batch import shown_name
+    from tutor.grading.instructor.batch import shown_name
 
     title = say("class.title", lang, n=len(standings), folder=shown_name(str(folder)))
     table = _table(escape(title))
@@ -247,7 +247,7 @@ def _progress_table(folder: Path, course, standings, lang: str):
 def _grades_table(exercises, standings, lang: str, before: str | None = None):
     from rich.markup import escape
 
-    from tutor.grading.batch import shown_name
+    from tutor.grading.instructor.batch import shown_name
 
     title = (say("class.grades_title", lang, mark=MARK_PASSED) if before is None
              else say("class.grades_before", lang, mark=MARK_PASSED, time=shown_name(before)))  # fmt: skip

@@ -183,7 +183,7 @@ def _print(result, ex, lang: str, as_json: bool, hints_seen: int | None = None) 
 
 def _batch(ex, args, ctx, limits) -> int:
     """`grade ID --batch DIR [--shard K/N]`: every file of the folder, reported as --format says."""
-    from tutor.grading import batch
+    from tutor.grading.instructor import batch
 
     if args.file or args.watch or args.hint is not None:
         raise TutorError(say("grade.usage.batch_alone", ctx.lang))
@@ -200,17 +200,17 @@ def _batch(ex, args, ctx, limits) -> int:
     args.similar_pairs = _similar(ex, texts, args) if args.similar else None
     progress.finish()
     args.graded_at = batch.graded_now()
-    from tutor.grading.deadlines import stamp_rows
+    from tutor.grading.instructor.deadlines import stamp_rows
 
     stamp_rows(rows, args.manifest)
     if args.format == "json" and args.shard is not None:
-        from tutor.grading.shards import shard_json
+        from tutor.grading.instructor.shards import shard_json
 
         print(shard_json(ex, rows, args.shard, args.graded_at))
     else:
         _report(ex, rows, args, ctx, lambda: batch.to_json(ex, rows, args.graded_at, args.similar_pairs))
     if args.gradescope is not None:
-        from tutor.grading.lms_export import write_gradescope_results
+        from tutor.grading.instructor.lms_export import write_gradescope_results
 
         try:
             write_gradescope_results(args.gradescope, ex, rows, args.points, args.pick, ctx.lang)
@@ -243,11 +243,11 @@ def _instructor_options(args, lang: str) -> None:
     if not 0 < args.similar_min <= 1:  # NaN too
         raise TutorError(say("grade.usage.similar_min", lang, got=f"{args.similar_min:g}"))
     if args.shard is not None:
-        from tutor.grading.shards import parse_shard
+        from tutor.grading.instructor.shards import parse_shard
 
         args.shard = parse_shard(args.shard, lang)
     if args.roster is not None:
-        from tutor.grading.export import read_roster
+        from tutor.grading.instructor.export import read_roster
 
         args.roster = read_roster(args.roster, lang)
 
@@ -259,17 +259,17 @@ def _overrides_option(ex, args, lang: str) -> None:
         return
     if args.export is None:
         raise TutorError(say("grade.usage.overrides_export", lang))
-    from tutor.grading.batch import shown_name
-    from tutor.grading.overrides import read_overrides
+    from tutor.grading.instructor.batch import shown_name
+    from tutor.grading.instructor.overrides import read_overrides
 
     args.overrides = (read_overrides(args.overrides, ex, lang), shown_name(str(args.overrides)))
 
 
 def _similar(ex, texts: dict[str, str], args) -> list:
-    """--similar: the pairs of graded files alike (tutor.grading.similarity), less the starter's code."""
+    """--similar: the pairs of graded files alike (tutor.grading.instructor.similarity), less the starter's code."""
     from pathlib import Path as _Path
 
-    from tutor.grading.similarity import similar_pairs
+    from tutor.grading.instructor.similarity import similar_pairs
 
     starter = _Path(ex.folder or ".") / "starter.py"
     shared = starter.read_text(encoding="utf-8") if starter.is_file() else ""
@@ -279,7 +279,7 @@ def _similar(ex, texts: dict[str, str], args) -> list:
 def _late_options(args, lang: str) -> None:
     """--deadline, --late-per-day, --cutoff and --manifest checked before anything is graded: args.late
     becomes the policy, args.manifest {file: time} or None."""
-    from tutor.grading.deadlines import parse_when, read_manifest
+    from tutor.grading.instructor.deadlines import parse_when, read_manifest
 
     if (args.late_per_day is not None or args.cutoff is not None) and args.deadline is None:
         raise TutorError(say("grade.usage.late_needs", lang))
@@ -300,8 +300,8 @@ def _points_option(args, lang: str) -> None:
 
 def _merge(args, ctx) -> int:
     """`grade [ID] --merge A.json B.json … [--format F] [--export DIR [--roster CSV]]`: shard reports
-    joined into the report of the whole folder (tutor.grading.shards), printed as --format says."""
-    from tutor.grading import shards
+    joined into the report of the whole folder (tutor.grading.instructor.shards), printed as --format says."""
+    from tutor.grading.instructor import shards
 
     given = (args.file, args.batch, args.shard, args.timeout, getattr(args, "jobs", None))
     if any(v is not None for v in given) or args.watch or args.hint is not None or args.json:
@@ -312,7 +312,7 @@ def _merge(args, ctx) -> int:
     _late_options(args, ctx.lang)
     roster = None
     if args.roster is not None:
-        from tutor.grading.export import read_roster
+        from tutor.grading.instructor.export import read_roster
 
         roster = read_roster(args.roster, ctx.lang)
     reports = [shards.read_report(path, ctx.lang) for path in args.merge]
@@ -328,7 +328,7 @@ def _merge(args, ctx) -> int:
     args.roster = roster
     checks = shards.checks_version(ex)
     args.graded_at = merged.graded_at
-    from tutor.grading.deadlines import stamp_rows
+    from tutor.grading.instructor.deadlines import stamp_rows
 
     stamp_rows(rows, args.manifest)
     _report(
@@ -343,7 +343,7 @@ def _merge(args, ctx) -> int:
 
 def _report(ex, rows, args, ctx, as_json) -> None:
     """A batch's rows on stdout as --format says (`as_json()` gives the JSON)."""
-    from tutor.grading import batch
+    from tutor.grading.instructor import batch
 
     if args.format == "json":
         print(as_json())
@@ -374,11 +374,11 @@ def _similar_lines(pairs, lang: str) -> list[str]:
 
 
 def _export(ex, rows, args, ctx) -> int:
-    """--export DIR: the instructor's per-check CSV, gradebook and feedback files (tutor.grading.export)."""
+    """--export DIR: the instructor's per-check CSV, gradebook and feedback files (tutor.grading.instructor.export)."""
     if args.export is None:
         return 0
-    from tutor.grading.batch import shown_name
-    from tutor.grading.export import write_exports
+    from tutor.grading.instructor.batch import shown_name
+    from tutor.grading.instructor.export import write_exports
 
     lms = {"points": args.points, "assignment": args.assignment}
     audit = {"graded_at": args.graded_at}

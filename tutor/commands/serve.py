@@ -79,7 +79,7 @@ def _check_folder(folder: Path, lessons: Path) -> None:
 
 
 def run(args, ctx) -> int:
-    from tutor.grading import landlock
+    from tutor.grading.box import landlock
     from tutor.serve import roster
     from tutor.serve.bounds import Limits
     from tutor.serve.server import ServeConfig, serve
@@ -130,7 +130,7 @@ def run(args, ctx) -> int:
 
 def _write_class_file(folder: Path, learners) -> None:
     """`class.json`: who is in the class (no tokens), for `python -m tutor class`."""
-    from models.atomic import atomic_write_text
+    from shared.atomic import atomic_write_text
     from tutor.serve.roster import CLASS_FILE
 
     rows = [{"id": learner.id, "name": learner.name, "language": learner.lang} for learner in learners]

@@ -41,10 +41,10 @@ from tutor.experiments.errors import Cancelled, ExperimentError
 # the worker's tasks: name -> "module:function", each (args, emit, should_stop) -> a JSON-able result;
 # `emit(event)` reports what the task does, `should_stop()` (or None) is polled between its steps
 TASKS = {
-    "time": "tutor.experiments.training:time_task",
-    "train": "tutor.experiments.training:train_task",
-    "finetune-time": "tutor.experiments.finetune:time_task",
-    "finetune": "tutor.experiments.finetune:finetune_task",
+    "time": "tutor.experiments.course.training:time_task",
+    "train": "tutor.experiments.course.training:train_task",
+    "finetune-time": "tutor.experiments.course.finetune:time_task",
+    "finetune": "tutor.experiments.course.finetune:finetune_task",
 }
 
 EventSink = Callable[[int, dict[str, Any]], None]

@@ -94,7 +94,7 @@ _SPECS: list[tuple[str, type[P.Params], str, list[str], *tuple[bool, ...]]] = [
 @cache
 def _registry() -> dict[str, ExperimentSpec]:
     specs = [
-        ExperimentSpec(name, model, f"tutor.experiments.{target}", tuple(metrics), *long)
+        ExperimentSpec(name, model, f"tutor.experiments.course.{target}", tuple(metrics), *long)
         for name, model, target, metrics, *long in _SPECS
     ]
     return {s.name: s for s in specs}

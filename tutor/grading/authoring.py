@@ -54,7 +54,7 @@ def _worker_problems(ex: Exercise) -> list[Problem]:
     models/), a course file."""
     import importlib.util
 
-    from tutor.grading.sandbox import COURSE_PACKAGES
+    from tutor.grading.box.sandbox import COURSE_PACKAGES
     from tutor.settings import ROOT
 
     toml = Path(ex.folder or ".") / "exercise.toml"

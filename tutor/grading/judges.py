@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tutor.childproc import ForkedChild, ForkServer, SyncChild
 
-JUDGE = Path(__file__).with_name("judge.py")
+JUDGE = Path(__file__).with_name("judging") / "judge.py"  # started as a script, by path
 
 # what the judge's environment keeps of ours: where programs and libraries are, and the locale.
 # Nothing else: the worker is forked from the judge, so a secret in the judge's environment block

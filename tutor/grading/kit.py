@@ -9,14 +9,14 @@
         expect(learner.split_heads(x, 3).shape, (2, 3, 5, 4))
 
 Each check declared in exercise.toml's [[checks]] is a function `check_<id>(learner)`. It runs in the
-judge (tutor/grading/judge.py), a trusted process that never imports the learner's file: `learner`
+judge (tutor/grading/judging/judge.py), a trusted process that never imports the learner's file: `learner`
 stands for that file. `learner.split_heads(x, 3)` sends x as bytes to the sandboxed worker, which
 calls the learner's function, and gives back what it returned as plain data, rebuilt with the judge's
 own torch (a tensor keeps its memory layout: a transposed view arrives as a transposed view, in both
 directions). A name the file does not define, or defines as a value, fails the check with the
 grader's message; an exception the learner's code raises ends the check as an error that names the
 call. Calling a class or function with a `GPTConfig` builds the module in the worker and gives a handle
-(tutor.grading.remote.RemoteModule): `.params` {name: shape}, `.modules`, `.is_module`, `.load(state)`,
+(tutor.grading.judging.remote.RemoteModule): `.params` {name: shape}, `.modules`, `.is_module`, `.load(state)`,
 `.run(*args, method="__call__", **kwargs)` (without gradients), `.logits(*args)`, `.grads(idx, targets)`.
 A check that computes an expensive value of its own does it while the worker runs the learner's code:
 `answer = learner.order_gap.later(3, False, seed)` sends the call and returns at once; `answer()`
@@ -64,8 +64,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from tutor.grading.remote import LearnerError, Submission
-from tutor.grading.voice import CheckFailed, lang, msg, tell
+from tutor.grading.judging.remote import LearnerError, Submission
+from tutor.grading.judging.voice import CheckFailed, lang, msg, tell
 
 __all__ = ["Learner", "expect", "expect_close", "expect_above", "expect_below", "expect_number",
            "expect_raises", "msg", "fail", "CheckFailed", "LearnerError"]  # fmt: skip

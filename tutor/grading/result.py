@@ -7,7 +7,7 @@
      "seed": the submission's seed (the first 16 hex digits of its text's sha256; "" when no code ran)}
 
 "none" is a grade no learner code ran for (an unreadable file, an answer file parsed as data). The
-layers are named as in tutor/grading/sandbox.py (private-root, pid-namespace, network-namespace,
+layers are named as in tutor/grading/box/sandbox.py (private-root, pid-namespace, network-namespace,
 landlock, seccomp, limits, no-new-files).
 
 A check's status is "pass", "fail" (wrong answer), "error" (the learner's code raised or the

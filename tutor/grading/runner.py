@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tutor.childproc import ChildTimeout, ServerGone
 from tutor.content.schema import Exercise
-from tutor.grading import sandbox
+from tutor.grading.box import sandbox
 from tutor.grading.judges import JudgeSource, WarmJudge, start_judge
 from tutor.grading.kit import submission_seed
 from tutor.grading.result import CheckResult, GradeResult

@@ -58,7 +58,7 @@ def stored_runs(store) -> list[dict[str, Any]]:
 
 def exercise_checks(ex: Exercise) -> types.ModuleType:
     """The exercise's checks.py as a module, loaded as the judge loads it (judge.load_checks)."""
-    from tutor.grading.judge import load_checks as load
+    from tutor.grading.judging.judge import load_checks as load
 
     return load(str(Path(ex.folder or ".") / "checks.py"))
 
@@ -134,7 +134,7 @@ def _fits(value: Any, kind: AnswerKind) -> bool:
 def answer_value(answer: dict[str, Any], key: str, kind: AnswerKind) -> Any:
     """`answer[key]` when it is of `kind`; otherwise the check fails, saying what the key must be and
     what the file holds, in the language the checks are speaking. Call it inside a check."""
-    from tutor.grading.voice import CheckFailed, lang
+    from tutor.grading.judging.voice import CheckFailed, lang
 
     language = lang()
     want = want_text(kind, language)
@@ -237,9 +237,9 @@ def grade_runs(
     ex: Exercise, source: bytes, display_name: str, runs: list[dict[str, Any]], *, lang: str = "en"
 ) -> GradeResult:
     """Grade an answer file against `runs` (from `stored_runs(store)`)."""
-    from tutor.grading.judge import run_check
+    from tutor.grading.judging.judge import run_check
+    from tutor.grading.judging.voice import speaking
     from tutor.grading.runner import Limits, build_result
-    from tutor.grading.voice import speaking
 
     t0 = time.perf_counter()
     module = exercise_checks(ex)

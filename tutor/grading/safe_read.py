@@ -7,14 +7,19 @@ could be read safely (a regular file of its own that is too large), else None.
 source = read_submission(path, lang="de")               # bytes of at most GRADE_MAX_SOURCE_BYTES
 source = read_entry(folder_fd, name, shown, lang="de")  # an entry of an open folder, never a link
 text = read_instructor_file(path, shown, "de")          # a roster or a shard report, of any size
+text = decode_source(source, shown, "de")               # a Python file's bytes as Python reads them
 """
 
 from __future__ import annotations
 
+import codecs
 import errno
 import hashlib
+import io
 import os
+import re
 import stat
+import tokenize
 from pathlib import Path
 
 from tutor.errors import TutorError
@@ -142,3 +147,28 @@ def _rest_hashed(fh, head: bytes) -> str | None:
             return None
         digest.update(chunk)
     return digest.hexdigest()
+
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263's coding line
+
+
+def decode_source(source: bytes, name: str, lang: str) -> str:
+    """A Python file's text as Python reads it (PEP 263): UTF-8, with or without a BOM, unless a coding
+    line in its first two lines names another encoding. A TutorError says what is wrong, naming `name`."""
+    head = source.split(b"\n", 2)[:2]
+    if any(_COOKIE.match(line) for line in head):
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        except SyntaxError as err:  # an unknown encoding, or a BOM with another coding line
+            raise TutorError(say("grade.file.bad_coding", lang, name=name, error=str(err.msg))) from None
+    else:
+        encoding = "utf-8"
+    encoding = "utf-8" if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") else encoding
+    try:
+        return source.decode(encoding).removeprefix("\ufeff")
+    except UnicodeDecodeError as err:
+        if encoding == "utf-8":
+            raise TutorError(say("grade.file.not_utf8", lang, name=name, byte=str(err.start))) from None
+        raise TutorError(
+            say("grade.file.not_encoding", lang, name=name, byte=str(err.start), encoding=encoding)
+        ) from None

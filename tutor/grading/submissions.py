@@ -47,7 +47,7 @@ def grade_source(
 
         return grade_runs(ex, source, display_name, stored_runs(store), lang=lang)
     from tutor.errors import TutorError
-    from tutor.grading.collect import decode_source
+    from tutor.grading.safe_read import decode_source
 
     try:
         text = decode_source(source, display_name, lang)
@@ -93,7 +93,7 @@ def train_own_model(
     """Train the model the file at `path` builds (the exercise's `[train]`) in the grading box, beside
     the course GPT with the comparison's positions; the file is read as `grade_file` reads it. Progress
     through `on_event` ("training", "validated" events). For a file that passes the exercise's checks."""
-    from tutor.grading.own_model import settings
+    from tutor.grading.judging.own_model import settings
 
     if ex.train is None:
         raise ValueError(f"exercise {ex.id!r} has no [train] table: there is no model of yours to train")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from rich.cells import cell_len
 
 from tutor.content.schema import Exercise
+from tutor.grading.box.sandbox import LAYERS
 from tutor.grading.hints import hint_step
 from tutor.grading.result import GradeResult
-from tutor.grading.sandbox import LAYERS
 from tutor.i18n import pick
 from tutor.texts import number, say
 

@@ -26,13 +26,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tutor.errors import TutorError
-from tutor.progress.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from tutor.progress.migrations import MIGRATIONS, SCHEMA_VERSION
+from tutor.progress.schema import APPLICATION_ID, FILE_NAME
 from tutor.settings import STORE_BUSY_TIMEOUT_S
 from tutor.texts import Said
 
 log = logging.getLogger("tutor.progress")
 
-FILE_NAME = "progress.sqlite3"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 

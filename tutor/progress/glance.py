@@ -2,7 +2,8 @@
 
 Home draws its progress columns, its review line and its next step in the very first frame, before
 the course (pydantic, Markdown) and the store (pydantic records, migrations) are open. So this reads
-the progress file directly, read-only, with the standard library, into plain rows with the fields
+the progress file directly, read-only, with the standard library and the store's names
+(tutor.progress.schema, the store's own), into plain rows with the fields
 tutor.progress.quiz_status reads; "due", "new" and "right" are then worked out by quiz_status itself,
 as for `python -m tutor progress` and the review screen. The lessons are home's cards
 (tutor.content.index), saved by the last start or made from the loaded course.
@@ -37,11 +38,16 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple
 
-from tutor.progress.db import FILE_NAME, from_text
-from tutor.progress.migrations import APPLICATION_ID, LAST_LOCATION, SCHEMA_VERSION
+from tutor.progress.migrations import SCHEMA_VERSION
 from tutor.progress.quiz_status import quiz_counts, review_plan
+from tutor.progress.schema import APPLICATION_ID, FILE_NAME, LAST_LOCATION, SETTINGS
+from tutor.progress.schema import KV as K
+from tutor.progress.schema import QUIZ_ANSWERS as A
+from tutor.progress.schema import REVIEW_CARDS as C
+from tutor.progress.schema import SECTION_READS as S
+from tutor.progress.schema import SUBMISSIONS as G
 from tutor.texts import say
 
 if TYPE_CHECKING:
@@ -124,31 +130,35 @@ def read_glance(home: Path) -> Glance | None:
         return None
     try:
         rows = conn.execute(
-            "SELECT lesson, question, session, correct, rating, at FROM quiz_answers"
-            " WHERE exercise IS NULL ORDER BY at, id"
+            f"SELECT {A.lesson}, {A.question}, {A.session}, {A.correct}, {A.rating}, {A.at} FROM {A}"
+            f" WHERE {A.exercise} IS NULL ORDER BY {A.at}, {A.id}"
         ).fetchall()
-        answers = [
-            Answer(lesson, q, s, None if c is None else bool(c), r, cast(datetime, from_text(at)))  # NOT NULL
+        answers = [  # at, due: NOT NULL columns
+            Answer(lesson, q, s, None if c is None else bool(c), r, datetime.fromisoformat(at))
             for lesson, q, s, c, r, at in rows
         ]
         due = [
-            Due(lesson, q, cast(datetime, from_text(d)))  # due: a NOT NULL column
+            Due(lesson, q, datetime.fromisoformat(d))
             for lesson, q, d in conn.execute(
-                "SELECT lesson, question, due FROM review_cards ORDER BY due, lesson, question"
+                f"SELECT {C.lesson}, {C.question}, {C.due} FROM {C} ORDER BY {C.due}, {C.lesson}, {C.question}"
             )
         ]
-        reads = [Read(*r) for r in conn.execute("SELECT lesson, section FROM section_reads ORDER BY lesson")]
-        graded = conn.execute("SELECT exercise, max(status = 'pass') FROM submissions GROUP BY exercise")
+        reads = [
+            Read(*r) for r in conn.execute(f"SELECT {S.lesson}, {S.section} FROM {S} ORDER BY {S.lesson}")
+        ]
+        graded = conn.execute(f"SELECT {G.exercise}, max({G.status} = 'pass') FROM {G} GROUP BY {G.exercise}")
         attempted, passed = set(), set()
         for exercise, ok in graded:
             attempted.add(exercise)
             if ok:
                 passed.add(exercise)
-        kv = conn.execute("SELECT value FROM kv WHERE key = ?", (LAST_LOCATION,)).fetchone()
+        kv = conn.execute(f"SELECT {K.value} FROM {K} WHERE {K.key} = ?", (LAST_LOCATION,)).fetchone()
         location = json.loads(kv[0]) if kv else {}
         settings = tuple(
             (key, json.loads(value))
-            for key, value in conn.execute("SELECT key, value FROM kv WHERE key LIKE 'settings.%'")
+            for key, value in conn.execute(
+                f"SELECT {K.key}, {K.value} FROM {K} WHERE {K.key} LIKE ?", (SETTINGS + "%",)
+            )
         )
     except (sqlite3.Error, ValueError, TypeError):
         return None  # busy past the timeout, or rows this tutor would not read either

@@ -6,10 +6,6 @@ Never edit a migration that has shipped: add a new one. Each is a list of single
 
 from __future__ import annotations
 
-# "ATUT": marks a SQLite file as ours, so a foreign database at our path is recognised.
-APPLICATION_ID = 0x41545554
-LAST_LOCATION = "last_location"  # the kv key of "continue where I left off"
-
 MIGRATIONS: list[list[str]] = [
     # 1: the first schema
     [
@@ -52,8 +48,8 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 
-# Tables in export order; every one is exported and imported.
-TABLES = (
+# the tables schema 1 made (a migration names what it changes as it was then, never the current list)
+_SCHEMA_1_TABLES = (
     "section_reads",
     "quiz_answers",
     "review_cards",
@@ -67,7 +63,7 @@ TABLES = (
 MIGRATIONS += [
     # 2: every row says whether it came from `progress --import` (1) or was recorded here (0); and the
     # non-finite losses schema 1 could store (a diverged run) become "no value", as the store now writes them
-    [f"ALTER TABLE {table} ADD COLUMN imported INTEGER NOT NULL DEFAULT 0" for table in TABLES]
+    [f"ALTER TABLE {table} ADD COLUMN imported INTEGER NOT NULL DEFAULT 0" for table in _SCHEMA_1_TABLES]
     + [
         "UPDATE training_runs SET curve ="
         " replace(replace(replace(curve, '-Infinity', 'null'), 'Infinity', 'null'), 'NaN', 'null')",
@@ -76,4 +72,4 @@ MIGRATIONS += [
     ],
 ]
 
-SCHEMA_VERSION = len(MIGRATIONS)
+SCHEMA_VERSION = len(MIGRATIONS)  # the names the migrations leave: tutor/progress/schema.py

@@ -32,7 +32,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
-from tutor.progress.migrations import LAST_LOCATION
+from tutor.progress.schema import LAST_LOCATION
 from tutor.texts import Said
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

@@ -25,7 +25,6 @@ from pydantic import ValidationError
 
 from tutor.errors import TutorError
 from tutor.progress.db import Database, local_now, to_text
-from tutor.progress.migrations import LAST_LOCATION
 from tutor.progress.records import (
     ExperimentRun,
     GradedSubmission,
@@ -41,6 +40,18 @@ from tutor.progress.records import (
     TrainingRun,
     problems,
     short,
+)
+from tutor.progress.schema import (
+    EXPERIMENT_RUNS,
+    HINT_REVEALS,
+    KV,
+    LAST_LOCATION,
+    QUIZ_ANSWERS,
+    REVIEW_CARDS,
+    SECTION_READS,
+    SUBMISSIONS,
+    TRAINING_RUNS,
+    Table,
 )
 from tutor.settings import STORE_BUSY_TIMEOUT_S
 from tutor.texts import Said
@@ -83,7 +94,7 @@ class Store:
     def _at(self, at: datetime | None) -> str:
         return to_text(at or self.now())
 
-    def _by_id(self, model: type[R], table: str, row_id: int | None) -> R:
+    def _by_id(self, model: type[R], table: Table, row_id: int | None) -> R:
         (row,) = self.db.read(f"SELECT * FROM {table} WHERE id = ?", (row_id,))
         return _record(model, table, dict(row))
 
@@ -96,7 +107,7 @@ class Store:
         with self.db.write() as c:
             _insert(
                 c,
-                "section_reads",
+                SECTION_READS,
                 row,
                 tail=" ON CONFLICT (lesson, section) DO UPDATE SET last_at = excluded.last_at, imported = 0",
             )
@@ -104,11 +115,11 @@ class Store:
 
     def sections_read(self, lesson: str | None = None, section: str | None = None) -> list[SectionRead]:
         rows = self.db.read(
-            "SELECT * FROM section_reads WHERE (:l IS NULL OR lesson = :l) AND (:s IS NULL OR section = :s) "
+            f"SELECT * FROM {SECTION_READS} WHERE (:l IS NULL OR lesson = :l) AND (:s IS NULL OR section = :s) "
             "ORDER BY lesson, first_at",
             {"l": lesson, "s": section},
         )
-        return _records(SectionRead, "section_reads", rows)
+        return _records(SectionRead, SECTION_READS, rows)
 
     # --- quiz answers and review state ---------------------------------------------------
 
@@ -150,7 +161,7 @@ class Store:
                 session=session,
                 at=stamp,
             )
-            row_id = _insert(c, "quiz_answers", answered).lastrowid
+            row_id = _insert(c, QUIZ_ANSWERS, answered).lastrowid
             if card is not None:
                 _save_review(c, lesson, question, card, lapsed=rating == 1, at=stamp)
         return self.answers(answer_id=row_id)[0]
@@ -166,25 +177,25 @@ class Store:
     ) -> list[QuizAnswer]:
         """Answers, oldest first. Quiz answers by default; `predictions=True` for exercise predictions."""
         rows = self.db.read(
-            "SELECT * FROM quiz_answers WHERE (:id IS NULL OR id = :id) AND (:l IS NULL OR lesson = :l)"
+            f"SELECT * FROM {QUIZ_ANSWERS} WHERE (:id IS NULL OR id = :id) AND (:l IS NULL OR lesson = :l)"
             " AND (:q IS NULL OR question = :q) AND (:e IS NULL OR exercise = :e)"
             " AND (:id IS NOT NULL OR (exercise IS NOT NULL) = :p) ORDER BY at, id",
             {"id": answer_id, "l": lesson, "q": question, "e": exercise, "p": predictions},
         )
-        return _records(QuizAnswer, "quiz_answers", rows)
+        return _records(QuizAnswer, QUIZ_ANSWERS, rows)
 
     def review_state(self, lesson: str, question: str) -> ReviewState | None:
         rows = self.db.read(
-            "SELECT * FROM review_cards WHERE lesson = ? AND question = ?", (lesson, question)
+            f"SELECT * FROM {REVIEW_CARDS} WHERE lesson = ? AND question = ?", (lesson, question)
         )
-        return _record(ReviewState, "review_cards", dict(rows[0])) if rows else None
+        return _record(ReviewState, REVIEW_CARDS, dict(rows[0])) if rows else None
 
     def review_states(self, lesson: str | None = None) -> list[ReviewState]:
         rows = self.db.read(
-            "SELECT * FROM review_cards WHERE (:l IS NULL OR lesson = :l) ORDER BY due, lesson, question",
+            f"SELECT * FROM {REVIEW_CARDS} WHERE (:l IS NULL OR lesson = :l) ORDER BY due, lesson, question",
             {"l": lesson},
         )
-        return _records(ReviewState, "review_cards", rows)
+        return _records(ReviewState, REVIEW_CARDS, rows)
 
     # --- exercises -----------------------------------------------------------------------
 
@@ -212,16 +223,16 @@ class Store:
             checks=_json(list(checks)),
             hints_revealed=hints_revealed,
         )
-        return self._add(GradedSubmission, "submissions", row)
+        return self._add(GradedSubmission, SUBMISSIONS, row)
 
     def submissions(self, exercise: str | None = None) -> list[GradedSubmission]:
         """Graded attempts, oldest first."""
-        return self._of_exercise(GradedSubmission, "submissions", exercise)
+        return self._of_exercise(GradedSubmission, SUBMISSIONS, exercise)
 
     def passed_exercises(self, *, imported: bool = True) -> set[str]:
         """Exercises with a recorded pass; `imported=False` leaves out passes that came from an import."""
         rows = self.db.read(
-            "SELECT DISTINCT exercise FROM submissions WHERE status = 'pass' AND (:i OR NOT imported)",
+            f"SELECT DISTINCT exercise FROM {SUBMISSIONS} WHERE status = 'pass' AND (:i OR NOT imported)",
             {"i": imported},
         )
         return {r["exercise"] for r in rows}
@@ -229,18 +240,18 @@ class Store:
     def record_hint(self, exercise: str, hint: str, *, at: datetime | None = None) -> HintReveal:
         """A hint was revealed (`hint`: "0", "1", ... for general hints, or a check id)."""
         row = _checked(HintRevealRow, exercise=exercise, hint=hint, at=self._at(at))
-        return self._add(HintReveal, "hint_reveals", row)
+        return self._add(HintReveal, HINT_REVEALS, row)
 
     def hint_reveals(self, exercise: str | None = None) -> list[HintReveal]:
-        return self._of_exercise(HintReveal, "hint_reveals", exercise)
+        return self._of_exercise(HintReveal, HINT_REVEALS, exercise)
 
-    def _add(self, model: type[R], table: str, row) -> R:
+    def _add(self, model: type[R], table: Table, row) -> R:
         """Insert one row of an exercise table and read it back as `model`."""
         with self.db.write() as c:
             row_id = _insert(c, table, row).lastrowid
         return self._by_id(model, table, row_id)
 
-    def _of_exercise(self, model: type[R], table: str, exercise: str | None) -> list[R]:
+    def _of_exercise(self, model: type[R], table: Table, exercise: str | None) -> list[R]:
         """The rows of an exercise table (of one exercise, or all), oldest first."""
         rows = self.db.read(
             f"SELECT * FROM {table} WHERE (:e IS NULL OR exercise = :e) ORDER BY at, id", {"e": exercise}
@@ -251,9 +262,9 @@ class Store:
 
     def experiment_runs(self, name: str | None = None) -> list[ExperimentRun]:
         rows = self.db.read(
-            "SELECT * FROM experiment_runs WHERE (:n IS NULL OR name = :n) ORDER BY at, id", {"n": name}
+            f"SELECT * FROM {EXPERIMENT_RUNS} WHERE (:n IS NULL OR name = :n) ORDER BY at, id", {"n": name}
         )
-        return _records(ExperimentRun, "experiment_runs", rows)
+        return _records(ExperimentRun, EXPERIMENT_RUNS, rows)
 
     def record_training_run(
         self,
@@ -282,32 +293,32 @@ class Store:
             at=self._at(at),
         )
         with self.db.write() as c:
-            _insert(c, "training_runs", row, verb="INSERT OR REPLACE")
+            _insert(c, TRAINING_RUNS, row, verb="INSERT OR REPLACE")
         run = self.training_run(key)
         assert run is not None  # written just now
         return run
 
     def training_run(self, key: str) -> TrainingRun | None:
-        rows = self.db.read("SELECT * FROM training_runs WHERE key = ?", (key,))
-        return _record(TrainingRun, "training_runs", dict(rows[0])) if rows else None
+        rows = self.db.read(f"SELECT * FROM {TRAINING_RUNS} WHERE key = ?", (key,))
+        return _record(TrainingRun, TRAINING_RUNS, dict(rows[0])) if rows else None
 
     def training_runs(self, status: str | None = None) -> list[TrainingRun]:
         rows = self.db.read(
-            "SELECT * FROM training_runs WHERE (:s IS NULL OR status = :s) ORDER BY at, key", {"s": status}
+            f"SELECT * FROM {TRAINING_RUNS} WHERE (:s IS NULL OR status = :s) ORDER BY at, key", {"s": status}
         )
-        return _records(TrainingRun, "training_runs", rows)
+        return _records(TrainingRun, TRAINING_RUNS, rows)
 
     # --- small values --------------------------------------------------------------------
 
     def set_value(self, key: str, value: Any, *, at: datetime | None = None) -> None:
         row = _checked(KvEntry, key=key, value=_json(value), at=self._at(at))
         with self.db.write() as c:
-            _insert(c, "kv", row, verb="INSERT OR REPLACE")
+            _insert(c, KV, row, verb="INSERT OR REPLACE")
 
     def value_entry(self, key: str) -> KvEntry | None:
         """The value under `key` with its time and imported mark, or None."""
-        rows = self.db.read("SELECT * FROM kv WHERE key = ?", (key,))
-        return _record(KvEntry, "kv", dict(rows[0])) if rows else None
+        rows = self.db.read(f"SELECT * FROM {KV} WHERE key = ?", (key,))
+        return _record(KvEntry, KV, dict(rows[0])) if rows else None
 
     def get_value(self, key: str, default: Any = None) -> Any:
         entry = self.value_entry(key)
@@ -336,7 +347,7 @@ def _checked(model: type[Record], **row: Any) -> dict[str, Any]:
 
 
 def _insert(
-    c: sqlite3.Connection, table: str, row: dict[str, Any], *, verb: str = "INSERT", tail: str = ""
+    c: sqlite3.Connection, table: Table, row: dict[str, Any], *, verb: str = "INSERT", tail: str = ""
 ) -> sqlite3.Cursor:
     sql = f"{verb} INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))}){tail}"
     return c.execute(sql, tuple(row.values()))
@@ -345,9 +356,9 @@ def _insert(
 def _review_state(c: sqlite3.Connection, lesson: str, question: str) -> ReviewState | None:
     """The item's review state as the transaction `c` sees it."""
     row = c.execute(
-        "SELECT * FROM review_cards WHERE lesson = ? AND question = ?", (lesson, question)
+        f"SELECT * FROM {REVIEW_CARDS} WHERE lesson = ? AND question = ?", (lesson, question)
     ).fetchone()
-    return _record(ReviewState, "review_cards", dict(row)) if row else None
+    return _record(ReviewState, REVIEW_CARDS, dict(row)) if row else None
 
 
 def _save_review(
@@ -366,7 +377,7 @@ def _save_review(
     )
     _insert(
         c,
-        "review_cards",
+        REVIEW_CARDS,
         state,
         tail=" ON CONFLICT (lesson, question) DO UPDATE SET card = excluded.card, due = excluded.due,"
         " last_review = excluded.last_review, reviews = reviews + 1,"
@@ -374,11 +385,11 @@ def _save_review(
     )
 
 
-def _records(model: type[R], table: str, rows: Iterable[sqlite3.Row]) -> list[R]:
+def _records(model: type[R], table: Table, rows: Iterable[sqlite3.Row]) -> list[R]:
     return [_record(model, table, dict(r)) for r in rows]
 
 
-def _record(model: type[R], table: str, row: dict[str, Any]) -> R:
+def _record(model: type[R], table: Table, row: dict[str, Any]) -> R:
     try:
         return model.model_validate(row)
     except ValidationError as err:
@@ -387,7 +398,9 @@ def _record(model: type[R], table: str, row: dict[str, Any]) -> R:
             if "id" in row
             else ", ".join(f"{k} {short(v)}" for k, v in list(row.items())[:2])
         )
-        raise StoreDamaged("err.store.bad_row", table=table, where=where, problems=problems(err)) from None
+        raise StoreDamaged(
+            "err.store.bad_row", table=str(table), where=where, problems=problems(err)
+        ) from None
 
 
 def _num(x: float | None) -> float | None:

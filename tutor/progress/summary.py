@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from tutor.content.schema import Lesson
 from tutor.i18n import pick
-from tutor.progress.migrations import LAST_LOCATION
 from tutor.progress.quiz_status import QuizCounts, is_due, quiz_counts
+from tutor.progress.schema import LAST_LOCATION
 from tutor.progress.store import Store
 
 

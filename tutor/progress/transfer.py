@@ -20,11 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from models.atomic import atomic_write_text
+from shared.atomic import atomic_write_text
 from tutor.errors import TutorError
 from tutor.progress.db import first_free, to_text
-from tutor.progress.migrations import SCHEMA_VERSION, TABLES
+from tutor.progress.migrations import SCHEMA_VERSION
 from tutor.progress.records import ROWS, problems, record_field_path, short
+from tutor.progress.schema import TABLES
 from tutor.progress.store import Store
 from tutor.settings import EXPORT_MAX_BYTES
 from tutor.texts import Said

@@ -39,7 +39,7 @@ from tutor.serve.roster import CLASS_FILE, ID_PATTERN, LEARNERS_FOLDER
 
 if TYPE_CHECKING:
     from tutor.content.schema import Exercise, Lesson
-    from tutor.grading.batch import BatchRow
+    from tutor.grading.instructor.batch import BatchRow
 
 MAX_CLASS_BYTES = 16 * 2**20  # class.json: a roster of thousands is well under this
 
@@ -104,7 +104,7 @@ def read_class(folder: Path) -> list[Member]:
 
 
 def _shown(text: str) -> str:
-    from tutor.grading.batch import shown_name
+    from tutor.grading.instructor.batch import shown_name
 
     return shown_name(text)
 
@@ -150,8 +150,8 @@ def read_standing(
 ) -> LearnerStanding:
     """`member`'s progress in `lessons`, read-only; zeros when they have no folder or no store yet. With
     `before`, each exercise's best grade is the best recorded before that time."""
-    from tutor.progress.db import FILE_NAME
     from tutor.progress.glance import Glance, read_glance
+    from tutor.progress.schema import FILE_NAME
 
     home = member.home(folder)
     standing = LearnerStanding(member, home)
@@ -225,12 +225,13 @@ def _best_grades(path: Path, before: datetime | None = None) -> dict[str, BestGr
     """Each exercise's best recorded grade, read-only; None when the file is not a store this tutor
     reads (or it stayed busy past a second)."""
     from tutor.progress.glance import open_read_only
+    from tutor.progress.schema import SUBMISSIONS as G
 
     if (conn := open_read_only(path)) is None:
         return None
     try:
         rows = conn.execute(
-            "SELECT exercise, status, score, max_score, at FROM submissions ORDER BY at, id"
+            f"SELECT {G.exercise}, {G.status}, {G.score}, {G.max_score}, {G.at} FROM {G} ORDER BY {G.at}, {G.id}"
         ).fetchall()
     except sqlite3.Error:
         return None
@@ -314,7 +315,7 @@ def _read_files(
 ) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
     """A row for each learner with a workspace file of `ex` (an error row when it cannot be graded),
     and the rows to grade with their text."""
-    from tutor.grading.batch import BatchRow
+    from tutor.grading.instructor.batch import BatchRow
     from tutor.grading.runner import error_result
 
     rows: list[BatchRow] = []

@@ -26,7 +26,7 @@ import os
 import sys
 from pathlib import Path
 
-from tutor.settings import ROOT, checkpoints_dir
+from tutor.settings import CODE_PACKAGES, ROOT, checkpoints_dir
 
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
@@ -40,8 +40,8 @@ ETC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "pa
 
 def readable(course: Path | None) -> list[Path]:
     """What a learner's processes may read (and run): never the class folder, which holds every home.
-    The checkout itself is not in it, only its tutor/ and models/ (a class folder may lie in it)."""
-    paths = [ROOT / "tutor", ROOT / "models", checkpoints_dir()]
+    The checkout itself is not in it, only its code (tutor/, models/, shared/: a class folder may lie in it)."""
+    paths = [*(ROOT / package for package in CODE_PACKAGES), checkpoints_dir()]
     if course is not None:
         paths.append(Path(course))
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
@@ -64,7 +64,7 @@ def _no_new_privs() -> None:
 
 
 def _landlock(reads: list[Path], writes: list[Path]) -> int:
-    from tutor.grading import landlock
+    from tutor.grading.box import landlock
 
     _no_new_privs()
     return landlock.restrict(reads, writes)

@@ -177,7 +177,7 @@ class ExperimentPanel(Vertical):
         if not isinstance(params, TrainCompareParams):
             self._said = ("run.ready", False, "", {})
             return
-        from tutor.experiments.training import expected_seconds, planned_runs
+        from tutor.experiments.course.training import expected_seconds, planned_runs
 
         store = getattr(getattr(self.app, "tutor", None), "store", None)
         try:

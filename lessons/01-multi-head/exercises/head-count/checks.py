@@ -242,8 +242,8 @@ def sample_runs(
 ) -> list[dict]:
     """Run records shaped exactly as train-compare stores them (for the authoring check and the tests): two seeds
     per head count, the second `spread` worse than the first."""
+    from tutor.experiments.course.training import run_config, run_key
     from tutor.experiments.params import TrainCompareParams
-    from tutor.experiments.training import run_config, run_key
 
     p = TrainCompareParams()
     runs = []

@@ -1,4 +1,4 @@
-"""The exports an LMS imports as they are, beside the tutor's own (tutor.grading.export):
+"""The exports an LMS imports as they are, beside the tutor's own (tutor.grading.instructor.export):
 
     OUT/canvas.csv               Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID,
                                  Section, then one column for the assignment ("Name (ID)" to fill an
@@ -26,10 +26,10 @@ import json
 import os
 from pathlib import Path
 
-from models.atomic import atomic_write_text
+from shared.atomic import atomic_write_text
 from tutor.content.schema import Exercise
+from tutor.grading.instructor.roster import Graded
 from tutor.grading.result import GradeResult
-from tutor.grading.roster import Graded
 from tutor.grading.text import did_not_load
 from tutor.i18n import pick
 from tutor.texts import say
@@ -176,7 +176,7 @@ def write_gradescope_results(
     """Gradescope's /autograder/results/results.json for one submission (a batch of one student's files):
     the grade of the file named as the exercise's file (of several, the latest or the best), or of any
     *.py when none is; with no file at all, 0 points and a line saying so."""
-    from tutor.grading.roster import picked
+    from tutor.grading.instructor.roster import picked
 
     named = [row for row in rows if row.file.rsplit("/", 1)[-1] == ex.file_name] or list(rows)
     if not named:

@@ -200,7 +200,7 @@ def finetune_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
 
 
 def _course_texts() -> tuple[str, str]:
-    from tutor.experiments.course_text import course_texts
+    from tutor.experiments.course.course_text import course_texts
 
     return course_texts()
 

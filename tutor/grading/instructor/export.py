@@ -10,9 +10,9 @@
 
 `version` is the grade JSON's format (result.VERSION) and `checks_version` the version of the checks
 that graded the rows (batch.checks_version), as in the batch and shard reports. An export replaces an
-earlier one whole (tutor.grading.export_folder); every file is 0600.
+earlier one whole (tutor.grading.instructor.export_folder); every file is 0600.
 
-Students come from tutor.grading.roster: the file's name (its LMS's, its folder's) or `--roster CSV`
+Students come from tutor.grading.instructor.roster: the file's name (its LMS's, its folder's) or `--roster CSV`
 (the tutor's own, a Canvas gradebook export or a Moodle grading worksheet), checked whole before
 anything is graded. Of a student's several files the gradebook takes the latest or the best (`pick`).
 
@@ -40,14 +40,13 @@ import re
 import unicodedata
 from pathlib import Path
 
-from models.atomic import atomic_write_text
+from shared.atomic import atomic_write_text
 from tutor import __version__
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
-from tutor.grading.batch import BatchRow, checks_version, csv_cell
 from tutor.grading.hints import hint_step
-from tutor.grading.result import VERSION
-from tutor.grading.roster import (  # noqa: F401  (read_roster, Student: where they were)
+from tutor.grading.instructor.batch import BatchRow, checks_version, csv_cell
+from tutor.grading.instructor.roster import (  # noqa: F401  (read_roster, Student: where they were)
     MAX_ID_BYTES,
     Roster,
     Student,
@@ -56,6 +55,7 @@ from tutor.grading.roster import (  # noqa: F401  (read_roster, Student: where t
     read_roster,
     roster_warnings,
 )
+from tutor.grading.result import VERSION
 from tutor.grading.text import did_not_load, isolation_text
 from tutor.i18n import pick
 from tutor.texts import number, say
@@ -164,7 +164,7 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str, changes: l
 
 def _apply_late(graded: list, late: dict | None) -> dict:
     """The late policy applied to each student's row (in place); {id(entry): Late} where it has one."""
-    from tutor.grading.deadlines import apply_late
+    from tutor.grading.instructor.deadlines import apply_late
 
     out = {}
     for entry in graded:
@@ -176,7 +176,7 @@ def _apply_late(graded: list, late: dict | None) -> dict:
 
 
 def _late_cells(entry, lateness: dict) -> dict:
-    from tutor.grading.names import iso
+    from tutor.grading.instructor.names import iso
 
     row, cost = entry.row, lateness.get(id(entry))
     return {"submitted": iso(row.submitted) if row is not None and row.submitted is not None else "",
@@ -186,7 +186,7 @@ def _late_cells(entry, lateness: dict) -> dict:
 
 def _late_lines(row: BatchRow, late, lang: str) -> list[str]:
     """When the file was handed in (and how that is known) and, after a deadline, what it cost."""
-    from tutor.grading.names import iso
+    from tutor.grading.instructor.names import iso
 
     if row.submitted is None or late is None:
         return []
@@ -251,9 +251,9 @@ def write_exports(
     row per student (roster.assign). `lms`: {"points", "assignment"} (lms_export); `overrides`: (the
     overrides, the file as shown); `audit`: {"tutor_version", "graded_at"}; `late`: the late policy
     (deadlines), after the overrides; `similar`: the --similar pairs (similar.csv). Returns warnings."""
-    from tutor.grading.export_folder import FORMAT, MARKER, replace_folder
-    from tutor.grading.lms_export import write_lms_exports
-    from tutor.grading.overrides import apply_overrides
+    from tutor.grading.instructor.export_folder import FORMAT, MARKER, replace_folder
+    from tutor.grading.instructor.lms_export import write_lms_exports
+    from tutor.grading.instructor.overrides import apply_overrides
 
     graded, found = assign(rows, roster, pick)
     changes, warnings = apply_overrides(graded, *overrides, lang) if overrides else ({}, [])

@@ -1,6 +1,6 @@
 """The language checks write in, and the failure they raise: set per job by the judge (`speaking`), read by
 the check API (tutor.grading.kit, which re-exports all of it) and by the learner's module handles
-(tutor.grading.remote) alike."""
+(tutor.grading.judging.remote) alike."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from tutor.errors import CheckFailure
-from tutor.grading.voice import CheckFailed, tell
+from tutor.grading.judging.voice import CheckFailed, tell
 
 
 class LearnerError(CheckFailure):
@@ -26,7 +26,7 @@ class LearnerError(CheckFailure):
 
     @classmethod
     def from_reply(cls, error: Any, lang: str) -> LearnerError:
-        """The worker's description of an exception (tutor.grading.worker.describe_error), told in `lang`.
+        """The worker's description of an exception (tutor.grading.box.worker.describe_error), told in `lang`.
         The worker is untrusted: every field is taken as plain text, of bounded length. The
         exception's own text (the learner's words, or Python's) is kept as it is, and comes last."""
         from tutor.texts import say
@@ -76,7 +76,7 @@ class Stopped(Exception):
 
 
 class Prober(Protocol):
-    """The judge's channel to a worker (tutor.grading.judge.Channel)."""
+    """The judge's channel to a worker (tutor.grading.judging.judge.Channel)."""
 
     def probe(self, op: str, args: list | None = None, kwargs: dict | None = None, **fields: Any) -> Any: ...
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
-from tutor.grading.batch import BatchRow, shown_name
-from tutor.grading.roster import Graded
+from tutor.grading.instructor.batch import BatchRow, shown_name
+from tutor.grading.instructor.roster import Graded
 from tutor.grading.safe_read import read_instructor_file
 from tutor.texts import say
 

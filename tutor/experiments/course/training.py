@@ -181,7 +181,7 @@ def time_run(
 def _course_data() -> tuple[tuple[str, str], CharTokenizer, str]:
     """(texts, tokenizer, corpus id) of the Tang corpus as `python -m tutor train` trains on it, once a process."""
     from models.tokenizer import CharTokenizer
-    from tutor.experiments.course_text import course_texts
+    from tutor.experiments.course.course_text import course_texts
 
     texts = course_texts()
     tokenizer = CharTokenizer.for_training(texts[0])  # the vocabulary policy of `python -m tutor train`

@@ -22,8 +22,8 @@ from datetime import datetime, time
 from pathlib import Path
 
 from tutor.errors import TutorError
-from tutor.grading.batch import BatchRow
-from tutor.grading.names import iso, shown_name  # noqa: F401 - iso: what deadlines' users read times with
+from tutor.grading.instructor.batch import BatchRow
+from tutor.grading.instructor.names import iso, shown_name  # noqa: F401 - iso: what deadlines' users read times with
 from tutor.grading.safe_read import read_instructor_file
 from tutor.texts import say
 

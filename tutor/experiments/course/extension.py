@@ -31,7 +31,7 @@ TEXT = "exp.context-scaling."
 
 
 def val_text() -> str:
-    from tutor.experiments.course_text import course_texts
+    from tutor.experiments.course.course_text import course_texts
 
     return course_texts()[1]
 

@@ -169,7 +169,7 @@ def _models(sub, run: dict, config, say: Callable[..., str]):
 def _rows(context: int, vocab: int) -> int:
     """Rows of logits per answer: float32 in base64 is 16/3 bytes a logit, kept within 3/4 of the
     judge's read limit (6 rows of the course's 64 × 6010 logits, 12 MB)."""
-    from tutor.grading.wire import REPLY_LIMIT
+    from tutor.grading.box.wire import REPLY_LIMIT
 
     return max(1, REPLY_LIMIT * 3 // 4 // (context * vocab * 16 // 3))
 

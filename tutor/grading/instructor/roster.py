@@ -6,7 +6,7 @@ Three rosters are read, told apart by their header:
     the tutor's own   file,student_id[,name]: a line per file; a student may have several lines (files)
     Canvas            the gradebook's export (Grades > Export): Student, ID, SIS User ID, SIS Login ID,
                       Section, …; its "Points Possible" line is skipped. A file is the student's whose
-                      Canvas ID its name carries (tutor.grading.lms)
+                      Canvas ID its name carries (tutor.grading.instructor.lms)
     Moodle            the grading worksheet (Assignment > Download grading worksheet): Identifier
                       ("Participant 101"), Full name, Email address, …; a file is the participant's whose
                       number its folder or name carries
@@ -15,7 +15,7 @@ A malformed file, a file named twice, a student twice in an LMS's export, or a s
 a safe file name (empty, "." or "..", a path separator, a control or invisible character, over 200
 bytes) stops with a message naming the line.
 
-Without a roster, a file's student is the one its LMS name gives (tutor.grading.lms), else the file's
+Without a roster, a file's student is the one its LMS name gives (tutor.grading.instructor.lms), else the file's
 name without ".py" (in a folder per student, that folder's). `assign` gives every student one row:
 the student's file (of several, the latest or the best: `pick`), or none ("missing") for a rostered
 student without one; files no roster names keep their own student, flagged.
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from tutor.errors import TutorError
-from tutor.grading.batch import BatchRow, shown_name
-from tutor.grading.lms import lms_name
+from tutor.grading.instructor.batch import BatchRow, shown_name
+from tutor.grading.instructor.lms import lms_name
 from tutor.grading.safe_read import read_instructor_file
 from tutor.texts import say
 

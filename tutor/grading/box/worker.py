@@ -2,13 +2,13 @@
 
 Forked (through the box's parent) by the judge right after it imports torch and before it loads any
 check, in its own session, with stdin closed and stdout/stderr on a pipe the judge only ever shows as
-output. It builds its box (tutor/grading/sandbox.py): a private root of what its exercise is handed,
+output. It builds its box (tutor/grading/box/sandbox.py): a private root of what its exercise is handed,
 no capabilities, its environment and the grader's own modules gone, the handed course modules imported,
 then limits, Landlock and the system-call allow-list; and it says which layers are in force.
 Only then does learner code run: each `submit` probe compiles a submission from the text it carries
 (the worker never opens the learner's path), and every later probe is a call the judge asks for:
 a function with given inputs, a module built from a config, loaded with given weights, run on given
-inputs. Every answer is plain data (tutor/grading/wire.py). Nothing here decides anything: the judge
+inputs. Every answer is plain data (tutor/grading/box/wire.py). Nothing here decides anything: the judge
 compares the answers with what its own code computes, in its own process.
 """
 
@@ -24,14 +24,14 @@ import types
 from pathlib import Path
 from typing import Any
 
-from tutor.grading import sandbox, wire
+from tutor.grading.box import sandbox, wire
 
 SUBMISSION = "submission"
 
 
 def describe_error(err: BaseException, filename: str, limit_mb: int, max_tasks: int) -> dict:
     """The exception as plain data, for the judge to tell in the learner's language
-    (tutor.grading.remote.LearnerError.from_reply): its type, one line of text, what kind of failure
+    (tutor.grading.judging.remote.LearnerError.from_reply): its type, one line of text, what kind of failure
     it is, and the learner's own frames (line, function, source line; the last three)."""
     if isinstance(err, SystemExit):
         return {"type": "SystemExit", "kind": "exit", "code": repr(err.code)}

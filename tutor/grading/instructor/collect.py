@@ -7,7 +7,7 @@ left zipped, or a student's own zip), in name order.
 `path` is a folder or a .zip file. A name is the file's path under `path` with "/" between its parts,
 a zip's members under the zip's own name (`subs.zip/Ann_1_assignsubmission_file_/rope.py`).
 
-Every part is hostile input, as tutor.grading.batch says: folders are walked through descriptors,
+Every part is hostile input, as tutor.grading.instructor.batch says: folders are walked through descriptors,
 never through a link (a linked folder is not entered; a linked *.py is an error row); a file is read
 with tutor.grading.safe_read's checks; a zip's member that is a link, encrypted, larger than a
 submission may be (its header's size, and its bytes read no further than that), or named outside the
@@ -17,27 +17,23 @@ zip ("/x.py", "../x.py") is an error row, never extracted; a zip that is not one
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import io
 import os
-import re
 import stat
 import time
-import tokenize
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.errors import TutorError
-from tutor.grading.names import shown_name
+from tutor.grading.instructor.names import shown_name
 from tutor.grading.safe_read import Refused, entry_problem, read_entry, read_submission
 from tutor.settings import GRADE_MAX_SOURCE_BYTES
 from tutor.texts import say
 
 MAX_DEPTH = 6  # folders below the batch's own that are walked
 MAX_ZIP_BYTES = 2 * 2**30  # a class's zipped download, read whole from the disk
-_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263's coding line
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -48,28 +44,6 @@ class Found:
     source: bytes | None  # None: not graded (`error` says why)
     error: str | None = None
     mtime: float | None = None  # the file's (a zip member's: its date in the zip, read as local time)
-
-
-def decode_source(source: bytes, name: str, lang: str) -> str:
-    """A Python file's text as Python reads it (PEP 263): UTF-8, with or without a BOM, unless a coding
-    line in its first two lines names another encoding. A TutorError says what is wrong, naming `name`."""
-    head = source.split(b"\n", 2)[:2]
-    if any(_COOKIE.match(line) for line in head):
-        try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-        except SyntaxError as err:  # an unknown encoding, or a BOM with another coding line
-            raise TutorError(say("grade.file.bad_coding", lang, name=name, error=str(err.msg))) from None
-    else:
-        encoding = "utf-8"
-    encoding = "utf-8" if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") else encoding
-    try:
-        return source.decode(encoding).removeprefix("\ufeff")
-    except UnicodeDecodeError as err:
-        if encoding == "utf-8":
-            raise TutorError(say("grade.file.not_utf8", lang, name=name, byte=str(err.start))) from None
-        raise TutorError(
-            say("grade.file.not_encoding", lang, name=name, byte=str(err.start), encoding=encoding)
-        ) from None
 
 
 def collect(path: Path, lang: str, keep=lambda name: True) -> list[Found]:

@@ -12,7 +12,7 @@ the worker is handed: sandbox.box_for, worked out by the tutor while this proces
 (worker.py) as process 1 of its PID namespace; the worker builds its box (sandbox.py) and answers
 probes. The judge sends it the file's text and runs the checks in order, the loading and each check
 with a time limit of its own (the job's `timeout_s`): every check asks the worker
-for values through probes (tutor/grading/remote.py) and computes the verdict here, with this
+for values through probes (tutor/grading/judging/remote.py) and computes the verdict here, with this
 process's own torch, on inputs drawn from the file's seed (the sha256 of its text) and the check's
 name, so the same file always gets the same inputs and messages. A reply that is not well-formed plain data of bounded
 size voids the run with a reason; nothing the worker sends makes the judge raise. The worker is killed
@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import Any
 
 if __name__ == "__main__":  # started as a script (python -I judge.py): the course's root is not on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from tutor.grading.remote import LearnerError, Stopped, Submission  # noqa: E402 - after the path is set
-from tutor.grading.wire import REPLY_LIMIT  # noqa: E402
+from tutor.grading.box.wire import REPLY_LIMIT  # noqa: E402
+from tutor.grading.judging.remote import LearnerError, Stopped, Submission  # noqa: E402 - after the path is set
 
 _PR_SET_PDEATHSIG = 1
 # the signals a crash is explained by (grade.signal.NAME in the catalogue)
@@ -125,7 +125,7 @@ def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int) -> int:
         for src, dst in ((null, 0), (out_w, 1), (out_w, 2), (probe_r, 3), (reply_w, 4)):
             os.dup2(src, dst)
         os.closerange(5, 65536)
-        from tutor.grading import sandbox, worker
+        from tutor.grading.box import sandbox, worker
 
         cgroup = sandbox.join_pids_cgroup(header["limits"]["max_tasks"])  # before the cgroup namespace
         namespaces = sandbox.unshare()
@@ -145,7 +145,7 @@ class Channel:
     """One boxed worker and the three pipes to it: probes in, answers out, output out."""
 
     def __init__(self, job: dict, box: dict):
-        from tutor.grading import wire
+        from tutor.grading.box import wire
 
         self.wire = wire
         self.limits = job["limits"]
@@ -355,7 +355,7 @@ class Channel:
                 os.close(fd)
         self.probe_w = self.reply_r = self.out_r = -1
         shutil.rmtree(self.scratch, ignore_errors=True)
-        from tutor.grading import sandbox
+        from tutor.grading.box import sandbox
 
         sandbox.remove_pids_cgroup(self.pid)
 
@@ -375,8 +375,8 @@ def run_check(function, learner) -> tuple[str, str]:
     Stopped (the worker is gone) passes through: the remaining checks cannot run; so does a message
     the exercise lacks (MessageMissing): the grader failed, not the learner. Messages are in the
     language of the enclosing `voice.speaking`."""
+    from tutor.grading.judging.voice import CheckFailed, MessageMissing, tell
     from tutor.grading.kit import describe, last_call
-    from tutor.grading.voice import CheckFailed, MessageMissing, tell
 
     try:
         said = function(learner)
@@ -432,7 +432,7 @@ class Judge:
     def train(self, item: dict, run: dict) -> None:
         """Train the learner's model (own_model.train_own) after loading the file, as `grade` loads it;
         the same events around it, so the tutor reads a training run like a grade."""
-        from tutor.grading.own_model import Refused, train_own
+        from tutor.grading.judging.own_model import Refused, train_own
 
         def training(sub, channel: Channel) -> None:
             try:
@@ -445,7 +445,7 @@ class Judge:
     def _refuse_a_weak_box(self, isolation: dict, channel: Channel) -> None:
         """Stopped before the file is loaded, where the box keeps less than "partial" promises (no write,
         signal or lease outside), unless the job allows a weak box."""
-        from tutor.grading.sandbox import GRADED_LEVELS, LAYERS
+        from tutor.grading.box.sandbox import GRADED_LEVELS, LAYERS
         from tutor.texts import say
 
         if isolation.get("level") in GRADED_LEVELS or self.job.get("allow_weak_box"):
@@ -509,7 +509,7 @@ def _judge_job() -> None:
 
         judge = Judge(job, emit, job["box"])
         judge.open_channel()  # forked now: checks.py is not yet loaded
-        from tutor.grading.voice import speaking
+        from tutor.grading.judging.voice import speaking
 
         try:
             if job.get("train"):  # practice: train the learner's model; no checks run
@@ -585,7 +585,9 @@ def main() -> None:
     torch.set_num_threads(1)
     _warm_up(torch)
     # the trusted grading code every judge runs, imported once (a zygote's judges inherit it)
-    from tutor.grading import kit, remote, seccomp, worker  # noqa: F401
+    from tutor.grading import kit  # noqa: F401
+    from tutor.grading.box import seccomp, worker  # noqa: F401
+    from tutor.grading.judging import remote  # noqa: F401
 
     seccomp.load_library()  # opened here: the worker's root has no /usr/lib
     sys.dont_write_bytecode = True

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
-from tutor.grading.batch import BatchRow, checks_version, raw_name, shard_of, shown_name
+from tutor.grading.instructor.batch import BatchRow, checks_version, raw_name, shard_of, shown_name
 from tutor.grading.result import VERSION, GradeResult
 from tutor.grading.safe_read import read_instructor_file
 from tutor.i18n import pick
@@ -72,7 +72,7 @@ def shard_json(
 ) -> str:
     """A shard's report: the batch report (batch.to_json) with `"shard": {"index", "count"}` after
     "checks_version"."""
-    from tutor.grading.batch import to_json
+    from tutor.grading.instructor.batch import to_json
 
     data = {}
     for key, value in json.loads(to_json(ex, rows, graded_at)).items():

@@ -1,10 +1,10 @@
 """Atomic file writes: a temp file beside the target, fsync, then os.replace, so a reader never sees a
 half-written file and an interrupted write leaves the old one in place.
 
-The one implementation in the project: checkpoints and corpora here, and the tutor's own files (the
-progress export, the course and catalogue caches, the grade exports, the learner's reset file). It
-imports nothing but the standard library, so the tutor's logic may use it without depending on the
-model (tests/test_layers.py allows `models.atomic` alone).
+The one implementation in the project: the model's checkpoints and corpora, and the tutor's own files
+(the progress export, the course and catalogue caches, the grade exports, the learner's reset file). It
+imports nothing but the standard library and lives below both packages (shared/), so the model and the
+tutor's logic both use it without either depending on the other (tests/test_layers.py).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def is_export(folder: Path) -> bool:
 
 
 def replace_folder(out: Path, write: Callable[[Path], None], *, force: bool, lang: str) -> None:
-    from tutor.grading.batch import shown_name
+    from tutor.grading.instructor.batch import shown_name
 
     shown = shown_name(str(out))
     try:

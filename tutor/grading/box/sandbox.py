@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tutor.grading import landlock, seccomp
+from tutor.grading.box import landlock, seccomp
 
 SCRATCH = Path("/scratch")  # the worker's folder inside its private root
 COURSE_PACKAGES = ("models",)  # the course's own packages an exercise may hand to its worker, file by file

@@ -6,7 +6,7 @@ not recorded in anyone's progress store.
 
 The folder is hostile input (a learner chooses what is in it, and what it is called):
 - its *.py files are graded, in it, in its subfolders (Moodle's folder per student) and in its zip
-  files, or in a zip given as the batch (tutor.grading.collect). Only regular files are: a link (to
+  files, or in a zip given as the batch (tutor.grading.instructor.collect). Only regular files are: a link (to
   anything), a hard link (a file with another name, which may be anywhere on the disk), a FIFO, a
   device, a socket or a folder named *.py is an error row saying what it is, and a link is never
   followed: entries are listed without following links and opened with O_NOFOLLOW | O_NONBLOCK, then
@@ -35,8 +35,8 @@ from rich.cells import cell_len
 
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError
+from tutor.grading.instructor.names import iso, raw_name, shown_name  # noqa: F401 - here for the modules that import them from batch
 from tutor.grading.judges import WarmJudge
-from tutor.grading.names import iso, raw_name, shown_name  # noqa: F401 - here for the modules that import them from batch
 from tutor.grading.result import VERSION, GradeResult
 from tutor.grading.runner import Limits, error_result, grade_many
 from tutor.texts import say
@@ -61,7 +61,7 @@ class BatchRow:
     sha256: str | None  # of the file's bytes; None when they were not read (a link, a FIFO, ...)
     result: GradeResult
     submitted: float | None = None  # when it was handed in (a POSIX time), where that is known
-    submitted_from: str | None = None  # "name", "manifest" or "mtime" (tutor.grading.deadlines)
+    submitted_from: str | None = None  # "name", "manifest" or "mtime" (tutor.grading.instructor.deadlines)
 
     def submitted_json(self) -> dict | None:
         if self.submitted is None:
@@ -105,7 +105,7 @@ def grade_folder(
     on_done: Callable[[int], None] | None = None,
     texts: dict[str, str] | None = None,
 ) -> list[BatchRow]:
-    """Every *.py under `folder` (a folder, its subfolders and zips, or a zip: tutor.grading.collect), in
+    """Every *.py under `folder` (a folder, its subfolders and zips, or a zip: tutor.grading.instructor.collect), in
     name order, each with its own judge, sandboxed worker and scratch folder; an entry that is not a
     regular file is an error row, never opened through a link. `shard` (K, N): only the entries whose
     `shard_of(name, N)` is K. `on_start(n)` is told how many files go to the judge, `on_done(i)` each
@@ -135,7 +135,8 @@ def _read_folder(
 ) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
     """A row for every *.py under `folder` (of the shard), in name order, and the rows still to grade
     with their text; the others are error rows already."""
-    from tutor.grading.collect import collect, decode_source
+    from tutor.grading.instructor.collect import collect
+    from tutor.grading.safe_read import decode_source
 
     keep = (lambda name: True) if shard is None else (lambda name: shard_of(name, shard[1]) == shard[0])
     rows: list[BatchRow] = []
@@ -184,7 +185,7 @@ def to_json(
                for r in rows]  # fmt: skip
     data = {"version": VERSION, "exercise": ex.id, "checks_version": checks_version(ex),
             "tutor_version": __version__, "graded_at": graded_at or graded_now(), "results": results}  # fmt: skip
-    if similar is not None:  # --similar: the pairs alike (tutor.grading.similarity)
+    if similar is not None:  # --similar: the pairs alike (tutor.grading.instructor.similarity)
         data["similar"] = [pair.to_json() for pair in similar]
     return json.dumps(data, ensure_ascii=False, indent=2)
 
@@ -225,7 +226,7 @@ def box_lines(rows: list[BatchRow], lang: str) -> list[str]:
     """What the box was for the files that reached it, a line per level and missing layers ("18 files
     graded in a strong box", "2 files graded in a partial box (missing: private root, …)"); files no
     learner code ran for (a link, an unreadable file) are not counted."""
-    from tutor.grading.sandbox import LAYERS
+    from tutor.grading.box.sandbox import LAYERS
 
     counts: dict[tuple[str, tuple[str, ...]], int] = {}
     for row in rows:
