@@ -17,9 +17,9 @@ from typing import Any
 
 import torch
 
+from atomicio import atomic_write
 from models.gpt import GPT, GPTConfig
 from models.tokenizer import CharTokenizer
-from shared.atomic import atomic_write
 
 FORMAT = 1
 

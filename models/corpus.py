@@ -29,8 +29,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from atomicio import atomic_write
 from models.errors import ModelError
-from shared.atomic import atomic_write
 
 FORMAT_VERSION = 1
 SMALL_CORPUS = "poems.json"

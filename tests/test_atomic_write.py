@@ -1,10 +1,10 @@
-"""shared.atomic: a write either completes or leaves the file as it was."""
+"""atomicio: a write either completes or leaves the file as it was."""
 
 from pathlib import Path
 
 import pytest
 
-from shared.atomic import atomic_write, atomic_write_text
+from atomicio import atomic_write, atomic_write_text
 
 
 def test_a_write_that_fails_midway_leaves_the_earlier_file_and_no_temp_file(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_a_closed_pipe_ends_quietly():
 
 # --- import direction, read from the source: every `import` of tutor/ and models/, nothing imported ---
 
-PACKAGES = ("tutor", "models", "shared")
+PACKAGES = ("tutor", "models", "atomicio")
 LOGIC_CORE = ("tutor.content", "tutor.quiz", "tutor.progress", "tutor.experiments", "tutor.grading")
 
 
@@ -172,8 +172,8 @@ EXPERIMENT_FRAMEWORK = sorted(
 
 # (who, what they must never import, why)
 FORBIDDEN = [
-    ("shared", "tutor", "shared/ is below both: the standard library's kind of helper, for any layer"),
-    ("shared", "models", "shared/ is below both: the standard library's kind of helper, for any layer"),
+    ("atomicio", "tutor", "atomicio/ is below both: the standard library's kind of helper, for any layer"),
+    ("atomicio", "models", "atomicio/ is below both: the standard library's kind of helper, for any layer"),
     ("models", "tutor", "the shared GPT stands alone: models/ imports nothing from tutor/"),
     *[(core, "tutor.ui", "logic never imports the UI") for core in LOGIC_CORE],
     *[(core, "textual", "logic never imports Textual") for core in LOGIC_CORE],

@@ -92,7 +92,7 @@ async def test_i_opens_the_built_in_editor_leaving_unsaved_asks_and_ctrl_s_saves
         inode = screen.file.stat().st_ino
         await pilot.press("#", "ctrl+s")
         assert screen.file.read_text(encoding="utf-8") == "#" + on_disk
-        assert screen.file.stat().st_ino != inode  # written beside and moved over (shared.atomic)
+        assert screen.file.stat().st_ino != inode  # written beside and moved over (atomicio)
         assert screen.query_one("#ex-editor").border_title == screen.file.name  # saved: no mark
         await until(pilot, lambda: screen.result is not None)  # graded (the first grade of this test)
         await pilot.press("escape")  # nothing unsaved: leaves at once

@@ -9,7 +9,7 @@ way Python keeps bytecode: `tutor/texts/__pycache__/en.pickle`, `lessons/__pycac
 A kept parse is used only under its key: a hash of
 
 - the contents of its input files (the TOML file; every file of the lessons folder),
-- the source of the code that made it: every module of tutor/, models/ and shared/ loaded when it was saved
+- the source of the code that made it: every module of tutor/, models/ and atomicio/ loaded when it was saved
   (the parse ran in that code; the UI and the commands, which only call it, are left out), so no
   list of parser files is kept by hand, and
 - the Python and tutor versions.
@@ -33,7 +33,9 @@ from tutor import __version__
 
 CACHE_FORMAT = 1  # bump when an entry changes shape
 FOLDER = "__pycache__"
-CODE_ROOT = Path(__file__).resolve().parents[1]  # holds tutor/, models/ and shared/ (settings.CODE_PACKAGES)
+CODE_ROOT = (
+    Path(__file__).resolve().parents[1]
+)  # holds tutor/, models/ and atomicio/ (settings.CODE_PACKAGES)
 CALLERS = ("tutor.ui", "tutor.commands", "tutor.cli", "tutor.__main__")  # call parses, never run one
 
 
@@ -43,10 +45,10 @@ def entry(folder: Path, name: str) -> Path:
 
 
 def loaded_code() -> list[Path]:
-    """The modules of tutor/, models/ and shared/ this process has loaded, but the callers (CALLERS)."""
+    """The modules of tutor/, models/ and atomicio/ this process has loaded, but the callers (CALLERS)."""
     files = set()
     for name, module in list(sys.modules.items()):
-        if name.split(".")[0] not in ("tutor", "models", "shared") or any(
+        if name.split(".")[0] not in ("tutor", "models", "atomicio") or any(
             name == c or name.startswith(c + ".") for c in CALLERS
         ):
             continue
@@ -98,7 +100,7 @@ class Kept:
         try:
             kept = {"key": self._key(code), "code": [str(p) for p in code], "value": value}
             data = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
-            from shared.atomic import atomic_write
+            from atomicio import atomic_write
 
             atomic_write(self.file, lambda fh: fh.write(data))
         except Exception:  # a read-only folder, or a value that cannot be pickled: parsed next time too

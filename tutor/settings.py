@@ -44,8 +44,8 @@ def env(name: str) -> str | None:
 APP_NAME = "attention-tutor"
 ROOT = (
     Path(__file__).resolve().parents[1]
-)  # the folder holding tutor/, models/ and shared/ (a checkout or site-packages)
-CODE_PACKAGES = ("tutor", "models", "shared")  # the project's code, each a folder in ROOT
+)  # the folder holding tutor/, models/ and atomicio/ (a checkout or site-packages)
+CODE_PACKAGES = ("tutor", "models", "atomicio")  # the project's code, each a folder in ROOT
 LEARNED_CHECKPOINT = "gpt-learned.pt"  # the course GPT: default config, learned positions
 ROPE_SHORT_CHECKPOINT = "gpt-rope-short.pt"  # RoPE at block_size 32, for context scaling
 

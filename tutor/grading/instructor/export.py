@@ -40,7 +40,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from shared.atomic import atomic_write_text
+from atomicio import atomic_write_text
 from tutor import __version__
 from tutor.content.schema import Exercise
 from tutor.errors import TutorError

@@ -26,7 +26,7 @@ import json
 import os
 from pathlib import Path
 
-from shared.atomic import atomic_write_text
+from atomicio import atomic_write_text
 from tutor.content.schema import Exercise
 from tutor.grading.instructor.roster import Graded
 from tutor.grading.result import GradeResult

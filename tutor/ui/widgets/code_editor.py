@@ -3,7 +3,7 @@ has no $EDITOR) and for a terminal without one.
 
 It shows above the exercise page, inside the exercise screen (tutor.ui.screens.exercise): the task
 and the grade stay in view below it, and what was typed stays while the learner goes elsewhere and
-comes back. ctrl+s writes the file atomically (shared.atomic) and posts `Saved`: the screen grades it,
+comes back. ctrl+s writes the file atomically (atomicio) and posts `Saved`: the screen grades it,
 as it does when $EDITOR returns. Esc posts `Closed`, after asking (tutor.ui.screens.unsaved) when the
 text differs from the file as last loaded or saved.
 
@@ -30,7 +30,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import LanguageDoesNotExist
 
-from shared.atomic import atomic_write_text
+from atomicio import atomic_write_text
 from tutor.errors import TutorError
 from tutor.texts import say
 

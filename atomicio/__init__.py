@@ -3,7 +3,7 @@ half-written file and an interrupted write leaves the old one in place.
 
 The one implementation in the project: the model's checkpoints and corpora, and the tutor's own files
 (the progress export, the course and catalogue caches, the grade exports, the learner's reset file). It
-imports nothing but the standard library and lives below both packages (shared/), so the model and the
+imports nothing but the standard library and is a package of its own below both (atomicio/), so the model and the
 tutor's logic both use it without either depending on the other (tests/test_layers.py).
 """
 
