@@ -57,27 +57,31 @@ class _HeadLoss(torch.autograd.Function):
         total = torch.zeros((), dtype=torch.float64, device=h.device)
         for lo in range(0, n, chunk):
             rows, t = hs[lo : lo + chunk], targets[lo : lo + chunk]
-            logits = (rows @ ws.T).float()
-            picked = logits.gather(1, t[:, None])[:, 0]
-            top = logits.amax(dim=1, keepdim=True)
-            # one exp over the slice serves the loss (log Σ exp) and its gradient, in place of the logits
-            e = logits.sub_(top).exp_()
-            sums = e.sum(dim=1)
-            total += (top[:, 0] + sums.log() - picked).sum(dtype=torch.float64)
-            # d(mean loss)/d(logits) = (softmax − one-hot) / n
-            grad = e.mul_(1.0 / n / sums[:, None])
-            grad[torch.arange(len(t), device=h.device), t] -= 1.0 / n
-            grad = grad.to(dtype)
+            logits = rows @ ws.T
+            # one pass makes the slice's probabilities in float32 (PyTorch's softmax kernel: its max, exp and
+            # sum in one loop over the row); the loss is -log p of each target, the gradient p − one-hot
+            probs = torch.softmax(logits, dim=1, dtype=torch.float32)
+            picked = probs.gather(1, t[:, None])[:, 0]
+            if bool((picked == 0).any()):  # a target so unlikely that p underflows: log Σ exp − logit exactly
+                exact = logits.float()
+                picked = exact.gather(1, t[:, None])[:, 0] - exact.logsumexp(dim=1)
+                total -= picked.sum(dtype=torch.float64)
+            else:
+                total -= picked.log().sum(dtype=torch.float64)
+            grad = probs.to(dtype)  # the same tensor in float32
+            grad[torch.arange(len(t), device=h.device), t] -= 1.0
             torch.mm(grad, ws, out=grad_h[lo : lo + chunk])
             grad_w.add_(grad.T @ rows)
+        # d(mean loss)/d(logits) = (softmax − one-hot) / n: the 1/n on the two small products, not the slices
         ctx.save_for_backward(grad_h, grad_w)
-        ctx.h_dtype = h.dtype
+        ctx.h_dtype, ctx.n = h.dtype, n
         return (total / n).to(torch.float32)
 
     @staticmethod
     def backward(ctx, grad_loss: torch.Tensor):
         grad_h, grad_w = ctx.saved_tensors
-        return grad_h.to(ctx.h_dtype) * grad_loss, grad_w * grad_loss, None, None, None
+        scale = grad_loss / ctx.n
+        return grad_h.to(ctx.h_dtype) * scale, grad_w * scale, None, None, None
 
 
 def head_loss(
