@@ -22,7 +22,7 @@ from typing import TypeGuard
 import torch
 from torch import nn
 
-from models.gpt import GPT, CausalSelfAttention
+from models.gpt import GPT, Block, CausalSelfAttention
 
 CHUNK = (
     256  # rows of logits a thread works on at a time: 256 × 6,010 float32 is 6 MB (benchmarks/bench_train.py)
@@ -32,15 +32,42 @@ CHUNK = (
 def features(model: GPT, idx: torch.Tensor, explicit: bool = False) -> torch.Tensor:
     """What GPT.forward computes before its output layer (B, T, C): token (+ position) vectors through
     the blocks and the last LayerNorm, with the model's own modules in the same order. With `explicit`, the
-    blocks' attention is the model's explicit softmax(QKᵀ/√d)·V (its need_weights path, whose weights are
-    dropped) instead of PyTorch's fused kernel: in bfloat16 on a CPU the fused kernel is the slower one."""
+    blocks' attention is the explicit softmax(QKᵀ/√d)·V instead of PyTorch's fused kernel (in bfloat16 on a
+    CPU the fused kernel is the slower one): `attention` where the model adds nothing to the scores but the
+    causal mask, else the model's own explicit form (its need_weights path, whose weights are dropped)."""
     x = model.tok_emb(idx)
     if model.cfg.pos == "learned":
         x = x + model.pos_emb(torch.arange(idx.size(1), device=idx.device))
     x = model.drop(x)
+    mine = explicit and model.cfg.pos in ("learned", "none")
+    mask = causal_mask(idx.size(1), idx.device) if mine else None
     for block in model.blocks:
-        x = block(x, 0, need_weights=True)[0] if explicit else block(x)
+        attn = block.attn
+        if mask is not None and type(attn) is CausalSelfAttention and isinstance(block, Block):
+            x = x + attention(attn, block.ln1(x), mask)
+            x = x + block.mlp(block.ln2(x))
+        else:
+            x = block(x, 0, need_weights=True)[0] if explicit else block(x)
     return model.ln_f(x)
+
+
+def causal_mask(T: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """(T, T): 0 where a query may look (itself and to its left), -inf above the diagonal."""
+    return torch.full((T, T), float("-inf"), device=device).triu(1)
+
+
+def attention(attn: CausalSelfAttention, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """CausalSelfAttention.forward's explicit path for a block without RoPE or ALiBi, with its own modules:
+    the scores' scale and mask go into their matmul (one baddbmm: alpha·QKᵀ + mask) instead of two more
+    passes over the (B·heads, T, T) scores, and the mask is made once a step (`causal_mask`)."""
+    B, T, C = x.size()
+    H = attn.n_head
+    d = C // H
+    q, k, v = attn.qkv(x).split(C, dim=2)
+    q, k, v = (t.view(B, T, H, d).transpose(1, 2).reshape(B * H, T, d) for t in (q, k, v))
+    att = torch.baddbmm(mask, q, k.transpose(1, 2), alpha=d**-0.5).softmax(dim=-1)
+    y = torch.bmm(attn.attn_drop(att), v).view(B, H, T, d).transpose(1, 2).reshape(B, T, C)
+    return attn.resid_drop(attn.proj(y))
 
 
 class _HeadLoss(torch.autograd.Function):
