@@ -138,3 +138,24 @@ def step_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, bf16: bool = F
     with torch.autocast(device_type=x.device.type, enabled=False):
         dtype = torch.bfloat16 if bf16 else torch.float32
         return head_loss(h.reshape(-1, h.size(-1)).float(), model.head.weight, y.reshape(-1), dtype)
+
+
+@torch.no_grad()
+def eval_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, bf16: bool = False) -> torch.Tensor:
+    """The validation loss of `model` on (x, y). With `bf16`, the course GPT's is computed as its step computes
+    it: the blocks under bf16 autocast (`features`), the output layer's matmul in bfloat16, the log-sum-exp
+    and the loss in float32, a slice at a time; at batch 10 × context 64 on one thread 23 ms against 37 ms for
+    the float32 forward pass (the losses differ in the fourth or fifth decimal). Otherwise GPT.forward's."""
+    if not (bf16 and fused(model)):
+        return model(x, y)[1]
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+        h = features(model, x, explicit=x.device.type == "cpu")
+    hs = h.reshape(-1, h.size(-1)).to(torch.bfloat16)
+    ws, targets = model.head.weight.to(torch.bfloat16), y.reshape(-1)
+    n, chunk = hs.size(0), CHUNK * torch.get_num_threads()
+    total = torch.zeros((), dtype=torch.float64, device=x.device)
+    for lo in range(0, n, chunk):
+        logits = (hs[lo : lo + chunk] @ ws.T).float()
+        picked = logits.gather(1, targets[lo : lo + chunk, None])[:, 0]
+        total += (logits.logsumexp(dim=1) - picked).sum(dtype=torch.float64)
+    return (total / n).to(torch.float32)

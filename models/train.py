@@ -23,7 +23,7 @@ import torch
 from models.baselines import Baselines, ngram_baselines
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.gpt import GPT, GPTConfig
-from models.step import step_loss
+from models.step import eval_loss, step_loss
 from models.tokenizer import CharTokenizer
 
 
@@ -258,11 +258,15 @@ def encoded(tokenizer: CharTokenizer, text: str) -> torch.Tensor:
 
 
 @torch.no_grad()
-def evaluate(model: GPT, batches: list[tuple[torch.Tensor, torch.Tensor]], device: str = "cpu") -> float:
+def evaluate(
+    model: GPT, batches: list[tuple[torch.Tensor, torch.Tensor]], device: str = "cpu", bf16: bool = False
+) -> float:
+    """The mean loss of `model` over `batches`, in eval mode; with `bf16`, as the training step computes it
+    (models.step.eval_loss: what `train` validates with when it trains in bf16)."""
     was_training = model.training
     model.eval()
     try:
-        losses = [model(x.to(device), y.to(device))[1].item() for x, y in batches]
+        losses = [eval_loss(model, x.to(device), y.to(device), bf16).item() for x, y in batches]
     finally:
         model.train(was_training)  # as in GPT.generate: the caller gets its mode back even after an error
     return sum(losses) / len(losses)
@@ -421,7 +425,7 @@ def train(
         step += 1
         val_loss = None
         if step % cfg.eval_interval == 0 or step == cfg.steps:
-            val_loss = evaluate(model, val_set, device)
+            val_loss = evaluate(model, val_set, device, bf16)
             if record.add(step, loss.item(), val_loss) or patience is None:
                 save(step)
             stopped_early = patience is not None and record.evals_since_best >= patience

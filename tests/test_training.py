@@ -173,8 +173,9 @@ def test_should_stop_cancels_between_steps(tmp_path, texts):
 @pytest.mark.parametrize("pos", ["learned", "none", "rope", "alibi"])
 def test_the_steps_own_forward_and_loss_give_the_models_loss_and_gradients(pos):
     """models.step computes the training loss without the model's forward (its own attention and output
-    layer): in float32 the same loss and gradients as GPT.forward's, in bf16 the same loss to 1%."""
-    from models.step import features, head_loss, step_loss
+    layer): in float32 the same loss and gradients as GPT.forward's, in bf16 the same loss to 1%; so does
+    its validation loss."""
+    from models.step import eval_loss, features, head_loss, step_loss
 
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=300, n_embd=32, n_head=4, n_layer=2, block_size=16, pos=pos))
@@ -191,6 +192,8 @@ def test_the_steps_own_forward_and_loss_give_the_models_loss_and_gradients(pos):
         assert torch.allclose(p.grad, g, rtol=1e-4, atol=1e-6)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert step_loss(model, x, y, bf16=True).item() == pytest.approx(want.item(), rel=1e-2)
+    assert eval_loss(model, x, y, bf16=True).item() == pytest.approx(want.item(), rel=1e-2)
+    assert eval_loss(model, x, y).item() == pytest.approx(want.item(), rel=1e-6)
 
 
 def test_training_is_reproducible_with_a_seed(texts):
