@@ -10,7 +10,7 @@ seconds (start-up, timing and training), the length it announced (its "estimate"
 seconds from that announcement to its result, and every run's final validation loss, which must be the same
 bit for bit in both variants (a run's numbers do not depend on how it was scheduled).
 
-    python benchmarks/bench_head_count.py                  # 1000 steps: the exercise's job (about 10 min here)
+    python benchmarks/bench_head_count.py                  # 1000 steps: the exercise's job (both variants about 10 min here)
     python benchmarks/bench_head_count.py --steps 200      # a shorter job, both variants alike
     python benchmarks/bench_head_count.py --order serial,parallel
 """
