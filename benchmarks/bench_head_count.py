@@ -10,7 +10,7 @@ seconds (start-up, timing and training), the length it announced (its "estimate"
 seconds from that announcement to its result, and every run's final validation loss, which must be the same
 bit for bit in both variants (a run's numbers do not depend on how it was scheduled).
 
-    python benchmarks/bench_head_count.py                  # 1000 steps: the exercise's job (about 10 min here)
+    python benchmarks/bench_head_count.py                  # 1000 steps: the exercise's job (both variants about 10 min here)
     python benchmarks/bench_head_count.py --steps 200      # a shorter job, both variants alike
     python benchmarks/bench_head_count.py --order serial,parallel
 """
@@ -67,7 +67,10 @@ def run_variant(variant: str, steps: int) -> dict:
             raise SystemExit(f"{variant}: the job ended with code {proc.returncode} and no result")
     # each run's final validation loss, by head count and seed (val_loss_h4_s1338)
     losses = {k: v for k, v in result["metrics"].items() if k.startswith("val_loss_h") and "_s" in k}
-    return {"variant": variant, "wall_s": end - t0, "announced_s": announced, "after_announce_s": end - announced_at,
+    # each run's own seconds (models.train's clock: its steps and validations), by head count and seed
+    runs_s = {k[len("seconds_") :]: v for k, v in result["metrics"].items()
+              if k.startswith("seconds_h") and "_s" in k[len("seconds_h") :]}  # fmt: skip
+    return {"variant": variant, "runs_s": runs_s, "wall_s": end - t0, "announced_s": announced, "after_announce_s": end - announced_at,
             "workers": workers, "losses": losses, "load_before": load, "load_after": os.getloadavg()[0],
             "cpu_s": _children_cpu() - cpu}  # fmt: skip
 
@@ -90,6 +93,9 @@ def main() -> None:
         print(f"{variant:<10}{r['workers']:>8}{r['wall_s']:>9.1f}{r['announced_s']:>13.1f}"
               f"{r['after_announce_s']:>9.1f}{r['after_announce_s'] / r['announced_s']:>9.2f}x{r['cpu_s']:>8.1f}"
               f"{r['load_before']:>6.1f}-{r['load_after']:<5.1f}", flush=True)  # fmt: skip
+    for variant, r in out.items():
+        print(f"{variant}: each run's own seconds (its steps and validations): "
+              + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["runs_s"].items())))  # fmt: skip
     if {"parallel", "serial"} <= out.keys():
         par, ser = out["parallel"], out["serial"]
         same = par["losses"] == ser["losses"] and len(par["losses"]) == 6

@@ -7,9 +7,12 @@ processes and the tests all drive the same loop.
 
 from __future__ import annotations
 
+import ctypes
 import math
+import platform
 import random
 import re
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -20,7 +23,7 @@ import torch
 from models.baselines import Baselines, ngram_baselines
 from models.checkpoint import load_checkpoint, save_checkpoint
 from models.gpt import GPT, GPTConfig
-from models.step import step_loss
+from models.step import eval_loss, step_loss
 from models.tokenizer import CharTokenizer
 
 
@@ -255,11 +258,19 @@ def encoded(tokenizer: CharTokenizer, text: str) -> torch.Tensor:
 
 
 @torch.no_grad()
-def evaluate(model: GPT, batches: list[tuple[torch.Tensor, torch.Tensor]], device: str = "cpu") -> float:
+def evaluate(
+    model: GPT, batches: list[tuple[torch.Tensor, torch.Tensor]], device: str = "cpu", bf16: bool = False
+) -> float:
+    """The mean loss of `model` over `batches`, in eval mode; with `bf16`, as the training step computes it
+    (models.step.eval_loss: what `train` validates with when it trains in bf16), the batches as one when
+    they have one shape (fewer, larger matmuls: a head-count validation of 8 × 10 windows of 64 in 200 ms
+    against 230 ms one batch at a time)."""
     was_training = model.training
     model.eval()
+    if bf16 and len({x.shape for x, _ in batches}) == 1:
+        batches = [(torch.cat([x for x, _ in batches]), torch.cat([y for _, y in batches]))]
     try:
-        losses = [model(x.to(device), y.to(device))[1].item() for x, y in batches]
+        losses = [eval_loss(model, x.to(device), y.to(device), bf16).item() for x, y in batches]
     finally:
         model.train(was_training)  # as in GPT.generate: the caller gets its mode back even after an error
     return sum(losses) / len(losses)
@@ -311,6 +322,34 @@ def optimizer_step(
     optimizer.step()
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+_heap_kept = False
+
+
+def keep_freed_memory() -> bool:
+    """Keep the memory a step frees for the next one (glibc only; once a process, the first step calls it).
+
+    A step allocates and frees the same few dozen buffers every time, several of them megabytes (the output
+    layer's logits, the activations). With glibc's defaults a freed block at the top of the heap goes back to
+    the system once more than 128 KiB are free there, and the next step's allocation faults every page of it
+    in again, zeroed by the kernel: 5,000-6,000 page faults and 9-14 ms of system time a step at batch 10 ×
+    context 64 (about a sixth of the step; benchmarks/bench_train.py). Here the heap is trimmed only past
+    1 GiB, and blocks up to 32 MiB come from the heap, not from a fresh mapping each. Nothing the step
+    computes changes: only where its buffers live. True when set here (or before)."""
+    global _heap_kept
+    if _heap_kept:
+        return True
+    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        libc = ctypes.CDLL(None)  # the process's own C library
+        ok = libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30) == 1 and libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20) == 1
+    except (OSError, AttributeError):
+        return False
+    _heap_kept = ok
+    return ok
+
+
 def train_step(
     model: GPT,
     optimizer: torch.optim.Optimizer,
@@ -323,6 +362,8 @@ def train_step(
 ) -> torch.Tensor:
     """One optimizer step at learning rate `lr` on the batch (x, y); returns its loss. The course GPT's loss
     is computed without its full table of logits (models.step)."""
+    if not _heap_kept:
+        keep_freed_memory()
     with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bf16):
         loss = step_loss(model, x.to(device), y.to(device), bf16)
     optimizer.zero_grad(set_to_none=True)
@@ -388,7 +429,7 @@ def train(
         step += 1
         val_loss = None
         if step % cfg.eval_interval == 0 or step == cfg.steps:
-            val_loss = evaluate(model, val_set, device)
+            val_loss = evaluate(model, val_set, device, bf16)
             if record.add(step, loss.item(), val_loss) or patience is None:
                 save(step)
             stopped_early = patience is not None and record.evals_since_best >= patience

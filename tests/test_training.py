@@ -170,6 +170,32 @@ def test_should_stop_cancels_between_steps(tmp_path, texts):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("pos", ["learned", "none", "rope", "alibi"])
+def test_the_steps_own_forward_and_loss_give_the_models_loss_and_gradients(pos):
+    """models.step computes the training loss without the model's forward (its own attention and output
+    layer): in float32 the same loss and gradients as GPT.forward's, in bf16 the same loss to 1%; so does
+    its validation loss."""
+    from models.step import eval_loss, features, head_loss, step_loss
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=300, n_embd=32, n_head=4, n_layer=2, block_size=16, pos=pos))
+    x, y = torch.randint(300, (2, 3, 16))
+    want = model(x, y)[1]
+    want.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    h = features(model, x, explicit=True)
+    got = head_loss(h.reshape(-1, 32), model.head.weight, y.reshape(-1), chunk=20)
+    got.backward()
+    assert got.item() == pytest.approx(want.item(), rel=1e-5)
+    for p, g in zip(model.parameters(), grads, strict=True):
+        assert torch.allclose(p.grad, g, rtol=1e-4, atol=1e-6)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert step_loss(model, x, y, bf16=True).item() == pytest.approx(want.item(), rel=1e-2)
+    assert eval_loss(model, x, y, bf16=True).item() == pytest.approx(want.item(), rel=1e-2)
+    assert eval_loss(model, x, y).item() == pytest.approx(want.item(), rel=1e-6)
+
+
 def test_training_is_reproducible_with_a_seed(texts):
     cfg = TrainConfig(
         steps=5, batch_size=4, context=16, eval_interval=5, eval_batches=1, warmup=1, precision="fp32"

@@ -150,7 +150,7 @@ def time_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
     for _ in range(steps):
         train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
     t2 = time.perf_counter()
-    evaluate(model, [(x, y)] * cfg.eval_batches)
+    evaluate(model, [(x, y)] * cfg.eval_batches, bf16=bf16)
     eval_s = time.perf_counter() - t2
     return {"steps": p.steps, "step_s": (t2 - t1) / steps, "eval_every": p.steps, "eval_s": eval_s,
             "setup_s": load_s + scoring_s, "end_s": scoring_s}  # fmt: skip

@@ -172,7 +172,7 @@ def time_run(
     for _ in range(steps):
         train_step(model, optimizer, x, y, cfg, p.lr, "cpu", bf16)
     t2 = time.perf_counter()
-    evaluate(model, [(x, y)] * cfg.eval_batches)
+    evaluate(model, [(x, y)] * cfg.eval_batches, bf16=bf16)
     t3 = time.perf_counter()
     return RunPlan(p.steps, (t2 - t1) / steps, min(p.eval_interval, p.steps), t3 - t2, setup)
 
