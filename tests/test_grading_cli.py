@@ -352,6 +352,7 @@ def test_batch_table_and_csv(batch_outputs):
     assert rows[1]["message"] == "neg(4): expected -4, got 4" and len(rows[1]["sha256"]) == 64
 
 
+@pytest.mark.slow  # 6-9 s: in the slow run, which CI runs too
 def test_batch_keeps_the_timeout_given_for_the_loading_and_for_each_check_naming_the_phase_that_hung(
     lessons, tmp_path
 ):
@@ -429,6 +430,7 @@ def test_watch_regrades_on_save_and_stops_cleanly_on_ctrl_c(tmp_path, lessons):
         assert [s.status for s in store.submissions("probe")] == ["fail", "pass"]
 
 
+@pytest.mark.slow  # 6-9 s: in the slow run, which CI runs too
 def test_tutor_check_reports_a_starter_that_passes(lessons, tmp_path):
     import shutil
 

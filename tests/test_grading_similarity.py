@@ -11,6 +11,8 @@ import io
 import json
 import subprocess
 
+import pytest
+
 from tests.conftest import PYTHON, run_tutor_env
 from tests.grading_helpers import PROBE_CHECKS, PROBE_TOML, SOLUTION, exercise_course
 from tutor.grading.instructor.similarity import fingerprints, similar_pairs, tokens
@@ -131,6 +133,7 @@ def test_what_every_file_shares_with_the_starter_does_not_count():
     assert similar_pairs({"anna.py": ANNA, "copy.py": COPY}, starter, 0.5) == []
 
 
+@pytest.mark.slow  # 6-9 s: in the slow run, which CI runs too
 def test_the_cli_reports_the_pair_in_the_table_the_json_and_similar_csv(tmp_path):
     files = {
         "exercise.toml": PROBE_TOML,

@@ -299,6 +299,7 @@ def python_for_nobody(root: Path) -> str:
 @pytest.mark.skipif(
     not SYSTEM_PYTHON.exists(), reason=f"no {SYSTEM_PYTHON} to make an interpreter nobody may run"
 )
+@pytest.mark.slow  # 6-9 s: in the slow run, which CI runs too
 def test_a_server_run_by_an_instructor_who_is_not_root(tmp_path):
     """The same class served by a user without privileges (nobody): no group can be made, so rlimits and
     nice bound each learner; each app is in a user and mount namespace of its own and under Landlock;

@@ -301,6 +301,7 @@ def test_readme_samples_are_what_the_shipped_model_writes():
         assert poem.strip() in readme, (seed, poem)
 
 
+@pytest.mark.slow  # 6-9 s: in the slow run, which CI runs too
 def test_train_cli_streams_json_lines_and_stops_on_sigterm(tmp_path, small_corpus):
     out = tmp_path / "cli.pt"
     cmd = [PYTHON, "-m", "tutor", "train", "--embd", "32", "--layers", "1", "--block", "32", "--batch", "4"]
@@ -350,6 +351,7 @@ def test_train_cli_refuses_a_folder_as_out_and_negative_threads_before_training(
     assert not list(tmp_path.iterdir())  # nothing written
 
 
+@pytest.mark.slow  # 6-9 s: in the slow run, which CI runs too
 def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, small_corpus):
     base = ["train", "--embd", "32", "--layers", "1", "--block", "16", "--steps", "2"]
     base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", small_corpus, *ONE_THREAD]

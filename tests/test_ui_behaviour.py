@@ -336,6 +336,7 @@ async def test_at_80_columns_the_hidden_contents_never_takes_the_keys(home):
     assert app.return_code in (None, 0)
 
 
+@pytest.mark.slow  # 6-9 s: in the slow run, which CI runs too
 async def test_with_the_contents_shown_the_page_keys_still_scroll_the_lesson(home):
     app = make_app(home)
     async with app.run_test(size=(100, 30)) as pilot:
