@@ -272,8 +272,13 @@ class LessonScreen(TutorScreen):
 
     def _view(self) -> tuple[float, float] | None:
         """The lines of the prose in view, or None before it is laid out (or while not showing)."""
-        prose = self.query_one("#prose", VerticalScroll)
-        if self.lesson is None or not self._built or not self.showing or prose.virtual_size.height == 0:
+        if self.lesson is None or not self._built or not self.showing:
+            return None
+        found = self.query("#prose")
+        if not found:  # the screen is being taken down: its widgets go before its timers
+            return None
+        prose = found.first(VerticalScroll)
+        if prose.virtual_size.height == 0:
             return None
         return prose.scroll_y, prose.scroll_y + prose.scrollable_content_region.height
 
