@@ -340,9 +340,12 @@ def test_a_server_run_by_an_instructor_who_is_not_root(tmp_path):
         shutil.rmtree(root, ignore_errors=True)
 
 
-async def _grade(learner: Learner) -> str:
-    """Press g and wait for the verdict or the refusal that replaces "grading…"."""
+async def _grade(learner: Learner, refused: str | None = None) -> str:
+    """Press g and wait for the verdict that replaces "grading…", or for `refused`: a refusal can come back
+    before any frame with "grading…" reaches the page."""
     await learner.press("g")
+    if refused is not None:
+        return await learner.wait_for(refused)
     await learner.wait_for("grading…")
     deadline = time.monotonic() + 120
     while "grading…" in (text := learner.text()) and time.monotonic() < deadline:
@@ -366,7 +369,7 @@ def test_a_learner_whose_grades_keep_hitting_the_memory_cap_waits_before_the_nex
             if oom_kills(app_of(klass, "cy")) is None:
                 pytest.skip("no memory group counts the kernel's kills here (the rlimits kind)")
             said = [await _grade(cy), await _grade(cy)]
-            said.append(await _grade(cy))
+            said.append(await _grade(cy, refused="ended your last 2 runs at this session's memory cap"))
             return said, oom_kills(app_of(klass, "cy"))
 
     (first, second, third), kills = asyncio.run(visit())
