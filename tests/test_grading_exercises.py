@@ -387,6 +387,7 @@ def test_authoring_check_passes_on_the_shipped_course():
     assert check_exercises(COURSE) == []
 
 
+@pytest.mark.slow  # 3 s of a loop running out its time
 def test_a_looping_course_file_times_out_and_the_next_file_is_still_graded(tmp_path, warm):
     src = COURSE.exercise("split-heads")
     folder = tmp_path / "split-heads"

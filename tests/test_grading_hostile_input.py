@@ -496,6 +496,7 @@ def long_integer_grades(runs_home, tmp_path_factory) -> dict[str, subprocess.Com
     return _grade_each(runs_home, texts, tmp_path_factory.mktemp("long-integers"))
 
 
+@pytest.mark.slow  # its fixture grades five answer files: 8 s; the array and ungraded-key test stays
 @pytest.mark.parametrize("key", KEYS)
 def test_an_integer_too_long_to_read_is_an_error_naming_line_and_key(key, long_integer_grades):
     out = long_integer_grades[key]

@@ -176,6 +176,7 @@ def _shown(result: GradeResult, ex: Exercise, lang: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith("    | "))
 
 
+@pytest.mark.slow  # its module fixture grades every course file in de and zh: 10 s
 @pytest.mark.parametrize("lang", LANGS)
 def test_grading_the_course_files_says_no_english(graded, lang):
     for ex in CODE:
@@ -191,6 +192,7 @@ def test_grading_the_course_files_says_no_english(graded, lang):
             assert not english(_shown(result, ex, lang), lang, ex), (lang, path.name)
 
 
+@pytest.mark.slow  # its module fixture grades every course file in de and zh: 10 s
 def test_the_messages_are_in_the_learners_language(graded):
     """A fixed message, word for word from the catalogue: the check API's own words."""
     ex = COURSE.exercise("split-heads")
@@ -262,6 +264,7 @@ def _starts_like(message: str, key: str, lang: str) -> bool:
     return message.startswith(head) or head in message
 
 
+@pytest.mark.slow  # its module fixture grades the hostile batch in de and zh: 8 s
 @pytest.mark.parametrize("lang", LANGS)
 def test_hostile_submissions_get_their_reasons_in_the_learners_language(hostile, lang):
     ex = COURSE.exercise("split-heads")

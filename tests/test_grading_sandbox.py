@@ -261,6 +261,7 @@ def test_a_fifo_or_a_device_is_refused_without_reading(lessons, home, tmp_path):
         assert out.returncode == 2 and kind in out.stderr, out.stderr
 
 
+@pytest.mark.slow  # 6.5 s: head-count's answer files are also read hostilely in test_grading_hostile_input
 def test_a_hostile_answer_file_gets_a_message(lessons, home, tmp_path):
     deep = tmp_path / "head_count.toml"
     deep.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")

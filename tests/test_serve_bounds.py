@@ -159,6 +159,7 @@ def oom_kills(pid: int) -> int | None:
     return None
 
 
+@pytest.mark.slow  # 6 s: a real server's app at its memory cap
 def test_the_form_is_held_to_the_learners_memory_cap(klass):
     async def visit():
         async with Learner(klass.links()["cy"], width=200, height=40) as cy:  # the status on one line

@@ -257,6 +257,7 @@ def _rewrite_links(folder: Path, change) -> None:
         writer.writerows(rows)
 
 
+@pytest.mark.slow  # 6 s of waiting for the link's ends; the cap and storm tests stay
 def test_a_live_session_ends_when_its_link_is_renewed_or_expires(tmp_path):
     klass = start(tmp_path)
     links = klass.links()

@@ -213,6 +213,7 @@ async def test_an_editor_variable_that_cannot_be_read_is_named_not_a_crash(home,
         assert app.is_running
 
 
+@pytest.mark.slow  # 5 s of a grade running out its time
 async def test_a_grade_that_times_out_says_so_and_the_app_keeps_working(home, tmp_path):
     lessons = tmp_path / "lessons"
     shutil.copytree(shipped_lessons_dir(), lessons, ignore=shutil.ignore_patterns("__pycache__"))

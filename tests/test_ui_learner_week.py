@@ -196,8 +196,12 @@ async def test_a_choice_parameter_is_a_drop_down_of_its_values_and_a_list_of_the
     ("lang", "words"),
     [
         ("en", ["previous", "punctuation", "breaks", "partner", "entropy"]),
-        ("de", ["voriges", "Satz-", "zeichen", "Zeilen-", "umbrüche", "darüber", "Entropie"]),
-        ("zh", ["前一个字", "标点", "上一行同位置", "出句对应字"]),
+        pytest.param(
+            "de",
+            ["voriges", "Satz-", "zeichen", "Zeilen-", "umbrüche", "darüber", "Entropie"],
+            marks=pytest.mark.slow,
+        ),
+        pytest.param("zh", ["前一个字", "标点", "上一行同位置", "出句对应字"], marks=pytest.mark.slow),
     ],
 )
 async def test_table_headings_break_between_words_in_the_lesson_at_80_columns(home, lang, words):
