@@ -37,11 +37,11 @@ class Served:
 
     def __init__(self, *args: str, home: Path | None = None, folder: Path | None = None, prefix=(),
                  preexec_fn=None, env: dict[str, str] | None = None, port: int = 0,
-                 python: str = sys.executable) -> None:  # fmt: skip
+                 python: str = sys.executable, cwd: Path = ROOT) -> None:  # fmt: skip
         self.folder = folder
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [*prefix, python, "-m", "tutor", "serve", "--port", str(port), *args], cwd=ROOT,
+            [*prefix, python, "-m", "tutor", "serve", "--port", str(port), *args], cwd=cwd,
             env={**run_tutor_env(home), **(env or {})}, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
             preexec_fn=preexec_fn,
         )  # fmt: skip
@@ -104,7 +104,7 @@ class Learner:
 
     async def open(self) -> None:
         url = self.base.replace("http:", "ws:") + f"/learn/ws?width={self.width}&height={self.height}"
-        self.ws = await self.http.ws_connect(url, max_msg_size=0)
+        self.ws = await self.http.ws_connect(url, max_msg_size=0, origin=self.base)  # as the page's own
         self.close_code = None
         self._reader = asyncio.create_task(self._read())
 

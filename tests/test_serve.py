@@ -179,6 +179,64 @@ def test_a_wrong_or_expired_token_opens_no_session(klass, tmp_path):
         again.stop()
 
 
+async def _handshake(link: str, origin: str | None) -> int:
+    """The status of a websocket handshake to /learn/ws by `link`'s learner (cookie set), sending
+    `origin` as the page's Origin (None: none at all); 101 when it opened, closed again at once."""
+    base = link.split("/learn/")[0]
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        async with http.get(link, allow_redirects=False) as reply:
+            assert reply.status == 200
+        try:
+            ws = await http.ws_connect(base.replace("http:", "ws:") + "/learn/ws", origin=origin)
+        except aiohttp.WSServerHandshakeError as refused:
+            return refused.status
+        await ws.close()
+        return 101
+
+
+def test_a_learners_websocket_opens_only_for_the_page_of_the_servers_own_origin(klass):
+    """A page of any other origin holding the learner's cookie (another port of this host, another
+    host name of the same site) cannot open, read or type into the learner's app."""
+    link = klass.links()["ana"]
+    port = int(klass.base.rsplit(":", 1)[1])
+    for foreign in (f"http://127.0.0.1:{port + 1}", f"http://localhost:{port}", "https://evil.example",
+                    "null", None):  # fmt: skip
+        assert asyncio.run(_handshake(link, foreign)) == 403, foreign
+    assert asyncio.run(_handshake(link, klass.base)) == 101
+
+
+def test_renew_revokes_every_old_link_and_the_links_it_prints_work(klass, tmp_path):
+    old = klass.links()
+    klass.stop()
+    again = Served("--roster", str(tmp_path / "class.csv"), "--dir", str(klass.folder), "--renew",
+                   folder=klass.folder)  # fmt: skip
+    try:
+        printed_lines = [again.proc.stdout.readline() for _ in range(3)]  # ana's link, bo's, where kept
+        new = again.links()
+        for learner in ("ana", "bo"):
+            old_link = old[learner].replace(klass.base, again.base)
+            assert new[learner] != old_link
+            assert get(old_link)[0] == 403
+            status, page = asyncio.run(_enter(new[learner]))
+            assert status == 200 and "textual.js" in page
+    finally:
+        again.stop()
+    printed = set(re.findall(r"http://\S+/learn/([\w-]+)", "".join(printed_lines)))
+    assert printed == {link.rsplit("/", 1)[1] for link in new.values()}
+
+
+def test_a_class_served_from_the_folder_that_holds_its_dir_starts(tmp_path):
+    """`cd ~/course && python -m tutor serve --roster class.csv --dir class`: the working folder is not
+    something a learner's app reads, so a class folder inside it is fine."""
+    (tmp_path / "class.csv").write_text(ROSTER, encoding="utf-8")
+    server = Served("--roster", "class.csv", "--dir", "class", folder=tmp_path / "class", cwd=tmp_path)
+    try:
+        status, page = asyncio.run(_enter(server.links()["bo"]))
+        assert status == 200 and "textual.js" in page
+    finally:
+        server.stop()
+
+
 def test_a_session_runs_the_app_ends_when_idle_and_the_cap_holds(klass):
     links = klass.links()
 

@@ -90,7 +90,8 @@ def run(args, ctx) -> int:
     limits = Limits(memory_bytes=args.memory_mb * 2**20, cpu_cores=args.cpus, pids=args.tasks)
     secure = (args.public_url or "").lower().startswith("https:")
     options = dict(idle_minutes=args.idle_minutes, max_sessions=args.max_sessions, limits=limits,
-                   per_address=args.max_per_address, secure=secure)  # fmt: skip
+                   per_address=args.max_per_address, secure=secure,
+                   public_url=args.public_url)  # fmt: skip
     if args.roster is None:
         learner = roster.RosterLearner("learner", "", lang, roster.new_token())
         config = ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home}, **options)

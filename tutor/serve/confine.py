@@ -46,7 +46,12 @@ def readable(course: Path | None) -> list[Path]:
         paths.append(Path(course))
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths += [Path(p) for p in sorted(prefixes)]
+    # `python -m` (or a script) puts the folder it started in first: the instructor's working folder,
+    # which may hold the class folder. An app never imports from it (it starts in its learner's home).
+    started = sys.path[0] if sys.path and not (sys.flags.isolated or sys.flags.safe_path) else None
     for entry in sys.path:  # site-packages outside the prefix (a user's), the standard library's zip
+        if entry == started:
+            continue
         if entry and Path(entry).resolve() != ROOT.resolve() and not ROOT.resolve().is_relative_to(entry):
             paths.append(Path(entry))
     paths += [Path(p) for p in SYSTEM]

@@ -41,6 +41,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import textual_serve
 from aiohttp import WSMsgType, web
@@ -73,6 +74,7 @@ class ServeConfig:
     limits: Limits = field(default_factory=Limits)
     per_address: int = 128  # connections open from one address
     secure: bool = False  # behind TLS (the public URL is https): cookies are Secure
+    public_url: str | None = None  # --public-url: the only origin its pages have (None: the Host's)
 
     def home(self, learner: RosterLearner) -> Path:
         return self.homes[learner.id] if self.folder is None else learner.home(self.folder)
@@ -181,6 +183,8 @@ class TutorServer:
 
     # --- the sessions ----------------------------------------------------------------------------
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+        if not same_origin(request, self.config.public_url):
+            return notice_page(request, "refused", 403)
         learner, why = self._cookie_learner(request)
         if learner is None:
             return notice_page(request, why, 403)
@@ -368,6 +372,40 @@ class TutorServer:
         return app
 
 
+def origin_of(url: str) -> str | None:
+    """`scheme://host[:port]` of a URL, lower case, the scheme's default port left out (RFC 6454's
+    serialisation); None for anything else (`null`, a URL without a host)."""
+    try:
+        parsed = urlsplit(url.strip())
+        port = parsed.port
+    except ValueError:
+        return None
+    scheme, host = parsed.scheme.lower(), (parsed.hostname or "").lower()
+    if scheme not in ("http", "https") or not host:
+        return None
+    if ":" in host:  # an IPv6 literal
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}[scheme]
+    return f"{scheme}://{host}" if port in (None, default) else f"{scheme}://{host}:{port}"
+
+
+def same_origin(request: web.Request, public_url: str | None) -> bool:
+    """Whether a websocket's handshake comes from the tutor's own page. A browser always sends the
+    page's `Origin` with it; a page of another origin (another port of this host, a sibling host name
+    such as `s2.` beside `s1.`, any page of the same site) sends its own, and the cookie alone, which
+    SameSite lets through between same-site origins, must not open the learner's app for it. The
+    page's origin is the one of `--public-url` when it is given, else this request's Host, under
+    either scheme (a proxy in front may speak TLS to the browser). A handshake without an Origin is
+    refused too: only a program that is no browser leaves it out, and it can send the right one."""
+    got = origin_of(request.headers.get("Origin", ""))
+    if got is None:
+        return False
+    if public_url:
+        return got == origin_of(public_url)
+    host = request.headers.get("Host", "")
+    return got in {origin_of(f"{scheme}://{host}") for scheme in ("http", "https")} - {None}
+
+
 def _size(value: str | None, default: int) -> int:
     try:
         return min(500, max(10, int(value))) if value is not None else default
@@ -391,14 +429,14 @@ def serve(config: ServeConfig, host: str, port: int, ready=None, bounds: str | N
         port_now = listening.getsockname()[1]
         server = TutorServer(config, placement, warm, port_now)
         door = Door.for_open_files(files, config.max_sessions, config.per_address)
+        if ready is not None:  # before the startup reads links.csv: `ready` writes the links served
+            ready(port_now, placement)  # (connections wait in the socket's backlog meanwhile)
         runner = web.AppRunner(
             server.make_app(door), access_log=None, handle_signals=True, keepalive_timeout=15
         )
         await runner.setup()
         assert runner.server is not None  # set by setup()
         listener = await door.listen(runner.server, listening)
-        if ready is not None:
-            ready(port_now, placement)
         try:
             await asyncio.Event().wait()
         finally:
