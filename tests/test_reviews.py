@@ -164,3 +164,43 @@ async def test_the_review_screen_shows_the_statistics_and_the_forecast(home, lan
         day = say("quiz.stats.day", lang, day=say("quiz.today", lang), n=1)
         assert " ".join(say("quiz.stats.forecast", lang, days=day).split()) in text
         assert say("quiz.stats.today", lang, reviewed=0, new=0, cap=10) in text
+
+
+async def test_the_review_statistics_follow_each_answer_of_the_sitting(home):
+    """Today's work under a review moves with every answer, not only on the Done screen."""
+    from tests.ui_helpers import drawn_text
+    from tutor.texts import say
+    from tutor.ui.widgets.quiz_panel import QuizPanel
+
+    now = local_now()
+    single = [(lesson.id, q.id) for lesson in COURSE.lessons for q in lesson.quiz if q.type == "single"]
+    with Store(home) as store:
+        for key in single[:2]:
+            _answer(store, key, True, now - timedelta(days=30))
+    app = make_app(home, "en")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_quiz(None)
+        await until(
+            pilot, lambda: bool(app.screen.query("#quiz-stats")) and bool(app.screen.query(QuizPanel))
+        )
+        quiz = app.screen.query_one(QuizPanel)
+        await until(pilot, lambda: quiz.item is not None)
+
+        def today() -> tuple[int, str]:
+            stats = review_stats(app.tutor.store, app.tutor.lessons, app.tutor.store.now())
+            said = say("quiz.stats.today", "en", reviewed=stats.reviewed_today, new=stats.new_today,
+                       cap=stats.new_per_day)  # fmt: skip
+            return stats.reviewed_today + stats.new_today, said
+
+        def shown() -> str:
+            return " ".join(drawn_text(app.screen.query_one("#quiz-stats")).split())
+
+        assert today()[0] == 0 and today()[1] in shown()
+        for n in (1, 2):
+            assert quiz.item is not None and quiz.item.question.type == "single"  # the due ones come first
+            await quiz.submit("1")
+            await until(pilot, lambda: quiz.state == "feedback")
+            await until(pilot, lambda: today()[1] in shown())
+            assert today()[0] == n
+            await quiz.submit("")

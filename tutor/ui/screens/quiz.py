@@ -116,6 +116,9 @@ class QuizScreen(TutorScreen):
             self.query_one("#quiz-box").mount(box)
         box.update(ProseText("\n".join(lines)))
 
+    def on_quiz_panel_answered(self) -> None:
+        self._show_stats()  # today's counts move with every answer, not only when the sitting is done
+
     def _finished(self) -> None:
         """The sitting is over: what next (n does it), and the statistics as they are now."""
         step = NextStep(id="quiz-next")

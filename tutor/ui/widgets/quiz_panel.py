@@ -17,6 +17,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import Input, Static
 
 from tutor.content.schema import MultipleChoice, OpenQuestion, SingleChoice
@@ -45,6 +46,9 @@ def as_markdown(lines: list[Line]) -> str:
 
 class QuizPanel(Vertical):
     BINDINGS = [Binding("ctrl+g", "hint", "Hint", id="hint")]
+
+    class Answered(Message):
+        """An answer is recorded and its feedback shown: what counts today's work has changed."""
 
     def __init__(
         self, session: QuizSession, lang: str, on_finished: Callable[[], None] | None = None, **kw
@@ -236,6 +240,7 @@ class QuizPanel(Vertical):
         self._show_feedback()
         self.refresh_bindings()
         self.query_one(".q-answer", Input).value = ""
+        self.post_message(self.Answered())
 
     def _show_feedback(self) -> None:
         assert self.item is not None and self.last_feedback is not None  # an answer was just checked
