@@ -124,6 +124,13 @@ async def test_without_an_editor_e_edits_here_and_ctrl_s_saves_and_grades_the_fi
         await app.course_ready.wait()
         screen = await unlock_exercise(app, pilot, "split-heads")
         assert "e: edit here" in str(screen.query_one("#ex-file", Static).content)
+        assert "Edit here" not in _key_bar(app)  # e says it already: i would only crowd the bar
+        await pilot.press("i")  # ... and still does what the guide says: the built-in editor
+        await until(
+            pilot, lambda: bool(screen.query("#editor-area")) and screen.query_one("#ex-editor").display
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: not screen.query_one("#ex-editor").display)
         folder = app.tutor.exercise("split-heads")[1].folder
         fix = "return x.transpose(1, 2).reshape(B, T, n_head * d)"
         solution = (folder / "solution.py").read_text(encoding="utf-8")

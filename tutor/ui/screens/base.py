@@ -40,6 +40,10 @@ class TutorScreen(Screen):
     def t(self, key: str, **values: object) -> str:
         return say(key, self.lang, **values)
 
+    def hidden_in_bar(self, action: str) -> bool:
+        """Whether the key bar leaves out a key that works (one that only repeats another key here)."""
+        return False
+
     def on_mount(self) -> None:
         for name in WATCHED:
             self.watch(self.app, name, self._app_changed, init=False)

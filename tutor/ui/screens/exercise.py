@@ -359,11 +359,13 @@ class ExerciseScreen(TutorScreen):
         self.query_one("#ex-status").scroll_visible(animate=False)
         self._grade(self.lang)
 
+    def hidden_in_bar(self, action: str) -> bool:
+        # where e opens the built-in editor itself, i (which still does) would only crowd the bar
+        return action == "edit_here" and external_editor() is None
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in _PAGE_LETTERS and self._editor is not None and self._editor.has_focus_within:
             return False  # these letters are typed into the editor: not keys of the page meanwhile
-        if action == "edit_here":  # where e opens the built-in editor itself, i would only crowd the bar
-            return external_editor() is not None
         if action == "train":  # only where the file builds a model, and once it passes
             pair = self.pair
             return (

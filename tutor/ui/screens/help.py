@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 
 def _acts(node, binding: Binding) -> bool:
-    """Whether the key does something now on `node` (its check_action: the lab's i without an $EDITOR,
-    the stop key without a training run, n without a next step do nothing, and are not listed)."""
+    """Whether the key does something now on `node` (its check_action: the stop key without a training
+    run and n without a next step do nothing, and are not listed)."""
     _namespace, action, parameters = parse(binding.action)
     try:
         return bool(node.check_action(action, parameters))
