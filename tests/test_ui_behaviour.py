@@ -23,6 +23,7 @@ from tests.ui_helpers import (
     until,
 )
 from tutor.settings import shipped_lessons_dir
+from tutor.texts import say
 from tutor.ui.palette import course_entries
 from tutor.ui.screens.help import HelpScreen
 from tutor.ui.screens.home import HomeScreen
@@ -109,6 +110,8 @@ async def test_help_lists_the_keys_of_the_screen_underneath(home):
         assert "palette" not in shown  # Textual's own English label for ctrl+p; ours says Commands
         await pilot.press("escape")
         assert isinstance(app.screen, LessonScreen)
+        await pilot.press("c")  # nothing to cancel: the learner is told so, not met with silence
+        await until(pilot, lambda: say("lesson.nothing_to_cancel", "en") in _notes(app))
 
 
 async def test_bad_parameters_are_named_and_nothing_runs(home):

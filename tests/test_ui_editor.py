@@ -113,6 +113,36 @@ async def test_i_opens_the_built_in_editor_leaving_unsaved_asks_and_ctrl_s_saves
     assert screen.file.read_text(encoding="utf-8") == "#" + on_disk
 
 
+async def test_the_unsaved_question_offers_save_in_the_lab_and_when_quitting(home, monkeypatch):
+    """Leaving the editor with text not saved asks keep / save / discard; Save writes the file and
+    closes the editor (and grades, as ctrl+s does); on ctrl+q, Save writes it and quits."""
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        screen = await unlock_exercise(app, pilot, "split-heads")
+        on_disk = screen.file.read_text(encoding="utf-8")
+        await pilot.press("e", "x", "escape")
+        await until(pilot, lambda: type(app.screen).__name__ == "UnsavedChanges")
+        buttons = [str(b.label) for b in app.screen.query("Button")]
+        assert buttons == [
+            say("ex.editor.keep", "en"),
+            say("ex.editor.save", "en"),
+            say("ex.editor.discard", "en"),
+        ]
+        await pilot.click("#save")
+        await until(pilot, lambda: app.screen is screen and not screen.query_one("#ex-editor").display)
+        assert screen.file.read_text(encoding="utf-8") == "x" + on_disk
+        await pilot.press("e", "y", "f1")
+        await until(pilot, lambda: type(app.screen).__name__ == "HomeScreen")
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: type(app.screen).__name__ == "UnsavedChanges")
+        await pilot.click("#save")
+        await until(pilot, lambda: not app.is_running)
+    assert screen.file.read_text(encoding="utf-8") == "xy" + on_disk  # typed where the cursor was
+
+
 @pytest.mark.slow  # about 2 s here alone, 8 s on a busy machine: a real grade through the warm judge
 async def test_without_an_editor_e_edits_here_and_ctrl_s_saves_and_grades_the_fix(home, monkeypatch):
     """The browser's case: no $VISUAL or $EDITOR. The learner types the missing line of merge_heads,
@@ -265,6 +295,6 @@ async def test_text_typed_and_not_saved_comes_back_after_the_app_ends(home, monk
         await until(pilot, lambda: any("did not save is back" in str(t.message) for t in app._notifications))
         await pilot.press("escape")
         await until(pilot, lambda: type(app.screen).__name__ == "UnsavedChanges")
-        await pilot.press("tab", "enter")  # Discard changes
+        await pilot.click("#discard")
         await until(pilot, lambda: not draft_path(file).exists())
         assert file.read_text(encoding="utf-8") == on_disk and area.text == on_disk

@@ -591,12 +591,14 @@ class TutorApp(App[int]):
         if isinstance(self.screen, UnsavedChanges):
             return  # asked already: ctrl+q again is no answer
 
-        async def answered(discard: bool | None) -> None:
-            if discard:
-                self._discard_confirmed = True
+        async def answered(choice: str | None) -> None:
+            if choice == "save":
+                editor.action_save()
+            if choice == "discard" or (choice == "save" and not editor.modified):
+                self._discard_confirmed = choice == "discard"
                 await self.action_quit()
                 return
-            await self.open_exercise(editor.screen.exercise_id)
+            await self.open_exercise(editor.screen.exercise_id)  # kept, or a save that failed (it says why)
             editor.area.focus()
 
         self.push_screen(UnsavedChanges(editor.path.name, self.lang), answered)
@@ -607,8 +609,8 @@ class TutorApp(App[int]):
         if isinstance(self.screen, QuitTraining):
             return  # asked already: ctrl+q again is no answer
 
-        async def answered(quit: bool | None) -> None:
-            if quit:
+        async def answered(choice: str | None) -> None:
+            if choice == "lose":
                 self._quit_confirmed = True
                 await self.action_quit()
 

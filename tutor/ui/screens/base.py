@@ -40,8 +40,9 @@ class TutorScreen(Screen):
     def t(self, key: str, **values: object) -> str:
         return say(key, self.lang, **values)
 
-    def hidden_in_bar(self, action: str) -> bool:
-        """Whether the key bar leaves out a key that works (one that only repeats another key here)."""
+    def key_hidden(self, action: str) -> bool:
+        """Whether the key bar and the help leave out a key that works: one that only repeats another
+        key here, or says there is nothing to do."""
         return False
 
     def on_mount(self) -> None:

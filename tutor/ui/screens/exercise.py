@@ -359,7 +359,7 @@ class ExerciseScreen(TutorScreen):
         self.query_one("#ex-status").scroll_visible(animate=False)
         self._grade(self.lang)
 
-    def hidden_in_bar(self, action: str) -> bool:
+    def key_hidden(self, action: str) -> bool:
         # where e opens the built-in editor itself, i (which still does) would only crowd the bar
         return action == "edit_here" and external_editor() is None
 

@@ -20,9 +20,12 @@ if TYPE_CHECKING:
 
 
 def _acts(node, binding: Binding) -> bool:
-    """Whether the key does something now on `node` (its check_action: the stop key without a training
-    run and n without a next step do nothing, and are not listed)."""
+    """Whether the key is listed on `node`: it does something now (its check_action: the stop key
+    without a training run and n without a next step do nothing) and is not left out (key_hidden:
+    c with nothing to cancel, the lab's i where e opens the same editor)."""
     _namespace, action, parameters = parse(binding.action)
+    if getattr(node, "key_hidden", lambda action: False)(action):
+        return False
     try:
         return bool(node.check_action(action, parameters))
     except Exception:  # a check that cannot answer here: list the key, as the bar would

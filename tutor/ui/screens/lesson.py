@@ -438,16 +438,18 @@ class LessonScreen(TutorScreen):
         panel.scroll_visible(animate=False)
         panel.run()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel":  # the key shows only while one of this lesson's experiments runs
-            return any(
-                w.group in RUN_GROUPS and not w.is_finished and w.node in self._panels
-                for w in self.app.workers
-            )
-        return True
+    def _runs_here(self) -> bool:
+        """Whether one of this lesson's experiments runs."""
+        return any(
+            w.group in RUN_GROUPS and not w.is_finished and w.node in self._panels for w in self.app.workers
+        )
+
+    def key_hidden(self, action: str) -> bool:
+        return action == "cancel" and not self._runs_here()  # the key shows only while a run goes
 
     def action_cancel(self) -> None:
-        """Cancel the run of the panel in view; a run elsewhere goes on, and the learner is told where."""
+        """Cancel the run of the panel in view; a run elsewhere goes on, and the learner is told where;
+        with nothing running, the learner is told so."""
         panel = self.panel_in_view()
         if panel is not None and panel.running:
             panel.cancel()
@@ -455,6 +457,8 @@ class LessonScreen(TutorScreen):
         running = next((p for p in self._panels if p.running), None)
         if running is not None:
             self.notify(self.t("lesson.cancel_elsewhere", title=self.t(f"exp.{running.ref.name}.title")))
+        else:
+            self.notify(self.t("lesson.nothing_to_cancel"))
 
     async def action_params(self) -> None:
         """Open the parameters of the panel `r` would run, the focus in its first field."""

@@ -10,7 +10,7 @@ from tutor.ui.screens.keep_or_lose import KeepOrLose
 
 
 class QuitTraining(KeepOrLose):
-    """Dismissed with True to quit, False to keep training."""
+    """Dismissed with "lose" to quit, "keep" to keep training."""
 
     def __init__(self, training: Training, lang: str) -> None:
         t = training

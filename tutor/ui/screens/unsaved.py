@@ -1,5 +1,5 @@
 """Asked when the learner leaves the built-in editor (tutor.ui.widgets.code_editor) with text not saved:
-keep editing (the default: Esc, or Enter on the first button) or discard the changes."""
+keep editing (the default: Esc, or Enter on the first button), save (and grade), or discard the changes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from tutor.ui.screens.keep_or_lose import KeepOrLose
 
 
 class UnsavedChanges(KeepOrLose):
-    """Dismissed with True to discard the changes, False to keep editing."""
+    """Dismissed with "discard", "save" or "keep" (keep editing)."""
 
     def __init__(self, file_name: str, lang: str) -> None:
         super().__init__(
@@ -17,4 +17,5 @@ class UnsavedChanges(KeepOrLose):
             say("ex.editor.keep", lang),
             say("ex.editor.discard", lang),
             lose_id="discard",
+            other=(say("ex.editor.save", lang), "save"),
         )

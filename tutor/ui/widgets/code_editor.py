@@ -286,7 +286,7 @@ class CodeEditor(Vertical):
         self.post_message(self.Saved())
 
     def action_close(self) -> None:
-        """Leave the editor; when the text is not saved, ask first (keep editing, or discard)."""
+        """Leave the editor; when the text is not saved, ask first (keep editing, save, or discard)."""
         if not self.modified:
             self.post_message(self.Closed())
             return
@@ -294,10 +294,13 @@ class CodeEditor(Vertical):
 
         self.app.push_screen(UnsavedChanges(self.path.name, self.lang), self._answered)
 
-    def _answered(self, discard: bool | None) -> None:
-        if discard:
+    def _answered(self, choice: str | None) -> None:
+        if choice == "save":
+            self.action_save()  # grades too; a save refused (too large, a full home) says why and stays
+        if choice == "discard":
             self.load(self._on_disk)
             self._drop_draft()
+        if choice == "discard" or (choice == "save" and not self.modified):
             self.post_message(self.Closed())
         else:
             self.area.focus()

@@ -116,7 +116,7 @@ class KeyBar(Static):
             caption = label(binding, lang)
             if not binding.show or not caption or binding.action in seen:
                 continue
-            if getattr(self.screen, "hidden_in_bar", lambda action: False)(binding.action):
+            if getattr(self.screen, "key_hidden", lambda action: False)(binding.action):
                 continue
             if binding.action == STOP:
                 continue  # shown in the training line, while there is one
