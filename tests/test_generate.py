@@ -114,6 +114,20 @@ def test_the_write_experiment_streams_the_poem_and_looks_into_any_character():
     assert again.panels[2].rows == table.rows  # the seed keeps the poem
 
 
+def test_every_character_written_shows_a_probability_above_zero():
+    """A hot sampling draws characters of tiny probability: each shows its own, never 0."""
+    from tutor.experiments.runner import run_quick
+
+    result = run_quick(
+        "write", {"prompt": "白日", "seed": 3, "temperature": 3.0, "max_chars": 60}, use_cache=False
+    )
+    probs = [row[2] for row in result.panels[2].rows]
+    assert min(probs) < 0.0005  # the run did draw an unlikely one
+    assert all(p > 0 for p in probs)
+    tops = [top for row in result.panels[2].rows for top in row[3].split("  ")]
+    assert not any(top.endswith(" 0.00") or top.endswith(" 0") for top in tops)
+
+
 async def test_the_apps_panel_streams_the_poem_and_shows_where_a_head_looked(home):
     from textual.widgets import Input
 

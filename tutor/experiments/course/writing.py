@@ -48,7 +48,8 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
     chosen = steps[n - 1]
     assert chosen.attention is not None  # written with attention=True
     weights = chosen.attention[p.layer - 1, p.head - 1].tolist()
-    rows = [[i, _shown(s.char), round(s.prob, 3), "  ".join(f"{_shown(c)} {q:.2f}" for c, q in s.top)]
+    # three significant digits, not places: a character drawn at 0.0004 is not shown as drawn at 0
+    rows = [[i, _shown(s.char), float(f"{s.prob:.3g}"), "  ".join(f"{_shown(c)} {q:.2g}" for c, q in s.top)]
             for i, s in enumerate(steps, 1)]  # fmt: skip
     panels = [
         TextPanel(
