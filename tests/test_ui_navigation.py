@@ -50,6 +50,31 @@ async def test_e_right_after_n_moves_to_the_next_panel_every_time(home):
             assert prose.scroll_y == min(screen._content_y(chosen), prose.max_scroll_y)
 
 
+async def test_e_past_the_last_panel_says_so_before_it_goes_back_to_the_first(home):
+    """positions' last section has no panel: n to it, then e, used to jump back to the lesson's first
+    panel without a word. Now e says there is none further on and stays; e again goes to the first."""
+    from tutor.texts import say
+
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("positions")
+        await until(pilot, lambda: lesson_laid_out(app))
+        screen = app.screen
+        last = screen.lesson.sections[-1].id
+        screen.go_to(section=last)
+        await until(pilot, lambda: aim_done(app))
+        panels = list(screen.query(ExperimentPanel))
+        assert all(screen._content_y(p) < _prose(app).scroll_y for p in panels)  # none further on
+        where = _prose(app).scroll_y
+        await pilot.press("e")
+        said = say("lesson.last_experiment", "en")
+        await until(pilot, lambda: said in [n.message for n in app._notifications])
+        assert _prose(app).scroll_y == where and screen.current_section == last
+        await pilot.press("e")
+        await until(pilot, lambda: screen.chosen is panels[0])
+
+
 async def test_esc_to_home_and_back_lands_where_the_learner_was(home):
     app = make_app(home)
     async with app.run_test(size=(80, 24)) as pilot:

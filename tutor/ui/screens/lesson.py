@@ -82,6 +82,7 @@ class LessonScreen(TutorScreen):
         self.clock = ReadingClock()
         self.current_section: str | None = None
         self.chosen: ExperimentPanel | None = None  # the panel `e` (or an opening at it) moved to
+        self._wrap_next = False  # e said there is no panel further on: e again goes to the first
         self._panels: list[ExperimentPanel] = []  # in lesson order, kept from _build (no DOM walks)
         self._boxes: dict[str, Vertical] = {}  # section id -> its container, in lesson order
         self._built = False
@@ -496,7 +497,8 @@ class LessonScreen(TutorScreen):
             self.set_focus(self.query_one("#prose", VerticalScroll), scroll_visible=False)
 
     def action_next_experiment(self) -> None:
-        """The next panel below the top of the view (after the last one, the first again)."""
+        """The next panel below the top of the view. Past the last one, e says so and stays; e again
+        then goes back to the first (moving forward never jumps back unannounced)."""
         panels = self._panels
         if not panels:
             return
@@ -510,6 +512,11 @@ class LessonScreen(TutorScreen):
             after = [p for p in panels if self._content_y(p) > top + 1]
             if at_end and self.chosen in panels:
                 after = panels[panels.index(self.chosen) + 1 :]
+        if not after and not self._wrap_next:
+            self._wrap_next = True
+            self.notify(self.t("lesson.last_experiment"))
+            return
+        self._wrap_next = False
         target = after[0] if after else panels[0]
         self.chosen = target
         prose.focus()  # out of any panel's parameters: the keys are the lesson's again
