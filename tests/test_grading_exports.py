@@ -13,6 +13,7 @@ rows that start no grader.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -364,3 +365,26 @@ def test_markdown_neutralising_rules():
     assert md_block("plain") == "```text\nplain\n```"
     assert md_code("a.py") == "`a.py`" and md_code("x`y") == "``x`y``" and md_code("`x") == "`` `x ``"
     assert md_code(shown_name("a\nb[c](d)")) == "`a\\nb[c](d)`"
+
+
+def test_feedback_names_never_collide_and_no_row_stops_the_export(lessons, tmp_path):
+    """Zed.py and zed.py are one file on a case-insensitive disk, so zed.py's feedback gets a hash of its
+    name: a student whose own id is that hashed name takes it first, and zed.py must get another."""
+    hashed = "zed-" + hashlib.sha256(b"zed.py").hexdigest()[:12]
+    subs = folder_of(tmp_path / "subs", {"Zed.py": SOLUTION, f"{hashed}.py": SOLUTION.replace("-x", "x"),
+                                         "zed.py": "def add(a, b):\n    return 0\n"})  # fmt: skip
+    out = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs), "--export",
+                str(tmp_path / "out"))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    book = {r["student_id"]: r for r in read_csv(tmp_path / "out/gradebook.csv")}
+    assert set(book) == {"Zed", hashed, "zed"}
+    names = [book[sid]["feedback"] for sid in ("Zed", hashed, "zed")]
+    assert (
+        names[:2] == ["feedback/Zed.md", f"feedback/{hashed}.md"] and len({n.casefold() for n in names}) == 3
+    )
+    for sid, total in (("Zed", "3/3"), (hashed, "2/3"), ("zed", "0/3")):  # each file its own student's
+        text = (tmp_path / "out" / book[sid]["feedback"]).read_text(encoding="utf-8")
+        assert f"- Student: `{sid}`" in text and f"- Total: {total} points" in text
+    stems = {Path(n).stem for n in names}
+    for folder in ("gradescope", "exercism"):
+        assert {p.stem for p in (tmp_path / "out" / folder).iterdir()} == stems

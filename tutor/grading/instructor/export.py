@@ -35,7 +35,6 @@ import csv
 import hashlib
 import io
 import json
-import os
 import re
 import unicodedata
 from pathlib import Path
@@ -43,9 +42,8 @@ from pathlib import Path
 from atomicio import atomic_write_text
 from tutor import __version__
 from tutor.content.schema import Exercise
-from tutor.errors import TutorError
 from tutor.grading.hints import hint_step
-from tutor.grading.instructor.batch import BatchRow, checks_version, csv_cell
+from tutor.grading.instructor.batch import BatchRow, checks_version, csv_cell, shown_name
 from tutor.grading.instructor.roster import (  # noqa: F401  (read_roster, Student: where they were)
     MAX_ID_BYTES,
     Roster,
@@ -70,20 +68,28 @@ MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped"
 
 
 def feedback_names(rows: list[BatchRow], people: list[Student]) -> list[str]:
-    """The feedback file name of each row: `<id>.md`, unless that is too long or would be the same file
-    as an earlier one on a case-insensitive disk; then the id, cut short, and a hash of the file's name."""
+    """The feedback file name of each row, no two the same file even on a case-insensitive disk: `<id>.md`,
+    unless that is too long or already taken; then the id, cut short, and a hash of the file's name (and,
+    should that be taken too, of a count after it)."""
     taken: set[str] = set()
     names = []
     for row, person in zip(rows, people, strict=True):
-        name = f"{person.id}.md"
-        key = unicodedata.normalize("NFC", name).casefold()
-        if len(person.id.encode("utf-8")) > MAX_ID_BYTES or key in taken:
-            cut = person.id.encode("utf-8")[:120].decode("utf-8", "ignore")
-            name = f"{cut}-{hashlib.sha256(row.file.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}.md"
-            key = unicodedata.normalize("NFC", name).casefold()
-        taken.add(key)
+        name, count = f"{person.id}.md", 0
+        cut = person.id.encode("utf-8")[:120].decode("utf-8", "ignore")
+        while len(name.encode("utf-8")) > MAX_ID_BYTES + 3 or _key(name) in taken:
+            seed = row.file + (f"\0{count}" if count else "")
+            name, count = (
+                f"{cut}-{hashlib.sha256(seed.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}.md",
+                count + 1,
+            )
+        taken.add(_key(name))
         names.append(name)
     return names
+
+
+def _key(name: str) -> str:
+    """What a case-insensitive, normalising disk makes of a file name."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def md_code(text: str) -> str:
@@ -277,22 +283,44 @@ def write_exports(
     manifest = {"format": FORMAT, "exercise": ex.id, **versions, **audit, "files": len(rows)}
     stamp = {**versions, **audit}
 
+    problems: list[str] = []
+
     def write(out: Path) -> None:
+        lost: set[Path] = set()
+
+        def write_row(path: Path, make) -> None:
+            """One student's file; a failure (of this row's text or of the disk) is reported, not raised."""
+            try:
+                if path.parent.parent != out:
+                    raise ValueError(say("grade.roster.id.separator", lang))  # never: ids are checked
+                atomic_write_text(path, make())
+            except Exception as err:  # noqa: BLE001  (one row never stops the class's export)
+                lost.add(path)
+                where = shown_name(str(path.relative_to(out)))
+                problems.append(
+                    say("grade.export.row_failed", lang, file=where, error=str(err) or type(err).__name__)
+                )
+
+        (out / "feedback").mkdir(mode=0o700)
+        for e, row in with_file:
+            write_row(out / "feedback" / names[id(e)], lambda e=e, row=row: feedback(
+                ex, row, e.student, lang, changes.get(e.student.id, []), stamp, lateness.get(id(e))))  # fmt: skip
+        problems.extend(write_lms_exports(out, ex, graded, names, {**(lms or {}), "graded_at": audit["graded_at"]},
+                                          lang, lambda path, columns, records: atomic_write_text(
+                                              path, _csv(columns, records)), write_row))  # fmt: skip
+        for record in book:
+            if record["feedback"] and out / record["feedback"] in lost:
+                record["feedback"] = ""
         atomic_write_text(out / "checks.csv", _csv(CHECKS_COLUMNS, checks))
         atomic_write_text(out / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
-        texts = [(names[id(e)], feedback(ex, row, e.student, lang, changes.get(e.student.id, []), stamp,
-                                         lateness.get(id(e)))) for e, row in with_file]  # fmt: skip
-        _write_feedback(out / "feedback", texts, lang)
         if similar is not None:
             atomic_write_text(
                 out / "similar.csv", _csv(SIMILAR_COLUMNS, [_similar_record(p) for p in similar])
             )
-        write_lms_exports(out, ex, graded, names, lms or {}, lang, lambda path, columns, records: atomic_write_text(
-            path, _csv(columns, records)))  # fmt: skip
         atomic_write_text(out / MARKER, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 
     replace_folder(folder, write, force=force, lang=lang)
-    return warnings + roster_warnings(found, pick, lang)
+    return warnings + roster_warnings(found, pick, lang) + problems
 
 
 def _similar_record(pair) -> dict:
@@ -301,19 +329,6 @@ def _similar_record(pair) -> dict:
 
     return {"file_a": pair.a, "file_b": pair.b, "similarity": round(pair.similarity, 3),
             "lines_a": spans(pair.lines_a), "lines_b": spans(pair.lines_b)}  # fmt: skip
-
-
-def _write_feedback(feedback_dir: Path, texts: list[tuple[str, str]], lang: str) -> None:
-    """Each (name, Markdown) in the new folder `feedback_dir`, never through a link."""
-    feedback_dir.mkdir(mode=0o700)
-    dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        for name, text in texts:
-            if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
-                raise TutorError(say("grade.roster.id.separator", lang))
-            _write_in(dir_fd, name, text)
-    finally:
-        os.close(dir_fd)
 
 
 def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, versions: dict,
@@ -348,12 +363,3 @@ def _book_record(ex: Exercise, entry, feedback_name: str | None, versions: dict)
             "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
             "feedback": f"feedback/{feedback_name}", **versions, "isolation": row.result.isolation.get("level", "none"),
             "files": entry.files}  # fmt: skip
-
-
-def _write_in(dir_fd: int, name: str, text: str) -> None:
-    """`name` in the folder `dir_fd`, replaced if it is there; a link in its place is refused, never
-    followed."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
