@@ -172,8 +172,8 @@ def test_canvas_says_when_no_row_s_id_is_a_canvas_user(exported, tmp_path):
     assert imported == {"grades": {}, "unknown": ["anna", "ben"]}
     assert (
         "warning: canvas.csv: no row's ID came from Canvas (its gradebook export as --roster, or its download's "
-        "file names): Canvas finds a student by its own user ID, SIS User ID or SIS Login ID, so it will match "
-        "none of these rows (the first is anna)" in out.stderr
+        "file names): Canvas finds a student by its ID, SIS User ID, SIS Login ID, so it will match none of these "
+        "rows (the first is anna)" in out.stderr
     )
 
 

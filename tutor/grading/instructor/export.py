@@ -37,13 +37,14 @@ import io
 import json
 import re
 import unicodedata
+from functools import partial
 from pathlib import Path
 
 from atomicio import atomic_write_text
 from tutor import __version__
 from tutor.content.schema import Exercise
 from tutor.grading.hints import hint_step
-from tutor.grading.instructor.batch import BatchRow, checks_version, csv_cell, shown_name
+from tutor.grading.instructor.batch import BatchRow, checks_version, csv_cell
 from tutor.grading.instructor.roster import (  # noqa: F401  (read_roster, Student: where they were)
     MAX_ID_BYTES,
     Roster,
@@ -257,70 +258,60 @@ def write_exports(
     row per student (roster.assign). `lms`: {"points", "assignment"} (lms_export); `overrides`: (the
     overrides, the file as shown); `audit`: {"tutor_version", "graded_at"}; `late`: the late policy
     (deadlines), after the overrides; `similar`: the --similar pairs (similar.csv). Returns warnings."""
-    from tutor.grading.instructor.export_folder import FORMAT, MARKER, replace_folder
+    from tutor.grading.instructor.export_folder import FORMAT, MARKER, RowWriter, replace_folder
     from tutor.grading.instructor.lms_export import write_lms_exports
     from tutor.grading.instructor.overrides import apply_overrides
 
     graded, found = assign(rows, roster, pick)
     changes, warnings = apply_overrides(graded, *overrides, lang) if overrides else ({}, [])
     lateness = _apply_late(graded, late)
-    changed = {
-        entry.row.file: entry.row
-        for entry in graded
-        if entry.row is not None and (entry.student.id in changes or id(entry) in lateness)
-    }
-    rows = [changed.get(row.file, row) for row in rows]
+    rows = _changed_rows(rows, graded, changes, lateness)
     audit = {"tutor_version": __version__, "graded_at": "", **(audit or {})}
     with_file = [(g, g.row) for g in graded if g.row is not None]
     names = dict(zip((id(g) for g, _ in with_file), feedback_names([r for _, r in with_file], [g.student for g, _ in with_file]),
                      strict=True))  # fmt: skip
     versions = {"version": VERSION, "checks_version": checks_version(ex)}
     checks = _check_records(ex, rows, roster, versions, changes)
-    book = [_book_record(ex, entry, names.get(id(entry)), versions) | {
-                "overrides": len(changes.get(entry.student.id, [])), **audit,
-                "seed": entry.row.result.seed if entry.row else "", **_late_cells(entry, lateness)}
-            for entry in graded]  # fmt: skip
+    book = [_book_record(ex, entry, names.get(id(entry)), versions) | {"overrides": len(changes.get(entry.student.id, [])),
+            **audit, "seed": entry.row.result.seed if entry.row else "", **_late_cells(entry, lateness)} for entry in graded]  # fmt: skip
     manifest = {"format": FORMAT, "exercise": ex.id, **versions, **audit, "files": len(rows)}
     stamp = {**versions, **audit}
 
     problems: list[str] = []
 
     def write(out: Path) -> None:
-        lost: set[Path] = set()
-
-        def write_row(path: Path, make) -> None:
-            """One student's file; a failure (of this row's text or of the disk) is reported, not raised."""
-            try:
-                if path.parent.parent != out:
-                    raise ValueError(say("grade.roster.id.separator", lang))  # never: ids are checked
-                atomic_write_text(path, make())
-            except Exception as err:  # noqa: BLE001  (one row never stops the class's export)
-                lost.add(path)
-                where = shown_name(str(path.relative_to(out)))
-                problems.append(
-                    say("grade.export.row_failed", lang, file=where, error=str(err) or type(err).__name__)
-                )
-
+        row_file = RowWriter(out, lang)
         (out / "feedback").mkdir(mode=0o700)
         for e, row in with_file:
-            write_row(out / "feedback" / names[id(e)], lambda e=e, row=row: feedback(
-                ex, row, e.student, lang, changes.get(e.student.id, []), stamp, lateness.get(id(e))))  # fmt: skip
+            row_file(out / "feedback" / names[id(e)], partial(feedback, ex, row, e.student, lang,
+                                                              changes.get(e.student.id, []), stamp, lateness.get(id(e))))  # fmt: skip
         problems.extend(write_lms_exports(out, ex, graded, names, {**(lms or {}), "graded_at": audit["graded_at"]},
-                                          lang, lambda path, columns, records: atomic_write_text(
-                                              path, _csv(columns, records)), write_row))  # fmt: skip
-        for record in book:
-            if record["feedback"] and out / record["feedback"] in lost:
-                record["feedback"] = ""
-        atomic_write_text(out / "checks.csv", _csv(CHECKS_COLUMNS, checks))
-        atomic_write_text(out / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
+                                          lang, _write_csv, row_file))  # fmt: skip
+        problems.extend(row_file.problems)
+        for record in book:  # a feedback file that could not be written is not named
+            record["feedback"] = "" if out / record["feedback"] in row_file.lost else record["feedback"]
+        _write_csv(out / "checks.csv", CHECKS_COLUMNS, checks)
+        _write_csv(out / "gradebook.csv", GRADEBOOK_COLUMNS, book)
         if similar is not None:
-            atomic_write_text(
-                out / "similar.csv", _csv(SIMILAR_COLUMNS, [_similar_record(p) for p in similar])
-            )
+            _write_csv(out / "similar.csv", SIMILAR_COLUMNS, [_similar_record(p) for p in similar])
         atomic_write_text(out / MARKER, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 
     replace_folder(folder, write, force=force, lang=lang)
     return warnings + roster_warnings(found, pick, lang) + problems
+
+
+def _changed_rows(rows: list[BatchRow], graded: list, changes: dict, lateness: dict) -> list[BatchRow]:
+    """`rows` with each row the overrides or the late policy changed in its changed form."""
+    changed = {
+        entry.row.file: entry.row
+        for entry in graded
+        if entry.row is not None and (entry.student.id in changes or id(entry) in lateness)
+    }
+    return [changed.get(row.file, row) for row in rows]
+
+
+def _write_csv(path: Path, columns: tuple[str, ...], records: list[dict]) -> None:
+    atomic_write_text(path, _csv(columns, records))
 
 
 def _similar_record(pair) -> dict:

@@ -255,15 +255,19 @@ def write_lms_exports(out: Path, ex: Exercise, graded: list[Graded], names: dict
     warnings = []
     write_csv(out / "canvas.csv", (*CANVAS_COLUMNS, column), canvas_rows(ex, graded, column, points))
     if graded and not any(_from_canvas(entry) for entry in graded):
-        warnings.append(say("grade.lms.canvas_no_ids", lang, first=graded[0].student.id))
+        warnings.append(say("grade.lms.canvas_no_ids", lang, file="canvas.csv", first=graded[0].student.id,
+                            columns="ID, SIS User ID, SIS Login ID"))  # fmt: skip
     write_csv(out / "moodle.csv", *moodle_rows(ex, graded, points, lang, options.get("graded_at") or ""))
     user, rows, left = moodle_gradebook_rows(ex, graded, column, points, lang)
     if user is None:
-        warnings.append(say("grade.lms.moodle_no_user", lang))
+        warnings.append(
+            say("grade.lms.moodle_no_user", lang, file="moodle-gradebook.csv", worksheet="moodle.csv")
+        )
     else:
         write_csv(out / "moodle-gradebook.csv", (user, "Full name", column, "Feedback"), rows)
         if left:
-            warnings.append(say("grade.lms.moodle_left_out", lang, n=len(left), user=user, first=left[0]))
+            warnings.append(say("grade.lms.moodle_left_out", lang, file="moodle-gradebook.csv", n=len(left), user=user,
+                                first=left[0]))  # fmt: skip
     sources = check_sources(ex)
     for folder in ("gradescope", "exercism"):
         (out / folder).mkdir(mode=0o700)
