@@ -17,11 +17,14 @@ import hashlib
 import io
 import json
 import re
+import resource
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import PYTHON, run_tutor_env
 from tests.grading_helpers import exercise_course, tutor
 from tutor import __version__
 from tutor.course import open_course
@@ -388,3 +391,26 @@ def test_feedback_names_never_collide_and_no_row_stops_the_export(lessons, tmp_p
     stems = {Path(n).stem for n in names}
     for folder in ("gradescope", "exercism"):
         assert {p.stem for p in (tmp_path / "out" / folder).iterdir()} == stems
+
+
+def test_a_file_the_disk_refuses_is_reported_and_the_rest_is_written(lessons, tmp_path):
+    """Run with a limit on file size (RLIMIT_FSIZE, as a quota would refuse): the feedback of a file that
+    printed 7000 characters is over it, every other file of the export is under it."""
+    subs = folder_of(tmp_path / "subs", {"anna.py": SOLUTION, "loud.py": "print('x' * 7000)\n" + SOLUTION})
+    out = subprocess.run([PYTHON, "-m", "tutor", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs),
+                          "--export", str(tmp_path / "out")], capture_output=True, text=True, timeout=180,
+                         env=run_tutor_env(tmp_path / "home"), stdin=subprocess.DEVNULL,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000)))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert (
+        "warning: feedback/loud.md could not be written (File too large); the rest of the export is written"
+        in (out.stderr)
+    )
+    book = {r["student_id"]: r for r in read_csv(tmp_path / "out/gradebook.csv")}
+    assert (book["anna"]["feedback"], book["loud"]["feedback"]) == (
+        "feedback/anna.md",
+        "",
+    )  # no lost file named
+    assert (book["anna"]["total"], book["loud"]["total"]) == ("3.0", "3.0")
+    assert sorted(p.name for p in (tmp_path / "out/feedback").iterdir()) == ["anna.md"]
+    assert sorted(p.name for p in (tmp_path / "out/exercism").iterdir()) == ["anna.json", "loud.json"]

@@ -101,5 +101,5 @@ class RowWriter:
         except Exception as err:  # noqa: BLE001  (one row never stops the class's export)
             self.lost.add(path)
             where = shown_name(str(path.relative_to(self.out)))
-            error = str(err) or type(err).__name__
+            error = (err.strerror if isinstance(err, OSError) else None) or str(err) or type(err).__name__
             self.problems.append(say("grade.export.row_failed", self.lang, file=where, error=error))
