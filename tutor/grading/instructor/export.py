@@ -10,7 +10,8 @@
 
 `version` is the grade JSON's format (result.VERSION) and `checks_version` the version of the checks
 that graded the rows (batch.checks_version), as in the batch and shard reports. An export replaces an
-earlier one whole (tutor.grading.instructor.export_folder); every file is 0600.
+earlier one whole (tutor.grading.instructor.export_folder); every file is 0600. The files each LMS imports
+are tutor.grading.instructor.lms_export's.
 
 Students come from tutor.grading.instructor.roster: the file's name (its LMS's, its folder's) or `--roster CSV`
 (the tutor's own, a Canvas gradebook export or a Moodle grading worksheet), checked whole before
@@ -19,7 +20,9 @@ anything is graded. Of a student's several files the gradebook takes the latest 
 The feedback file of a student is `<id>.md` in OUT/feedback, never anywhere else: an id from a file
 name is a single name by construction (no "/", escaped), a roster id is checked as above. Two ids that
 would be one file on a case-insensitive disk, or an id too long for a file name, get a short hash of the
-file's name added; the gradebook's `feedback` column says which file is whose.
+file's name added (hashed again while that is taken too), so no two students' files are ever one; the
+gradebook's `feedback` column says which file is whose. Each student's files are written atomically by
+export_folder.RowWriter: one that cannot be written is a warning, the rest of the class is exported.
 
 What a submission produced (check messages, its output) is untrusted. In the Markdown it only ever
 appears inside a fenced code block whose fence is a run of backticks longer than any run inside the
