@@ -13,14 +13,18 @@ rows that start no grader.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
+import resource
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import PYTHON, run_tutor_env
 from tests.grading_helpers import exercise_course, tutor
 from tutor import __version__
 from tutor.course import open_course
@@ -364,3 +368,49 @@ def test_markdown_neutralising_rules():
     assert md_block("plain") == "```text\nplain\n```"
     assert md_code("a.py") == "`a.py`" and md_code("x`y") == "``x`y``" and md_code("`x") == "`` `x ``"
     assert md_code(shown_name("a\nb[c](d)")) == "`a\\nb[c](d)`"
+
+
+def test_feedback_names_never_collide_and_no_row_stops_the_export(lessons, tmp_path):
+    """Zed.py and zed.py are one file on a case-insensitive disk, so zed.py's feedback gets a hash of its
+    name: a student whose own id is that hashed name takes it first, and zed.py must get another."""
+    hashed = "zed-" + hashlib.sha256(b"zed.py").hexdigest()[:12]
+    subs = folder_of(tmp_path / "subs", {"Zed.py": SOLUTION, f"{hashed}.py": SOLUTION.replace("-x", "x"),
+                                         "zed.py": "def add(a, b):\n    return 0\n"})  # fmt: skip
+    out = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs), "--export",
+                str(tmp_path / "out"))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    book = {r["student_id"]: r for r in read_csv(tmp_path / "out/gradebook.csv")}
+    assert set(book) == {"Zed", hashed, "zed"}
+    names = [book[sid]["feedback"] for sid in ("Zed", hashed, "zed")]
+    assert (
+        names[:2] == ["feedback/Zed.md", f"feedback/{hashed}.md"] and len({n.casefold() for n in names}) == 3
+    )
+    for sid, total in (("Zed", "3/3"), (hashed, "2/3"), ("zed", "0/3")):  # each file its own student's
+        text = (tmp_path / "out" / book[sid]["feedback"]).read_text(encoding="utf-8")
+        assert f"- Student: `{sid}`" in text and f"- Total: {total} points" in text
+    stems = {Path(n).stem for n in names}
+    for folder in ("gradescope", "exercism"):
+        assert {p.stem for p in (tmp_path / "out" / folder).iterdir()} == stems
+
+
+def test_a_file_the_disk_refuses_is_reported_and_the_rest_is_written(lessons, tmp_path):
+    """Run with a limit on file size (RLIMIT_FSIZE, as a quota would refuse): the feedback of a file that
+    printed 7000 characters is over it, every other file of the export is under it."""
+    subs = folder_of(tmp_path / "subs", {"anna.py": SOLUTION, "loud.py": "print('x' * 7000)\n" + SOLUTION})
+    out = subprocess.run([PYTHON, "-m", "tutor", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs),
+                          "--export", str(tmp_path / "out")], capture_output=True, text=True, timeout=180,
+                         env=run_tutor_env(tmp_path / "home"), stdin=subprocess.DEVNULL,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000)))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert (
+        "warning: feedback/loud.md could not be written (File too large); the rest of the export is written"
+        in (out.stderr)
+    )
+    book = {r["student_id"]: r for r in read_csv(tmp_path / "out/gradebook.csv")}
+    assert (book["anna"]["feedback"], book["loud"]["feedback"]) == (
+        "feedback/anna.md",
+        "",
+    )  # no lost file named
+    assert (book["anna"]["total"], book["loud"]["total"]) == ("3.0", "3.0")
+    assert sorted(p.name for p in (tmp_path / "out/feedback").iterdir()) == ["anna.md"]
+    assert sorted(p.name for p in (tmp_path / "out/exercism").iterdir()) == ["anna.json", "loud.json"]

@@ -10,7 +10,8 @@
 
 `version` is the grade JSON's format (result.VERSION) and `checks_version` the version of the checks
 that graded the rows (batch.checks_version), as in the batch and shard reports. An export replaces an
-earlier one whole (tutor.grading.instructor.export_folder); every file is 0600.
+earlier one whole (tutor.grading.instructor.export_folder); every file is 0600. The files each LMS imports
+are tutor.grading.instructor.lms_export's.
 
 Students come from tutor.grading.instructor.roster: the file's name (its LMS's, its folder's) or `--roster CSV`
 (the tutor's own, a Canvas gradebook export or a Moodle grading worksheet), checked whole before
@@ -19,7 +20,9 @@ anything is graded. Of a student's several files the gradebook takes the latest 
 The feedback file of a student is `<id>.md` in OUT/feedback, never anywhere else: an id from a file
 name is a single name by construction (no "/", escaped), a roster id is checked as above. Two ids that
 would be one file on a case-insensitive disk, or an id too long for a file name, get a short hash of the
-file's name added; the gradebook's `feedback` column says which file is whose.
+file's name added (hashed again while that is taken too), so no two students' files are ever one; the
+gradebook's `feedback` column says which file is whose. Each student's files are written atomically by
+export_folder.RowWriter: one that cannot be written is a warning, the rest of the class is exported.
 
 What a submission produced (check messages, its output) is untrusted. In the Markdown it only ever
 appears inside a fenced code block whose fence is a run of backticks longer than any run inside the
@@ -35,15 +38,14 @@ import csv
 import hashlib
 import io
 import json
-import os
 import re
 import unicodedata
+from functools import partial
 from pathlib import Path
 
 from atomicio import atomic_write_text
 from tutor import __version__
 from tutor.content.schema import Exercise
-from tutor.errors import TutorError
 from tutor.grading.hints import hint_step
 from tutor.grading.instructor.batch import BatchRow, checks_version, csv_cell
 from tutor.grading.instructor.roster import (  # noqa: F401  (read_roster, Student: where they were)
@@ -70,20 +72,28 @@ MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped"
 
 
 def feedback_names(rows: list[BatchRow], people: list[Student]) -> list[str]:
-    """The feedback file name of each row: `<id>.md`, unless that is too long or would be the same file
-    as an earlier one on a case-insensitive disk; then the id, cut short, and a hash of the file's name."""
+    """The feedback file name of each row, no two the same file even on a case-insensitive disk: `<id>.md`,
+    unless that is too long or already taken; then the id, cut short, and a hash of the file's name (and,
+    should that be taken too, of a count after it)."""
     taken: set[str] = set()
     names = []
     for row, person in zip(rows, people, strict=True):
-        name = f"{person.id}.md"
-        key = unicodedata.normalize("NFC", name).casefold()
-        if len(person.id.encode("utf-8")) > MAX_ID_BYTES or key in taken:
-            cut = person.id.encode("utf-8")[:120].decode("utf-8", "ignore")
-            name = f"{cut}-{hashlib.sha256(row.file.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}.md"
-            key = unicodedata.normalize("NFC", name).casefold()
-        taken.add(key)
+        name, count = f"{person.id}.md", 0
+        cut = person.id.encode("utf-8")[:120].decode("utf-8", "ignore")
+        while len(name.encode("utf-8")) > MAX_ID_BYTES + 3 or _key(name) in taken:
+            seed = row.file + (f"\0{count}" if count else "")
+            name, count = (
+                f"{cut}-{hashlib.sha256(seed.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}.md",
+                count + 1,
+            )
+        taken.add(_key(name))
         names.append(name)
     return names
+
+
+def _key(name: str) -> str:
+    """What a case-insensitive, normalising disk makes of a file name."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def md_code(text: str) -> str:
@@ -251,48 +261,60 @@ def write_exports(
     row per student (roster.assign). `lms`: {"points", "assignment"} (lms_export); `overrides`: (the
     overrides, the file as shown); `audit`: {"tutor_version", "graded_at"}; `late`: the late policy
     (deadlines), after the overrides; `similar`: the --similar pairs (similar.csv). Returns warnings."""
-    from tutor.grading.instructor.export_folder import FORMAT, MARKER, replace_folder
+    from tutor.grading.instructor.export_folder import FORMAT, MARKER, RowWriter, replace_folder
     from tutor.grading.instructor.lms_export import write_lms_exports
     from tutor.grading.instructor.overrides import apply_overrides
 
     graded, found = assign(rows, roster, pick)
     changes, warnings = apply_overrides(graded, *overrides, lang) if overrides else ({}, [])
     lateness = _apply_late(graded, late)
-    changed = {
-        entry.row.file: entry.row
-        for entry in graded
-        if entry.row is not None and (entry.student.id in changes or id(entry) in lateness)
-    }
-    rows = [changed.get(row.file, row) for row in rows]
+    rows = _changed_rows(rows, graded, changes, lateness)
     audit = {"tutor_version": __version__, "graded_at": "", **(audit or {})}
     with_file = [(g, g.row) for g in graded if g.row is not None]
     names = dict(zip((id(g) for g, _ in with_file), feedback_names([r for _, r in with_file], [g.student for g, _ in with_file]),
                      strict=True))  # fmt: skip
     versions = {"version": VERSION, "checks_version": checks_version(ex)}
     checks = _check_records(ex, rows, roster, versions, changes)
-    book = [_book_record(ex, entry, names.get(id(entry)), versions) | {
-                "overrides": len(changes.get(entry.student.id, [])), **audit,
-                "seed": entry.row.result.seed if entry.row else "", **_late_cells(entry, lateness)}
-            for entry in graded]  # fmt: skip
+    book = [_book_record(ex, entry, names.get(id(entry)), versions) | {"overrides": len(changes.get(entry.student.id, [])),
+            **audit, "seed": entry.row.result.seed if entry.row else "", **_late_cells(entry, lateness)} for entry in graded]  # fmt: skip
     manifest = {"format": FORMAT, "exercise": ex.id, **versions, **audit, "files": len(rows)}
     stamp = {**versions, **audit}
 
+    problems: list[str] = []
+
     def write(out: Path) -> None:
-        atomic_write_text(out / "checks.csv", _csv(CHECKS_COLUMNS, checks))
-        atomic_write_text(out / "gradebook.csv", _csv(GRADEBOOK_COLUMNS, book))
-        texts = [(names[id(e)], feedback(ex, row, e.student, lang, changes.get(e.student.id, []), stamp,
-                                         lateness.get(id(e)))) for e, row in with_file]  # fmt: skip
-        _write_feedback(out / "feedback", texts, lang)
+        row_file = RowWriter(out, lang)
+        (out / "feedback").mkdir(mode=0o700)
+        for e, row in with_file:
+            row_file(out / "feedback" / names[id(e)], partial(feedback, ex, row, e.student, lang,
+                                                              changes.get(e.student.id, []), stamp, lateness.get(id(e))))  # fmt: skip
+        problems.extend(write_lms_exports(out, ex, graded, names, {**(lms or {}), "graded_at": audit["graded_at"]},
+                                          lang, _write_csv, row_file))  # fmt: skip
+        problems.extend(row_file.problems)
+        for record in book:  # a feedback file that could not be written is not named
+            record["feedback"] = "" if out / record["feedback"] in row_file.lost else record["feedback"]
+        _write_csv(out / "checks.csv", CHECKS_COLUMNS, checks)
+        _write_csv(out / "gradebook.csv", GRADEBOOK_COLUMNS, book)
         if similar is not None:
-            atomic_write_text(
-                out / "similar.csv", _csv(SIMILAR_COLUMNS, [_similar_record(p) for p in similar])
-            )
-        write_lms_exports(out, ex, graded, names, lms or {}, lang, lambda path, columns, records: atomic_write_text(
-            path, _csv(columns, records)))  # fmt: skip
+            _write_csv(out / "similar.csv", SIMILAR_COLUMNS, [_similar_record(p) for p in similar])
         atomic_write_text(out / MARKER, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 
     replace_folder(folder, write, force=force, lang=lang)
-    return warnings + roster_warnings(found, pick, lang)
+    return warnings + roster_warnings(found, pick, lang) + problems
+
+
+def _changed_rows(rows: list[BatchRow], graded: list, changes: dict, lateness: dict) -> list[BatchRow]:
+    """`rows` with each row the overrides or the late policy changed in its changed form."""
+    changed = {
+        entry.row.file: entry.row
+        for entry in graded
+        if entry.row is not None and (entry.student.id in changes or id(entry) in lateness)
+    }
+    return [changed.get(row.file, row) for row in rows]
+
+
+def _write_csv(path: Path, columns: tuple[str, ...], records: list[dict]) -> None:
+    atomic_write_text(path, _csv(columns, records))
 
 
 def _similar_record(pair) -> dict:
@@ -301,19 +323,6 @@ def _similar_record(pair) -> dict:
 
     return {"file_a": pair.a, "file_b": pair.b, "similarity": round(pair.similarity, 3),
             "lines_a": spans(pair.lines_a), "lines_b": spans(pair.lines_b)}  # fmt: skip
-
-
-def _write_feedback(feedback_dir: Path, texts: list[tuple[str, str]], lang: str) -> None:
-    """Each (name, Markdown) in the new folder `feedback_dir`, never through a link."""
-    feedback_dir.mkdir(mode=0o700)
-    dir_fd = os.open(feedback_dir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        for name, text in texts:
-            if "/" in name or "\0" in name or name in (".", ".."):  # never: ids are checked
-                raise TutorError(say("grade.roster.id.separator", lang))
-            _write_in(dir_fd, name, text)
-    finally:
-        os.close(dir_fd)
 
 
 def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, versions: dict,
@@ -348,12 +357,3 @@ def _book_record(ex: Exercise, entry, feedback_name: str | None, versions: dict)
             "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
             "feedback": f"feedback/{feedback_name}", **versions, "isolation": row.result.isolation.get("level", "none"),
             "files": entry.files}  # fmt: skip
-
-
-def _write_in(dir_fd: int, name: str, text: str) -> None:
-    """`name` in the folder `dir_fd`, replaced if it is there; a link in its place is refused, never
-    followed."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)

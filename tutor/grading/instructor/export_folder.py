@@ -4,6 +4,10 @@ one (no feedback file of a student who left the roster stays behind) and a reade
 
     replace_folder(out, write, force=args.force, lang="de")   # write(folder) fills the new folder
 
+Each student's own file (feedback, results.json) goes through a RowWriter: written atomically, and a
+failure, of the row's text or of the disk, is reported (RowWriter.problems) and the rest written, so one row
+never stops the class's export.
+
 `out` may be missing or empty. A folder holding an earlier export (its `export.json` says so, or it
 has the checks.csv and gradebook.csv of an export written before there was one) is replaced with
 `force` and refused without it; a folder holding anything else is never touched: the instructor
@@ -75,3 +79,27 @@ def replace_folder(out: Path, write: Callable[[Path], None], *, force: bool, lan
     except BaseException:
         shutil.rmtree(new, ignore_errors=True)
         raise
+
+
+class RowWriter:
+    """`writer(path, make)`: one student's file `path` (in a folder of the new export `out`) holding
+    `make()`, written atomically; a failure is kept in `problems` (and `lost`), never raised."""
+
+    def __init__(self, out: Path, lang: str) -> None:
+        self.out, self.lang = out, lang
+        self.lost: set[Path] = set()
+        self.problems: list[str] = []
+
+    def __call__(self, path: Path, make: Callable[[], str]) -> None:
+        from atomicio import atomic_write_text
+        from tutor.grading.instructor.batch import shown_name
+
+        try:
+            if path.parent.parent != self.out:  # never: ids are checked, and names made from them
+                raise ValueError(say("grade.roster.id.separator", self.lang))
+            atomic_write_text(path, make())
+        except Exception as err:  # noqa: BLE001  (one row never stops the class's export)
+            self.lost.add(path)
+            where = shown_name(str(path.relative_to(self.out)))
+            error = (err.strerror if isinstance(err, OSError) else None) or str(err) or type(err).__name__
+            self.problems.append(say("grade.export.row_failed", self.lang, file=where, error=error))

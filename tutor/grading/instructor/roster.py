@@ -153,7 +153,7 @@ def _tutor_roster(reader, columns: list[str], shown: str, lang: str) -> Roster:
 def _lms_roster(kind: str, reader, columns: list[str], shown: str, lang: str) -> Roster:
     roster = Roster(kind)
     lines: dict[str, int] = {}  # user id -> the line that named them
-    keep = CANVAS_COLUMNS if kind == "canvas" else MOODLE_COLUMNS
+    keep = CANVAS_COLUMNS if kind == "canvas" else columns  # the worksheet's cells, copied to moodle.csv
     for line, cell in _lines(reader, columns, shown, lang):
         if kind == "canvas":
             if cell["Student"].strip() == "Points Possible" or not cell["ID"].strip():
