@@ -87,6 +87,15 @@ def test_batch_shard_and_merged_reports_are_valid_reports(reports):
         assert _errors(reports[name], "report.schema.json") == [], name
 
 
+def test_the_report_schema_names_every_key_of_a_row_and_its_provenance(reports):
+    row = _schema("report.schema.json")["properties"]["results"]["items"]["properties"]
+    assert all(set(r) == set(row) for r in reports["batch"]["results"])
+    forged = json.loads(json.dumps(reports["batch"]))
+    forged["results"][0]["submitted_from"] = "mtime"  # a file's own time is never a submission time
+    forged["results"][0]["owner"] = {"id": "ana", "from": "zip-member"}
+    assert len(_errors(forged, "report.schema.json")) == 2
+
+
 def test_a_report_that_breaks_the_format_is_invalid(reports):
     forged = json.loads(json.dumps(reports["pass"]))
     forged["status"], forged["checks"][0]["points"], forged["version"] = "passed", -1, 2

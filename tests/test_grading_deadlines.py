@@ -1,6 +1,7 @@
-"""Deadlines and a late policy, through the real CLI: a file's time from its LMS name (Blackboard's
-attempt stamp), from a manifest, else its own mtime, each said in the report; a per-day penalty after
-the deadline and zero after the cutoff, in the gradebook, the LMS exports and the feedback.
+"""Deadlines and a late policy, through the real CLI: a file's time from Blackboard's own layout (its
+attempt stamp) or a manifest, never its own mtime (a file with none is never late), each said in the
+report; a per-day penalty after the deadline and zero after the cutoff, in the gradebook, the LMS
+exports and the feedback.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def test_each_files_time_and_where_it_came_from_are_in_the_report(graded):
     assert graded["out"].returncode == 0, graded["out"].stderr
     rows = {r["file"]: r["submitted"] for r in json.loads(graded["out"].stdout)["results"]}
     assert rows["bo.py"] == {"time": "2026-05-04T12:00:00Z", "from": "manifest"}
-    assert rows["cy.py"] == {"time": "2026-05-20T00:00:00Z", "from": "mtime"}
-    assert rows[BLACKBOARD]["from"] == "name" and rows[BLACKBOARD]["time"].startswith("2026-05-0")
+    assert rows["cy.py"] is None  # its own time is the student's to set
+    assert rows[BLACKBOARD]["from"] == "blackboard" and rows[BLACKBOARD]["time"].startswith("2026-05-0")
 
 
 def test_the_late_policy_is_applied_to_the_exports(graded):
@@ -55,14 +56,17 @@ def test_the_late_policy_is_applied_to_the_exports(graded):
         "0",
         "0.0",
     )
-    assert (book["dee.py"]["total"], book["dee.py"]["submitted_from"]) == ("4.0", "mtime")
+    assert (book["dee.py"]["total"], book["dee.py"]["submitted_from"]) == ("4.0", "none")
     assert (book[BLACKBOARD]["total"], book[BLACKBOARD]["late_days"]) == ("3.2", "2")  # 10% of 4 a day
-    assert (book["cy.py"]["total"], book["cy.py"]["late_penalty"]) == ("0.0", "4.0")  # after the cutoff
+    assert (book["cy.py"]["total"], book["cy.py"]["late_penalty"], book["cy.py"]["submitted"]) == (
+        "4.0",
+        "",
+        "",
+    )
     canvas = (graded["base"] / "out/canvas.csv").read_text(encoding="utf-8")
-    assert ",3.2\n" in canvas and ",0.0\n" in canvas
+    assert ",3.2\n" in canvas
     cy = (graded["base"] / "out/feedback/cy.md").read_text(encoding="utf-8")
-    assert "Handed in at 2026-05-20T00:00:00Z (the file's own time)." in cy
-    assert "16 days late: 4 points off." in cy
+    assert "Handed in" not in cy and "late:" not in cy
     bo = (graded["base"] / "out/feedback/bo.md").read_text(encoding="utf-8")
     assert "Handed in at 2026-05-04T12:00:00Z (from the manifest)." in bo and "late:" not in bo
 

@@ -204,7 +204,8 @@ def test_the_gradebook_has_a_row_per_student_flagging_files_not_in_the_roster(ex
                              "version": "1", "checks_version": version, "isolation": "strong", "files": "1",
                              "overrides": "0", "tutor_version": __version__, "graded_at": by["anna.py"]["graded_at"],
                              "seed": by["anna.py"]["seed"], "submitted": by["anna.py"]["submitted"],
-                             "submitted_from": "mtime", "late_days": "", "late_penalty": ""}  # fmt: skip
+                             "submitted_from": "none", "late_days": "", "late_penalty": "", "owner_from": "roster",
+                             "picked_because": "only"}  # fmt: skip
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", by["anna.py"]["graded_at"])
     assert re.fullmatch(r"[0-9a-f]{16}", by["anna.py"]["seed"])
     assert by["ben.py"]["name"] == '\'=HYPERLINK("http://evil.example")' and by["ben.py"]["total"] == "0.0"

@@ -18,7 +18,7 @@ import pytest
 
 from tests.grading_helpers import SOLUTION, probe_lessons, tutor
 from tutor.errors import TutorError
-from tutor.grading.instructor.lms import lms_name
+from tutor.grading.instructor.provenance import owner_of
 from tutor.grading.instructor.roster import read_roster
 
 WRONG = SOLUTION.replace("xs[-1]", "xs[0]")
@@ -144,10 +144,10 @@ def test_a_bad_lms_roster_is_a_clear_error_naming_the_line(tmp_path, text, messa
 
 
 def test_lms_names_say_whose_a_file_is():
-    canvas = lms_name("subs.zip/chanbo_late_102_5002_probe-1.py")
-    assert (canvas.lms, canvas.user, canvas.name, canvas.late, canvas.order) == ("canvas", "102", "chanbo", True,
-                                                                                 (5002, 1))  # fmt: skip
-    moodle = lms_name("Ann Lee_201_assignsubmission_file_/src/probe.py")
-    assert (moodle.lms, moodle.user, moodle.name) == ("moodle", "201", "Ann Lee")
-    assert lms_name("Ann Lee_201_assignsubmission_file_probe.py").user == "201"
-    assert lms_name("anna.py") is None and lms_name("probe_1.py") is None
+    canvas = owner_of("chanbo_late_102_5002_probe-1.py")
+    assert (canvas.source, canvas.id, canvas.name, canvas.late, canvas.order) == ("canvas", "102", "chanbo", True,
+                                                                                  (5002, 1))  # fmt: skip
+    moodle = owner_of("Ann Lee_201_assignsubmission_file_/src/probe.py")
+    assert (moodle.source, moodle.id, moodle.name) == ("moodle", "201", "Ann Lee")
+    assert owner_of("Ann Lee_201_assignsubmission_file_probe.py").id == "201"
+    assert owner_of("anna.py").source == "file" and owner_of("probe_1.py").id == "probe_1"

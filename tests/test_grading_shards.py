@@ -84,7 +84,8 @@ def timeless(report: dict) -> dict:
     report.pop("graded_at", None)
     for row in report["results"]:
         row["grade"]["duration_s"] = 0
-        row.pop("submitted", None)  # the file's mtime: a copy of the folder has its own
+        row.pop("submitted", None)
+        row.pop("file_time", None)  # the file's mtime: a copy of the folder has its own
     return report
 
 

@@ -200,9 +200,7 @@ def _batch(ex, args, ctx, limits) -> int:
     args.similar_pairs = _similar(ex, texts, args) if args.similar else None
     progress.finish()
     args.graded_at = batch.graded_now()
-    from tutor.grading.instructor.deadlines import stamp_rows
-
-    stamp_rows(rows, args.manifest)
+    _stamp(rows, args, ctx.lang)
     if args.format == "json" and args.shard is not None:
         from tutor.grading.instructor.shards import shard_json
 
@@ -328,9 +326,7 @@ def _merge(args, ctx) -> int:
     args.roster = roster
     checks = shards.checks_version(ex)
     args.graded_at = merged.graded_at
-    from tutor.grading.instructor.deadlines import stamp_rows
-
-    stamp_rows(rows, args.manifest)
+    _stamp(rows, args, ctx.lang)
     _report(
         ex,
         rows,
@@ -339,6 +335,16 @@ def _merge(args, ctx) -> int:
         lambda: shards.report_json(merged.exercise, checks, merged.results, merged.graded_at),
     )
     return _export(ex, rows, args, ctx)
+
+
+def _stamp(rows, args, lang: str) -> None:
+    """Each row's owner and time, and where each came from (tutor.grading.instructor.provenance); with
+    a deadline, a warning for the files with no time the tutor can trust."""
+    from tutor.grading.instructor.provenance import stamp, time_warnings
+
+    stamp(rows, args.manifest, args.roster)
+    for warning in time_warnings(rows, args.late, lang, args.roster):
+        print(say("grade.merge.warning", lang, message=warning), file=sys.stderr)
 
 
 def _report(ex, rows, args, ctx, as_json) -> None:

@@ -61,12 +61,20 @@ class BatchRow:
     sha256: str | None  # of the file's bytes; None when they were not read (a link, a FIFO, ...)
     result: GradeResult
     submitted: float | None = None  # when it was handed in (a POSIX time), where that is known
-    submitted_from: str | None = None  # "name", "manifest" or "mtime" (tutor.grading.instructor.deadlines)
+    submitted_from: str | None = None  # provenance.TIME_SOURCES; None: not stamped yet
+    file_time: float | None = None  # the file's own time (mtime, a zip member's date): shown, never used
+    owner_id: str | None = None  # whose it is (provenance.stamp); None: not stamped yet
+    owner_from: str | None = None  # provenance.OWNER_SOURCES
 
-    def submitted_json(self) -> dict | None:
-        if self.submitted is None:
-            return None
-        return {"time": iso(self.submitted), "from": self.submitted_from or "mtime"}
+    def provenance_json(self) -> dict:
+        """The report's keys saying whose the file is, when it was handed in and where each came from
+        (tutor.grading.instructor.provenance)."""
+        submitted = None
+        if self.submitted is not None:
+            submitted = {"time": iso(self.submitted), "from": self.submitted_from or "none"}
+        owner = {"id": self.owner_id, "from": self.owner_from} if self.owner_id is not None else None
+        return {"owner": owner, "submitted": submitted, "submitted_from": self.submitted_from or "none",
+                "file_time": iso(self.file_time) if self.file_time is not None else None}  # fmt: skip
 
     def flat(self) -> dict:
         first = self.result.first_failure
@@ -148,7 +156,7 @@ def _read_folder(
                 text = decode_source(found.source, name, lang)
             except TutorError as err:
                 error = str(err)
-        row = BatchRow(name, found.sha256, error_result(ex, error or "", lang), found.mtime)
+        row = BatchRow(name, found.sha256, error_result(ex, error or "", lang), file_time=found.mtime)
         rows.append(row)
         if error is None and text is not None:
             todo.append((row, text))
@@ -177,11 +185,11 @@ def to_json(
     ex: Exercise, rows: list[BatchRow], graded_at: str | None = None, similar: list | None = None
 ) -> str:
     """A batch's report: {"version", "exercise", "checks_version", "tutor_version", "graded_at",
-    "results": [{"file", "sha256", "submitted": {"time", "from"} or null, "grade"}]}; every grade carries its
-    seed."""
+    "results": [{"file", "sha256", "owner": {"id", "from"}, "submitted": {"time", "from"} or null,
+    "submitted_from", "file_time", "grade"}]} (BatchRow.provenance_json); every grade carries its seed."""
     from tutor import __version__
 
-    results = [{"file": r.file, "sha256": r.sha256, "submitted": r.submitted_json(), "grade": r.result.to_json()}
+    results = [{"file": r.file, "sha256": r.sha256, **r.provenance_json(), "grade": r.result.to_json()}
                for r in rows]  # fmt: skip
     data = {"version": VERSION, "exercise": ex.id, "checks_version": checks_version(ex),
             "tutor_version": __version__, "graded_at": graded_at or graded_now(), "results": results}  # fmt: skip

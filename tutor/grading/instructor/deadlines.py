@@ -1,14 +1,15 @@
 """When each file was handed in, and what a late one costs (`--deadline`, `--late-per-day`, `--cutoff`).
 
-A file's time is taken, in this order, from its LMS name where the name has one (Blackboard's
-`…_attempt_2026-05-04-23-59-59_…`), from a manifest (`--manifest CSV`: columns file,submitted, as
-reports show the file, the time in ISO 8601), else from the file itself (its mtime; a zip member's date
-in the zip); every report says which ("name", "manifest", "mtime").
+Where a file's time comes from is tutor.grading.instructor.provenance's to say (the instructor's
+manifest, the LMS's own record, never the file's own time); here are the manifest (`--manifest CSV`:
+columns file,submitted, the file as reports show it, the time in ISO 8601) and the policy.
 
 Late policy, applied to the exports after the overrides: none (no --deadline); a penalty of PCT percent
 of the exercise's points for each day or part of a day after the deadline (`--late-per-day PCT`); zero
-points after a cutoff (`--cutoff`). Times without a zone are the machine's local time; a date alone
-is the end of that day (23:59:59).
+points after a cutoff (`--cutoff`). A file Canvas marked LATE with no time known ("canvas-late") is
+one day late (Canvas says it was after its due date, not by how much) and never past the cutoff; a
+file with no time ("none") is never late. Times without a zone are the machine's local time; a date
+alone is the end of that day (23:59:59).
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from tutor.grading.instructor.batch import BatchRow
 from tutor.grading.instructor.names import iso, shown_name  # noqa: F401 - iso: what deadlines' users read times with
 from tutor.grading.safe_read import read_instructor_file
 from tutor.texts import say
-
-_BLACKBOARD = re.compile(r"_attempt_(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)")
 
 
 def parse_when(text: str, option: str, lang: str) -> datetime:
@@ -59,20 +58,6 @@ def read_manifest(path: Path, lang: str) -> dict[str, float]:
     return out
 
 
-def stamp_rows(rows: list[BatchRow], manifest: dict[str, float] | None) -> None:
-    """Each row's submitted time and where it came from (in place)."""
-    for row in rows:
-        found = _BLACKBOARD.search(row.file)
-        if found:
-            year, month, day, hour, minute, second = map(int, found.groups())
-            when = datetime(year, month, day, hour, minute, second).astimezone()
-            row.submitted, row.submitted_from = when.timestamp(), "name"
-        elif manifest and row.file in manifest:
-            row.submitted, row.submitted_from = manifest[row.file], "manifest"
-        elif row.submitted is not None and row.submitted_from is None:
-            row.submitted_from = "mtime"
-
-
 @dataclass(frozen=True)
 class Late:
     days: int  # days or parts of days after the deadline (0: on time)
@@ -82,14 +67,18 @@ class Late:
 
 def apply_late(row: BatchRow, policy: dict) -> tuple[BatchRow, Late | None]:
     """The row with its late penalty taken off (a changed copy), and what it cost; None without a
-    deadline or a time."""
+    deadline, or without a time nor Canvas's LATE."""
     deadline, cutoff, per_day = policy.get("deadline"), policy.get("cutoff"), policy.get("per_day") or 0
-    if deadline is None or row.submitted is None:
+    if deadline is None or (row.submitted is None and row.submitted_from != "canvas-late"):
         return row, None
-    late_by = row.submitted - deadline.timestamp()
-    days = max(0, math.ceil(late_by / 86400)) if late_by > 0 else 0
+    if row.submitted is None:  # Canvas's LATE, no time: one day, never past the cutoff
+        days, past_cutoff = 1, False
+    else:
+        late_by = row.submitted - deadline.timestamp()
+        days = max(0, math.ceil(late_by / 86400)) if late_by > 0 else 0
+        past_cutoff = cutoff is not None and row.submitted > cutoff.timestamp()
     score = row.result.score
-    if cutoff is not None and row.submitted > cutoff.timestamp():
+    if past_cutoff:
         penalty = score
     else:
         penalty = min(score, row.result.max_score * per_day / 100 * days)

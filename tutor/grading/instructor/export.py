@@ -4,7 +4,9 @@
                             max_points, message, version, checks_version
     OUT/gradebook.csv       one row per student: student_id, name, file, total, max, status ("missing"
                             for a rostered student without a file), in_roster, feedback, version,
-                            checks_version, isolation, files (how many the student handed in)
+                            checks_version, isolation, files (how many the student handed in),
+                            …, submitted, submitted_from, late_days, late_penalty, owner_from,
+                            picked_because (tutor.grading.instructor.provenance)
     OUT/feedback/<id>.md    each student's feedback in Markdown, in the instructor's language
     OUT/export.json         what the folder is: {"format", "exercise", "version", "checks_version", "files"}
 
@@ -15,7 +17,8 @@ are tutor.grading.instructor.lms_export's.
 
 Students come from tutor.grading.instructor.roster: the file's name (its LMS's, its folder's) or `--roster CSV`
 (the tutor's own, a Canvas gradebook export or a Moodle grading worksheet), checked whole before
-anything is graded. Of a student's several files the gradebook takes the latest or the best (`pick`).
+anything is graded. Of a student's several files the gradebook takes the one provenance.pick_file
+picks (the exercise's file first, then the latest or the best: `pick`).
 
 The feedback file of a student is `<id>.md` in OUT/feedback, never anywhere else: an id from a file
 name is a single name by construction (no "/", escaped), a roster id is checked as above. Two ids that
@@ -53,9 +56,9 @@ from tutor.grading.instructor.roster import (  # noqa: F401  (read_roster, Stude
     Roster,
     Student,
     assign,
-    own_student,
     read_roster,
     roster_warnings,
+    whose,
 )
 from tutor.grading.result import VERSION
 from tutor.grading.text import did_not_load, isolation_text
@@ -66,7 +69,8 @@ CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points
                   "checks_version", "override")  # fmt: skip
 GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback", "version",
                      "checks_version", "isolation", "files", "overrides", "tutor_version", "graded_at", "seed",
-                     "submitted", "submitted_from", "late_days", "late_penalty")  # fmt: skip
+                     "submitted", "submitted_from", "late_days", "late_penalty", "owner_from",
+                     "picked_because")  # fmt: skip
 SIMILAR_COLUMNS = ("file_a", "file_b", "similarity", "lines_a", "lines_b")
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
 
@@ -190,7 +194,7 @@ def _late_cells(entry, lateness: dict) -> dict:
 
     row, cost = entry.row, lateness.get(id(entry))
     return {"submitted": iso(row.submitted) if row is not None and row.submitted is not None else "",
-            "submitted_from": (row.submitted_from or "") if row is not None else "",
+            "submitted_from": (row.submitted_from or "none") if row is not None else "",
             "late_days": cost.days if cost else "", "late_penalty": cost.penalty if cost else ""}  # fmt: skip
 
 
@@ -198,11 +202,13 @@ def _late_lines(row: BatchRow, late, lang: str) -> list[str]:
     """When the file was handed in (and how that is known) and, after a deadline, what it cost."""
     from tutor.grading.instructor.names import iso
 
-    if row.submitted is None or late is None:
+    if late is None:
         return []
-    when = say("grade.export.md.handed_in", lang, time=iso(row.submitted),
-               source=say(f"grade.export.md.from_{row.submitted_from or 'mtime'}", lang))  # fmt: skip
-    lines = ["", when]
+    if row.submitted is None:  # Canvas's LATE, no time (deadlines.apply_late)
+        lines = ["", say("grade.provenance.md.canvas_late", lang)]
+    else:
+        source = say(f"grade.provenance.md.from_{(row.submitted_from or 'none').replace('-', '_')}", lang)
+        lines = ["", say("grade.export.md.handed_in", lang, time=iso(row.submitted), source=source)]
     if late.days:
         lines.append(say("grade.export.md.late", lang, n=late.days, points=number(late.penalty, lang)))
     return lines
@@ -265,7 +271,7 @@ def write_exports(
     from tutor.grading.instructor.lms_export import write_lms_exports
     from tutor.grading.instructor.overrides import apply_overrides
 
-    graded, found = assign(rows, roster, pick)
+    graded, found = assign(rows, roster, pick, ex.file_name)
     changes, warnings = apply_overrides(graded, *overrides, lang) if overrides else ({}, [])
     lateness = _apply_late(graded, late)
     rows = _changed_rows(rows, graded, changes, lateness)
@@ -332,9 +338,7 @@ def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, ve
     decls = {decl.id: decl for decl in ex.checks}
     out = []
     for row in rows:
-        student = (roster.student_of(row.file) if roster is not None else None) or own_student(
-            row.file, roster is not None
-        )
+        student, _ = whose(row.file, roster)
         for check in row.result.checks:
             decl = decls.get(check.name)
             why = [o.reason for o in changes.get(student.id, []) if o.check == check.name]
@@ -352,8 +356,8 @@ def _book_record(ex: Exercise, entry, feedback_name: str | None, versions: dict)
         top = float(sum(decl.points for decl in ex.checks))
         return {"student_id": person.id, "name": person.name, "file": "", "total": 0.0, "max": top,
                 "status": "missing", "in_roster": in_roster, "feedback": "", **versions, "isolation": "none",
-                "files": 0}  # fmt: skip
+                "files": 0, "owner_from": "", "picked_because": ""}  # fmt: skip
     return {"student_id": person.id, "name": person.name, "file": row.file, "total": row.result.score,
             "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
             "feedback": f"feedback/{feedback_name}", **versions, "isolation": row.result.isolation.get("level", "none"),
-            "files": entry.files}  # fmt: skip
+            "files": entry.files, "owner_from": entry.owner_from, "picked_because": entry.because}  # fmt: skip

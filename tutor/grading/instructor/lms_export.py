@@ -47,7 +47,6 @@ from pathlib import Path
 
 from atomicio import atomic_write_text
 from tutor.content.schema import Exercise
-from tutor.grading.instructor.lms import lms_name
 from tutor.grading.instructor.roster import Graded
 from tutor.grading.result import GradeResult
 from tutor.grading.text import did_not_load
@@ -90,9 +89,9 @@ def _lms(student) -> dict[str, str]:
 
 
 def _from_canvas(entry: Graded) -> bool:
-    """Whether the row's ID is Canvas's own: from its gradebook as --roster or from its file names."""
-    found = lms_name(entry.row.file) if entry.row is not None else None
-    return "ID" in _lms(entry.student) or (found is not None and found.lms == "canvas")
+    """Whether the row's ID is Canvas's own: from its gradebook as --roster or from Canvas's layout
+    (tutor.grading.instructor.provenance)."""
+    return "ID" in _lms(entry.student) or entry.owner_from == "canvas"
 
 
 def canvas_rows(ex: Exercise, graded: list[Graded], column: str, points: float | None) -> list[dict]:
@@ -293,12 +292,11 @@ def write_gradescope_results(
     path: Path, ex: Exercise, rows, points: float | None, pick: str, lang: str
 ) -> None:
     """Gradescope's /autograder/results/results.json for one submission (a batch of one student's files):
-    the grade of the file named as the exercise's file (of several, the latest or the best), or of any
-    *.py when none is; with no file at all, 0 points and a line saying so."""
-    from tutor.grading.instructor.roster import picked
+    the grade of the file provenance.pick_file picks (the exercise's file first, then the latest or the
+    best); with no file at all, 0 points and a line saying so."""
+    from tutor.grading.instructor.provenance import pick_file
 
-    named = [row for row in rows if row.file.rsplit("/", 1)[-1] == ex.file_name] or list(rows)
-    if not named:
+    if not rows:
         tops = shares([float(decl.points) for decl in ex.checks], points)
         data = {"score": 0.0, "execution_time": 0.0, "output": say("grade.lms.no_submission", lang, file=ex.file_name),
                 "output_format": TEXT, "test_output_format": TEXT, "visibility": "visible", "stdout_visibility": "hidden",
@@ -306,7 +304,7 @@ def write_gradescope_results(
                            "number": str(n), "output": "", "visibility": "visible", "status": "failed"}
                           for n, (decl, top) in enumerate(zip(ex.checks, tops, strict=True), 1)]}  # fmt: skip
     else:
-        data = gradescope_json(ex, picked(named, pick).result, points, lang)
+        data = gradescope_json(ex, pick_file(list(rows), pick, ex.file_name)[0].result, points, lang)
     atomic_write_text(path, _json(data))  # it may be there already
 
 

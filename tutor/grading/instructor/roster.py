@@ -6,19 +6,24 @@ Three rosters are read, told apart by their header:
     the tutor's own   file,student_id[,name]: a line per file; a student may have several lines (files)
     Canvas            the gradebook's export (Grades > Export): Student, ID, SIS User ID, SIS Login ID,
                       Section, …; its "Points Possible" line is skipped. A file is the student's whose
-                      Canvas ID its name carries (tutor.grading.instructor.lms)
+                      Canvas ID the top of the download carries (tutor.grading.instructor.provenance)
     Moodle            the grading worksheet (Assignment > Download grading worksheet): Identifier
                       ("Participant 101"), Full name, Email address, …; a file is the participant's whose
                       number its folder or name carries
 
-A malformed file, a file named twice, a student twice in an LMS's export, or a student id that is not
-a safe file name (empty, "." or "..", a path separator, a control or invisible character, over 200
-bytes) stops with a message naming the line.
+A malformed file, a file named twice, a student listed twice (the tutor's: one student_id under two
+names; Canvas's: one ID, SIS User ID or SIS Login ID on two lines; Moodle's: one participant or one
+email address on two lines), or a student id that is not a safe file name (empty, "." or "..", a
+path separator, a control or invisible character, over 200 bytes) stops with a message naming both
+lines. A Moodle worksheet's "Last modified (submission)" is each participant's submission time
+(`Roster.times`; Moodle's English "Monday, 4 May 2026, 11:59 PM" or ISO 8601, a time without a zone
+the machine's; "-" none; any other is warned of and gives no time).
 
-Without a roster, a file's student is the one its LMS name gives (tutor.grading.instructor.lms), else the file's
-name without ".py" (in a folder per student, that folder's). `assign` gives every student one row:
-the student's file (of several, the latest or the best: `pick`), or none ("missing") for a rostered
-student without one; files no roster names keep their own student, flagged.
+Without a roster, or for a file the roster does not name, a file's student is the one the top of the
+download gives (tutor.grading.instructor.provenance: an LMS's layout, a folder's or a file's own
+name). `assign` gives every student one row: the student's file (of several, provenance.pick_file),
+or none ("missing") for a rostered student without one; files no roster names keep their own
+student, flagged.
 """
 
 from __future__ import annotations
@@ -27,11 +32,12 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from datetime import datetime
+from pathlib import Path
 
 from tutor.errors import TutorError
 from tutor.grading.instructor.batch import BatchRow, shown_name
-from tutor.grading.instructor.lms import lms_name
+from tutor.grading.instructor.provenance import layouts, owned, owner_of, pick_file
 from tutor.grading.safe_read import read_instructor_file
 from tutor.texts import say
 
@@ -40,6 +46,8 @@ MAX_ID_BYTES = 200  # "<id>.md" and the temporary name beside it stay under a fi
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MOODLE_COLUMNS = ("Identifier", "Full name", "Email address")
 PICKS = ("latest", "best")
+UNIQUE = {"canvas": ("SIS User ID", "SIS Login ID"), "moodle": ("Email address",)}  # one student's, each
+SUBMITTED = "Last modified (submission)"  # Moodle's worksheet: when the participant handed in
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,8 @@ class Roster:
     students: list[Student] = field(default_factory=list)  # in the roster's order
     files: dict[str, Student] = field(default_factory=dict)  # the tutor's: file as shown -> student
     users: dict[str, Student] = field(default_factory=dict)  # an LMS's: its user id -> student
+    times: dict[str, float] = field(default_factory=dict)  # Moodle's worksheet: user id -> submitted
+    unread_times: list[tuple[int, str]] = field(default_factory=list)  # (line, cell) not read as a time
 
     @classmethod
     def of_files(cls, files: dict[str, Student]) -> Roster:
@@ -64,8 +74,8 @@ class Roster:
     def student_of(self, file: str) -> Student | None:
         if self.kind == "tutor":
             return self.files.get(file)
-        found = lms_name(file)
-        return self.users.get(found.user) if found is not None and found.lms == self.kind else None
+        found = owner_of(file, layouts(self))
+        return self.users.get(found.id) if found.source == self.kind else None
 
 
 @dataclass
@@ -73,6 +83,8 @@ class Graded:
     student: Student
     row: BatchRow | None  # None: the student has no file ("missing")
     files: int  # how many files the student has
+    because: str = ""  # why `row` is the one (provenance.pick_file), "" without a file
+    owner_from: str = ""  # where `row`'s owner came from (provenance.owned), "" without a file
 
 
 def id_problem(student_id: str) -> str | None:
@@ -135,6 +147,7 @@ def _tutor_roster(reader, columns: list[str], shown: str, lang: str) -> Roster:
     roster = Roster("tutor")
     lines: dict[str, int] = {}  # file -> the line that named it
     people: dict[str, Student] = {}
+    named: dict[str, int] = {}  # student id -> its first line
     for line, cell in _lines(reader, columns, shown, lang):
         file, sid = cell["file"], _checked_id(cell["student_id"], line, shown, lang)
         if not file:
@@ -145,6 +158,10 @@ def _tutor_roster(reader, columns: list[str], shown: str, lang: str) -> Roster:
         lines[file] = line
         name = shown_name(cell.get("name", ""))  # shown as every name is
         student = people.setdefault(sid, Student(sid, name, True))
+        if name and student.name and name != student.name:
+            raise TutorError(say("grade.provenance.two_names", lang, file=shown, line=line, id=shown_name(sid),
+                                 name=name, first=named[sid], other=student.name))  # fmt: skip
+        named.setdefault(sid, line)
         roster.files[file] = student
     roster.students = list(people.values())
     return roster
@@ -153,6 +170,7 @@ def _tutor_roster(reader, columns: list[str], shown: str, lang: str) -> Roster:
 def _lms_roster(kind: str, reader, columns: list[str], shown: str, lang: str) -> Roster:
     roster = Roster(kind)
     lines: dict[str, int] = {}  # user id -> the line that named them
+    seen: dict[tuple[str, str], int] = {}  # (column, value) -> the line that had it
     keep = CANVAS_COLUMNS if kind == "canvas" else columns  # the worksheet's cells, copied to moodle.csv
     for line, cell in _lines(reader, columns, shown, lang):
         if kind == "canvas":
@@ -170,6 +188,14 @@ def _lms_roster(kind: str, reader, columns: list[str], shown: str, lang: str) ->
             raise TutorError(say("grade.roster.twice", lang, file=shown, line=line, what=shown_name(user),
                                  first=lines[user]))  # fmt: skip
         lines[user] = line
+        for column in UNIQUE[kind]:
+            value = cell.get(column, "").strip()
+            if value and (column, value.casefold()) in seen:
+                raise TutorError(say("grade.provenance.twice", lang, file=shown, line=line, column=column,
+                                     value=shown_name(value), first=seen[(column, value.casefold())]))  # fmt: skip
+            seen.setdefault((column, value.casefold()), line)
+        if kind == "moodle" and SUBMITTED in cell:
+            _read_time(roster, user, line, cell[SUBMITTED].strip())
         extra = tuple((key, shown_name(cell.get(key, ""))) for key in keep)
         student = Student(user, shown_name(name), True, extra)
         roster.users[user] = student
@@ -177,38 +203,51 @@ def _lms_roster(kind: str, reader, columns: list[str], shown: str, lang: str) ->
     return roster
 
 
-def file_id(file: str) -> str:
-    """A student id from a file name as a report shows it: the name without ".py", or in a folder per
-    student (Moodle's), that folder's name; a zip's own name does not count."""
-    parts = file.split("/")
-    while len(parts) > 1 and parts[0].lower().endswith(".zip"):
-        parts = parts[1:]
-    stem = parts[0] if len(parts) > 1 else PurePosixPath(parts[0]).stem
-    return stem if stem not in ("", ".", "..") else file.replace("/", "_")
+def _read_time(roster: Roster, user: str, line: int, cell: str) -> None:
+    """A worksheet's "Last modified (submission)" into roster.times (the module doc's forms)."""
+    from tutor.grading.instructor.deadlines import parse_when
+
+    if cell in ("", "-"):
+        return
+    for form in ("%A, %d %B %Y, %I:%M %p", "%d %B %Y, %I:%M %p"):
+        try:
+            roster.times[user] = datetime.strptime(cell, form).astimezone().timestamp()
+            return
+        except ValueError:
+            continue
+    try:
+        roster.times[user] = parse_when(cell, SUBMITTED, "en").timestamp()
+    except TutorError:
+        roster.unread_times.append((line, cell))
 
 
-def own_student(file: str, rostered: bool) -> Student:
-    """The student of a file no roster names: the one its LMS name gives, else one named after it."""
-    found = lms_name(file)
-    in_roster = False if rostered else None
-    if found is not None:
-        return Student(found.user, shown_name(found.name), in_roster)
-    return Student(file_id(file), "", in_roster)
+def own_student(file: str, rostered: bool, roster: Roster | None = None) -> Student:
+    """The student of a file no roster names: the one the top of the download gives
+    (provenance.owner_of)."""
+    found = owner_of(file, layouts(roster))
+    return Student(found.id, shown_name(found.name), False if rostered else None)
 
 
-def assign(rows: list[BatchRow], roster: Roster | None, pick: str = "latest") -> tuple[list[Graded], dict]:
+def whose(file: str, roster: Roster | None) -> tuple[Student, str]:
+    """(the student of `file`, where that came from: provenance.owned)."""
+    student = roster.student_of(file) if roster is not None else None
+    return student or own_student(file, roster is not None, roster), owned(file, roster)[1]
+
+
+def assign(
+    rows: list[BatchRow], roster: Roster | None, pick: str, file_name: str
+) -> tuple[list[Graded], dict]:
     """One Graded per student, in the order of their first file, then the rostered students without a
-    file; and what was found on the way: {"unrostered": [file], "missing": [student id], "several": n}."""
+    file; and what was found on the way: {"unrostered": [file], "missing": [student id], "several": n}.
+    `file_name`: the exercise's (provenance.pick_file)."""
     groups: dict[Student, list[BatchRow]] = {}
     unrostered = []
     for row in rows:
-        student = roster.student_of(row.file) if roster is not None else None
-        if student is None:
-            student = own_student(row.file, roster is not None)
-            if roster is not None:
-                unrostered.append(row.file)
+        student, _ = whose(row.file, roster)
+        if roster is not None and student.in_roster is False:
+            unrostered.append(row.file)
         groups.setdefault(student, []).append(row)
-    graded = [Graded(student, picked(files, pick), len(files)) for student, files in groups.items()]
+    graded = [Graded(student, *_picked(files, pick, file_name, roster)) for student, files in groups.items()]
     missing = [s for s in (roster.students if roster is not None else []) if s not in groups]
     graded += [Graded(student, None, 0) for student in missing]
     found = {"unrostered": unrostered, "missing": [s.id for s in missing],
@@ -216,19 +255,9 @@ def assign(rows: list[BatchRow], roster: Roster | None, pick: str = "latest") ->
     return graded, found
 
 
-def _latest(row: BatchRow) -> tuple:
-    found = lms_name(row.file)
-    return (
-        row.submitted if row.submitted is not None else float("-inf"),
-        found.order if found else (),
-        row.file,
-    )
-
-
-def picked(rows: list[BatchRow], pick: str) -> BatchRow:
-    if pick == "best":
-        return max(rows, key=lambda row: (row.result.score, _latest(row)))
-    return max(rows, key=_latest)
+def _picked(files: list[BatchRow], pick: str, file_name: str, roster: Roster | None) -> tuple:
+    row, because = pick_file(files, pick, file_name, roster)
+    return row, len(files), because, owned(row.file, roster)[1]
 
 
 def roster_warnings(found: dict, pick: str, lang: str) -> list[str]:

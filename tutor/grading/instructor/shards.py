@@ -206,19 +206,34 @@ def _row_file(row, where: str, shown: str, lang: str) -> str:
         if key not in row:
             raise _bad(shown, f"{where}.{key}", "missing", lang)
     for key in row:
-        if key not in ("file", "sha256", "submitted", "grade"):
+        if key not in ("file", "sha256", "owner", "submitted", "submitted_from", "file_time", "grade"):
             raise _bad(shown, f"{where}.{key}", "unknown", lang)
-    submitted = row.get("submitted")
-    if submitted is not None and not (
-        isinstance(submitted, dict) and set(submitted) == {"time", "from"} and submitted["from"] in ("name", "manifest", "mtime")
-        and isinstance(submitted["time"], str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", submitted["time"])
-    ):  # fmt: skip
+    if not _provenance_ok(row):
         raise _bad(shown, f"{where}.submitted", "submitted", lang)
     name = row["file"]
     if (not isinstance(name, str) or not name.endswith((".py", ".zip"))
             or any(part in ("", ".", "..") for part in name.split("/")) or raw_name(name) is None):  # fmt: skip
         raise _bad(shown, f"{where}.file", "name", lang)
     return name
+
+
+def _provenance_ok(row: dict) -> bool:
+    """A row's provenance keys as BatchRow.provenance_json writes them (and earlier reports' "submitted",
+    from "name", "manifest" or "mtime")."""
+    from tutor.grading.instructor.provenance import OWNER_SOURCES, TIME_SOURCES
+
+    def when(value) -> bool:
+        return isinstance(value, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", value) is not None
+
+    submitted, owner = row.get("submitted"), row.get("owner")
+    return (
+        (submitted is None or (isinstance(submitted, dict) and set(submitted) == {"time", "from"}
+                               and submitted["from"] in ("name", "mtime", *TIME_SOURCES) and when(submitted["time"])))
+        and row.get("submitted_from", "none") in TIME_SOURCES
+        and (row.get("file_time") is None or when(row["file_time"]))
+        and (owner is None or (isinstance(owner, dict) and set(owner) == {"id", "from"}
+                               and isinstance(owner["id"], str) and owner["from"] in OWNER_SOURCES))
+    )  # fmt: skip
 
 
 def _check_grade(row: dict, where: str, exercise: str, shown: str, lang: str) -> None:
@@ -391,11 +406,15 @@ def batch_rows(ex: Exercise, results: list[dict], lang: str) -> list[BatchRow]:
         for check in grade.checks:
             decl = decls[check.name]
             check.max_points, check.title = decl.points, pick(decl.title, lang)
-        when = row.get("submitted")
-        stamp = (
-            datetime.strptime(when["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-            if when
-            else None
-        )
-        rows.append(BatchRow(row["file"], row["sha256"], grade, stamp, when["from"] if when else None))
+        when = row.get("submitted") or {}
+        # a manifest's time stays; every other is the provenance's to find again (an earlier report's
+        # "mtime" is the file's own time, never a submission time)
+        manifest = _stamp(when["time"]) if when.get("from") == "manifest" else None
+        own = row.get("file_time") or (when["time"] if when.get("from") == "mtime" else None)
+        rows.append(BatchRow(row["file"], row["sha256"], grade, manifest, "manifest" if manifest else None,
+                             _stamp(own) if own else None))  # fmt: skip
     return rows
+
+
+def _stamp(text: str) -> float:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
