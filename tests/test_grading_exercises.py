@@ -1,5 +1,5 @@
 """Every shipped exercise: the reference passes, in every language, the starter fails, each broken variant fails the
-check it names in its first line (`# fails: CHECK — why`), first, and each accepted variant passes. Graded
+check it names in its first line (`# fails: CHECK — why`), first (in split-heads and alibi: and no other), and each accepted variant passes. Graded
 once for the module, all files in one child process per exercise (runner.grade_trusted), every judge
 forked from one warm judge the module shares; the sandboxed path is covered by the CLI and sandbox tests.
 Files that do nothing score 0: tests/test_grading_nothing.py. The head-count exercise is graded from real
@@ -29,6 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 COURSE = load_course(ROOT / "lessons")
 CODE = [ex for ex in COURSE.exercises() if ex.kind == "code"]
 BROKEN = [(ex, f) for ex in CODE for f in sorted((ex.folder / "broken").glob("*.py"))]
+# exercises whose checks are independent, so each broken file fails its named check and no other. In the
+# others a check builds on another's property by design: rope's attention and training checks run the
+# learner's rotation (a wrong turn shows in the logits and the loss too), three-layers' checks each measure
+# the same order_gap, context-scaling's shape is asked before any value
+ONLY_THE_NAMED = {"split-heads", "alibi"}
 ACCEPTED = [(ex, f) for ex in CODE for f in sorted((ex.folder / "accepted").glob("*.py"))]
 
 
@@ -121,6 +126,9 @@ def test_broken_variant_fails_the_check_it_names_first(ex, path, graded):
     result = graded[path]
     assert result.status == "fail"
     assert result.first_failure.name == named, [(c.name, c.status, c.message[:80]) for c in result.checks]
+    if ex.id in ONLY_THE_NAMED:
+        failed = [c.name for c in result.checks if c.status != "pass"]
+        assert failed == [named], [(c.name, c.status, c.message[:80]) for c in result.checks]
 
 
 @pytest.mark.parametrize("ex,path", ACCEPTED, ids=lambda v: v.id if hasattr(v, "id") else v.stem)
@@ -248,8 +256,7 @@ def test_head_count_passes_with_the_answer_the_stored_runs_support(home, tmp_pat
     answer = dict(best_heads=4, loss_gap=0.041, seed_spread=0.01, beyond_noise=True, same_params=True)
     result = _grade_runs(home, _answer(tmp_path, **answer))
     assert result.status == "pass", [c.message for c in result.checks]
-    first = result.checks[0].message
-    assert "seeds 1337, 1338" in first and "1 head: 5.4170, 4 heads: 5.3760, 8 heads: 5.4030" in first
+    assert result.checks[0].message == "six comparable runs: 1, 4 and 8 heads, each with seeds 1337, 1338"
     with Store(home) as store:
         (sub,) = store.submissions("head-count")
         assert sub.status == "pass" and len(sub.sha256) == 64
@@ -264,7 +271,7 @@ def test_head_count_a_gap_within_the_seed_spread_is_noise(home, tmp_path):
     status = {c.name: c.status for c in result.checks}
     assert status["beyond_noise"] == "fail" and status["best_heads"] == "pass"
     noise = next(c for c in result.checks if c.name == "beyond_noise")
-    assert "beyond_noise = false" in noise.message and "0.0200 ≤ seed spread 0.0500" in noise.message
+    assert noise.message.startswith("beyond_noise = true is not what your runs show")
     says_noise = {**claims_real, "beyond_noise": False}
     assert _grade_runs(home, _answer(tmp_path, **says_noise)).status == "pass"
 
@@ -276,7 +283,7 @@ def test_head_count_wrong_answers_fail_their_checks(home, tmp_path):
     result = _grade_runs(home, _answer(tmp_path, **answer))
     status = {c.name: c.status for c in result.checks}
     assert status == {
-        "runs_done": "fail",  # the runs are there, and count once the answer's numbers are read from them
+        "runs_done": "pass",  # the six runs are there, whatever the answer says
         "same_params": "fail",
         "best_heads": "fail",
         "loss_gap": "fail",
@@ -284,9 +291,11 @@ def test_head_count_wrong_answers_fail_their_checks(home, tmp_path):
         "beyond_noise": "fail",
     }
     message = {c.name: c.message for c in result.checks}
-    assert "best_heads = 1" in message["best_heads"] and "0.1000" in message["loss_gap"]
-    assert "0.0100" in message["seed_spread"]
-    assert message["runs_done"].startswith("loss_gap in your answer is not what these runs show")
+    assert message["best_heads"].startswith("best_heads = 4 is not the head count with the lowest mean")
+    assert message["loss_gap"].startswith(
+        "loss_gap = 0.3 is not the worst mean final val loss minus the best"
+    )
+    assert message["seed_spread"].startswith("seed_spread = 0.2 is not the largest difference")
 
 
 def test_head_count_without_all_runs_says_which_are_missing(home, tmp_path):

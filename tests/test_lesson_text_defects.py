@@ -93,26 +93,27 @@ def test_the_context_scaling_note_says_how_many_characters_it_scored():
 D, L0, S = 32, 32, 4.0  # the shipped RoPE model: head dimension, trained length; the lesson's scale
 
 
-def test_only_pi_keeps_every_slow_angle_inside_the_range_seen_in_training():
+def test_pi_and_yarn_keep_every_slow_angle_inside_the_range_seen_in_training():
     base, _ = rope_inv_freq(D, 10000.0, "none")
     trained = L0 * base  # the angles each pair took in training, positions 0 to L0 − 1, lie below
     slow = trained < 2 * math.pi  # pairs that never made a full turn: their range is not every angle
     for method in ("pi", "ntk", "yarn"):
         freq, _ = rope_inv_freq(D, 10000.0, method, S, L0)
         beyond = (S * L0 - 1) * freq >= trained  # at the last position of 4 × L0
-        assert bool(beyond.any()) == (method != "pi"), method  # PI alone keeps every angle in range
-        if method == "ntk":  # and NTK's middle pairs, which never turned once in training, go further
-            assert bool((beyond & slow).any())
+        # a pair that turned once has met every angle; of the others only NTK's middle pairs go further
+        assert bool((beyond & slow).any()) == (method == "ntk"), method
         ratio = base / freq  # how much each pair is slowed down
         assert ratio[0] == pytest.approx(1 if method != "pi" else S)  # the fastest kept (not by PI)
         assert ratio[-1] == pytest.approx(S)  # the slowest slowed down the most, as far as PI
         assert bool((ratio[1:] >= ratio[:-1] - 1e-12).all())
-    said = ("Only PI brings every angle back", "Nur PI holt jeden Winkel", "只有 PI 把所有角度")
+    said = ("PI and YaRN keep every pair inside the angles", "PI und YaRN halten jedes Paar in den Winkeln",
+            "PI 和 YaRN 让每一对都停留在训练时转到过的角度之内")  # fmt: skip
     for lang, words in zip(LANGS, said, strict=True):
         text = _prose("03-rope-alibi", lang)
         assert words in text
         assert not re.search(
-            r"keep the angles inside the range|halten die Winkel im Bereich|都是让角度留在", text
+            r"Only PI brings|Nur PI holt|只有 PI|keep the angles inside the range|halten die Winkel im Bereich|都是让角度留在",
+            text,
         )
 
 

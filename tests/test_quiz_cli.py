@@ -309,7 +309,7 @@ def test_predictions_explain_a_miss_at_once_and_unlock_the_exercise(home: Path) 
     assert pick(first.explanation, "en")[:40] in missed  # the explanation comes with the miss
     assert "Try it again later: it comes back in this sitting." in missed
     assert out.count("✓ Right") == len(exercise.predict)
-    assert "All predictions answered: the coding task is open." in out
+    assert "All predictions answered: the task is open." in out
     again = tutor(home, "quiz", "--predict", exercise.id)
     assert "All predictions are answered already" in again.stdout
 

@@ -238,7 +238,7 @@ class Exercise(Strict):
     difficulty: int | None = Field(None, ge=1, le=3)
     hints: list[LocalText] = []  # general hints, revealed one at a time
     checks: list[CheckDecl] = Field(min_length=1)
-    predict: list[Question] = []  # answer these before the coding task opens
+    predict: list[Question] = []  # answer these before the task opens
     # what checks.py says to the learner (tutor.grading.kit.msg), {key: {lang: str.format template}}
     messages: dict[MessageKey, Message] = {}
     worker: WorkerSpec = WorkerSpec()  # what the grading worker is handed (code exercises)

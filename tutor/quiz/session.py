@@ -399,5 +399,5 @@ def predictions_answered(store: Store, exercise: Exercise) -> set[str]:
 
 def predictions_unlocked(store: Store, exercise: Exercise) -> bool:
     """True when every predict question of the exercise has been answered right (or it has none):
-    the coding task is open."""
+    the task is open."""
     return {q.id for q in exercise.predict} <= predictions_answered(store, exercise)

@@ -13,7 +13,7 @@ from functools import lru_cache
 import torch
 
 from models.tokenizer import course_tokenizer
-from tutor.grading.kit import expect, expect_above, expect_below, expect_close, msg
+from tutor.grading.kit import CheckFailed, expect, expect_above, expect_below, msg
 
 NOISE = 1e-5  # float32 rounding of a permutation-invariant sum stays near 1e-7
 REL = 1e-3  # another summation order moves the last digits only
@@ -51,11 +51,18 @@ def _real_gap(n_layer: int, use_pos: bool, seed: int) -> float:
         return float((model(a)[0][0, -1] - model(b)[0][0, -1]).abs().max())
 
 
+def _agrees(gap: float, want: float, where: str) -> None:
+    """Fail unless `gap` is the course GPT's gap `want` (to summation order); the message names the
+    learner's value and what it is not, never `want` (the answer to the learner's own call)."""
+    if abs(gap - want) > REL * abs(want) + NOISE:
+        raise CheckFailed(msg("not_the_gap", where=where, got=f"{gap:.6g}"))
+
+
 def _measured(learner, n_layer: int, use_pos: bool, seed: int, where: str | None = None) -> float:
     """order_gap(n_layer, use_pos, seed), which must be the course GPT's own gap for those arguments."""
     where = where or f"order_gap({n_layer}, {use_pos}, seed={seed})"
     [(gap, want)] = _gaps(learner, [(n_layer, use_pos, seed)])
-    expect_close(gap, want, where, REL, NOISE)
+    _agrees(gap, want, where)
     return gap
 
 
@@ -70,7 +77,7 @@ def check_from_model(learner):
             # not the gap: a model left unseeded gives another value each call, which is what to say then
             expect(_gap(learner, 3, False, seed), gap, msg("same_seed", seed=seed))
             want = min(want, _real_gap(3, True, seed), key=lambda w: abs(w - gap))
-        expect_close(gap, want, f"order_gap(3, False, seed={seed})", REL, NOISE)
+        _agrees(gap, want, f"order_gap(3, False, seed={seed})")
     return msg("from_model_ok", listed=listed)
 
 

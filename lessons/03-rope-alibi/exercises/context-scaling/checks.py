@@ -9,7 +9,7 @@ import random
 import torch
 
 from models.positions import rope_inv_freq
-from tutor.grading.kit import CheckFailed, LearnerError, expect, expect_close, msg
+from tutor.grading.kit import CheckFailed, LearnerError, expect, msg
 
 METHODS = ("pi", "ntk", "yarn")
 REL = 1e-5  # a float32 answer is exact to ~1e-7 relative; a wrong formula is off by far more
@@ -34,10 +34,18 @@ def _freqs(learner, method: str, d: int, base=10000.0, scale=4.0, original_max=1
 
 
 def _against(learner, method: str, d: int, base=10000.0, scale=4.0, original_max=128, want=None) -> None:
-    """The learner's θ' for one case against `want`, by default the course's own."""
+    """The learner's θ' for one case against `want`, by default the course's own; a failure names the
+    learner's value and the method's rule, never `want` (the answer to the learner's own call)."""
     if want is None:
         want = rope_inv_freq(d, base, method, scale, original_max)[0]
-    expect_close(_freqs(learner, method, d, base, scale, original_max), want, rtol=REL, atol=0.0)
+    got = _freqs(learner, method, d, base, scale, original_max)
+    bad = ~((got - torch.as_tensor(want, dtype=torch.float64)).abs() <= REL * torch.as_tensor(want).abs())
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0])
+        call = f"scaled_inv_freq({d}, {base:g}, {scale:g}, {method!r}, original_max={original_max})"
+        raise CheckFailed(
+            msg("freq_off", call=call, i=i, got=f"{float(got[i]):.6g}", rule=msg(f"rule_{method}"))
+        )
 
 
 def _draw() -> tuple[int, float, float, int]:

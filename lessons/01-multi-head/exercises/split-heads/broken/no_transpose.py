@@ -7,5 +7,5 @@ def split_heads(x, n_head):
 
 
 def merge_heads(x):
-    B, T, h, d = x.shape
-    return x.reshape(B, T, h * d)
+    B, h, T, d = x.shape
+    return x.transpose(1, 2).reshape(B, T, h * d)

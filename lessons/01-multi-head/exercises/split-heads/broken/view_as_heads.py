@@ -8,4 +8,4 @@ def split_heads(x, n_head):
 
 def merge_heads(x):
     B, h, T, d = x.shape
-    return x.reshape(B, T, h * d)
+    return x.transpose(1, 2).reshape(B, T, h * d)
