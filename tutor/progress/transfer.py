@@ -5,7 +5,10 @@ into what is there, so importing the same file twice changes nothing: append-onl
 already present; per-item state (section reads, review cards, training runs, kv) keeps the newer.
 
 An import is checked whole before anything is written: every row and column, JSON columns included,
-through the models the store reads its rows with (tutor.progress.records). If any row is bad nothing
+through the models the store reads its rows with (tutor.progress.records). A file is read only up to
+EXPORT_MAX_BYTES (tutor.settings); a larger one is refused. The import is linear in its rows and the
+store's: the check runs before the write lock is taken, and under it each table is read once and
+written with one statement (`_merge`). If any row is bad nothing
 is imported, and the error names each bad table[row].field. Imported rows are marked `imported`, so
 progress can tell them from work done on this machine.
 """
