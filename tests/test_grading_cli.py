@@ -223,30 +223,6 @@ def test_the_split_heads_reference_passes_in_german(tmp_path):
     assert "Bestanden. Die Referenzlösung: python -m tutor exercise solution split-heads" in out.stdout
 
 
-def test_the_same_file_gets_the_same_grade_and_a_changed_one_fresh_inputs(tmp_path):
-    """Inputs come from the file's bytes and each check's name: two grades of one file are the same JSON
-    apart from timings, and the seed in it is the sha256 of the text; one changed byte draws anew."""
-    source = (EX / "broken/no_transpose.py").read_text(encoding="utf-8")
-    path = tmp_path / "split_heads.py"
-    path.write_text(source, encoding="utf-8")
-    changed_path = tmp_path / "changed" / "split_heads.py"
-    changed_path.parent.mkdir()
-    changed_path.write_text(source + "\n# one more line\n", encoding="utf-8")
-
-    def graded(path: Path) -> dict:
-        out = tutor(tmp_path, "grade", "split-heads", str(path), "--json")
-        grade = json.loads(out.stdout)
-        grade.pop("duration_s")
-        return grade
-
-    with ThreadPoolExecutor(max_workers=3) as pool:  # the three grades at once
-        first, second, changed = pool.map(graded, (path, path, changed_path))
-    assert first == second
-    assert first["seed"] == hashlib.sha256(source.encode()).hexdigest()[:16]
-    assert changed["seed"] != first["seed"]
-    assert [c["message"] for c in changed["checks"]] != [c["message"] for c in first["checks"]]
-
-
 def test_usage_errors_exit_2_with_a_message(tmp_path):
     (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
     cases = [

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -342,3 +343,54 @@ def test_reset_then_importing_a_poisoned_backup_is_refused(tmp_path: Path) -> No
     )
     assert progress_json(home) == cleared
     assert sum(x["exercises"]["passed"] for x in cleared["lessons"]) == 0
+
+
+# --- a large import ------------------------------------------------------------------------
+
+
+def _many_rows(n: int) -> dict[str, Any]:
+    """An export of `n` distinct rows: quiz answers, hint reveals (logs) and section reads (state)."""
+    tables: dict[str, list[dict[str, Any]]] = {"quiz_answers": [], "hint_reveals": [], "section_reads": []}
+    for i in range(n):
+        at = (T0 + timedelta(seconds=i)).isoformat()
+        if i % 10 < 7:
+            tables["quiz_answers"].append({"lesson": FIRST.id, "question": f"q{i % 7}", "exercise": None,
+                                           "answer": str(i), "correct": i % 2, "rating": 3, "used_hint": 0,
+                                           "counted": 1, "session": "s", "at": at})  # fmt: skip
+        elif i % 10 < 9:
+            tables["hint_reveals"].append({"exercise": PASSED, "hint": "0", "at": at})
+        else:
+            tables["section_reads"].append(
+                {"lesson": FIRST.id, "section": f"s{i}", "first_at": at, "last_at": at}
+            )
+    return {"format": "attention-tutor-progress", "version": 1, "schema_version": 2, "tables": tables}
+
+
+def _import_work(home: Path, n: int) -> tuple[int, float]:
+    """SQLite's work (virtual-machine instructions, in hundreds) and this process's CPU seconds to import
+    `n` rows into an empty store and then again (every row already there)."""
+    from tutor.progress.transfer import import_data
+
+    data = _many_rows(n)
+    steps = [0]
+
+    def step() -> int:
+        steps[0] += 1
+        return 0  # go on
+
+    with Store(home) as store:
+        store.db.conn.set_progress_handler(step, 100)
+        start = time.process_time()
+        assert import_data(store, data) == n
+        assert import_data(store, data) == 0
+        return steps[0], time.process_time() - start
+
+
+def test_a_large_import_grows_linearly_with_its_rows(tmp_path: Path) -> None:
+    """Four times the rows cost about four times the work, not sixteen: SQLite's instructions (exact)
+    and the CPU time (loosely: a busy machine). Each row used to scan its table for a duplicate."""
+    (small_steps, small_s), (large_steps, large_s) = (
+        _import_work(tmp_path / str(n), n) for n in (2_000, 8_000)
+    )
+    assert large_steps / small_steps < 6, (small_steps, large_steps)
+    assert large_s / small_s < 8, (small_s, large_s)

@@ -134,7 +134,9 @@ CHILD_STDERR_TAIL = 4000  # characters of a child's stderr kept to explain a fai
 
 # the progress store
 STORE_BUSY_TIMEOUT_S = 5.0  # wait this long for another process's write before saying the store is busy
-EXPORT_MAX_BYTES = 64 * 2**20  # far above any real export; refuses a wrong file before reading it whole
+# far above any real export (a year of daily work is a few MB); refuses a wrong file before reading it
+# whole. At the bound, 270,000 rows import in about 11 s with 0.4 GB peak (docs/figures.md)
+EXPORT_MAX_BYTES = 64 * 2**20
 
 # grading
 GRADE_MEM_BYTES = 3 * 2**30  # the worker's address space: torch and a small GPT stay under 1 GB

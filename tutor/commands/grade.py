@@ -1,4 +1,4 @@
-"""`python -m tutor grade ID [FILE] [--json] [--watch] [--hint [N]]`, `grade ID --batch DIR [--shard K/N]
+"""`python -m tutor grade ID [FILE] [--json] [--watch] [--hint [N]] [--seed S]`, `grade ID --batch DIR [--shard K/N]
 [--export DIR [--roster CSV]]` and `grade --merge REPORT … [--export DIR [--roster CSV]]`.
 
 Exit 0 pass, 1 fail or timeout, 2 error (the file could not be graded, or bad usage).
@@ -55,9 +55,11 @@ def add_arguments(parser, t) -> None:
         "--similar-min", type=float, default=0.5, metavar="F", help=t("cli.opt.grade.similar_min")
     )
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
+    parser.add_argument("--seed", metavar="S", help=t("cli.opt.grade.seed"))
 
 
 def run(args, ctx) -> int:
+    _seed_option(args, ctx.lang)
     if args.merge is not None:
         return _merge(args, ctx)
     from tutor.grading.judges import EarlyJudge  # light: the judge starts before the grading code loads
@@ -74,6 +76,18 @@ def run(args, ctx) -> int:
         if args.batch is not None:
             return _batch(ex, args, ctx, limits)
         return _grade_learner_file(ex, args, ctx, limits, early)
+
+
+def _seed_option(args, lang: str) -> None:
+    """--seed S: a grade's seed as its report shows it, for one file (a grade replayed exactly)."""
+    if args.seed is None:
+        return
+    from tutor.grading.kit import SEED
+
+    if args.batch is not None or args.merge is not None:
+        raise TutorError(say("grade.usage.seed_one_file", lang))
+    if not SEED.fullmatch(args.seed):
+        raise TutorError(say("grade.usage.seed", lang, got=repr(args.seed)[:40]))
 
 
 def _limits(timeout: float | None, lang: str):
@@ -140,7 +154,8 @@ def _grade_and_print(ex, path, ctx, args, store, limits, last: dict, warm=None) 
     from tutor.grading.submissions import grade_file
 
     progress = _Progress(ex, ctx.lang) if not args.json and sys.stderr.isatty() else None
-    result = grade_file(ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress, warm=warm)
+    result = grade_file(ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress, warm=warm,
+                        seed=args.seed)  # fmt: skip
     if progress is not None:
         progress.clear()
     last["code"] = result.exit_code  # before printing: a Ctrl-C while printing keeps it

@@ -45,9 +45,16 @@ format a float in the check, f"{gap:.3g}"). Fail with them by `assert condition,
 check returns nothing (the grade then says "as expected" and names the last call) or its own message.
 
 Inputs: draw them with torch (`torch.randn`, `torch.randint`) and `random`, without a generator: the
-judge seeds both from the submission's sha256 and the check's name (`seeded`), so a changed file meets
-new sizes and values, and the same file the same ones. A check judges what the code returns, never its
-source. A property that doing nothing also has (a shape kept, a gap of 0) counts only next to one that
+judge seeds both from the grade's seed and the check's name (`seeded`). The seed is a secret of the
+grading process, never the file's: an HMAC of the file's text under a key the tutor's process draws at
+random when it starts (`grade_seed`), which the judge never holds; the judge gets the seed itself only
+after its worker is forked, so no copy of it is in the worker's memory. Secrecy over reproducibility:
+a file cannot know, by replaying the generators, which sizes and values it will be asked about, so a
+table of answers prepared for them earns nothing; within one process (the app, `grade --watch`, a
+batch) the same file still meets the same inputs and messages, and any grade replays exactly with the
+seed its report shows (`grade EX FILE --seed S`). The worker's own generators are seeded from the
+file's SHA-256, which is no secret: what the file draws itself repeats on every grade. A check judges
+what the code returns, never its source. A property that doing nothing also has (a shape kept, a gap of 0) counts only next to one that
 takes real work (the values): a file returning its input, zeros of the right shape or a constant
 must fail.
 
@@ -57,8 +64,10 @@ Torch is imported only inside functions.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
 import random
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -74,10 +83,14 @@ __all__ = ["Learner", "expect", "expect_close", "expect_above", "expect_below", 
 _LAST: ContextVar[list | None] = ContextVar("tutor_grading_last_call", default=None)
 
 
-def submission_seed(source: str) -> str:
-    """A submission's seed: the first 16 hex digits of the sha256 of its text. The same file always
-    gets the same probe inputs and messages; a changed file gets fresh ones."""
-    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+SEED = re.compile(r"[0-9a-f]{16}")  # a grade's seed, as its report shows it
+
+
+def grade_seed(source: str, key: bytes) -> str:
+    """The seed a file is graded with: the first 16 hex digits of the HMAC-SHA256 of its text under
+    `key`, the grading process's secret. Without the key the seed is 64 bits no file can guess; with
+    it, the same file gets the same inputs."""
+    return hmac.new(key, source.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:16]
 
 
 @contextmanager

@@ -4,7 +4,8 @@
      "checks": [{"name", "title", "status", "message", "hint", "points", "max_points"}], "duration_s", "output",
      "isolation": {"level": "strong"|"partial"|"basic"|"none", "layers": [what was in force],
                    "missing": [what "strong" needs and was not there]},
-     "seed": the submission's seed (the first 16 hex digits of its text's sha256; "" when no code ran)}
+     "seed": what the checks drew their inputs from (kit.grade_seed: 16 hex digits, secret until the
+             grade is made; `grade --seed` replays it; "" when no code ran)}
 
 "none" is a grade no learner code ran for (an unreadable file, an answer file parsed as data). The
 layers are named as in tutor/grading/box/sandbox.py (private-root, pid-namespace, network-namespace,

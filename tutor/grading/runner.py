@@ -11,25 +11,29 @@ text is decoded with replacement and stripped of control and escape sequences (`
 message is one line (tutor.grading.untrusted).
 Every message is in the learner's language: the judge gets it in its job (`lang`, with the exercise's
 `messages` in that language), and what this side adds comes from the same catalogue.
+Each file's seed (tutor.grading.kit.grade_seed) is chosen here, under a key this process draws and
+never hands on; the judge reads the seeds after the rest of its job, once its worker is forked
+(`_framed`), so the worker never holds them.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from tutor.childproc import ChildTimeout, ServerGone
 from tutor.content.schema import Exercise
 from tutor.grading.box import sandbox
 from tutor.grading.judges import JudgeSource, WarmJudge, start_judge
-from tutor.grading.kit import submission_seed
+from tutor.grading.kit import grade_seed
 from tutor.grading.result import CheckResult, GradeResult
 from tutor.grading.untrusted import clean
 from tutor.i18n import pick
@@ -71,6 +75,18 @@ class Limits:
         }
 
 
+@cache
+def _grader_key() -> bytes:
+    """This process's secret for the seeds: drawn once, kept in its memory only (never in a file, the
+    judge's job or an environment a child inherits)."""
+    return secrets.token_bytes(32)
+
+
+def file_seed(source: str) -> str:
+    """The seed `source` is graded with in this process (kit.grade_seed under this process's key)."""
+    return grade_seed(source, _grader_key())
+
+
 @lru_cache(maxsize=16)
 def _box(imports: tuple[str, ...], files: tuple[str, ...]) -> dict:
     """What a worker is handed (sandbox.box_for), worked out once per process and exercise."""
@@ -88,8 +104,10 @@ def run_judge(
     warm: JudgeSource | None = None,
     cancel: threading.Event | None = None,
     train: dict | None = None,
+    seeds: list[str] | None = None,
 ) -> tuple[list[list[Event]], str | None]:
-    """Grade `files` ([(source text, display name)]); the judge's events per file, and why the judge
+    """Grade `files` ([(source text, display name)]) with `seeds` (one a file; default: each file's
+    `file_seed`); the judge's events per file, and why the judge
     stopped early (None when it finished), every message in `lang`. The judge comes from `warm` when
     given, else it is started cold. With `train` (own_model.settings) it trains the one file's model
     instead of grading it. A file's "done" event carries the seconds the learner waited for it: from
@@ -102,7 +120,7 @@ def run_judge(
     except ServerGone as gone:
         return per_file, _judge_exit("?", str(gone), lang)
     try:
-        child.send(json.dumps(job).encode())
+        child.send(_framed(job, seeds or [file_seed(source) for source, _ in files]))
         deadline = (
             time.monotonic()
             + limits.timeout_s * _phases(ex, train) * max(len(files), 1)
@@ -127,14 +145,15 @@ def _phases(ex: Exercise, train: dict | None) -> int:
 def _job(
     ex: Exercise, files: list[tuple[str, str]], limits: Limits, *, reuse: bool, lang: str, train: dict | None
 ) -> dict:
-    """What the judge is told: the checks to run (or the training), the files with their seeds, the
-    limits, the worker's box and the messages in the learner's language."""
+    """What the judge is told before it forks its worker: the checks to run (or the training), the
+    files, the limits, the worker's box and the messages in the learner's language. No seed: those
+    come after (`_framed`)."""
     return {
         "train": train,
         "root": str(ROOT),
         "checks_file": str((Path(ex.folder or ".") / "checks.py").resolve()),
         "checks": [c.id for c in ex.checks],
-        "files": [{"source": s, "display": d, "seed": submission_seed(s)} for s, d in files],
+        "files": [{"source": s, "display": d} for s, d in files],
         "limits": limits.to_job(_phases(ex, train) * (len(files) if reuse else 1)),
         "timeout_s": limits.timeout_s,
         "reuse": reuse,
@@ -143,6 +162,14 @@ def _job(
         "lang": lang,
         "messages": {key: pick(text, lang) for key, text in ex.messages.items()},
     }
+
+
+def _framed(job: dict, seeds: list[str]) -> bytes:
+    """The judge's stdin: the job's length in bytes on a line, the job, then the seeds (a JSON list,
+    one a file). The judge reads exactly the job, forks its worker, and only then reads the seeds
+    (judge.read_job, judge.read_seeds)."""
+    head = json.dumps(job).encode()
+    return b"%d\n" % len(head) + head + json.dumps(seeds).encode()
 
 
 def _sort_events(
@@ -279,20 +306,23 @@ def grade_many(
     jobs: int = 1,
     cancel: threading.Event | None = None,
     on_done: Callable[[int], None] | None = None,
+    seed: str | None = None,
 ) -> list[GradeResult]:
     """Learners' files get a judge each: a worker is forked from its judge, so no judge may have seen
     another learner's file; with `jobs` > 1, that many are graded at once (each in its own judge and
     box), and the results keep the order of `files`. The course's own files (`reuse`) share one judge
-    and one worker. `on_done(n)` is called as each grade is made, with the number made so far (from a grading thread)."""
+    and one worker. `on_done(n)` is called as each grade is made, with the number made so far (from a grading thread).
+    Each file is graded with its `file_seed`, or with `seed` when given (a grade replayed)."""
     limits = limits or Limits(timeout_s=ex.timeout_s)
     batches = [files] if reuse else [[f] for f in files]
     lock, done = threading.Lock(), [0]  # files graded so far, counted under the lock
 
     def grade_batch(batch: list[tuple[str, str]]) -> list[GradeResult]:
+        seeds = [seed or file_seed(source) for source, _ in batch]
         per_file, stopped = run_judge(ex, batch, limits, reuse=reuse, on_event=on_event, lang=lang, warm=warm,
-                                      cancel=cancel)  # fmt: skip
-        results = [build_result(ex, events, limits, lang, stopped, submission_seed(source))
-                   for events, (source, _) in zip(per_file, batch, strict=True)]  # fmt: skip
+                                      cancel=cancel, seeds=seeds)  # fmt: skip
+        results = [build_result(ex, events, limits, lang, stopped, drawn_from)
+                   for events, drawn_from in zip(per_file, seeds, strict=True)]  # fmt: skip
         if on_done is not None:
             with lock:
                 for _ in batch:
@@ -318,9 +348,10 @@ def grade_code(
     limits: Limits | None = None,
     warm: JudgeSource | None = None,
     cancel: threading.Event | None = None,
+    seed: str | None = None,
 ) -> GradeResult:
     return grade_many(ex, [(source, display_name)], lang=lang, limits=limits, on_event=on_event, warm=warm,
-                      cancel=cancel)[0]  # fmt: skip
+                      cancel=cancel, seed=seed)[0]  # fmt: skip
 
 
 def grade_trusted(

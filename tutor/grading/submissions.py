@@ -40,8 +40,10 @@ def grade_source(
     limits: Limits | None = None,
     warm: JudgeSource | None = None,
     cancel: threading.Event | None = None,
+    seed: str | None = None,
 ) -> GradeResult:
-    """Grade bytes (already read, so the graded text is the hashed text); forked by `warm` when given."""
+    """Grade bytes (already read, so the graded text is the hashed text); forked by `warm` when given;
+    with `seed`, the checks draw from it (a grade replayed) instead of this process's secret one."""
     if ex.kind == "runs":
         from tutor.grading.runs import grade_runs, stored_runs
 
@@ -53,9 +55,8 @@ def grade_source(
         text = decode_source(source, display_name, lang)
     except TutorError as err:
         return error_result(ex, str(err), lang)
-    return grade_code(
-        ex, text, display_name, lang=lang, on_event=on_event, limits=limits, warm=warm, cancel=cancel
-    )
+    return grade_code(ex, text, display_name, lang=lang, on_event=on_event, limits=limits, warm=warm,
+                      cancel=cancel, seed=seed)  # fmt: skip
 
 
 def grade_file(
@@ -69,12 +70,13 @@ def grade_file(
     limits: Limits | None = None,
     warm: JudgeSource | None = None,
     cancel: threading.Event | None = None,
+    seed: str | None = None,
 ) -> GradeResult:
-    """Grade the file at `path`; with a store, record the submission (time, sha256, verdict, checks).
+    """Grade the file at `path` (with `seed`: as grade_source); with a store, record the submission (time, sha256, verdict, checks).
     A store that stays busy does not cost the verdict: `result.saved` is False and says why."""
     source = read_submission(path, lang=lang)
     result = grade_source(ex, source, str(path), lang=lang, store=store, on_event=on_event, limits=limits,
-                          warm=warm, cancel=cancel)  # fmt: skip
+                          warm=warm, cancel=cancel, seed=seed)  # fmt: skip
     if store is not None and record:
         result.saved = save_submission(store, ex, source, result)
     return result

@@ -5,7 +5,10 @@ into what is there, so importing the same file twice changes nothing: append-onl
 already present; per-item state (section reads, review cards, training runs, kv) keeps the newer.
 
 An import is checked whole before anything is written: every row and column, JSON columns included,
-through the models the store reads its rows with (tutor.progress.records). If any row is bad nothing
+through the models the store reads its rows with (tutor.progress.records). A file is read only up to
+EXPORT_MAX_BYTES (tutor.settings); a larger one is refused. The import is linear in its rows and the
+store's: the check runs before the write lock is taken, and under it each table is read once and
+written with one statement (`_merge`). If any row is bad nothing
 is imported, and the error names each bad table[row].field. Imported rows are marked `imported`, so
 progress can tell them from work done on this machine.
 """
@@ -119,10 +122,15 @@ def import_data(store: Store, data: dict[str, Any], *, source: str = "import") -
     """Merge an export into the store: every row checked first, then all written in one transaction.
 
     Returns how many rows were added or updated. ImportRejected, and nothing written, if any row is bad;
-    `source` (the file) starts each line of its message."""
+    `source` (the file) starts each line of its message. Linear in the rows of the file and the store:
+    the checks run before the write lock is taken; under it, each table's rows are read once and the
+    new ones written in one statement per table (`_merge`)."""
     rows = checked_rows(data["tables"], source)
+    by_table: dict[str, list[dict[str, Any]]] = {table: [] for table in TABLES}
+    for table, row in rows:
+        by_table[table].append(row)
     with store.db.write() as c:
-        return sum(_merge(c, table, row) for table, row in rows)
+        return sum(_merge(c, table, found) for table, found in by_table.items() if found)
 
 
 def checked_rows(tables: dict[str, Any], source: str) -> list[tuple[str, dict[str, Any]]]:
@@ -180,24 +188,41 @@ def _stored(value: Any, raw: Any) -> Any:
     return to_text(value) if isinstance(value, datetime) else raw
 
 
-def _merge(c: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
-    """Write one checked row unless the store has it (a log) or has it newer (state); 1 if written."""
+def _merge(c: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> int:
+    """Write the checked rows of one table the store lacks (a log: the same values in every column) or
+    has older (state: the same key, an older `newer` column), in file order, as if written one by one;
+    the number written. What the store holds is read once into a set (logs) or a dict (state), so the
+    cost is linear (a log has no index over all its columns: a query per row scanned the whole table)."""
     columns = COLUMNS[table]
     if table in LOGS:
-        match = " AND ".join(f"{k} IS ?" for k in columns)
-        if c.execute(f"SELECT 1 FROM {table} WHERE {match}", tuple(row[k] for k in columns)).fetchone():
-            return 0
+        held = {tuple(r) for r in c.execute(f"SELECT {', '.join(columns)} FROM {table}")}
+        new = []
+        for row in rows:
+            values = tuple(row[k] for k in columns)
+            if values not in held:
+                held.add(values)
+                new.append(row)
+        written = len(new)
     else:
         keys, newer = STATE_KEYS[table]
-        where = " AND ".join(f"{k} = ?" for k in keys)
-        old = c.execute(f"SELECT {newer} FROM {table} WHERE {where}", tuple(row[k] for k in keys)).fetchone()
-        if old is not None and (old[0] or "") >= (row[newer] or ""):
-            return 0
-    c.execute(
-        f"INSERT OR REPLACE INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-        tuple(row.values()),
-    )
-    return 1
+        held_rows = c.execute(f"SELECT {', '.join(keys)}, {newer} FROM {table}")
+        latest = {tuple(r)[:-1]: r[-1] for r in held_rows}
+        winners: dict[tuple, dict[str, Any]] = {}
+        written = 0
+        for row in rows:
+            key = tuple(row[k] for k in keys)
+            if key in latest and (latest[key] or "") >= (row[newer] or ""):
+                continue
+            latest[key], winners[key] = row[newer], row
+            written += 1
+        new = list(winners.values())
+    if new:
+        names = [*columns, "imported"]
+        c.executemany(
+            f"INSERT OR REPLACE INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+            [tuple(row[k] for k in names) for row in new],
+        )
+    return written
 
 
 def reset(store: Store, backup_dir: Path | None = None) -> Path:

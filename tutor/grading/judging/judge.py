@@ -1,7 +1,8 @@
 """The judge: runs an exercise's checks (trusted code) against submissions it never imports.
 
-Started by runner.py as `python -I judge.py` with a JSON job on stdin and an environment holding no
-more than the interpreter needs; writes JSON-line events to stdout. Started as `judge.py --zygote FD`
+Started by runner.py as `python -I judge.py` with a JSON job on stdin (its length on a line, the job,
+then the files' seeds: runner._framed) and an environment holding no more than the interpreter needs;
+writes JSON-line events to stdout. Started as `judge.py --zygote FD`
 it is a warm judge: it imports torch and the trusted grading code once and forks a fresh judge per job
 (`_serve_forks`), so a grade costs a fork instead of a Python and torch start-up. Every message it writes is in the
 job's language (`lang`); the checks write theirs from the exercise's `messages` in that language
@@ -13,8 +14,10 @@ the worker is handed: sandbox.box_for, worked out by the tutor while this proces
 probes. The judge sends it the file's text and runs the checks in order, the loading and each check
 with a time limit of its own (the job's `timeout_s`): every check asks the worker
 for values through probes (tutor/grading/judging/remote.py) and computes the verdict here, with this
-process's own torch, on inputs drawn from the file's seed (the sha256 of its text) and the check's
-name, so the same file always gets the same inputs and messages. A reply that is not well-formed plain data of bounded
+process's own torch, on inputs drawn from the file's seed (chosen by the tutor under a key of its own:
+tutor.grading.kit.grade_seed) and the check's name. The seeds are read from stdin only after the
+worker is forked (`read_job`, `read_seeds`): a fork copies the judge's memory, and the worker must not
+find in its own what it will be asked. A reply that is not well-formed plain data of bounded
 size voids the run with a reason; nothing the worker sends makes the judge raise. The worker is killed
 after its file; with `reuse` (the course's own files) one boxed worker answers for every file, so
 torch is imported once.
@@ -369,6 +372,39 @@ def load_checks(path: str) -> types.ModuleType:
     return module
 
 
+def _read_exactly(size: int) -> bytes:
+    """`size` bytes of stdin, read from the descriptor itself (a buffered reader would take more)."""
+    data = bytearray()
+    while len(data) < size:
+        chunk = os.read(0, size - len(data))
+        if not chunk:
+            raise EOFError(f"the job ended after {len(data)} of {size} bytes")
+        data += chunk
+    return bytes(data)
+
+
+def read_job() -> dict:
+    """The job, and not a byte more of stdin: its length on a line, then the job (runner._framed)."""
+    line = b""
+    while not line.endswith(b"\n"):
+        if len(line) > 20:
+            raise ValueError("the job's first line is not its length")
+        line += _read_exactly(1)
+    return json.loads(_read_exactly(int(line)))
+
+
+def read_seeds(files: list[dict]) -> None:
+    """The rest of stdin, the files' seeds, into `files`: called once the worker is forked."""
+    chunks = []
+    while chunk := os.read(0, 65536):
+        chunks.append(chunk)
+    seeds = json.loads(b"".join(chunks))
+    if len(seeds) != len(files):
+        raise ValueError(f"{len(seeds)} seeds for {len(files)} files")
+    for item, seed in zip(files, seeds, strict=True):
+        item["seed"] = seed
+
+
 def run_check(function, learner) -> tuple[str, str]:
     """(status, message): pass, fail (a wrong answer) or error (the learner's code raised).
     A check that returns nothing passes "as expected", naming its last call to the learner.
@@ -408,7 +444,9 @@ class Judge:
         self.channel: Channel | None = None
 
     def open_channel(self) -> Channel:
-        """The worker for the next file: a fresh one, unless the course's own files share one."""
+        """The worker for the next file: a fresh one, unless the course's own files share one. The
+        first is forked before the seeds are read; a later one (the course's own files, after their
+        worker died) is forked after, and those files are trusted."""
         if self.channel is None or self.channel.poll() is not None:
             if self.channel is not None:
                 self.channel.close()
@@ -465,7 +503,7 @@ class Judge:
             isolation = channel.ready()
             self.emit({"event": "isolation", **isolation})
             self._refuse_a_weak_box(isolation, channel)
-            work(Submission.load(channel, item["source"], item["display"], item["seed"]), channel)
+            work(Submission.load(channel, item["source"], item["display"]), channel)
         except LearnerError as err:
             self.emit({"event": "import_error", "message": err.text})
         except Stopped as err:
@@ -496,7 +534,7 @@ def _warm_up(torch) -> None:
 def _judge_job() -> None:
     """One judge's life: read the job from stdin, grade its files, write the events to stdout, end."""
     try:
-        job = json.loads(sys.stdin.read())
+        job = read_job()
         sys.path.insert(0, job["root"])
         results = os.fdopen(os.dup(1), "w", encoding="utf-8")
         os.dup2(2, 1)  # what the checks print must not mix with the events
@@ -508,7 +546,8 @@ def _judge_job() -> None:
             results.flush()
 
         judge = Judge(job, emit, job["box"])
-        judge.open_channel()  # forked now: checks.py is not yet loaded
+        judge.open_channel()  # forked now: checks.py is not yet loaded, no seed yet read
+        read_seeds(job["files"])
         from tutor.grading.judging.voice import speaking
 
         try:

@@ -171,10 +171,10 @@ class Submission:
         self._refs = 0
 
     @classmethod
-    def load(cls, channel: Prober, source: str, display: str, seed: str) -> Submission:
-        """Have the worker import the file from its text (its random generators seeded from `seed`
-        first, so what the file draws is the same on every grade); what it defines, by kind."""
-        reply = channel.probe("submit", source=source, display=display, seed=seed)
+    def load(cls, channel: Prober, source: str, display: str) -> Submission:
+        """Have the worker import the file from its text; what it defines, by kind. The grade's seed is
+        not sent: the worker seeds the file's own draws from its text (worker.op_submit)."""
+        reply = channel.probe("submit", source=source, display=display)
         kinds = ("class", "function", "value")
         reply = well_formed(
             channel, "submit", reply,
