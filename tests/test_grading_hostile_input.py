@@ -460,8 +460,8 @@ def test_every_toml_value_kind_gets_a_message_naming_the_key(kind, kind_grades):
     assert "Traceback" not in out.stderr, out.stderr
     assert out.returncode == 1, (out.returncode, out.stdout, out.stderr)
     checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
-    # the runs are all there (runs_done names the answer, not a missing run): every check reads its key
-    assert checks["runs_done"]["message"].startswith("loss_gap in your answer is not what these runs show")
+    # the runs are all there: runs_done passes whatever the answer holds, and every other check reads its key
+    assert checks["runs_done"]["status"] == "pass", checks["runs_done"]
     _, described, right_for = VALUES[kind]
     for key in KEYS:
         message = checks[key]["message"]

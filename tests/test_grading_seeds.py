@@ -1,8 +1,8 @@
 """A check's inputs are neither predictable nor observable from the learner's file (issue 40).
 
 Before, a check's inputs were drawn from the SHA-256 of the file's own text: a file could be made to
-draw exactly the inputs it had answers for (tests/seed_attack/alibi.py implements nothing and earned
-3 of alibi's 7 points), and the worker could read the seed in its own memory, a copy of the judge's.
+draw exactly the inputs it had answers for (tests/seed_attack/alibi.py implements nothing and passed
+both bias checks), and the worker could read the seed in its own memory, a copy of the judge's.
 Now the seed is an HMAC of the text under a key the grading process keeps to itself, the judge reads it
 only after its worker is forked, and `grade --seed S` replays any grade exactly."""
 
@@ -75,9 +75,9 @@ def _grade(home: Path, *args: str) -> dict:
 
 
 def test_a_file_with_answers_for_the_inputs_its_own_hash_draws_earns_nothing(tmp_path):
-    """The attack: one answer, alibi_bias(1, 10), and a number that made both bias checks of the old
-    rule draw exactly (1, 10). Graded now, a check passes only where the grade's secret seed happens to
-    draw (1, 10) (about 1 in 2500 a check), so both together never."""
+    """The attack: one answer, alibi_bias(2, 10), and a number that made both bias checks of the old
+    rule draw exactly (2, 10). Graded now, a check passes only where the grade's secret seed happens to
+    draw (2, 10) (about 1 in 2500 a check), so both together never."""
     text = ATTACK.read_text(encoding="utf-8")
     old_seed = hashlib.sha256(text.encode()).hexdigest()[:16]
     assert all(drawn(old_seed, check) == PREPARED for check in CHECKS)  # the attack is intact

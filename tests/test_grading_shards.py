@@ -78,12 +78,14 @@ def whole(lessons, folder, tmp_path_factory) -> dict:
 
 
 def timeless(report: dict) -> dict:
-    """A report without its per-file timings, the files' times and the time it was graded at (the only things
-    two grades of a copy of a folder may differ in)."""
+    """A report without its per-file timings, the files' times, the time it was graded at and each grade's
+    seed (the only things two grades of a copy of a folder may differ in: a seed is the grading process's
+    secret, so two processes draw different ones; the probe's checks draw no input)."""
     report = copy.deepcopy(report)
     report.pop("graded_at", None)
     for row in report["results"]:
         row["grade"]["duration_s"] = 0
+        row["grade"].pop("seed", None)
         row.pop("submitted", None)
         row.pop("file_time", None)  # the file's mtime: a copy of the folder has its own
     return report
