@@ -76,7 +76,7 @@ c.JupyterHub.spawner_class = "simple"
 c.SimpleLocalProcessSpawner.home_dir_template = {str(root / "homes")!r} + "/{{username}}"
 c.Spawner.cmd = [{str(singleuser)!r}]
 c.Spawner.args = ["--ServerApp.allow_root=True"] if {os.geteuid() == 0!r} else []
-c.Spawner.environment = {dict(environment or {})!r}
+c.Spawner.environment = {{**c.Spawner.environment, **{dict(environment or {})!r}}}
 c.JupyterHub.last_activity_interval = 5
 c.Spawner.environment["JUPYTERHUB_ACTIVITY_INTERVAL"] = "5"
 c.JupyterHub.services[0]["command"] = [{sys.executable!r}, "-m", "jupyterhub_idle_culler",

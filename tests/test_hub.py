@@ -48,6 +48,34 @@ def test_the_hub_extra_registers_the_tutor_as_a_proxied_app_on_a_unix_socket():
     assert tutor.absolute_url is False  # the tutor sees `/`: its page addresses everything relatively
 
 
+def test_the_kubernetes_recipe_says_what_the_tested_one_machine_recipe_says():
+    """config.yaml cannot run here (no cluster): its values are held to jupyterhub_config.py's, which the
+    hub below runs."""
+    import yaml
+    from traitlets.config.loader import PyFileConfigLoader
+
+    tested = PyFileConfigLoader("jupyterhub_config.py", str(ROOT / "docs/hub")).load_config()
+    values = yaml.safe_load((ROOT / "docs/hub/config.yaml").read_text(encoding="utf-8"))
+    user, lti = values["singleuser"], values["hub"]["config"]["LTI13Authenticator"]
+    assert user["defaultUrl"] == tested.Spawner.default_url == "/tutor/"
+    exchange = tested.Spawner.environment["TUTOR_EXCHANGE"]
+    assert user["extraEnv"]["TUTOR_EXCHANGE"] == exchange
+    (mount,) = user["storage"]["extraVolumeMounts"]
+    assert (
+        mount["mountPath"] == f"{exchange}/learners/{{username}}"
+        and mount["subPath"] == "learners/{username}"
+    )
+    assert user["memory"]["limit"] == tested.SystemdSpawner.mem_limit
+    assert user["cpu"]["limit"] == tested.SystemdSpawner.cpu_limit
+    assert values["cull"]["enabled"] and values["cull"]["timeout"] == 3600
+    assert "--timeout=3600" in tested.JupyterHub.services[0]["command"]
+    for key in ("issuer", "authorize_url", "jwks_endpoint", "client_id", "username_key"):
+        assert lti[key] == tested.LTI13Authenticator[key], key
+    assert (
+        values["hub"]["config"]["JupyterHub"]["authenticator_class"] == tested.JupyterHub.authenticator_class
+    )
+
+
 @pytest.fixture
 def socket_server(tmp_path):
     """`serve --unix-socket` as jupyter-server-proxy starts it, in a 0700 folder of this user's."""
@@ -238,3 +266,24 @@ def test_a_learner_is_refused_at_the_other_learners_tutor(hub, browser):
     )
     assert outcome == "refused"
     context.close()
+
+
+def test_the_tutors_keys_keep_the_server_from_the_culler_and_it_is_culled_once_they_stop(tmp_path, browser):
+    """jupyterhub-idle-culler (the recipe's service) at 15 s: 30 s of keys in the tutor keep the server,
+    which the culler ends within a minute once the tab is closed."""
+    hub = Hub(tmp_path / "hub", ("ana",), cull_s=15)
+    try:
+        view = _open_tutor(hub, browser, "ana")
+        for _ in range(10):  # ~30 s, twice the timeout, a key every ~3 s
+            view.press("ArrowDown" if _ % 2 else "ArrowUp")
+            view.page.wait_for_timeout(3000)
+        assert "Culling server ana" not in hub.log_text()
+        view.press("ArrowDown")
+        view.wait_for("Attention Tutor")
+        view.page.context.close()
+        deadline = time.monotonic() + 90
+        while "Culling server ana" not in hub.log_text() and time.monotonic() < deadline:
+            time.sleep(1)
+        assert "Culling server ana" in hub.log_text(), hub.log_text()[-3000:]
+    finally:
+        hub.stop()

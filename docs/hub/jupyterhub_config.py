@@ -20,6 +20,9 @@ c.JupyterHub.public_url = "https://hub.example.org"  # untested here (the test's
 # --- the learner's server opens on the tutor --------------------------------------------------------
 c.Spawner.default_url = "/tutor/"  # the landing page; JupyterLab, where installed, stays at /lab
 c.Spawner.http_timeout = 60
+# Each learner's progress and best grades reach the course folder the instructor reads with
+# `python -m tutor class /srv/tutor-exchange` (its class.json and learners/, docs/hub/README.md).
+c.Spawner.environment = {"TUTOR_EXCHANGE": "/srv/tutor-exchange"}
 
 # --- one server per learner, bounded: SystemdSpawner ------------------------------------------------
 # untested here (no systemd in the test container): the five lines below
