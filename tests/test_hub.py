@@ -149,6 +149,44 @@ def test_a_socket_in_a_folder_others_may_enter_is_refused(tmp_path):
     assert "Traceback" not in done.stderr and not (folder / "s").exists()
 
 
+def test_a_user_name_that_is_no_learner_id_publishes_nothing_and_says_so(tmp_path):
+    folder = tmp_path / "sock"
+    folder.mkdir(mode=0o700)
+    env = {
+        **run_tutor_env(tmp_path / "home"),
+        "JUPYTERHUB_USER": "ana@uni.example",
+        "TUTOR_EXCHANGE": str(tmp_path),
+    }
+    proc = subprocess.Popen([PYTHON, "-m", "tutor", "serve", "--unix-socket", str(folder / "socket")], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        first = proc.stdout.readline()
+        assert "behind the proxy" in first and "published" not in first
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert f"The user name ana@uni.example cannot name an entry of the exchange {tmp_path}" in err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to give the entry to another user")
+def test_publish_writes_only_into_the_learners_own_entry(tmp_path):
+    from tutor.serve.hub import publish
+
+    home, exchange = tmp_path / "home", tmp_path / "exchange"
+    (home / "workspace/split-heads").mkdir(parents=True)
+    (home / "workspace/split-heads/split_heads.py").write_text("x = 1\n")
+    (home / "workspace/split-heads/link.py").symlink_to("/etc/passwd")
+    (exchange / "learners/bo").mkdir(parents=True)
+    os.chown(exchange / "learners/bo", 65534, 65534)  # someone else made bo's entry first
+    assert publish(home, exchange, "bo") is False and list((exchange / "learners/bo").iterdir()) == []
+    assert publish(home, exchange, "ana") is True
+    entry = exchange / "learners/ana"
+    assert (entry.stat().st_mode & 0o777) == 0o700
+    assert (entry / "workspace/split-heads/split_heads.py").read_text() == "x = 1\n"
+    assert not (entry / "workspace/split-heads/link.py").exists()  # a link is never followed
+    assert publish(home, exchange, "../ana") is False
+
+
 # --- a real hub --------------------------------------------------------------------------------------
 
 
@@ -246,15 +284,15 @@ def test_two_learners_each_answer_and_grade_in_their_own_tutor_and_the_instructo
 
 
 def test_a_learner_is_refused_at_the_other_learners_tutor(hub, browser):
+    """Bo's tutor runs; Ana, logged in, gets the hub's 403 for his page and cannot open his websocket."""
+    _open_tutor(hub, browser, "bo").page.context.close()
     context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.goto(hub.base + "/hub/login")
-    page.fill("#username_input", "ana")
-    page.fill("#password_input", "tutor-hub-test")
-    page.click("#login_submit")
-    page.wait_for_url(lambda url: "/hub/login" not in url, timeout=120_000)
+    page = hub.login(context, "ana")
     reply = page.goto(f"{hub.base}/user/bo/tutor/")
-    assert reply.status == 403 or "/user/bo/tutor" not in page.url, (reply.status, page.url)
+    assert (
+        reply.status == 403
+        and "You do not have permission to access Server at /user/bo/" in page.inner_text("body")
+    )
     assert page.locator(".xterm-helper-textarea").count() == 0
     outcome = page.evaluate(
         """(url) => new Promise((done) => {
@@ -262,7 +300,7 @@ def test_a_learner_is_refused_at_the_other_learners_tutor(hub, browser):
             socket.onopen = () => done("open");
             socket.onerror = () => done("refused");
         })""",
-        f"ws://127.0.0.1:{hub.base.rsplit(':', 1)[1]}/user/bo/tutor/ws",
+        hub.base.replace("http:", "ws:") + "/user/bo/tutor/ws",
     )
     assert outcome == "refused"
     context.close()

@@ -89,7 +89,6 @@ def run(args, ctx) -> int:
     from tutor.serve import roster
     from tutor.serve.bounds import Limits
     from tutor.serve.server import ServeConfig, serve
-    from tutor.settings import env
     from tutor.texts import say
 
     _check(args)
@@ -99,16 +98,9 @@ def run(args, ctx) -> int:
     options = dict(idle_minutes=args.idle_minutes, max_sessions=args.max_sessions, limits=limits,
                    per_address=args.max_per_address, secure=secure,
                    public_url=args.public_url, proxied=args.unix_socket is not None)  # fmt: skip
-    if args.unix_socket is not None:  # behind the hub: its user, their exchange entry (tutor.serve.hub)
-        exchange, user = env("TUTOR_EXCHANGE"), env("JUPYTERHUB_USER") or "learner"
-        if not roster.ID_PATTERN.fullmatch(user):  # it would name a folder of the exchange: never
-            if exchange:
-                print(say("serve.exchange_id", lang, user=user[:80], path=exchange), file=sys.stderr)
-            exchange, user = None, "learner"
-        learner = roster.RosterLearner(user, "", lang, "")
-        config = ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home},
-                             exchange=Path(exchange) if exchange else None, **options)  # fmt: skip
-        fresh: list[roster.RosterLearner] = []
+    fresh: list[roster.RosterLearner] = []
+    if args.unix_socket is not None:
+        config = _behind_proxy(ctx, options)
     elif args.roster is None:
         learner = roster.RosterLearner("learner", "", lang, roster.new_token())
         config = ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home}, **options)
@@ -149,6 +141,23 @@ def run(args, ctx) -> int:
     serve(config, args.host, args.port, ready, bounds=args.bounds, unix_socket=args.unix_socket)
     print(say("serve.stopped", lang), file=sys.stderr)
     return 0
+
+
+def _behind_proxy(ctx, options: dict):
+    """Behind the hub (tutor.serve.hub): its user as the one learner, and their entry in the exchange."""
+    from tutor.serve import roster
+    from tutor.serve.server import ServeConfig
+    from tutor.settings import env
+    from tutor.texts import say
+
+    exchange, user = env("TUTOR_EXCHANGE"), env("JUPYTERHUB_USER") or "learner"
+    if not roster.ID_PATTERN.fullmatch(user):  # it would name a folder of the exchange: never
+        if exchange:
+            print(say("serve.exchange_id", ctx.lang, user=user[:80], path=exchange), file=sys.stderr)
+        exchange, user = None, "learner"
+    learner = roster.RosterLearner(user, "", ctx.lang, "")
+    return ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home},
+                       exchange=Path(exchange) if exchange else None, **options)  # fmt: skip
 
 
 def _write_class_file(folder: Path, learners) -> None:
