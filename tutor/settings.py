@@ -27,6 +27,9 @@ ENVIRONMENT = {
     "TUTOR_ALLOW_WEAK_BOX": "1: grade even where the box is weaker than partial (as --allow-weak-box does)",
     "TUTOR_BOX_LANDLOCK_ABI": "use at most this Landlock ABI in the grading box (what an older kernel gives)",
     "TUTOR_SERVED": "set by `python -m tutor serve` for each learner's app (tutor.serve.session); never by hand",
+    "JUPYTERHUB_PUBLIC_URL": "set by JupyterHub for a single-user server: the tutor's page has its origin (tutor.serve.hub)",
+    "JUPYTERHUB_USER": "set by JupyterHub for a single-user server: the learner's id in the exchange (tutor.serve.hub)",
+    "TUTOR_EXCHANGE": "behind JupyterHub: the course folder each learner's standing is published to (tutor.serve.hub)",
 }
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 

@@ -7,6 +7,9 @@
                                                 DIR/learners/ID, the links in DIR/links.csv (mode 0600)
         [--valid-days N] [--renew]              how long a new link works (30 days); new links for all
     [--host H] [--port P] [--public-url URL]    where to listen; the address the links should show
+    [--unix-socket PATH]                        this learner's tutor behind a proxy that logged them in
+                                                (JupyterHub's jupyter-server-proxy, tutor.serve.hub): on a
+                                                Unix socket in a folder only they may enter, no link
     [--idle-minutes M] [--max-sessions N]       a session ends after M minutes without a key (30); at
                                                 most N sessions at once (40)
     [--memory-mb M] [--cpus C] [--tasks N]      each learner's bounds: the app and all it starts (1536
@@ -36,6 +39,7 @@ def add_arguments(parser, t) -> None:
     parser.add_argument("--host", default="127.0.0.1", help=t("cli.opt.serve.host"))
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=t("cli.opt.serve.port"))
     parser.add_argument("--public-url", metavar="URL", help=t("cli.opt.serve.public_url"))
+    parser.add_argument("--unix-socket", type=Path, metavar="PATH", help=t("cli.opt.serve.unix_socket"))
     parser.add_argument("--idle-minutes", type=float, default=30.0, metavar="M", help=t("cli.opt.serve.idle"))
     parser.add_argument("--max-sessions", type=int, default=40, metavar="N", help=t("cli.opt.serve.max"))
     parser.add_argument("--valid-days", type=float, default=30.0, metavar="N", help=t("cli.opt.serve.valid"))
@@ -58,6 +62,8 @@ def _check(args) -> None:
         raise TutorError("err.serve.positive")
     if args.renew and args.roster is None:
         raise TutorError("err.serve.renew_alone")
+    if args.unix_socket is not None and args.roster is not None:
+        raise TutorError("err.serve.socket_roster")
     if args.memory_mb < 256 or args.tasks < 32 or not 0 < args.cpus <= 64 or args.max_per_address < 4:
         raise TutorError("err.serve.bounds", memory=args.memory_mb, cpus=args.cpus, tasks=args.tasks,
                          per_address=args.max_per_address)  # fmt: skip
@@ -91,11 +97,14 @@ def run(args, ctx) -> int:
     secure = (args.public_url or "").lower().startswith("https:")
     options = dict(idle_minutes=args.idle_minutes, max_sessions=args.max_sessions, limits=limits,
                    per_address=args.max_per_address, secure=secure,
-                   public_url=args.public_url)  # fmt: skip
-    if args.roster is None:
+                   public_url=args.public_url, proxied=args.unix_socket is not None)  # fmt: skip
+    fresh: list[roster.RosterLearner] = []
+    if args.unix_socket is not None:
+        config = _behind_proxy(ctx, options)
+    elif args.roster is None:
         learner = roster.RosterLearner("learner", "", lang, roster.new_token())
         config = ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home}, **options)
-        fresh: list[roster.RosterLearner] = [learner]
+        fresh = [learner]
     else:
         folder = args.dir.expanduser().resolve()
         _check_folder(folder, ctx.lessons_dir)
@@ -106,7 +115,12 @@ def run(args, ctx) -> int:
 
     def ready(port: int, placement) -> None:
         base = args.public_url or f"http://{args.host}:{port}"
-        if args.roster is None:
+        if args.unix_socket is not None:
+            print(say("serve.proxied", lang, path=args.unix_socket, home=ctx.home), flush=True)
+            if config.exchange is not None:
+                entry = config.exchange / "learners" / config.learners[0].id
+                print(say("serve.exchange", lang, path=entry), flush=True)
+        elif args.roster is None:
             print(
                 say("serve.single", lang, link=roster.link(base, fresh[0].token), home=ctx.home), flush=True
             )
@@ -124,9 +138,26 @@ def run(args, ctx) -> int:
         print(say("serve.bounds", lang, memory=args.memory_mb, cpus=args.cpus, tasks=args.tasks,
                   how=placement.summary(), apart=apart), file=sys.stderr, flush=True)  # fmt: skip
 
-    serve(config, args.host, args.port, ready, bounds=args.bounds)
+    serve(config, args.host, args.port, ready, bounds=args.bounds, unix_socket=args.unix_socket)
     print(say("serve.stopped", lang), file=sys.stderr)
     return 0
+
+
+def _behind_proxy(ctx, options: dict):
+    """Behind the hub (tutor.serve.hub): its user as the one learner, and their entry in the exchange."""
+    from tutor.serve import roster
+    from tutor.serve.server import ServeConfig
+    from tutor.settings import env
+    from tutor.texts import say
+
+    exchange, user = env("TUTOR_EXCHANGE"), env("JUPYTERHUB_USER") or "learner"
+    if not roster.ID_PATTERN.fullmatch(user):  # it would name a folder of the exchange: never
+        if exchange:
+            print(say("serve.exchange_id", ctx.lang, user=user[:80], path=exchange), file=sys.stderr)
+        exchange, user = None, "learner"
+    learner = roster.RosterLearner(user, "", ctx.lang, "")
+    return ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home},
+                       exchange=Path(exchange) if exchange else None, **options)  # fmt: skip
 
 
 def _write_class_file(folder: Path, learners) -> None:

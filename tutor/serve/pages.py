@@ -88,11 +88,12 @@ def link_page(lang: str, title: str) -> web.Response:
 
 
 def tutor_page(
-    template: str, lang: str, title: str, idle_minutes: float, codes: dict[str, int]
+    template: str, lang: str, title: str, idle_minutes: float, codes: dict[str, int], static: str = "/static/"
 ) -> web.Response:
-    """The tutor's page for a learner of `lang`: the texts its notices show, and the close codes that
-    say which to show."""
+    """The tutor's page for a learner of `lang`: the texts its notices show, the close codes that say
+    which to show, and where its static files are (`static/`, relative, under a proxy's prefix)."""
     values = {
+        "static": static,
         "lang": lang,
         "title": html.escape(title),
         "starting": html.escape(say("serve.page.starting", lang)),

@@ -13,6 +13,13 @@ tutor's own:
     GET /static/...      textual-serve's static files, served from the installed package
     anything else        404 (the bare address says a link is needed)
 
+**Behind a proxy that logs in** (`serve --unix-socket PATH`, as JupyterHub's jupyter-server-proxy runs
+it, tutor.serve.hub): one learner, the user the server runs as, and no link: whoever reaches the socket
+is that learner, because the socket lies in a folder only they can enter (tutor.serve.hub.bind_socket)
+and the proxy in front lets only them through. The page is `/`, its websocket `/ws`, the static files
+`/static/...`, all addressed relative to the page, so the tutor works under any prefix
+(`/user/NAME/tutor/`).
+
 **Sessions.** One app process per learner, always: a learner's connections take turns under a lock of
 theirs, a new one closes the one before (its tab says so), and the app before has ended, with every
 process it started, before the next starts. A connection waits its turn (at most TURN_WAIT_S, then it
@@ -75,6 +82,8 @@ class ServeConfig:
     per_address: int = 128  # connections open from one address
     secure: bool = False  # behind TLS (the public URL is https): cookies are Secure
     public_url: str | None = None  # --public-url: the only origin its pages have (None: the Host's)
+    proxied: bool = False  # behind a proxy that logs in (--unix-socket): its one learner, no cookie
+    exchange: Path | None = None  # behind the hub: the course folder its learner's standing goes to
 
     def home(self, learner: RosterLearner) -> Path:
         return self.homes[learner.id] if self.folder is None else learner.home(self.folder)
@@ -152,6 +161,8 @@ class TutorServer:
         return "expired" if learner.expired() else ""
 
     def _cookie_learner(self, request: web.Request) -> tuple[RosterLearner | None, str]:
+        if self.config.proxied:  # the proxy in front logged them in; only they reach the socket
+            return self.config.learners[0], ""
         learner = token_owner(self.config.learners, request.cookies.get(self.cookie, ""))
         why = self._check(learner)
         return (learner, "") if not why else (None, why)
@@ -176,7 +187,10 @@ class TutorServer:
             return notice_page(request, why if why != "refused" else "home", 403)
         if self._full(learner):
             return notice_page(request, "full", 503)
-        return tutor_page(self._page, learner.lang, self.config.title, self.config.idle_minutes, CODES)
+        static = "static/" if self.config.proxied else "/static/"  # under the proxy's prefix: relative
+        return tutor_page(
+            self._page, learner.lang, self.config.title, self.config.idle_minutes, CODES, static
+        )
 
     async def handle_root(self, request: web.Request) -> web.Response:
         return notice_page(request, "home", 403)
@@ -268,6 +282,7 @@ class TutorServer:
             await relay.close()
             bounds.remove()
             del self.apps[learner.id]
+            self._publish(learner, home)
             if not app.drawn.is_set() and app.stderr_tail:
                 tail = app.stderr_tail[-800:].decode("utf-8", "replace")
                 LOG.warning("an app ended before its first screen: %s", tail)
@@ -300,6 +315,13 @@ class TutorServer:
             else:
                 await app.send_meta({"type": kind})
 
+    def _publish(self, learner: RosterLearner, home: Path) -> None:
+        """The learner's standing to the exchange (tutor.serve.hub.publish), off the event loop."""
+        if self.config.exchange is not None:
+            from tutor.serve.hub import publish
+
+            self._spawn(asyncio.to_thread(publish, home, self.config.exchange, learner.id))
+
     def _spawn(self, coroutine) -> None:
         task = asyncio.create_task(coroutine)
         self._tasks.add(task)
@@ -312,11 +334,18 @@ class TutorServer:
 
     # --- the watch: idle sessions, links that ended ----------------------------------------------
     async def _watch(self) -> None:
+        from tutor.serve.hub import PUBLISH_EVERY_S
+
         limit = self.config.idle_minutes * 60
+        published = time.monotonic()
         while True:
             await asyncio.sleep(min(5.0, max(limit / 4, 0.2)))
             self._reread_links()
             now = time.monotonic()
+            if now - published > PUBLISH_EVERY_S:
+                published = now
+                for running in list(self.apps.values()):
+                    self._publish(running.learner, self.config.home(running.learner))
             for running in list(self.apps.values()):
                 current = next((x for x in self.config.learners if x.id == running.learner.id), None)
                 if current is None or current.token != running.learner.token or current.expired():
@@ -360,13 +389,16 @@ class TutorServer:
 
     def make_app(self, door) -> web.Application:
         app = web.Application(middlewares=[door.middleware])
-        app.add_routes([
-            web.get("/", self.handle_root),
-            web.get("/learn/", self.handle_page),
-            web.get("/learn/ws", self.handle_websocket),
-            web.get("/learn/{token}", self.handle_link),
-            web.static("/static", STATIC, show_index=False, follow_symlinks=False),
-        ])  # fmt: skip
+        if self.config.proxied:
+            app.add_routes([web.get("/", self.handle_page), web.get("/ws", self.handle_websocket)])
+        else:
+            app.add_routes([
+                web.get("/", self.handle_root),
+                web.get("/learn/", self.handle_page),
+                web.get("/learn/ws", self.handle_websocket),
+                web.get("/learn/{token}", self.handle_link),
+            ])  # fmt: skip
+        app.add_routes([web.static("/static", STATIC, show_index=False, follow_symlinks=False)])
         app.on_startup.append(self._on_startup)
         app.on_shutdown.append(self._on_shutdown)
         return app
@@ -413,9 +445,11 @@ def _size(value: str | None, default: int) -> int:
         return default
 
 
-def serve(config: ServeConfig, host: str, port: int, ready=None, bounds: str | None = None) -> None:
+def serve(config: ServeConfig, host: str, port: int, ready=None, bounds: str | None = None,
+          unix_socket: Path | None = None) -> None:  # fmt: skip
     """Run the server until interrupted. `ready(port, placement)` is called once it listens (port 0: any
-    free one). `bounds` asks for one kind of bounds only (tutor.serve.bounds.place)."""
+    free one). `bounds` asks for one kind of bounds only (tutor.serve.bounds.place). With `unix_socket`
+    it listens there instead (tutor.serve.hub.bind_socket), and `ready` gets port 0."""
     from tutor.serve.bounds import place
     from tutor.serve.door import Door, quiet_logs, raise_open_files
 
@@ -425,8 +459,13 @@ def serve(config: ServeConfig, host: str, port: int, ready=None, bounds: str | N
     warm = Warm(config.lessons_dir)
 
     async def main() -> None:
-        listening = socket.create_server((host, port), backlog=512)  # bound here: port 0 says which it got
-        port_now = listening.getsockname()[1]
+        if unix_socket is not None:
+            from tutor.serve.hub import bind_socket
+
+            listening, port_now = bind_socket(unix_socket), 0
+        else:  # bound here: port 0 says which it got
+            listening = socket.create_server((host, port), backlog=512)
+            port_now = listening.getsockname()[1]
         server = TutorServer(config, placement, warm, port_now)
         door = Door.for_open_files(files, config.max_sessions, config.per_address)
         if ready is not None:  # before the startup reads links.csv: `ready` writes the links served
@@ -442,6 +481,9 @@ def serve(config: ServeConfig, host: str, port: int, ready=None, bounds: str | N
         finally:
             listener.close()
             await runner.cleanup()
+            if unix_socket is not None:
+                with contextlib.suppress(OSError):
+                    unix_socket.unlink()
 
     try:
         with contextlib.suppress(KeyboardInterrupt, web.GracefulExit):
