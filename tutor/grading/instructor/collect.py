@@ -56,6 +56,7 @@ from typing import IO, BinaryIO
 
 from tutor.errors import TutorError
 from tutor.grading.instructor.names import shown_name
+from tutor.grading.instructor.spool import Source, Spool
 from tutor.grading.safe_read import Refused, entry_problem, open_entry, open_submission, rest_hashed
 from tutor.settings import (
     GRADE_MAX_SOURCE_BYTES,
@@ -86,51 +87,6 @@ class Bounds:
     zip_bytes: int = INTAKE_MAX_ZIP_BYTES
     ratio: float = INTAKE_MAX_RATIO
     depth: int = INTAKE_MAX_DEPTH
-
-
-class Spool:
-    """The bytes of the files a batch takes, one after another in one unnamed temporary file (gone when
-    it is closed, or when the process ends), written once while the batch is read, then read back from
-    any thread."""
-
-    def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile()
-        self._end = 0
-
-    def __enter__(self) -> Spool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._file.close()
-
-    def write(self, chunk: bytes) -> None:
-        self._file.write(chunk)
-
-    def keep(self) -> Source:
-        """What was written since the last keep (or drop), kept as one file's bytes."""
-        self._file.flush()
-        start, self._end = self._end, self._file.tell()
-        return Source(self, start, self._end - start)
-
-    def drop(self) -> None:
-        """What was written since the last keep, given back."""
-        self._file.seek(self._end)
-        self._file.truncate()
-
-    def read(self, offset: int, size: int) -> bytes:
-        return os.pread(self._file.fileno(), size, offset)
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where a file's bytes are in the spool: `read()` gives them."""
-
-    spool: Spool
-    offset: int
-    size: int
-
-    def read(self) -> bytes:
-        return self.spool.read(self.offset, self.size)
 
 
 @dataclass
@@ -224,7 +180,10 @@ class _Intake:
 
     def row(self, name: str, sha256: str | None, source: Source | None, error: str | None,
             mtime: float | None = None) -> None:  # fmt: skip
-        """One more row, unless the batch has taken its `files`: then one row saying so, and _Full."""
+        """One more row, if `keep` keeps `name`, unless the batch has taken its `files`: then one row
+        saying so, and _Full."""
+        if not self.keep(name):
+            return
         if len(self.found) >= self.bounds.files:
             message = say("grade.batch.batch_full", self.lang, path=shown_name(name), n=self.bounds.files)
             self.found.append(Found(name, None, None, message))
@@ -248,7 +207,7 @@ class _Intake:
                 info = entry.stat(follow_symlinks=False)
                 mode = info.st_mode
             except OSError as err:  # gone since the listing
-                if entry.name.endswith(".py") and self.keep(name):
+                if entry.name.endswith(".py"):
                     self.row(name, None, None, say("grade.file.unreadable", self.lang, path=shown_name(name),
                                                    error=str(err.strerror or err)))  # fmt: skip
                 continue
@@ -259,8 +218,7 @@ class _Intake:
                 self.zip_entry(folder_fd, entry.name, name)
             elif stat.S_ISDIR(mode) and not _skipped_folder(entry.name):
                 if (deep := self.too_deep(name)) is not None:
-                    if self.keep(name):
-                        self.row(name, None, None, deep)
+                    self.row(name, None, None, deep)
                     continue
                 try:
                     fd = os.open(entry.name, _DIR_FLAGS, dir_fd=folder_fd)
@@ -311,39 +269,40 @@ class _Intake:
         return digest, size
 
     def too_large(self, shown: str) -> str:
-        return say("grade.batch.file_too_large", self.lang, path=shown, kb=self.bounds.file_bytes // 2**10)
+        return say(
+            "grade.batch.file_too_large", self.lang, path=shown, kb=str(self.bounds.file_bytes // 2**10)
+        )
 
     # --- zips ------------------------------------------------------------------------------------
 
     def zip_entry(self, folder_fd: int, entry: str, name: str) -> None:
         """The members of the zip `entry` of the folder, or one error row for the zip."""
-        shown = shown_name(name)
         if (deep := self.too_deep(name)) is not None:
-            if self.keep(name):
-                self.row(name, None, None, deep)
+            self.row(name, None, None, deep)
             return
         try:
-            with open_entry(folder_fd, entry, shown, self.lang) as fh:
-                try:
-                    archive = self.open_zip(fh, shown)
-                except _ZIP_ERRORS as err:
-                    if self.keep(name):
-                        fh.seek(0)
-                        sha = rest_hashed(fh, hashlib.sha256(), 0)
-                        self.row(
-                            name, sha, None, say("grade.batch.bad_zip", self.lang, path=shown, error=str(err))
-                        )
-                    return
-                except TutorError as err:  # its directory is too large
-                    if self.keep(name):
-                        self.row(name, None, None, str(err))
-                    return
-                size = os.fstat(fh.fileno()).st_size
-                with archive:
-                    self.members(archive, name + "/", name, _Zip.of(size, self.bounds, name))
-        except TutorError as err:
-            if self.keep(name):
-                self.row(name, getattr(err, "sha256", None), None, str(err))
+            with open_entry(folder_fd, entry, shown_name(name), self.lang) as fh:
+                self.zip(fh, name, os.fstat(fh.fileno()).st_size, None)
+        except TutorError as err:  # not a regular file of its own
+            self.row(name, getattr(err, "sha256", None), None, str(err))
+
+    def zip(self, fh: BinaryIO, name: str, size: int, parent: _Zip | None, sha256: str | None = None) -> None:
+        """The members of the zip open as `fh` (of `size` bytes, in the zip `parent`), or one error row
+        for it, with its bytes' `sha256` (hashed here when not given)."""
+        shown = shown_name(name)
+        try:
+            archive = self.open_zip(fh, shown)
+        except TutorError as err:  # its directory is too large
+            self.row(name, sha256, None, str(err))
+            return
+        except _ZIP_ERRORS as err:
+            if sha256 is None and self.keep(name):
+                fh.seek(0)
+                sha256 = rest_hashed(fh, hashlib.sha256(), 0)
+            self.row(name, sha256, None, say("grade.batch.bad_zip", self.lang, path=shown, error=str(err)))
+            return
+        with archive:
+            self.members(archive, name + "/", name, _Zip.of(size, self.bounds, name, parent))
 
     def open_zip(self, fh: BinaryIO, shown: str) -> zipfile.ZipFile:
         """The zip open as `fh`, its directory read only if it is no larger than `members` may take."""
@@ -361,14 +320,18 @@ class _Intake:
         """The *.py members of `archive` and of the zips in it; `label` names the zip's own rows."""
         infos = archive.infolist()
         wanted = [(i, prefix + i.filename.replace("\\", "/")) for i in infos[: self.bounds.members]]
-        wanted = [(i, name) for i, name in wanted if _wanted(i, name) and self.keep(name)]
+        # a zip's members are each in their own shard: a zip in it is read whatever `keep` says of its name
+        wanted = [
+            (i, name)
+            for i, name in wanted
+            if _wanted(i, name) and (not name.endswith(".py") or self.keep(name))
+        ]
         for n, (info, name) in enumerate(wanted):
             bound = self.member(archive, info, name, zip_)
             if bound is not None:  # this member would take a zip past its bound: the rest are not read
-                if self.keep(label):
-                    self.row(label, None, None, self.cut(label, len(wanted) - n, bound))
+                self.row(label, None, None, self.cut(label, len(wanted) - n, bound))
                 return
-        if len(infos) > self.bounds.members and self.keep(label):
+        if len(infos) > self.bounds.members:
             message = say("grade.batch.too_many_members", self.lang, path=shown_name(label), n=len(infos),
                           most=self.bounds.members, left=len(infos) - self.bounds.members)  # fmt: skip
             self.row(label, None, None, message)
@@ -377,12 +340,8 @@ class _Intake:
         if bound.limit == self.bounds.zip_bytes:
             why = say("grade.batch.bound.zip_bytes", self.lang, mb=self.bounds.zip_bytes // 2**20)
         else:
-            why = say(
-                "grade.batch.bound.zip_ratio",
-                self.lang,
-                ratio=f"{self.bounds.ratio:g}",
-                kb=bound.size // 2**10,
-            )
+            ratio = f"{self.bounds.ratio:g}"
+            why = say("grade.batch.bound.zip_ratio", self.lang, ratio=ratio, kb=bound.size // 2**10)
         return say("grade.batch.zip_cut", self.lang, path=shown_name(label), left=left, zip=shown_name(bound.name),
                    bound=why)  # fmt: skip
 
@@ -411,63 +370,49 @@ class _Intake:
         """A *.py member into the spool, or a zip member into a temporary file of its own and read; the
         zip whose bound it would pass, if it would. Its header's claim is checked first, then the bytes
         inflated, which stop one past the tightest bound."""
-        shown = shown_name(name)
         caps = (None if is_zip else self.bounds.file_bytes,
                 max(INTAKE_RATIO_FREE_BYTES, int(self.bounds.ratio * info.compress_size)), zip_.room())  # fmt: skip
         bound = _past(info.file_size, caps)
-        if bound is None:
-            out = tempfile.TemporaryFile() if is_zip else None
-            try:
-                with archive.open(info) as fh:
-                    digest, size = self.spooled(fh, min(c for c in caps if c is not None), out)
-            except _ZIP_ERRORS as err:
-                if out is None:
-                    self.spool.drop()
-                else:
-                    out.close()
-                self.row(name, None, None, say("grade.batch.bad_zip", self.lang, path=shown, error=str(err)))
-                return None
-            zip_.give(size)
-            bound = _past(size, caps)
-            if bound is None and out is None:
-                self.row(
-                    name,
-                    digest.hexdigest(),
-                    self.spool.keep(),
-                    None,
-                    time.mktime((*info.date_time, 0, 0, -1)),
-                )
-            elif bound is None and out is not None:
-                with out:
-                    self.nested(out, size, name, digest.hexdigest(), zip_)
-            elif out is not None:
-                out.close()
+        if bound is None and is_zip:
+            with tempfile.TemporaryFile() as out:
+                bound, read = self.read_member(archive, info, name, caps, zip_, out)
+                if read is not None:
+                    out.seek(0)
+                    self.zip(out, name, read[1], zip_, read[0])
+        elif bound is None:
+            bound, read = self.read_member(archive, info, name, caps, zip_, None)
+            if read is not None:
+                self.row(name, read[0], self.spool.keep(), None, time.mktime((*info.date_time, 0, 0, -1)))
         if bound == "zip":
             return zip_.tightest()
         if bound is not None:
-            self.row(name, None, None, self.refusal(bound, shown, info))
+            self.row(name, None, None, self.refusal(bound, shown_name(name), info))
         return None
+
+    def read_member(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, caps, zip_: _Zip,
+                    out: BinaryIO | None) -> tuple[str | None, tuple[str, int] | None]:  # fmt: skip
+        """The member's bytes inflated into `out` (None: the spool), up to one past the tightest of
+        `caps`, and counted for its zips: (the bound they passed, else None; (their sha256, their size)
+        when they were read whole). A member that cannot be inflated is an error row here."""
+        try:
+            with archive.open(info) as fh:
+                digest, size = self.spooled(fh, min(c for c in caps if c is not None), out)
+        except _ZIP_ERRORS as err:
+            if out is None:
+                self.spool.drop()
+            self.row(
+                name, None, None, say("grade.batch.bad_zip", self.lang, path=shown_name(name), error=str(err))
+            )
+            return None, None
+        zip_.give(size)
+        bound = _past(size, caps)
+        return bound, (digest.hexdigest(), size) if bound is None else None
 
     def refusal(self, bound: str, shown: str, info: zipfile.ZipInfo) -> str:
         if bound == "file":
             return self.too_large(shown)
         return say("grade.batch.too_compressed", self.lang, path=shown, stored=info.compress_size,
                    ratio=f"{self.bounds.ratio:g}")  # fmt: skip
-
-    def nested(self, out: BinaryIO, size: int, name: str, sha256: str, zip_: _Zip) -> None:
-        """The members of the zip `name` inflated into `out` from the zip `zip_`."""
-        shown = shown_name(name)
-        out.seek(0)
-        try:
-            archive = self.open_zip(out, shown)
-        except _ZIP_ERRORS as err:
-            self.row(name, sha256, None, say("grade.batch.bad_zip", self.lang, path=shown, error=str(err)))
-            return None
-        except TutorError as err:
-            self.row(name, sha256, None, str(err))
-            return None
-        with archive:
-            self.members(archive, name + "/", name, _Zip.of(size, self.bounds, name, zip_))
 
 
 def _past(size: int, caps: tuple[int | None, int, int]) -> str | None:
