@@ -332,8 +332,8 @@ class _Intake:
                 self.row(label, None, None, self.cut(label, len(wanted) - n, bound))
                 return
         if len(infos) > self.bounds.members:
-            message = say("grade.batch.too_many_members", self.lang, path=shown_name(label), n=len(infos),
-                          most=self.bounds.members, left=len(infos) - self.bounds.members)  # fmt: skip
+            message = say("grade.batch.too_many_members", self.lang, path=shown_name(label), total=len(infos),
+                          most=self.bounds.members, n=len(infos) - self.bounds.members)  # fmt: skip
             self.row(label, None, None, message)
 
     def cut(self, label: str, left: int, bound: _Zip) -> str:
@@ -342,7 +342,7 @@ class _Intake:
         else:
             ratio = f"{self.bounds.ratio:g}"
             why = say("grade.batch.bound.zip_ratio", self.lang, ratio=ratio, kb=bound.size // 2**10)
-        return say("grade.batch.zip_cut", self.lang, path=shown_name(label), left=left, zip=shown_name(bound.name),
+        return say("grade.batch.zip_cut", self.lang, path=shown_name(label), n=left, zip=shown_name(bound.name),
                    bound=why)  # fmt: skip
 
     def member(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, zip_: _Zip) -> _Zip | None:
