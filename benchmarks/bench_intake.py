@@ -63,8 +63,9 @@ def build(folder: Path, with_hostile: bool) -> int:
     return extra
 
 
-def measure(folder: Path, home: Path, jobs: int) -> tuple[float, float, dict[str, str]]:
-    """Peak RSS (MiB) of the batch's own process, wall seconds, and each student's file's status."""
+def measure(folder: Path, home: Path, jobs: int) -> tuple[float, float, int, dict[str, str]]:
+    """Peak RSS (MiB) of the batch's own process, wall seconds, the report's rows, and each student's
+    file's status."""
     out = home / "out.json"
     argv = [sys.executable, "-m", "tutor", "--home", str(home), "grade", "split-heads", "--batch", str(folder),
             "--format", "json", "--jobs", str(jobs)]  # fmt: skip
@@ -80,7 +81,7 @@ def measure(folder: Path, home: Path, jobs: int) -> tuple[float, float, dict[str
         raise SystemExit(f"exit {child.returncode}: {err.decode()[-2000:]}")
     rows = json.loads(out.read_text(encoding="utf-8"))["results"]
     graded = {r["file"]: r["grade"]["status"] for r in rows if r["file"].endswith(".zip/split_heads.py")}
-    return peak, wall, graded
+    return peak, wall, len(rows), graded
 
 
 def main() -> None:
@@ -96,12 +97,13 @@ def main() -> None:
             f"{STUDENTS} zipped submissions; hostile members: {extra / 1e6:.1f} MB in 24 of them", flush=True
         )
         runs: dict[str, list[tuple[float, float]]] = {"clean": [], "hostile": []}
+        rows: dict[str, int] = {}
         graded: dict[str, dict[str, str]] = {}
         for r in range(args.rounds):
             for variant in runs:
                 home = base / f"home-{variant}-{r}"
                 home.mkdir()
-                peak, wall, graded[variant] = measure(base / variant, home, args.jobs)
+                peak, wall, rows[variant], graded[variant] = measure(base / variant, home, args.jobs)
                 runs[variant].append((peak, wall))
                 print(f"round {r + 1} {variant}: peak RSS {peak:.1f} MiB, {wall:.1f} s", flush=True)
         if graded["clean"] != graded["hostile"] or len(graded["clean"]) != STUDENTS:
@@ -110,11 +112,11 @@ def main() -> None:
             v: (statistics.median(p for p, _ in x), statistics.median(w for _, w in x))
             for v, x in runs.items()
         }
-        print("\n| class | peak RSS MiB | wall s |\n|---|---|---|")
+        print("\n| class | peak RSS | wall | rows |\n|---|---|---|---|")
         for variant, (peak, wall) in med.items():
-            print(f"| {variant} | {peak:.1f} | {wall:.1f} |")
+            print(f"| {variant} | {peak:.1f} MiB | {wall:.1f} s | {rows[variant]:,} |")
         ratio_rss, ratio_wall = med["hostile"][0] / med["clean"][0], med["hostile"][1] / med["clean"][1]
-        print(f"| hostile / clean | {ratio_rss:.2f}× | {ratio_wall:.2f}× |")
+        print(f"| hostile / clean | **{ratio_rss:.2f}×** | {ratio_wall:.2f}× | |")
         passed = sum(s == "pass" for s in graded["clean"].values())
         print(f"every student's file graded alike in both: {passed} pass, {STUDENTS - passed} fail")
 
