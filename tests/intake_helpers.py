@@ -5,6 +5,7 @@ bytes of a zip, or members to put in one:
 - `bomb`: members that inflate a thousandfold (1 MiB of one byte each);
 - `tiny`: many tiny members (not *.py), more than a zip may list;
 - `liar`: a member whose header says it holds 1,000 bytes, while its data inflates to far more;
+- `stored_liar`: bombs whose directory entries say each is stored in as many bytes as it inflates to;
 - `nested`: a zip in a zip in a zip ..., a bomb at every level.
 """
 
@@ -44,6 +45,19 @@ def liar(size: int, claim: int = 1000, first: dict[str, bytes] | None = None) ->
     struct.pack_into("<I", data, info.header_offset + 22, claim)  # the local header's uncompressed size
     entry = data.rindex(b"PK\x01\x02", 0, data.rindex(b"lie.py"))  # its entry in the directory
     struct.pack_into("<I", data, entry + 24, claim)
+    return bytes(data)
+
+
+def stored_liar(n: int, byte: bytes = b"\xff") -> bytes:
+    """A zip of `n` bombs (1 MiB of `byte` each, about 1 KB deflated) whose entries in the directory say
+    each is stored in 1 MiB, as if it were not compressed at all: a ratio of 1 by the headers."""
+    data = bytearray(zipped(bomb(n, byte=byte)))
+    start = zipfile.ZipFile(io.BytesIO(bytes(data))).start_dir
+    entry = start
+    for _ in range(n):  # each entry: 46 bytes, then its name, extra field and comment
+        struct.pack_into("<I", data, entry + 20, MiB)  # its compressed size
+        name, extra, comment = struct.unpack_from("<HHH", data, entry + 28)
+        entry += 46 + name + extra + comment
     return bytes(data)
 
 

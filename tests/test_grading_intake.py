@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import PYTHON, run_tutor_env
 from tests.grading_helpers import SOLUTION, probe_lessons, tutor
-from tests.intake_helpers import MiB, bomb, liar, nested, peak_rss_mib, tiny, zipped
+from tests.intake_helpers import MiB, bomb, liar, nested, peak_rss_mib, stored_liar, tiny, zipped
 
 # the tutor's own process while it reads a batch: ~50 MiB here, whatever the batch holds; before the
 # intake was bounded, the 300 members of 1 MiB below took it to ~345 MiB
@@ -68,6 +68,7 @@ def bomb_class(base: Path) -> Path:
     # members of 60 KB, each too small to be a bomb, but 600 KB from a zip of 2 KB
     ratio = {f"r{i}.py": b"\xff" * 60_000 for i in range(10)}
     (folder / "cy_103.zip").write_bytes(zipped({"probe.py": SOLUTION.encode(), **ratio}))
+    (folder / "dan_104.zip").write_bytes(stored_liar(100))  # a ratio of 1 by its headers
     return folder
 
 
@@ -89,6 +90,14 @@ def test_a_class_with_a_zip_bomb_is_read_in_bounded_memory(lessons, tmp_path):
     size = (folder / "cy_103.zip").stat().st_size // 2**10
     assert message(found["cy_103.zip"]).endswith(
         f"cy_103.zip: 7 of its members were not read: they would take cy_103.zip past 100 times its own {size} KB"
+        " (--max-ratio)"
+    )
+    # the headers' claim passes; the bytes inflated stop at 100 times the zip's own size on the disk
+    size = (folder / "dan_104.zip").stat().st_size
+    read = [row for name, row in found.items() if name.startswith("dan_104.zip/") and row["sha256"]]
+    assert 0 < len(read) <= 100 * size // MiB and all("is not UTF-8" in message(row) for row in read)
+    assert message(found["dan_104.zip"]).endswith(
+        f"of its members were not read: they would take dan_104.zip past 100 times its own {size // 2**10} KB"
         " (--max-ratio)"
     )
 
