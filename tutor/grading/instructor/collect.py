@@ -2,7 +2,7 @@
 in its subfolders (Moodle's "download all" makes a folder per student) and in zip files (a download
 left zipped, a student's own zip, a zip in a zip), in name order.
 
-    with Spool() as spool:
+    with Spool() as spool:   # tutor.grading.instructor.spool
         found = collect(path, lang, keep, spool=spool, bounds=Bounds(files=500))
         # [Found(name, sha256, source or None, error or None)]; found[0].source.read() -> bytes
 
