@@ -147,6 +147,13 @@ GRADE_OUTPUT_CHARS = 8000  # characters of a submission's output kept in the gra
 GRADE_TOTAL_BYTES = 16 * 2**20  # bytes a submission may write in all: output and files together
 GRADE_JUDGE_SLACK_S = 30.0  # the judge's own start and torch import, beyond the submissions' limits
 GRADE_MAX_SOURCE_BYTES = 1 * 2**20  # a learner's file; the references are 2-5 KB
+# an instructor's batch (tutor.grading.instructor.collect; `grade --batch` changes each with a flag)
+INTAKE_MAX_FILES = 5000  # *.py files one batch takes (--max-files)
+INTAKE_MAX_MEMBERS = 10_000  # entries in one zip's directory, folders and all (--max-members)
+INTAKE_MAX_ZIP_BYTES = 256 * 2**20  # bytes inflated from one zip, its zips in it included (--max-zip-mb)
+INTAKE_MAX_RATIO = 100  # bytes inflated for each byte stored, of a member and of a zip (--max-ratio)
+INTAKE_RATIO_FREE_BYTES = 64 * 2**10  # a member's or a zip's first bytes are never too compressed
+INTAKE_MAX_DEPTH = 6  # folders and zips a file may be inside, below the batch (--max-depth)
 GRADE_MAX_TASKS = 64  # processes and threads in one box: the box's parent, process 1 and the worker are 3
 TRAIN_OWN_TIMEOUT_S = 900.0  # training the learner's own model in the box (exercise train): the whole run
 GRADE_SAVE_TRIES = 2  # recording a grade: each try waits STORE_BUSY_TIMEOUT_S before the next

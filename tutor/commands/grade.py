@@ -1,5 +1,5 @@
 """`python -m tutor grade ID [FILE] [--json] [--watch] [--hint [N]] [--seed S]`, `grade ID --batch DIR [--shard K/N]
-[--export DIR [--roster CSV]]` and `grade --merge REPORT … [--export DIR [--roster CSV]]`.
+[--max-files N …] [--export DIR [--roster CSV]]` and `grade --merge REPORT … [--export DIR [--roster CSV]]`.
 
 Exit 0 pass, 1 fail or timeout, 2 error (the file could not be graded, or bad usage).
 """
@@ -14,6 +14,14 @@ from contextlib import closing, nullcontext
 from pathlib import Path
 
 from tutor.errors import TutorError
+from tutor.settings import (
+    GRADE_MAX_SOURCE_BYTES,
+    INTAKE_MAX_DEPTH,
+    INTAKE_MAX_FILES,
+    INTAKE_MAX_MEMBERS,
+    INTAKE_MAX_RATIO,
+    INTAKE_MAX_ZIP_BYTES,
+)
 from tutor.texts import say
 
 
@@ -56,10 +64,49 @@ def add_arguments(parser, t) -> None:
     )
     parser.add_argument("--jobs", type=int, metavar="N", help=t("cli.opt.grade.jobs"))
     parser.add_argument("--seed", metavar="S", help=t("cli.opt.grade.seed"))
+    for flag, metavar, kind, _, _, default in _BOUNDS:  # what a batch reads at most (collect.Bounds)
+        key = flag.removeprefix("--").replace("-", "_")
+        parser.add_argument(
+            flag, type=kind, metavar=metavar, help=t(f"cli.opt.grade.{key}").replace("{n}", default)
+        )
+
+
+# --flag, its metavar and type, the collect.Bounds field it sets, that field's unit, the default shown
+_BOUNDS = (("--max-files", "N", int, "files", 1, f"{INTAKE_MAX_FILES:,}"),
+           ("--max-members", "N", int, "members", 1, f"{INTAKE_MAX_MEMBERS:,}"),
+           ("--max-file-kb", "KB", int, "file_bytes", 2**10, f"{GRADE_MAX_SOURCE_BYTES // 2**10:,}"),
+           ("--max-zip-mb", "MB", int, "zip_bytes", 2**20, f"{INTAKE_MAX_ZIP_BYTES // 2**20:,}"),
+           ("--max-ratio", "R", float, "ratio", 1, f"{INTAKE_MAX_RATIO:,}"),
+           ("--max-depth", "N", int, "depth", 1, f"{INTAKE_MAX_DEPTH:,}"))  # fmt: skip
+# the least and the most each may be: a file larger than the grader takes is never read
+_BOUND_RANGE = {"file_bytes": (1, GRADE_MAX_SOURCE_BYTES // 2**10), "ratio": (1, 10**6), "depth": (0, 64)}
+
+
+def _bounds_option(args, lang: str) -> None:
+    """--max-files and the other bounds of a batch's intake, checked before anything is read: args.bounds
+    becomes a collect.Bounds (the defaults where none is given)."""
+    given = {field: (flag, getattr(args, flag[2:].replace("-", "_")), unit)
+             for flag, _, _, field, unit, _ in _BOUNDS}  # fmt: skip
+    values = {}
+    for field, (flag, value, unit) in given.items():
+        if value is None:
+            continue
+        if args.batch is None:
+            raise TutorError(say("grade.usage.bound_needs", lang, option=flag))
+        least, most = _BOUND_RANGE.get(field, (1, 10**7))
+        if not least <= value <= most:  # NaN too
+            raise TutorError(
+                say("grade.usage.bound", lang, option=flag, least=least, most=most, got=f"{value:g}")
+            )
+        values[field] = int(value * unit) if field != "ratio" else value
+    from tutor.grading.instructor.collect import Bounds
+
+    args.bounds = Bounds(**values)
 
 
 def run(args, ctx) -> int:
     _seed_option(args, ctx.lang)
+    _bounds_option(args, ctx.lang)
     if args.merge is not None:
         return _merge(args, ctx)
     from tutor.grading.judges import EarlyJudge  # light: the judge starts before the grading code loads
@@ -211,7 +258,8 @@ def _batch(ex, args, ctx, limits) -> int:
     progress = BatchProgress(ex.id, ctx.lang, sys.stderr)
     texts: dict[str, str] = {}
     rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, jobs=jobs, shard=args.shard,
-                              on_start=progress.start, on_done=progress.done, texts=texts)  # fmt: skip
+                              on_start=progress.start, on_done=progress.done, texts=texts,
+                              bounds=args.bounds)  # fmt: skip
     args.similar_pairs = _similar(ex, texts, args) if args.similar else None
     progress.finish()
     args.graded_at = batch.graded_now()

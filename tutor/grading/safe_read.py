@@ -6,6 +6,7 @@ could be read safely (a regular file of its own that is too large), else None.
 
 source = read_submission(path, lang="de")               # bytes of at most GRADE_MAX_SOURCE_BYTES
 source = read_entry(folder_fd, name, shown, lang="de")  # an entry of an open folder, never a link
+with open_entry(folder_fd, name, shown, "de") as fh:     # the same checks, read by the caller (a zip)
 text = read_instructor_file(path, shown, "de")          # a roster or a shard report, of any size
 text = decode_source(source, shown, "de")               # a Python file's bytes as Python reads them
 """
@@ -21,6 +22,7 @@ import re
 import stat
 import tokenize
 from pathlib import Path
+from typing import BinaryIO
 
 from tutor.errors import TutorError
 from tutor.settings import GRADE_MAX_SOURCE_BYTES
@@ -60,16 +62,25 @@ def read_instructor_file(path: Path, shown: str, lang: str = "en", encoding: str
         raise TutorError(say("grade.file.not_utf8", lang, name=shown, byte=str(err.start))) from None
 
 
+def open_submission(path: Path, shown: str, lang: str = "en") -> BinaryIO:
+    """`path` open for reading, checked as read_submission checks it (a regular file, opened once
+    without blocking, checked on the descriptor), for a caller that reads it in pieces (a zip)."""
+    return _checked(_open_path(path, shown, lang), shown, lang)
+
+
 def _read_path(path: Path, shown: str, limit: int | None, lang: str) -> bytes:
+    return _read_open(_open_path(path, shown, lang), shown, limit, lang)
+
+
+def _open_path(path: Path, shown: str, lang: str) -> int:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise TutorError(say("grade.file.missing", lang, path=shown)) from None
     except IsADirectoryError:
         raise TutorError(say("grade.file.folder", lang, path=shown)) from None
     except OSError as err:
         raise _unreadable(shown, err, lang) from None
-    return _read_open(fd, shown, limit, lang)
 
 
 def read_entry(
@@ -81,9 +92,20 @@ def read_entry(
     before it is read, and the open descriptor is checked again, so an entry swapped for a link, a FIFO
     or a device after it was listed is refused too. Every refusal is a Refused; messages name the
     entry as `shown` (its escaped name), in `lang`."""
+    return _read_open(_open_entry(folder_fd, name, shown, lang), shown, limit, lang, own_name=True)
+
+
+def open_entry(folder_fd: int, name: str, shown: str, lang: str = "en") -> BinaryIO:
+    """The entry `name` of the open folder `folder_fd` open for reading, checked as read_entry checks
+    it (never through a link, a regular file with no other name), for a caller that reads it in pieces
+    (a zip, a file streamed to a spool). Every refusal is a Refused."""
+    return _checked(_open_entry(folder_fd, name, shown, lang), shown, lang, own_name=True)
+
+
+def _open_entry(folder_fd: int, name: str, shown: str, lang: str) -> int:
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(name, flags | getattr(os, "O_NOCTTY", 0), dir_fd=folder_fd)
+        return os.open(name, flags | getattr(os, "O_NOCTTY", 0), dir_fd=folder_fd)
     except FileNotFoundError:
         raise TutorError(say("grade.file.missing", lang, path=shown)) from None
     except OSError as err:
@@ -94,7 +116,6 @@ def read_entry(
         except OSError:
             mode = stat.S_IFREG
         raise _refused(str(entry_problem(mode, shown, lang) or _unreadable(shown, err, lang))) from None
-    return _read_open(fd, shown, limit, lang, own_name=True)
 
 
 # what an entry is when it is not a regular file: the key of its message under grade.file
@@ -114,10 +135,10 @@ def _unreadable(shown: str, err: OSError, lang: str) -> TutorError:
     return TutorError(say("grade.file.unreadable", lang, path=shown, error=str(err.strerror or err)))
 
 
-def _read_open(fd: int, shown: str, limit: int | None, lang: str, own_name: bool = False) -> bytes:
-    """At most `limit` bytes (None: all) of the regular file open as `fd` (closed here), checked on
-    the descriptor itself; with `own_name`, a file with other names (a hard link) is refused unread
-    (Refused, as every refusal is then). A file too large is hashed whole, up to HASH_LIMIT bytes."""
+def _checked(fd: int, shown: str, lang: str, own_name: bool = False) -> BinaryIO:
+    """The regular file open as `fd`, checked on the descriptor itself, as a file object (the caller
+    closes it; `fd` is closed here if it is refused); with `own_name`, a file with other names (a hard
+    link) is refused unread (Refused, as every refusal is then)."""
     refuse = _refused if own_name else TutorError
     try:
         info = os.fstat(fd)
@@ -126,21 +147,37 @@ def _read_open(fd: int, shown: str, limit: int | None, lang: str, own_name: bool
             raise refuse(str(problem))
         if own_name and info.st_nlink > 1:
             raise refuse(say("grade.file.hard_link", lang, path=shown, n=info.st_nlink))
-        with os.fdopen(os.dup(fd), "rb") as fh:
+        return os.fdopen(fd, "rb")
+    except OSError as err:
+        os.close(fd)
+        raise refuse(str(_unreadable(shown, err, lang))) from None
+    except TutorError:
+        os.close(fd)
+        raise
+
+
+def _read_open(fd: int, shown: str, limit: int | None, lang: str, own_name: bool = False) -> bytes:
+    """At most `limit` bytes (None: all) of the regular file open as `fd` (closed here), checked as
+    _checked checks it. A file too large is hashed whole, up to HASH_LIMIT bytes."""
+    refuse = _refused if own_name else TutorError
+    with _checked(fd, shown, lang, own_name) as fh:
+        try:
             data = fh.read(-1 if limit is None else limit + 1)
             if limit is not None and len(data) > limit:
                 message = say("grade.file.too_large", lang, path=shown, kb=str(limit // 2**10))
-                raise (_refused(message, _rest_hashed(fh, data)) if own_name else TutorError(message))
-    except OSError as err:
-        raise refuse(str(_unreadable(shown, err, lang))) from None
-    finally:
-        os.close(fd)
+                raise (
+                    _refused(message, rest_hashed(fh, hashlib.sha256(data), len(data)))
+                    if own_name
+                    else TutorError(message)
+                )
+        except OSError as err:
+            raise refuse(str(_unreadable(shown, err, lang))) from None
     return data
 
 
-def _rest_hashed(fh, head: bytes) -> str | None:
-    """The sha256 of `head` and the rest of `fh`, or None past HASH_LIMIT bytes in all."""
-    digest, size = hashlib.sha256(head), len(head)
+def rest_hashed(fh, digest, size: int) -> str | None:
+    """The sha256 `digest` of the `size` bytes read so far, finished with the rest of `fh`, as hex; None
+    past HASH_LIMIT bytes in all."""
     while chunk := fh.read(2**20):
         size += len(chunk)
         if size > HASH_LIMIT:

@@ -27,9 +27,12 @@ import hashlib
 import io
 import json
 import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 
@@ -40,6 +43,9 @@ from tutor.grading.judges import WarmJudge
 from tutor.grading.result import VERSION, GradeResult
 from tutor.grading.runner import Limits, error_result, grade_many
 from tutor.texts import say
+
+if TYPE_CHECKING:
+    from tutor.grading.instructor.collect import Bounds, Source, Spool
 
 CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256",
                "isolation", "missing_layers")  # fmt: skip
@@ -112,26 +118,47 @@ def grade_folder(
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[int], None] | None = None,
     texts: dict[str, str] | None = None,
+    bounds: Bounds | None = None,
 ) -> list[BatchRow]:
     """Every *.py under `folder` (a folder, its subfolders and zips, or a zip: tutor.grading.instructor.collect), in
     name order, each with its own judge, sandboxed worker and scratch folder; an entry that is not a
     regular file is an error row, never opened through a link. `shard` (K, N): only the entries whose
-    `shard_of(name, N)` is K. `on_start(n)` is told how many files go to the judge, `on_done(i)` each
-    time one of them is graded (from the grading threads). `texts`, when given, gets each graded file's
-    text by its name (for the similarity report)."""
+    `shard_of(name, N)` is K; `bounds`: what the batch reads at most (collect.Bounds). `on_start(n)` is
+    told how many files go to the judge, `on_done(i)` each time one of them is graded (from the grading
+    threads). `texts`, when given, gets each graded file's text by its name (for the similarity report).
+
+    A file's bytes are read from collect's spool when it is about to be graded and dropped once it is,
+    so at most `jobs` files' texts are held at a time (all of them only for `texts`)."""
+    from tutor.grading.instructor.collect import Spool
+    from tutor.grading.safe_read import decode_source
+
     if ex.kind != "code":
         raise TutorError(say("grade.batch.runs_only", lang, id=ex.id))
-    rows, todo = _read_folder(ex, folder, lang, shard)
-    if texts is not None:
-        texts.update({row.file: text for row, text in todo})
-    if on_start is not None:
-        on_start(len(todo))
-    if todo:  # one warm judge forks a judge (and a box) per file, `jobs` files at a time
-        with WarmJudge() as warm:
-            results = grade_many(ex, [(text, row.file) for row, text in todo], lang=lang, limits=limits,
-                                 warm=warm, jobs=jobs, on_done=on_done)  # fmt: skip
-        for (row, _), result in zip(todo, results, strict=True):
-            row.result = result
+    with Spool() as spool:
+        rows, todo = _read_folder(ex, folder, lang, shard, spool, bounds)
+        if on_start is not None:
+            on_start(len(todo))
+        if todo:  # one warm judge forks a judge (and a box) per file, `jobs` files at a time
+            lock, done = threading.Lock(), [0]
+            with WarmJudge() as warm:
+
+                def grade(item: tuple[BatchRow, Source]) -> None:
+                    row, source = item
+                    text = decode_source(source.read(), row.file, lang)  # it decoded when it was read
+                    if texts is not None:
+                        texts[row.file] = text
+                    row.result = grade_many(ex, [(text, row.file)], lang=lang, limits=limits, warm=warm)[0]
+                    if on_done is not None:
+                        with lock:
+                            done[0] += 1
+                            on_done(done[0])
+
+                if jobs > 1 and len(todo) > 1:
+                    with ThreadPoolExecutor(max_workers=jobs) as pool:
+                        list(pool.map(grade, todo))
+                else:
+                    for item in todo:
+                        grade(item)
     for row in rows:
         if on_row is not None:
             on_row(row)
@@ -139,27 +166,28 @@ def grade_folder(
 
 
 def _read_folder(
-    ex: Exercise, folder: Path, lang: str, shard: tuple[int, int] | None
-) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
+    ex: Exercise, folder: Path, lang: str, shard: tuple[int, int] | None, spool: Spool, bounds: Bounds | None
+) -> tuple[list[BatchRow], list[tuple[BatchRow, Source]]]:
     """A row for every *.py under `folder` (of the shard), in name order, and the rows still to grade
-    with their text; the others are error rows already."""
-    from tutor.grading.instructor.collect import collect
+    with where their bytes are in `spool`; the others are error rows already (a file that does not
+    decode among them: each is decoded here once, and its text dropped)."""
+    from tutor.grading.instructor.collect import Bounds, collect
     from tutor.grading.safe_read import decode_source
 
     keep = (lambda name: True) if shard is None else (lambda name: shard_of(name, shard[1]) == shard[0])
     rows: list[BatchRow] = []
-    todo: list[tuple[BatchRow, str]] = []
-    for found in collect(folder, lang, keep):
-        name, error, text = shown_name(found.name), found.error, None
+    todo: list[tuple[BatchRow, Source]] = []
+    for found in collect(folder, lang, keep, spool=spool, bounds=bounds or Bounds()):
+        name, error = shown_name(found.name), found.error
         if error is None and found.source is not None:
             try:
-                text = decode_source(found.source, name, lang)
+                decode_source(found.source.read(), name, lang)
             except TutorError as err:
                 error = str(err)
         row = BatchRow(name, found.sha256, error_result(ex, error or "", lang), file_time=found.mtime)
         rows.append(row)
-        if error is None and text is not None:
-            todo.append((row, text))
+        if error is None and found.source is not None:
+            todo.append((row, found.source))
     return rows, todo
 
 
