@@ -22,6 +22,7 @@ SIGNALS = {
     "tutor.quiz.numbers.NotANumber": "an answer that is not a number; the quiz asks again",
     "tutor.quiz.terminal._Stop": "the end of the plain quiz's input; everything answered is saved",
     "tutor.grading.box.sandbox.RootRefused": "a mount the system refused; the worker goes on and the grade names the layer",
+    "tutor.grading.instructor.collect._Full": "a batch took its --max-files; a row says where it stopped",
 }
 
 
