@@ -91,6 +91,14 @@ def test_the_layout_table_names_every_package_and_module_of_tutor():
     assert modules <= named, sorted(modules - named)
 
 
+def test_each_part_of_the_figures_page_names_the_command_that_makes_its_figures():
+    page = (ROOT / "docs/figures.md").read_text(encoding="utf-8")
+    parts = re.split(r"^## ", page, flags=re.M)[1:]
+    assert len(parts) >= 5
+    for part in parts:
+        assert re.search(r"`python benchmarks/\w+\.py[^`]*`", part), part.splitlines()[0]
+
+
 def _make_screenshots():
     sys.path.insert(0, str(ROOT / "docs"))
     try:
