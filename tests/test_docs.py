@@ -1,11 +1,13 @@
 """The front door and the docs: README stays small, every link inside the project leads to a file,
-nothing points outside the project, and README's capture is what the app draws today."""
+nothing points outside the project, README's capture is what the app draws today, and what the pages say
+of the code's layout and the checks to run is what the code and CI have."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,51 @@ def test_nothing_in_the_project_points_at_files_outside_it():
             for m in re.findall(r"DESIGN\.md|REFERENCE\.md|\.\./shared", text)
         ]
     assert not found, "\n".join(found)
+
+
+def _block_after(page: Path, heading: str) -> list[str]:
+    """The lines of the first fenced block after `heading` on `page`."""
+    text = page.read_text(encoding="utf-8")
+    after = text[text.index(f"\n{heading}\n") :]
+    start = after.index("```\n") + 4
+    return after[start : after.index("```", start)].splitlines()
+
+
+def test_the_pages_test_commands_are_the_checks_ci_runs_first():
+    ci = (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
+    checks = ci[ci.index("ruff check . && ruff format --check .") : ci.index("python -m pytest -q") + 1]
+    assert checks == ["ruff check . && ruff format --check .", "mypy", "python -m pytest -q"]
+    assert _block_after(ROOT / "docs/development.md", "## Tests") == checks
+    assert _block_after(ROOT / "README.md", "## Test") == checks
+
+
+def test_the_pre_commit_hooks_are_cis_lint_format_and_type_check():
+    import yaml
+
+    (repo,) = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))["repos"]
+    hooks = {hook["id"]: hook for hook in repo["hooks"]}
+    assert [h["entry"] for h in hooks.values()] == ["ruff check", "ruff format --check", "mypy"]
+    checked = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]["files"]
+    named = re.fullmatch(r"mypy \(([^;]+); .*\)", hooks["mypy"]["name"])
+    assert named and named[1].split(", ") == checked
+
+
+def test_the_layout_table_names_every_package_and_module_of_tutor():
+    page = (ROOT / "docs/development.md").read_text(encoding="utf-8")
+    rows = {m[1]: m[2] for m in re.finditer(r"^\| `([^`]+)` \| (.*) \|$", page, re.M)}
+    packages = {f"tutor/{p.parent.name}/" for p in (ROOT / "tutor").glob("*/__init__.py")}
+    assert packages <= set(rows), sorted(packages - set(rows))
+    modules = {p.stem for p in (ROOT / "tutor").glob("*.py")} - {"__init__", "__main__"}
+    named = set(re.findall(r"`(\w+)`", rows["tutor/*.py"]))
+    assert modules <= named, sorted(modules - named)
+
+
+def test_each_part_of_the_figures_page_names_the_command_that_makes_its_figures():
+    page = (ROOT / "docs/figures.md").read_text(encoding="utf-8")
+    parts = re.split(r"^## ", page, flags=re.M)[1:]
+    assert len(parts) >= 5
+    for part in parts:
+        assert re.search(r"`python benchmarks/\w+\.py[^`]*`", part), part.splitlines()[0]
 
 
 def _make_screenshots():

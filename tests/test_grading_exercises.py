@@ -1,5 +1,6 @@
 """Every shipped exercise: the reference passes, in every language, the starter fails, each broken variant fails the
-check it names in its first line (`# fails: CHECK — why`), first (in split-heads and alibi: and no other), and each accepted variant passes. Graded
+check it names in its first line (`# fails: CHECK — why`) as its exercise's `broken_fails` says (first, or
+alone: tutor.grading.authoring.broken_problems, what `python -m tutor check` reports), and each accepted variant passes. Graded
 once for the module, all files in one child process per exercise (runner.grade_trusted), every judge
 forked from one warm judge the module shares; the sandboxed path is covered by the CLI and sandbox tests.
 Files that do nothing score 0: tests/test_grading_nothing.py. The head-count exercise is graded from real
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.grading_helpers import PROBE_FILES, SOLUTION, exercise_course, tutor
 from tutor.content.loader import load_course
-from tutor.grading.authoring import _static_problems, check_exercises
+from tutor.grading.authoring import _static_problems, broken_problems, check_exercises, named_check
 from tutor.grading.judges import WarmJudge
 from tutor.grading.runner import grade_trusted
 from tutor.grading.runs import exercise_checks
@@ -29,18 +31,13 @@ ROOT = Path(__file__).resolve().parents[1]
 COURSE = load_course(ROOT / "lessons")
 CODE = [ex for ex in COURSE.exercises() if ex.kind == "code"]
 BROKEN = [(ex, f) for ex in CODE for f in sorted((ex.folder / "broken").glob("*.py"))]
-# exercises whose checks are independent, so each broken file fails its named check and no other. In the
-# others a check builds on another's property by design: rope's attention and training checks run the
-# learner's rotation (a wrong turn shows in the logits and the loss too), three-layers' checks each measure
-# the same order_gap, context-scaling's shape is asked before any value
-ONLY_THE_NAMED = {"split-heads", "alibi"}
 ACCEPTED = [(ex, f) for ex in CODE for f in sorted((ex.folder / "accepted").glob("*.py"))]
 
 
 def _named_check(path: Path) -> str:
-    m = re.match(r"# fails: ([a-z0-9_]+) — ", path.read_text(encoding="utf-8").splitlines()[0])
-    assert m, f"{path} must start with '# fails: CHECK — why'"
-    return m.group(1)
+    named = named_check(path)
+    assert named, f"{path} must start with '# fails: CHECK — why'"
+    return named
 
 
 @pytest.fixture(scope="module")
@@ -120,15 +117,15 @@ def test_the_head_count_answer_file_in_each_language_gets_the_english_verdicts()
 
 
 @pytest.mark.parametrize("ex,path", BROKEN, ids=lambda v: v.id if hasattr(v, "id") else v.stem)
-def test_broken_variant_fails_the_check_it_names_first(ex, path, graded):
-    named = _named_check(path)
-    assert named in {c.id for c in ex.checks}
-    result = graded[path]
-    assert result.status == "fail"
-    assert result.first_failure.name == named, [(c.name, c.status, c.message[:80]) for c in result.checks]
-    if ex.id in ONLY_THE_NAMED:
-        failed = [c.name for c in result.checks if c.status != "pass"]
-        assert failed == [named], [(c.name, c.status, c.message[:80]) for c in result.checks]
+def test_broken_variant_fails_the_check_it_names(ex, path, graded):
+    assert _named_check(path) in {c.id for c in ex.checks}
+    assert graded[path].status == "fail"
+    assert [p.message for p in broken_problems(ex, path, graded[path])] == []
+
+
+def test_split_heads_and_alibi_broken_files_each_fail_their_check_alone():
+    # their checks are independent; in rope, three-layers and context-scaling a check builds on another's
+    assert {ex.id for ex in CODE if ex.broken_fails == "only"} == {"split-heads", "alibi"}
 
 
 @pytest.mark.parametrize("ex,path", ACCEPTED, ids=lambda v: v.id if hasattr(v, "id") else v.stem)
@@ -219,8 +216,9 @@ def test_the_readme_example_exercise_grades_as_the_page_says(tmp_path, warm):
     assert solution.status == "pass" and solution.score == sum(c.points for c in ex.checks), solution.checks
     assert starter.status == "fail" and starter.score == 0
     for path in broken:
-        wrong = graded[path]
-        assert wrong.status == "fail" and wrong.first_failure.name == _named_check(path), wrong.checks
+        assert graded[path].status == "fail" and broken_problems(ex, path, graded[path]) == [], graded[
+            path
+        ].checks
 
 
 # --- head-count: stored runs + the answer file ------------------------------------------------------
@@ -369,6 +367,47 @@ def test_authoring_check_flags_a_passing_starter_and_a_missing_check_function(tm
         f"no function check_{cid} for the declared check {cid!r}"
         for cid in ("matches_view", "round_trip", "rejects_bad_split")
     }
+
+
+def test_check_reports_each_broken_file_that_does_not_fail_the_check_it_names(tmp_path):
+    """`python -m tutor check` holds broken/ to its contract: a file that passes, one that fails another
+    check first, one that fails a second check where the exercise says "only", one whose first line names
+    no declared check or no check at all; each is FILE: message, exit 2. A file that keeps it is not named."""
+    toml = PROBE_FILES["exercise.toml"].replace("timeout_s = 10\n", 'timeout_s = 10\nbroken_fails = "only"\n')
+    lessons = exercise_course(tmp_path / "lessons", {**PROBE_FILES, "exercise.toml": toml}, shipped=False)
+    broken = lessons / "09-probe/exercises/probe/broken"
+    broken.mkdir()
+    wrong_add = SOLUTION.replace("return a + b\n\n\ndef concat", "return a - b\n\n\ndef concat")
+    files = {
+        "kept.py": "# fails: add — subtracts\n" + wrong_add,
+        "passes.py": "# fails: concat — the reference itself\n" + SOLUTION,
+        "other_first.py": "# fails: scale — names scale, but add fails first\n"
+        + wrong_add.replace("x * k", "x + k"),
+        "also_last.py": "# fails: add — and the last item is the first\n"
+        + wrong_add.replace("xs[-1]", "xs[0]"),
+        "undeclared.py": "# fails: sum — no such check\n" + wrong_add,
+        "no_header.py": wrong_add,
+    }
+    for name, text in files.items():
+        (broken / name).write_text(text, encoding="utf-8")
+    proc = tutor(tmp_path / "home", "check", "--lessons", str(lessons))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = [line.strip() for line in proc.stdout.splitlines() if str(broken) in line]
+    named = {Path(line.split(":")[0]).name: line for line in lines}
+    assert sorted(named) == ["also_last.py", "no_header.py", "other_first.py", "passes.py", "undeclared.py"]
+    assert named["passes.py"].endswith("passes.py: passes every check; it must fail 'concat'")
+    assert (
+        "other_first.py: fails 'add' first; it must fail 'scale' first: add: fail ("
+        in named["other_first.py"]
+    )
+    assert named["also_last.py"].endswith(
+        """also_last.py: fails 'last' too; it must fail 'add' alone (broken_fails = "only")"""
+    )
+    assert named["undeclared.py"].endswith(
+        "undeclared.py:1: names the check 'sum', which exercise.toml does not declare"
+    )
+    assert named["no_header.py"].endswith("no_header.py:1: the first line must be '# fails: CHECK — why'")
+    assert "errors: 5," in proc.stdout and "Traceback" not in proc.stderr
 
 
 def test_authoring_check_accepts_the_head_count_exercise():

@@ -2,7 +2,7 @@
 
 Problems come first from loading the lessons (`tutor.course.open_course`), then from each function in
 `EXTRA_CHECKERS` (Course -> problems), e.g. the grading side's "every starter fails, every
-solution passes". Output: `FILE:LINE: field: message`, errors then warnings, grouped by file,
+solution passes, each broken file fails the check it names". Output: `FILE:LINE: field: message`, errors then warnings, grouped by file,
 then a summary line. Exit 2 if there is any error, else 0.
 """
 
@@ -28,7 +28,8 @@ def _terms_checker(course):
 
 
 def _exercises_checker(course):
-    """The grading side: every starter fails, every reference passes (tutor/grading/authoring.py)."""
+    """The grading side: starters fail, references pass, broken files fail the check they name
+    (tutor/grading/authoring.py)."""
     from tutor.grading.authoring import check_exercises
 
     return check_exercises(course)

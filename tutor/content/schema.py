@@ -243,6 +243,10 @@ class Exercise(Strict):
     messages: dict[MessageKey, Message] = {}
     worker: WorkerSpec = WorkerSpec()  # what the grading worker is handed (code exercises)
     train: TrainSpec | None = None  # the learner's model can be trained once the checks pass
+    # what each broken/ file must do (`python -m tutor check`): fail the check its first line names before
+    # any other ("first": a later check that builds on that one may fail too), or fail that check alone
+    # ("only": the checks are independent of each other)
+    broken_fails: Literal["first", "only"] = "first"
     folder: Path | None = None  # set by the loader: where starter.py, solution.py, checks.py live
 
 

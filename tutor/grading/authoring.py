@@ -1,5 +1,7 @@
 """For course authors: every exercise's starter must fail, in every language, and its reference must
-pass, in every language; the language variants of the starter and the reference are the same code
+pass, in every language; each file in `accepted/` passes; each file in `broken/` names on its first line
+the check it must fail (`# fails: CHECK — why`) and fails it, first or alone as the exercise's
+`broken_fails` says; the language variants of the starter and the reference are the same code
 (tutor.content.variants); and every message its checks.py says (`msg("key")`) is in its
 exercise.toml's [messages], and used.
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 import ast
 import fnmatch
 import json
+import os
+import re
 from pathlib import Path
 
 from tutor.content.problems import Problem, error, warning
@@ -138,13 +142,76 @@ def _runs_problems(ex: Exercise) -> list[Problem]:
     return problems
 
 
+_FAILS = re.compile(r"# fails: ([a-z0-9_]+) — ")  # a broken file's first line: `# fails: CHECK — why`
+
+
+def named_check(path: Path) -> str | None:
+    """The check a broken file's first line names, or None when that line is not `# fails: CHECK — why`."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    match = _FAILS.match(lines[0]) if lines else None
+    return match.group(1) if match else None
+
+
+def _broken_header_problems(ex: Exercise, path: Path) -> list[Problem]:
+    named = named_check(path)
+    if named is None:
+        return [error(path, "the first line must be '# fails: CHECK — why'", line=1)]
+    if named not in {c.id for c in ex.checks}:
+        return [error(path, f"names the check {named!r}, which exercise.toml does not declare", line=1)]
+    return []
+
+
+def broken_problems(ex: Exercise, path: Path, result: GradeResult) -> list[Problem]:
+    """What is wrong with a broken file's grade: it passes, another check fails first, or (the
+    exercise's `broken_fails = "only"`) another check fails too."""
+    named = named_check(path)
+    first = result.first_failure
+    if first is None:
+        return [error(path, f"passes every check; it must fail {named!r}")]
+    if first.name != named:
+        return [error(path, f"fails {first.name!r} first; it must fail {named!r} first: {_summary(result)}")]
+    others = [c.name for c in result.checks if c.status != "pass" and c.name != named]
+    if ex.broken_fails == "only" and others:
+        also = ", ".join(repr(name) for name in others)
+        return [error(path, f'fails {also} too; it must fail {named!r} alone (broken_fails = "only")')]
+    return []
+
+
+def _graded_files(ex: Exercise) -> tuple[dict[Path, str], list[Problem]]:
+    """({file: its role}, problems): every file `check` grades, with what it must do: "starter" fail,
+    "solution" and "accepted" pass, "broken" fail the check its first line names (a broken file whose
+    first line names no declared check is a problem, and not graded)."""
+    files = {path: role for role in ROLES for path in variants(ex, role).values()}
+    folder = Path(ex.folder or ".")
+    files |= {path: "accepted" for path in sorted((folder / "accepted").glob("*.py"))}
+    problems = []
+    for path in sorted((folder / "broken").glob("*.py")):
+        header = _broken_header_problems(ex, path)
+        problems += header
+        if not header:
+            files[path] = "broken"
+    return files, problems
+
+
+def _verdict_problems(ex: Exercise, path: Path, role: str, result: GradeResult) -> list[Problem]:
+    if role == "starter" and result.status == "pass":
+        return [error(path, f"the starter of {ex.id!r} passes every check; it must fail")]
+    if role in ("solution", "accepted") and result.status != "pass":
+        whose = "reference" if role == "solution" else "accepted solution"
+        return [error(path, f"the {whose} of {ex.id!r} does not pass ({result.status}): {_summary(result)}")]
+    if role == "broken":
+        return broken_problems(ex, path, result)
+    return []
+
+
 def check_exercises(course) -> list[Problem]:
     """Problems with the course's exercises: missing files or check functions, a starter (in any
-    language) that passes, a reference (in any language) that fails, a language variant whose code
-    drifted from the English file. Code exercises are graded for real, through the judge."""
+    language) that passes, a reference (in any language) or an accepted solution that fails, a broken
+    file that does not fail the check it names, a language variant whose code drifted from the English
+    file. Code exercises are graded for real, through the judge."""
     problems: list[Problem] = []
     items: list[tuple[Exercise, list[Path]]] = []
-    roles: dict[Path, str] = {}  # each file graded: "starter" (must fail) or "solution" (must pass)
+    roles: dict[Path, str] = {}
     for ex in course.exercises():
         if not any(f.is_file() for f in _files(ex)):
             continue  # a content-only fixture (no code at all): nothing to grade, nothing half-written
@@ -155,20 +222,12 @@ def check_exercises(course) -> list[Problem]:
         if ex.kind == "runs":
             problems += _runs_problems(ex)
         else:
-            found = {path: role for role in ROLES for path in variants(ex, role).values()}
+            found, header = _graded_files(ex)
+            problems += header
             roles |= found
             items.append((ex, list(found)))
-    results = grade_trusted(items) if items else {}
+    results = grade_trusted(items, jobs=os.cpu_count() or 1) if items else {}
     for ex, files in items:
         for path in files:
-            result = results[path]
-            if roles[path] == "starter" and result.status == "pass":
-                problems.append(error(path, f"the starter of {ex.id!r} passes every check; it must fail"))
-            elif roles[path] == "solution" and result.status != "pass":
-                problems.append(
-                    error(
-                        path,
-                        f"the reference of {ex.id!r} does not pass ({result.status}): {_summary(result)}",
-                    )
-                )
+            problems += _verdict_problems(ex, path, roles[path], results[path])
     return problems

@@ -355,20 +355,24 @@ def grade_code(
 
 
 def grade_trusted(
-    items: list[tuple[Exercise, list[Path]]], lang: str = "en", warm: WarmJudge | None = None
+    items: list[tuple[Exercise, list[Path]]], lang: str = "en", warm: WarmJudge | None = None, jobs: int = 1
 ) -> dict[Path, GradeResult]:
     """{path: GradeResult} for the course's own files (references, starters, broken variants): one
     judge per exercise, one worker for all its files, all forked from one warm judge (`warm`, or one
-    started for this call), so torch is imported once."""
+    started for this call), so torch is imported once; `jobs` exercises are graded at once."""
     if warm is None:
         with WarmJudge() as own:
-            return grade_trusted(items, lang, own)
-    out: dict[Path, GradeResult] = {}
-    for ex, paths in items:
+            return grade_trusted(items, lang, own, jobs)
+
+    def grade(item: tuple[Exercise, list[Path]]) -> list[GradeResult]:
+        ex, paths = item
         files = [(Path(p).read_text(encoding="utf-8"), str(p)) for p in paths]
-        for path, result in zip(paths, grade_many(ex, files, lang=lang, reuse=True, warm=warm), strict=True):
-            out[Path(path)] = result
-    return out
+        return grade_many(ex, files, lang=lang, reuse=True, warm=warm)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(items)))) as pool:
+        graded = list(pool.map(grade, items))
+    return {Path(p): result for (_, paths), results in zip(items, graded, strict=True)
+            for p, result in zip(paths, results, strict=True)}  # fmt: skip
 
 
 @dataclass

@@ -38,7 +38,7 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tutor.progress.migrations import SCHEMA_VERSION
 from tutor.progress.quiz_status import quiz_counts, review_plan
@@ -245,7 +245,7 @@ def standing(
 class Step(NamedTuple):
     """What to do next: `kind` (see the module docstring) and what it is about."""
 
-    kind: str  # review | training | exercise | quiz | read | new | done
+    kind: Literal["review", "training", "exercise", "quiz", "read", "new", "done"]
     lesson: str | None = None
     section: str | None = None
     exercise: str | None = None

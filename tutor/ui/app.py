@@ -45,6 +45,7 @@ from tutor.ui.widgets.key_bar import training_line
 
 if TYPE_CHECKING:
     from tutor.grading.judges import WarmJudge
+    from tutor.progress.glance import Step
     from tutor.progress.store import Store
     from tutor.ui.screens.base import TutorScreen
     from tutor.ui.screens.lesson import LessonScreen
@@ -111,7 +112,8 @@ class TutorApp(App[int]):
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None
         self.course_ready = asyncio.Event()
-        self.next_steps: WeakKeyDictionary[Screen, object] = WeakKeyDictionary()  # what n does, by screen
+        # what n does, by screen (tutor.ui.widgets.next_step shows it)
+        self.next_steps: WeakKeyDictionary[Screen, Step | None] = WeakKeyDictionary()
         self._quit_confirmed = False  # the learner said to quit although a training run goes
         self._discard_confirmed = False  # ... although the lab's editor holds text not saved
         self._prepared: set[str] = set()  # the modes whose first screens were made ahead (prepare_modes)
@@ -471,20 +473,21 @@ class TutorApp(App[int]):
         )
         return (lesson.id, training.experiment) if lesson is not None else None
 
-    async def follow(self, step) -> None:
-        """Do the next step (tutor.progress.glance.Step) the screen shows."""
+    async def follow(self, step: Step) -> None:
+        """Do the next step (tutor.progress.glance.Step) the screen shows: each kind names what it opens
+        (next_step makes every exercise step with its exercise, every training and read step with its lesson)."""
         if step.kind in ("review", "new"):
             await self.open_quiz(None)
         elif step.kind == "quiz":
             await self.open_quiz(step.lesson)
-        elif step.kind == "exercise":
+        elif step.kind == "exercise" and step.exercise is not None:
             await self.open_exercise(step.exercise)
-        elif step.kind == "training":
+        elif step.kind == "training" and step.lesson is not None:
             await self.open_lesson(step.lesson, experiment=step.experiment)
-        elif step.kind == "read":
+        elif step.kind == "read" and step.lesson is not None:
             await self.open_lesson(step.lesson, step.section)
 
-    def _shown_step(self):
+    def _shown_step(self) -> Step | None:
         """The next step the screen shows (None: none shown, or nothing left to do). Asked at every
         key (check_action): a lookup, not a walk through the screen's widgets."""
         step = self.next_steps.get(self.screen)

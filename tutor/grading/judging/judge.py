@@ -10,7 +10,7 @@ job's language (`lang`); the checks write theirs from the exercise's `messages` 
 
 Before it reads any check, the judge imports torch and forks the worker's parent (the job says what
 the worker is handed: sandbox.box_for, worked out by the tutor while this process imports torch), which enters new namespaces and forks the worker
-(worker.py) as process 1 of its PID namespace; the worker builds its box (sandbox.py) and answers
+(worker.py) as process 2 of its PID namespace (process 1 only waits for it: `_into_namespaces`); the worker builds its box (sandbox.py) and answers
 probes. The judge sends it the file's text and runs the checks in order, the loading and each check
 with a time limit of its own (the job's `timeout_s`): every check asks the worker
 for values through probes (tutor/grading/judging/remote.py) and computes the verdict here, with this

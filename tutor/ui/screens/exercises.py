@@ -28,6 +28,7 @@ from tutor.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
     from tutor.progress.exercise_status import ExerciseStatus
+    from tutor.progress.store import Store
 
 MARK = {"passed": "✓", "started": "…", "new": "·"}
 STYLE = {"passed": "green", "started": "yellow", "new": ""}
@@ -56,23 +57,21 @@ class ExercisesScreen(TutorScreen):
         self.query_one("#exlist-hint", Static).update(self.t("ex.list.hint"))
         if self.rows is not None:
             self._draw()
-        if self.tutor.store is not None:
-            self._read()
+        if (store := self.tutor.store) is not None:
+            self._read(store)
         self.query_one("#exlist", OptionList).focus()
 
     def on_screen_resume(self) -> None:  # after TutorScreen's: a grade may have come in meanwhile
-        if self.tutor.store is not None:
-            self._read()
+        if (store := self.tutor.store) is not None:
+            self._read(store)
 
     @work(thread=True, exclusive=True, group="exercise-list", exit_on_error=False)
-    def _read(self):
+    def _read(self, store: Store) -> list[ExerciseStatus]:
         from tutor.grading.workspace import workspace_file
         from tutor.progress.exercise_status import exercise_statuses
 
         home = self.tutor.home
-        return exercise_statuses(
-            self.tutor.store, self.tutor.lessons, lambda ex: workspace_file(home, ex).exists()
-        )
+        return exercise_statuses(store, self.tutor.lessons, lambda ex: workspace_file(home, ex).exists())
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "exercise-list" or event.worker.node is not self:
