@@ -1,0 +1,58 @@
+"""The learner's fourth pass, reading and state (issue 42): the reading place kept through a resize and
+`t`, the keys after a dropdown, a home folder deleted at start, table headers, plain mode, and the small
+ones. Pilot tests at 80×24 unless the width is what is tested."""
+
+from __future__ import annotations
+
+from tests.ui_helpers import aim_over, make_app, until
+
+SIZE = (80, 24)
+
+
+def _top_of_view(screen):
+    """The widget at the top of the lesson's view, the section it is in, and how far into it."""
+    widget, fraction = screen._anchor()
+    return widget, screen.current_section, fraction
+
+
+async def _reading_in_two_lines(app, pilot):
+    """The lesson "positions" opened at "two-lines", paged down into its text, the aim over."""
+    await app.open_lesson("positions", "two-lines", offset=3)
+    await aim_over(app)
+    screen = app.screen
+    await pilot.press("pagedown", "pagedown", "pagedown")
+    await pilot.pause(0.3)
+    assert screen._anchor()[0].has_class("prose")  # in the text, not at a section's or a panel's top
+    return screen
+
+
+async def test_a_terminal_resize_keeps_the_paragraph_at_the_top_of_the_view(home):
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        screen = await _reading_in_two_lines(app, pilot)
+        widget, section, fraction = _top_of_view(screen)
+        for size in [(100, 30), (60, 20), SIZE]:  # wider (the contents stay as they were), narrower, back
+            await pilot.resize_terminal(*size)
+            await aim_over(app, 0.2)
+            now, now_section, now_fraction = _top_of_view(screen)
+            assert (now, now_section) == (widget, section), size
+            assert abs(now_fraction - fraction) < 0.25, size
+
+
+async def test_t_while_an_opening_aim_is_under_way_keeps_the_place_it_aims_at(home):
+    """`t` pressed as "continue" opens a lesson 3 lines into a section: the text above is not laid out yet,
+    so the view is not at the place yet; the place is the aim's, not the half-laid-out view's."""
+    from textual.containers import VerticalScroll
+
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("positions", "two-lines", offset=3)
+        await until(pilot, lambda: getattr(app.screen, "_aim_at", None) is not None)
+        screen = app.screen
+        await pilot.press("t")
+        await aim_over(app, 0.2)
+        prose = screen.query_one("#prose", VerticalScroll)
+        assert screen.query_one("#toc").display  # the contents shown
+        assert prose.scroll_y == screen._content_y(screen.query_one("#sec-two-lines")) + 3
