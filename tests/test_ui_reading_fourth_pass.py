@@ -56,3 +56,30 @@ async def test_t_while_an_opening_aim_is_under_way_keeps_the_place_it_aims_at(ho
         prose = screen.query_one("#prose", VerticalScroll)
         assert screen.query_one("#toc").display  # the contents shown
         assert prose.scroll_y == screen._content_y(screen.query_one("#sec-two-lines")) + 3
+
+
+async def test_r_typed_as_a_dropdown_closes_with_esc_runs_the_experiment(home):
+    """Esc closes a parameter's drop-down and hands the focus back a message later: an `r` typed at once
+    (or while the host is busy) reached the still-focused list, whose typing-to-search swallowed it."""
+    from textual import events
+
+    from tests.ui_helpers import panel_named, settle
+
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("rope-alibi", experiment="rope-relative")
+        await aim_over(app)
+        panel = panel_named(app, "rope-relative")
+        await pilot.press("o")
+        await until(pilot, lambda: panel.form is not None and panel.form.first_field() is not None)
+        app.screen.set_focus(panel.query_one("#p-dtype"))
+        await pilot.press("enter")  # the drop-down opens
+        await until(pilot, lambda: type(app.focused).__name__ == "SelectOverlay")
+        for key, char in (("escape", "\x1b"), ("r", "r")):  # as a terminal delivers two keys typed quickly
+            event = events.Key(key, char)
+            event.set_sender(app)
+            app._driver.send_message(event)
+        await pilot.pause(0.3)
+        await settle(app)
+        assert panel.result is not None and panel.result.experiment == "rope-relative"
