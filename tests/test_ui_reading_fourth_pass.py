@@ -83,3 +83,48 @@ async def test_r_typed_as_a_dropdown_closes_with_esc_runs_the_experiment(home):
         await pilot.pause(0.3)
         await settle(app)
         assert panel.result is not None and panel.result.experiment == "rope-relative"
+
+
+async def test_a_home_deleted_in_the_first_second_is_written_back_whole_and_the_learner_told(home):
+    """The app opens the store a second or so after its first frame (which shows the progress already);
+    the home removed in between was made again with an empty store: every answer lost, nothing said."""
+    import shutil
+
+    from tutor.progress.store import Store
+    from tutor.texts import say
+
+    with Store(home) as store:
+        store.mark_read("positions", "two-lines")
+        store.mark_read("positions", "families")
+    app = make_app(home)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        shutil.rmtree(home)  # before the store is open (the course loads first)
+        await app.course_ready.wait()
+        said = say("err.store.written_back", "en", home=str(home), path=str(home / "progress.sqlite3"))
+        await until(pilot, lambda: any(n.message == said for n in app._notifications))
+        assert app.tutor.store is not None
+        app.tutor.write(lambda s: s.mark_read("positions", "mask-leaks-order"))  # and what comes after
+    with Store(home) as store:
+        assert {r.section for r in store.sections_read()} == {"two-lines", "families", "mask-leaks-order"}
+
+
+def test_a_store_deleted_as_it_opens_is_written_back_at_once(home):
+    import shutil
+
+    from tutor.progress.db import Database
+    from tutor.progress.store import Store
+
+    with Store(home) as store:
+        store.mark_read("positions", "two-lines")
+
+    class DeletedAsItOpens(Database):  # the home removed right after the file was opened
+        def _open(self):
+            conn = super()._open()
+            shutil.rmtree(self.home)
+            return conn
+
+    db = DeletedAsItOpens(home)
+    assert [n.key for n in db.take_news()] == ["err.store.written_back"]
+    db.close()
+    with Store(home) as store:
+        assert [r.section for r in store.sections_read()] == ["two-lines"]
