@@ -4,6 +4,8 @@ ones. Pilot tests at 80×24 unless the width is what is tested."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.ui_helpers import aim_over, make_app, until
 
 SIZE = (80, 24)
@@ -128,3 +130,21 @@ def test_a_store_deleted_as_it_opens_is_written_back_at_once(home):
     db.close()
     with Store(home) as store:
         assert [r.section for r in store.sections_read()] == ["two-lines"]
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_at_60_columns_a_wide_tables_headings_keep_every_word_whole(home, lang, monkeypatch):
+    """The heads profile's nine columns at 60 columns broke "punc-/tuat-/ion"; now the columns go on in a
+    second part below (layer and head again), every heading's word whole."""
+    from tests.ui_helpers import learner_cli
+    from tutor.texts import say
+
+    monkeypatch.setenv("COLUMNS", "60")
+    out = learner_cli(home, "experiment", "heads", lang=lang)
+    assert out.returncode == 0, out.stderr
+    shown = out.stdout.split()
+    columns = ("previous", "punctuation", "line_break", "line_above", "rhyme", "half_slot", "entropy")
+    for key in columns:
+        for word in say(f"exp.heads.profile_col.{key}", lang).replace("\u00ad", "").split():
+            assert word in shown, (word, out.stdout)
+    assert max(map(len, out.stdout.splitlines())) <= 60

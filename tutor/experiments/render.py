@@ -107,10 +107,28 @@ class FittedTable:
     widest columns are narrowed first and their headings and texts break as tutor.wrap breaks lines
     (between words; Chinese between characters, never before "。" or "，"), every word whole. Where the
     words do not fit in a boxed table, the table drops its box and padding (columns one space apart);
-    only where they do not fit even then does a heading break inside a word, marked with a hyphen."""
+    where they do not fit even then, the columns are drawn in parts, one below the other, each part with
+    the table's leading label columns again (layer, head: whole numbers or words); only a column too wide
+    for the width alone breaks a heading inside a word, marked with a hyphen."""
 
     def __init__(self, title: str, headers: list[str], rows: list[list[str]], numeric: list[bool]) -> None:
         self.title, self.headers, self.rows, self.numeric = title, headers, rows, numeric
+        self.parted = False  # a part of a wider table: compact, as its other parts
+
+    def _least(self) -> tuple[list[int], list[int]]:
+        """Each column's widest word of a cell, and its widest word of a heading or a cell."""
+        from tutor.wrap import widest_unit
+
+        headers = [h.replace(SHY, "") for h in self.headers]
+        columns = list(zip(headers, *self.rows, strict=True))
+        cells = [
+            max((widest_unit(line) for t in col[1:] for line in t.split("\n")), default=1) for col in columns
+        ]
+        # a heading's words whole, a Chinese one too (前一个字, not 前一个 and 字), where the width allows
+        words = [
+            max(max(map(cell_len, h.split()), default=0), c) for h, c in zip(headers, cells, strict=True)
+        ]
+        return cells, words
 
     def _widths(self, width: int) -> tuple[list[int], bool]:
         """The columns' widths, and whether the table is drawn compact (no box, no padding)."""
@@ -119,18 +137,13 @@ class FittedTable:
         headers = [h.replace(SHY, "") for h in self.headers]
         columns = list(zip(headers, *self.rows, strict=True))
         natural = [max(max(cell_len(line) for line in text.split("\n")) for text in col) for col in columns]
-        cells = [
-            max((widest_unit(line) for t in col[1:] for line in t.split("\n")), default=1) for col in columns
-        ]
-        # a heading's words whole, a Chinese one too (前一个字, not 前一个 and 字), where the width allows
-        words = [
-            max(max(map(cell_len, h.split()), default=0), c) for h, c in zip(headers, cells, strict=True)
-        ]
+        cells, words = self._least()
         # then a heading's word breaks where its author marked it (a soft hyphen), Chinese anywhere
         syllables = [
             max(widest_unit(h.replace(SHY, "- ")), c) for h, c in zip(self.headers, cells, strict=True)
         ]
-        for compact, least in ((False, words), (True, words), (True, syllables)):
+        tries = [(False, words), (True, words), (True, syllables)][1 if self.parted else 0 :]
+        for compact, least in tries:
             # boxed: each column's padding and border, and the last border; compact: a space between
             room = width - (len(columns) - 1 if compact else 3 * len(columns) + 1)
             widths = fit_widths(natural, least, room)  # every word whole (a number is one word)
@@ -157,13 +170,56 @@ class FittedTable:
             out.add_row(*("\n".join(wrap(text, w)) for text, w in zip(row, widths, strict=True)))
         return out
 
+    def _parts(self, width: int) -> list[FittedTable]:
+        """The table as parts that each fit `width` with every word whole (compact), the leading label
+        columns in each; just itself when it fits whole or has no column to part."""
+        _, words = self._least()
+        if sum(words) + len(words) - 1 <= width:
+            return [self]
+        keys = 0  # leading columns that name a row: words, or whole numbers (layer 1, head 2)
+        while keys < len(self.headers) - 1 and (
+            not self.numeric[keys] or all(row[keys].isdigit() for row in self.rows)
+        ):
+            keys += 1
+        room = width - sum(words[:keys]) - keys  # each column after the labels takes its width and a space
+        if keys == 0 or keys == len(self.headers) or room <= 0:
+            return [self]
+        groups: list[list[int]] = [[]]
+        used = 0
+        for i in range(keys, len(self.headers)):
+            if groups[-1] and used + words[i] + 1 > room:
+                groups.append([])
+                used = 0
+            groups[-1].append(i)
+            used += words[i] + 1
+        if len(groups) == 1:
+            return [self]
+
+        def part(columns: list[int]) -> FittedTable:
+            pick = [*range(keys), *columns]
+            out = FittedTable(
+                "",
+                [self.headers[i] for i in pick],
+                [[row[i] for i in pick] for row in self.rows],
+                [self.numeric[i] for i in pick],
+            )
+            out.parted = True
+            return out
+
+        return [part(g) for g in groups]
+
     def _titled(self, width: int) -> Group:
         """The title above the table, broken by tutor.wrap at the width there is (Rich's own table
-        title breaks at the table's width, and Chinese before "，")."""
+        title breaks at the table's width, and Chinese before "，"); the table in parts if it must be."""
         from tutor.wrap import wrap
 
-        title = Text("\n".join(wrap(self.title, max(width, 1))), style="italic") if self.title else Text()
-        return Group(title, self.build(width)) if self.title else Group(self.build(width))
+        shown: list[RenderableType] = []
+        if self.title:
+            shown.append(Text("\n".join(wrap(self.title, max(width, 1))), style="italic"))
+        for i, part in enumerate(self._parts(width)):
+            shown.extend([Text("")] if i else [])
+            shown.append(part.build(width))
+        return Group(*shown)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self._titled(options.max_width)
