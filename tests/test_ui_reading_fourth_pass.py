@@ -148,3 +148,29 @@ def test_at_60_columns_a_wide_tables_headings_keep_every_word_whole(home, lang, 
         for word in say(f"exp.heads.profile_col.{key}", lang).replace("\u00ad", "").split():
             assert word in shown, (word, out.stdout)
     assert max(map(len, out.stdout.splitlines())) <= 60
+
+
+def test_plain_mode_joins_a_line_break_between_chinese_and_latin_with_a_space(home):
+    from tests.ui_helpers import learner_cli
+
+    out = learner_cli(home, "read", "multi-head", "--no-run", "--no-quiz").stdout
+    assert "疑是地上霜 is not" in out  # was "霜is"
+    out = learner_cli(home, "read", "positions", "--no-run", "--no-quiz").stdout
+    assert "the 2nd character of 山依日白尽 sees 山依." in out  # was "sees山依"
+    zh = learner_cli(home, "read", "positions", "--no-run", "--no-quiz", lang="zh").stdout
+    assert "白日依山尽" in zh and "白 日" not in zh  # between Chinese characters still nothing
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
+def test_plain_mode_never_reads_a_cells_semicolon_as_the_next_column(home, lang):
+    from tests.ui_helpers import learner_cli
+    from tutor.settings import shipped_lessons_dir
+    from tutor.texts import say
+
+    source = (shipped_lessons_dir() / "02-positions" / f"{lang}.md").read_text(encoding="utf-8")
+    row = next(line for line in source.splitlines() if line.startswith("|") and "YaRN" in line)
+    cells = [c.strip() for c in row.strip("| ").split("|")]
+    assert any(";" in c or "；" in c for c in cells)  # the cell that read as a column break
+    out = learner_cli(home, "read", "positions", "--no-run", "--no-quiz", lang=lang).stdout
+    [shown] = [line for line in out.splitlines() if cells[-1] in line]
+    assert len(shown.split(say("plain.sep", lang))) == len(cells), shown

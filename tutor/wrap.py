@@ -37,8 +37,8 @@ _LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s")  # "2. It takes no room..." 
 
 
 def reflow(text: str) -> str:
-    """Join the source lines of each paragraph: with a space, or with nothing where a Chinese
-    character meets the break; a blank line still parts paragraphs, a list item starts a line."""
+    """Join the source lines of each paragraph: with a space, or with nothing between two Chinese
+    characters (`_joint`); a blank line still parts paragraphs, a list item starts a line."""
     return "\n\n".join(_join_lines(p.split("\n")) for p in _PARAGRAPH.split(text.strip()))
 
 
@@ -46,9 +46,21 @@ def _join_lines(lines: list[str]) -> str:
     out = ""
     for line in (raw.strip() for raw in lines):
         if out and line:
-            out += "\n" if _LIST_ITEM.match(line) else "" if wide(out[-1]) or wide(line[0]) else " "
+            out += "\n" if _LIST_ITEM.match(line) else _joint(out[-1], line[0])
         out += line
     return out
+
+
+def _joint(before: str, after: str) -> str:
+    """What a soft line break between two characters reads as: nothing between Chinese characters, nor
+    between one and punctuation (，“ have their room in them), a space everywhere else, also between
+    Chinese and Latin ("霜 is", "sees 山依": the texts write a space there, and a break stands for one)."""
+    if not (wide(before) or wide(after)):
+        return " "
+    punctuation = [unicodedata.category(ch).startswith("P") for ch in (before, after)]
+    if any(p and wide(ch) for p, ch in zip(punctuation, (before, after), strict=True)):
+        return ""  # full-width: ，GPT, not ， GPT
+    return "" if all(p or wide(ch) for p, ch in zip(punctuation, (before, after), strict=True)) else " "
 
 
 def may_break_before(text: str, i: int) -> bool:
