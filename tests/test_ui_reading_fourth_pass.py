@@ -174,3 +174,34 @@ def test_plain_mode_never_reads_a_cells_semicolon_as_the_next_column(home, lang)
     out = learner_cli(home, "read", "positions", "--no-run", "--no-quiz", lang=lang).stdout
     [shown] = [line for line in out.splitlines() if cells[-1] in line]
     assert len(shown.split(say("plain.sep", lang))) == len(cells), shown
+
+
+async def test_done_is_said_once_the_results_are_there_to_see(home):
+    """ "done" used to come first and the results a second or two later (16 heat maps mounted after it):
+    at the moment the status says it, the results are laid out."""
+    from textual.widgets import Static
+
+    from tests.ui_helpers import panel_named, settle
+    from tutor.texts import say
+
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head", experiment="heads")
+        await aim_over(app)
+        panel = panel_named(app, "heads")
+        finished = say("run.finished", "en")
+        status = panel.query_one(".exp-status", Static)
+        seen: list[list[int]] = []  # the results' heights each time the status says "finished"
+        update = status.update
+
+        def watched(content=""):
+            if finished in str(content):
+                seen.append([box.size.height for box in panel.query_children(".exp-results")])
+            return update(content)
+
+        status.update = watched  # type: ignore[method-assign]
+        await pilot.press("r")
+        await until(pilot, lambda: bool(seen), timeout=60)
+        await settle(app)
+        assert seen[0] and seen[0][0] > 10, seen
