@@ -205,3 +205,29 @@ async def test_done_is_said_once_the_results_are_there_to_see(home):
         await until(pilot, lambda: bool(seen), timeout=60)
         await settle(app)
         assert seen[0] and seen[0][0] > 10, seen
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
+def test_a_tables_numbers_keep_their_trailing_zeros_and_a_flag_reads_as_words(home, lang, monkeypatch):
+    """context-scaling printed 5.72 under 5.693 and 4.9 beside 4.902 (a dropped zero reads as less
+    precise), and its source as "stored with the checkpoint (1) or measured now (0) 1"."""
+    from tests.ui_helpers import learner_cli
+    from tutor.texts import marked, say
+
+    monkeypatch.setenv("COLUMNS", "100")
+    out = learner_cli(home, "experiment", "context-scaling", lang=lang)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split("│")[1:-1] for line in out.stdout.splitlines() if line.startswith("│ 16–23")]
+    assert [c.strip() for c in rows[0][1:5]] == [
+        marked(x, lang) for x in ("4.818", "6.713", "4.902", "5.720")
+    ]
+    flag = [say(f"metric_value.context-scaling.stored={v}", lang) for v in (0, 1)]
+    assert any(line.rstrip().endswith(tuple(flag)) for line in out.stdout.splitlines()), out.stdout[-600:]
+    assert "(1)" not in out.stdout and "（1）" not in out.stdout
+
+
+def test_a_plots_single_tick_is_labelled_to_four_digits_not_six_decimals():
+    from tutor.experiments.render import nice_ticks, tick_labels
+
+    ticks = nice_ticks(8.713486, 8.713486)  # a curve that stays at one value
+    assert tick_labels(ticks, "en") == ["8.713"] and tick_labels(ticks, "de") == ["8,713"]

@@ -29,7 +29,7 @@ from tutor.experiments.result import (
     Words,
     words,
 )
-from tutor.texts import catalogue, has, number, say
+from tutor.texts import catalogue, has, marked, number, say
 
 NEAR_ZERO = 1e-5  # a headline number this small is floating-point noise: say so (≈ 0)
 NUMBERED_COLUMNS = 12  # wider heatmaps are colour only, so they fit the screen
@@ -47,10 +47,13 @@ def cell(value: Cell, lang: str) -> str:
 
 
 def table(panel: TablePanel, lang: str) -> FittedTable:
+    columns = [
+        _one_precision([cell(v, lang) for v in col], col, lang) for col in zip(*panel.rows, strict=True)
+    ]
     return FittedTable(
         words(panel.title, lang),
         [words(c, lang) for c in panel.columns],
-        [[cell(v, lang) for v in row] for row in panel.rows],
+        [list(row) for row in zip(*columns, strict=True)] if panel.rows else [],
         [
             all(v is None or isinstance(v, int | float | Num) for v in col)
             for col in zip(*panel.rows, strict=True)
@@ -58,6 +61,33 @@ def table(panel: TablePanel, lang: str) -> FittedTable:
         if panel.rows
         else [False] * len(panel.columns),
     )
+
+
+def _one_precision(texts: list[str], values: tuple[Cell, ...], lang: str) -> list[str]:
+    """A column's numbers shown to significant digits (floats, Nums without fixed decimals), each with
+    as many decimals as the column's most precise number of its size (the same power of ten), within
+    its own digits: 0.330 beside 0.434, 5.720 beside 5.693 (`number` drops trailing zeros: 0.33, 5.72);
+    numbers of other sizes, and exact ones (a slope of 0.25), are left as they are."""
+    figures: dict[int, tuple[float, int]] = {}  # row -> (value, significant digits)
+    for i, v in enumerate(values):
+        if isinstance(v, Num) and v.decimals is None:
+            figures[i] = (v.value, v.digits)
+        elif isinstance(v, float):
+            figures[i] = (v, 4)
+    figures = {i: f for i, f in figures.items() if f[0] != 0 and "e" not in number(f[0], "en", f[1])}
+    most: dict[int, int] = {}  # power of ten -> the most decimals a number of that size is shown with
+    for value, digits in figures.values():
+        size = math.floor(math.log10(abs(value)))
+        most[size] = max(most.get(size, 0), len(number(value, "en", digits).partition(".")[2]))
+    out = list(texts)
+    for i, (value, digits) in figures.items():
+        if float(number(value, "en", digits).replace(",", "")) == value:
+            continue  # exact as shown (a slope of 0.0625): no zero to add
+        decimals = most[math.floor(math.log10(abs(value)))]
+        fixed, significant = f"{value:.{decimals}f}", f"{value:#.{digits}g}".rstrip(".")
+        # the fewer decimals: never more significant digits than the number has
+        out[i] = marked(min(fixed, significant, key=lambda t: len(t.partition(".")[2])), lang)
+    return out
 
 
 SHY = "\u00ad"  # a soft hyphen: where a heading's long word may break (German compounds: Satz­zeichen)
@@ -305,8 +335,11 @@ def metric_label(experiment: str, name: str) -> Words:
     return name
 
 
-def metric_text(value: float, lang: str) -> str:
-    """'≈ 0 (3.1e-07)' for noise-sized numbers, so '0' and 'tiny' are both visible."""
+def metric_text(value: float, lang: str, experiment: str = "", name: str = "") -> str:
+    """'≈ 0 (3.1e-07)' for noise-sized numbers, so '0' and 'tiny' are both visible; a flag's value in
+    words where the catalogue has them (`metric_value.EXPERIMENT.NAME=VALUE`: "measured now", not 0)."""
+    if value == int(value) and has(key := f"metric_value.{experiment}.{name}={int(value)}"):
+        return say(key, lang)
     if isinstance(value, float) and value != 0 and abs(value) < NEAR_ZERO:
         return say("exp.near_zero", lang, value=Num(value, 2))
     return number(value, lang)
@@ -319,7 +352,8 @@ def metrics(result: Result, lang: str) -> Table:
     out.add_column(style="bold")
     out.add_column(justify="right")
     for name, value in result.metrics.items():
-        out.add_row(words(metric_label(result.experiment, name), lang), metric_text(value, lang))
+        label = words(metric_label(result.experiment, name), lang)
+        out.add_row(label, metric_text(value, lang, result.experiment, name))
     return out
 
 
@@ -383,7 +417,7 @@ def nice_ticks(lo: float, hi: float, most: int = 5) -> list[float]:
         return []
     lo, hi = min(lo, hi), max(lo, hi)
     if hi - lo < 1e-12 * max(1.0, abs(lo)):
-        return [lo]
+        return [float(f"{lo:.4g}")]  # one value: a tick at it, to 4 digits (8.713, not 8.713486)
     power = 10 ** math.floor(math.log10((hi - lo) / most))
     for step in (nice * power * scale for scale in (1, 10, 100) for nice in NICE_STEPS[:-1]):
         first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
