@@ -231,3 +231,29 @@ def test_a_plots_single_tick_is_labelled_to_four_digits_not_six_decimals():
 
     ticks = nice_ticks(8.713486, 8.713486)  # a curve that stays at one value
     assert tick_labels(ticks, "en") == ["8.713"] and tick_labels(ticks, "de") == ["8,713"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_ctrl_p_excerpts_of_a_table_read_as_cells_and_rows_without_bars(home, lang):
+    """A table's excerpt read "· · NoPos · 20.97 · 13.10 · ·": the bars of two rows as empty cells."""
+    from tests.ui_helpers import palette_hits
+
+    app = make_app(home, lang)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        prompts = await palette_hits(pilot, app, "NoPos")  # a cell of the table of measured perplexities
+        tables = [p.splitlines()[0] for p in prompts if "·" in p.splitlines()[0]]
+        assert tables
+        for excerpt in tables:
+            assert "|" not in excerpt and "· ·" not in excerpt and "--" not in excerpt, excerpt
+            assert " / " in excerpt  # between rows
+
+
+async def test_ctrl_p_finds_a_name_written_with_an_underscore(home):
+    from tests.ui_helpers import palette_hits
+
+    app = make_app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.course_ready.wait()
+        prompts = await palette_hits(pilot, app, "rotate_half")
+        assert any("rotate_half" in p.splitlines()[0] for p in prompts), prompts
