@@ -257,3 +257,26 @@ async def test_ctrl_p_finds_a_name_written_with_an_underscore(home):
         await app.course_ready.wait()
         prompts = await palette_hits(pilot, app, "rotate_half")
         assert any("rotate_half" in p.splitlines()[0] for p in prompts), prompts
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
+def test_a_tuple_in_the_lesson_text_is_never_broken_across_lines(lang):
+    """Lesson 1's prose on split_heads, "(B, T, C) to (B, h, T, C/h)", drawn as the lesson draws it at
+    every width from 30 to 80: a shape is never cut in two."""
+    import re
+
+    from tests.ui_helpers import plain
+    from tutor.course import open_course_cached
+    from tutor.i18n import pick
+    from tutor.settings import shipped_lessons_dir
+    from tutor.ui.rich_markdown import Prose
+
+    lesson = open_course_cached(shipped_lessons_dir()).lessons[0]
+    body = pick(next(s for s in lesson.sections if s.id == "split-heads").body, lang)
+    prose = "\n".join(line for line in body.splitlines() if not line.startswith(("|", " ", "```")))
+    tuples = set(re.findall(r"(?<![\w.])\((?:[\w/]+, )+[\w/]+\)", prose))  # shapes, not a call's arguments
+    assert len(tuples) >= 3, tuples
+    for width in range(30, 81):
+        lines = plain(Prose(prose), width).splitlines()
+        for shape in tuples:
+            assert any(shape in line for line in lines), (width, shape)

@@ -7,7 +7,7 @@ English and German break between words, never inside one (a word longer than the
 exception). Chinese breaks between any two characters, except that a line never starts with closing
 punctuation (，。、；：？！）」』…) and never ends with opening punctuation (（「『). In every language a
 formula written with spaces stays on one line: no break beside an operator between spaces ("d_k = 32",
-"4·C² + 4·C"), so a line never ends in "d_k =".
+"4·C² + 4·C"), so a line never ends in "d_k ="; nor inside a short tuple written inline ("(1, 5, 4, 8)").
 
 Code is not prose: a line of code too long for the screen is broken for display only, and its
 continuation starts under the line's own indentation with "↪ " (`code_breaks`, `wrap_code`), so the
@@ -70,8 +70,25 @@ def may_break_before(text: str, i: int) -> bool:
         return False
     if before.isspace():  # after a run of spaces, unless an operator stands beside it
         left = text[:i].rstrip()[-1:]
+        if left == "," and _in_tuple(text, i):
+            return False
         return left not in FORMULA_JOIN and after not in FORMULA_JOIN
     return wide(before) or wide(after)
+
+
+TUPLE_MOST = 24  # characters of a tuple written inline, (1, 5, 4, 8), kept on one line
+_TUPLE_ITEM = re.compile(r"\s*-?[\w.′/·*+−]+\s*")  # 1, -2, C, d_k, 0.5, C/h
+
+
+def _in_tuple(text: str, i: int) -> bool:
+    """Is text[i] just after ", " inside a short tuple of numbers or names standing on its own, a shape
+    "(1, 5, 4, 8)" or "(B, h, T, C/h)"? Such a tuple is read as one thing: a break inside it reads as
+    two. A call's arguments, "view(B, T, C)", may break (a long line of code would have no break left)."""
+    left = text.rfind("(", max(0, i - TUPLE_MOST), i)
+    right = text.find(")", i, left + TUPLE_MOST + 2) if left >= 0 else -1
+    if right < 0 or (left > 0 and (text[left - 1].isalnum() or text[left - 1] in "._")):
+        return False
+    return all(_TUPLE_ITEM.fullmatch(item) for item in text[left + 1 : right].split(","))
 
 
 def _line_end(text: str, start: int, width: int) -> int:
