@@ -28,13 +28,18 @@ async def _reading_in_two_lines(app, pilot):
     return screen
 
 
-async def test_a_terminal_resize_keeps_the_paragraph_at_the_top_of_the_view(home):
+# narrower; wider (the contents stay hidden) and back again in the slow run (each waits for an aim to end)
+RESIZES = [[(60, 20)], pytest.param([(100, 30), SIZE], marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("sizes", RESIZES)
+async def test_a_terminal_resize_keeps_the_paragraph_at_the_top_of_the_view(home, sizes):
     app = make_app(home)
     async with app.run_test(size=SIZE) as pilot:
         await app.course_ready.wait()
         screen = await _reading_in_two_lines(app, pilot)
         widget, section, fraction = _top_of_view(screen)
-        for size in [(100, 30), (60, 20), SIZE]:  # wider (the contents stay as they were), narrower, back
+        for size in sizes:
             await pilot.resize_terminal(*size)
             await aim_over(app, 0.2)
             now, now_section, now_fraction = _top_of_view(screen)
