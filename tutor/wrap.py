@@ -7,7 +7,7 @@ English and German break between words, never inside one (a word longer than the
 exception). Chinese breaks between any two characters, except that a line never starts with closing
 punctuation (，。、；：？！）」』…) and never ends with opening punctuation (（「『). In every language a
 formula written with spaces stays on one line: no break beside an operator between spaces ("d_k = 32",
-"4·C² + 4·C"), so a line never ends in "d_k =".
+"4·C² + 4·C"), so a line never ends in "d_k ="; nor inside a short tuple written inline ("(1, 5, 4, 8)").
 
 Code is not prose: a line of code too long for the screen is broken for display only, and its
 continuation starts under the line's own indentation with "↪ " (`code_breaks`, `wrap_code`), so the
@@ -37,8 +37,8 @@ _LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s")  # "2. It takes no room..." 
 
 
 def reflow(text: str) -> str:
-    """Join the source lines of each paragraph: with a space, or with nothing where a Chinese
-    character meets the break; a blank line still parts paragraphs, a list item starts a line."""
+    """Join the source lines of each paragraph: with a space, or with nothing between two Chinese
+    characters (`_joint`); a blank line still parts paragraphs, a list item starts a line."""
     return "\n\n".join(_join_lines(p.split("\n")) for p in _PARAGRAPH.split(text.strip()))
 
 
@@ -46,9 +46,21 @@ def _join_lines(lines: list[str]) -> str:
     out = ""
     for line in (raw.strip() for raw in lines):
         if out and line:
-            out += "\n" if _LIST_ITEM.match(line) else "" if wide(out[-1]) or wide(line[0]) else " "
+            out += "\n" if _LIST_ITEM.match(line) else _joint(out[-1], line[0])
         out += line
     return out
+
+
+def _joint(before: str, after: str) -> str:
+    """What a soft line break between two characters reads as: nothing between Chinese characters, nor
+    between one and punctuation (，“ have their room in them), a space everywhere else, also between
+    Chinese and Latin ("霜 is", "sees 山依": the texts write a space there, and a break stands for one)."""
+    if not (wide(before) or wide(after)):
+        return " "
+    punctuation = [unicodedata.category(ch).startswith("P") for ch in (before, after)]
+    if any(p and wide(ch) for p, ch in zip(punctuation, (before, after), strict=True)):
+        return ""  # full-width: ，GPT, not ， GPT
+    return "" if all(p or wide(ch) for p, ch in zip(punctuation, (before, after), strict=True)) else " "
 
 
 def may_break_before(text: str, i: int) -> bool:
@@ -58,8 +70,25 @@ def may_break_before(text: str, i: int) -> bool:
         return False
     if before.isspace():  # after a run of spaces, unless an operator stands beside it
         left = text[:i].rstrip()[-1:]
+        if left == "," and _in_tuple(text, i):
+            return False
         return left not in FORMULA_JOIN and after not in FORMULA_JOIN
     return wide(before) or wide(after)
+
+
+TUPLE_MOST = 24  # characters of a tuple written inline, (1, 5, 4, 8), kept on one line
+_TUPLE_ITEM = re.compile(r"\s*-?[\w.′/·*+−]+\s*")  # 1, -2, C, d_k, 0.5, C/h
+
+
+def _in_tuple(text: str, i: int) -> bool:
+    """Is text[i] just after ", " inside a short tuple of numbers or names standing on its own, a shape
+    "(1, 5, 4, 8)" or "(B, h, T, C/h)"? Such a tuple is read as one thing: a break inside it reads as
+    two. A call's arguments, "view(B, T, C)", may break (a long line of code would have no break left)."""
+    left = text.rfind("(", max(0, i - TUPLE_MOST), i)
+    right = text.find(")", i, left + TUPLE_MOST + 2) if left >= 0 else -1
+    if right < 0 or (left > 0 and (text[left - 1].isalnum() or text[left - 1] in "._")):
+        return False
+    return all(_TUPLE_ITEM.fullmatch(item) for item in text[left + 1 : right].split(","))
 
 
 def _line_end(text: str, start: int, width: int) -> int:

@@ -1,8 +1,9 @@
 """A lesson's Markdown as plain lines, for a screen reader or a pipe (`python -m tutor read`).
 
 No markup is left to be read aloud: emphasis markers, backticks and the escapes the math conversion
-adds are dropped, a heading is its words, a table row is read as "heading: value; heading: value" (the
-punctuation in the learner's language), code keeps its lines, indented by four spaces. A paragraph is
+adds are dropped, a heading is its words, a table row is read as "heading: value | heading: value" (the
+pair's punctuation in the learner's language; a bar between cells, as a cell's own ";" must not read as
+the next column), code keeps its lines, indented by four spaces. A paragraph is
 one line (its source lines joined as tutor.wrap joins them), or broken at `width` cells when a width
 is given (a terminal). Experiment fences are not handled here: the caller gets them from
 tutor.content.markdown.blocks and says what they show.

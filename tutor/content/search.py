@@ -23,11 +23,13 @@ LIMIT = 40  # hits at most
 _MARKUP = [
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # links and images: their text
     (re.compile(r"^\s{0,3}(#{1,6}|>|[-*+]|\d+\.)\s+", re.M), ""),  # heading, quote and list marks
-    (re.compile(r"[*_`]+"), ""),  # emphasis and code marks
-    (re.compile(r"^\|?[\s:|-]+\|?$", re.M), ""),  # a table's rule line
-    (re.compile(r"\s*\|\s*"), " · "),  # table cells
+    # emphasis and code marks; an _ inside a word stays (d_k, rotate_half: the learner searches for them)
+    (re.compile(r"[*`]+|(?<![\w\\])_+(?=\w)|(?<=\w)_+(?!\w)"), ""),
+    (re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>$])"), r"\1"),  # Markdown's escapes: d\_k is d_k
     (re.compile(r"\s+"), " "),
 ]
+_TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]*-[\s:|-]*\|?\s*$")  # |---|:--:|
+_CELL_BAR = re.compile(r"\s*(?<!\\)\|\s*")
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,17 @@ class Passage:
 
 
 def plain_text(markdown: str) -> str:
+    """A paragraph as one line of words. A table's rows are its cells one after another, " · " between
+    cells and " / " between rows, its bars and rule line gone (no "| · ·" between rows, no "---")."""
+    lines = markdown.strip().split("\n")
+    if lines and all(line.lstrip().startswith("|") for line in lines):
+        rows = [
+            _CELL_BAR.split(line.strip().strip("|").strip()) for line in lines if not _TABLE_RULE.match(line)
+        ]
+        markdown = " / ".join(" · ".join(c.replace("\\|", "|") for c in row if c) for row in rows)
     for pattern, repl in _MARKUP:
         markdown = pattern.sub(repl, markdown)
-    return markdown.strip(" ·")
+    return markdown.strip()
 
 
 def passages(course, lang: str) -> list[Passage]:

@@ -69,5 +69,7 @@ def result_lines(result: Result, lang: str) -> list[str]:
         out += ["", say("exp.metrics", lang)]
         for name, value in result.metrics.items():
             label = words(metric_label(result.experiment, name), lang)
-            out.append(say("plain.pair", lang, name=label, value=metric_text(value, lang)))
+            out.append(
+                say("plain.pair", lang, name=label, value=metric_text(value, lang, result.experiment, name))
+            )
     return out

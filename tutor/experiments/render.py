@@ -29,7 +29,7 @@ from tutor.experiments.result import (
     Words,
     words,
 )
-from tutor.texts import catalogue, has, number, say
+from tutor.texts import catalogue, has, marked, number, say
 
 NEAR_ZERO = 1e-5  # a headline number this small is floating-point noise: say so (≈ 0)
 NUMBERED_COLUMNS = 12  # wider heatmaps are colour only, so they fit the screen
@@ -47,10 +47,13 @@ def cell(value: Cell, lang: str) -> str:
 
 
 def table(panel: TablePanel, lang: str) -> FittedTable:
+    columns = [
+        _one_precision([cell(v, lang) for v in col], col, lang) for col in zip(*panel.rows, strict=True)
+    ]
     return FittedTable(
         words(panel.title, lang),
         [words(c, lang) for c in panel.columns],
-        [[cell(v, lang) for v in row] for row in panel.rows],
+        [list(row) for row in zip(*columns, strict=True)] if panel.rows else [],
         [
             all(v is None or isinstance(v, int | float | Num) for v in col)
             for col in zip(*panel.rows, strict=True)
@@ -58,6 +61,33 @@ def table(panel: TablePanel, lang: str) -> FittedTable:
         if panel.rows
         else [False] * len(panel.columns),
     )
+
+
+def _one_precision(texts: list[str], values: tuple[Cell, ...], lang: str) -> list[str]:
+    """A column's numbers shown to significant digits (floats, Nums without fixed decimals), each with
+    as many decimals as the column's most precise number of its size (the same power of ten), within
+    its own digits: 0.330 beside 0.434, 5.720 beside 5.693 (`number` drops trailing zeros: 0.33, 5.72);
+    numbers of other sizes, and exact ones (a slope of 0.25), are left as they are."""
+    figures: dict[int, tuple[float, int]] = {}  # row -> (value, significant digits)
+    for i, v in enumerate(values):
+        if isinstance(v, Num) and v.decimals is None:
+            figures[i] = (v.value, v.digits)
+        elif isinstance(v, float):
+            figures[i] = (v, 4)
+    figures = {i: f for i, f in figures.items() if f[0] != 0 and "e" not in number(f[0], "en", f[1])}
+    most: dict[int, int] = {}  # power of ten -> the most decimals a number of that size is shown with
+    for value, digits in figures.values():
+        size = math.floor(math.log10(abs(value)))
+        most[size] = max(most.get(size, 0), len(number(value, "en", digits).partition(".")[2]))
+    out = list(texts)
+    for i, (value, digits) in figures.items():
+        if float(number(value, "en", digits).replace(",", "")) == value:
+            continue  # exact as shown (a slope of 0.0625): no zero to add
+        decimals = most[math.floor(math.log10(abs(value)))]
+        fixed, significant = f"{value:.{decimals}f}", f"{value:#.{digits}g}".rstrip(".")
+        # the fewer decimals: never more significant digits than the number has
+        out[i] = marked(min(fixed, significant, key=lambda t: len(t.partition(".")[2])), lang)
+    return out
 
 
 SHY = "\u00ad"  # a soft hyphen: where a heading's long word may break (German compounds: Satz­zeichen)
@@ -107,10 +137,28 @@ class FittedTable:
     widest columns are narrowed first and their headings and texts break as tutor.wrap breaks lines
     (between words; Chinese between characters, never before "。" or "，"), every word whole. Where the
     words do not fit in a boxed table, the table drops its box and padding (columns one space apart);
-    only where they do not fit even then does a heading break inside a word, marked with a hyphen."""
+    where they do not fit even then, the columns are drawn in parts, one below the other, each part with
+    the table's leading label columns again (layer, head: whole numbers or words); only a column too wide
+    for the width alone breaks a heading inside a word, marked with a hyphen."""
 
     def __init__(self, title: str, headers: list[str], rows: list[list[str]], numeric: list[bool]) -> None:
         self.title, self.headers, self.rows, self.numeric = title, headers, rows, numeric
+        self.parted = False  # a part of a wider table: compact, as its other parts
+
+    def _least(self) -> tuple[list[int], list[int]]:
+        """Each column's widest word of a cell, and its widest word of a heading or a cell."""
+        from tutor.wrap import widest_unit
+
+        headers = [h.replace(SHY, "") for h in self.headers]
+        columns = list(zip(headers, *self.rows, strict=True))
+        cells = [
+            max((widest_unit(line) for t in col[1:] for line in t.split("\n")), default=1) for col in columns
+        ]
+        # a heading's words whole, a Chinese one too (前一个字, not 前一个 and 字), where the width allows
+        words = [
+            max(max(map(cell_len, h.split()), default=0), c) for h, c in zip(headers, cells, strict=True)
+        ]
+        return cells, words
 
     def _widths(self, width: int) -> tuple[list[int], bool]:
         """The columns' widths, and whether the table is drawn compact (no box, no padding)."""
@@ -119,18 +167,13 @@ class FittedTable:
         headers = [h.replace(SHY, "") for h in self.headers]
         columns = list(zip(headers, *self.rows, strict=True))
         natural = [max(max(cell_len(line) for line in text.split("\n")) for text in col) for col in columns]
-        cells = [
-            max((widest_unit(line) for t in col[1:] for line in t.split("\n")), default=1) for col in columns
-        ]
-        # a heading's words whole, a Chinese one too (前一个字, not 前一个 and 字), where the width allows
-        words = [
-            max(max(map(cell_len, h.split()), default=0), c) for h, c in zip(headers, cells, strict=True)
-        ]
+        cells, words = self._least()
         # then a heading's word breaks where its author marked it (a soft hyphen), Chinese anywhere
         syllables = [
             max(widest_unit(h.replace(SHY, "- ")), c) for h, c in zip(self.headers, cells, strict=True)
         ]
-        for compact, least in ((False, words), (True, words), (True, syllables)):
+        tries = [(False, words), (True, words), (True, syllables)][1 if self.parted else 0 :]
+        for compact, least in tries:
             # boxed: each column's padding and border, and the last border; compact: a space between
             room = width - (len(columns) - 1 if compact else 3 * len(columns) + 1)
             widths = fit_widths(natural, least, room)  # every word whole (a number is one word)
@@ -157,13 +200,56 @@ class FittedTable:
             out.add_row(*("\n".join(wrap(text, w)) for text, w in zip(row, widths, strict=True)))
         return out
 
+    def _parts(self, width: int) -> list[FittedTable]:
+        """The table as parts that each fit `width` with every word whole (compact), the leading label
+        columns in each; just itself when it fits whole or has no column to part."""
+        _, words = self._least()
+        if sum(words) + len(words) - 1 <= width:
+            return [self]
+        keys = 0  # leading columns that name a row: words, or whole numbers (layer 1, head 2)
+        while keys < len(self.headers) - 1 and (
+            not self.numeric[keys] or all(row[keys].isdigit() for row in self.rows)
+        ):
+            keys += 1
+        room = width - sum(words[:keys]) - keys  # each column after the labels takes its width and a space
+        if keys == 0 or keys == len(self.headers) or room <= 0:
+            return [self]
+        groups: list[list[int]] = [[]]
+        used = 0
+        for i in range(keys, len(self.headers)):
+            if groups[-1] and used + words[i] + 1 > room:
+                groups.append([])
+                used = 0
+            groups[-1].append(i)
+            used += words[i] + 1
+        if len(groups) == 1:
+            return [self]
+
+        def part(columns: list[int]) -> FittedTable:
+            pick = [*range(keys), *columns]
+            out = FittedTable(
+                "",
+                [self.headers[i] for i in pick],
+                [[row[i] for i in pick] for row in self.rows],
+                [self.numeric[i] for i in pick],
+            )
+            out.parted = True
+            return out
+
+        return [part(g) for g in groups]
+
     def _titled(self, width: int) -> Group:
         """The title above the table, broken by tutor.wrap at the width there is (Rich's own table
-        title breaks at the table's width, and Chinese before "，")."""
+        title breaks at the table's width, and Chinese before "，"); the table in parts if it must be."""
         from tutor.wrap import wrap
 
-        title = Text("\n".join(wrap(self.title, max(width, 1))), style="italic") if self.title else Text()
-        return Group(title, self.build(width)) if self.title else Group(self.build(width))
+        shown: list[RenderableType] = []
+        if self.title:
+            shown.append(Text("\n".join(wrap(self.title, max(width, 1))), style="italic"))
+        for i, part in enumerate(self._parts(width)):
+            shown.extend([Text("")] if i else [])
+            shown.append(part.build(width))
+        return Group(*shown)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self._titled(options.max_width)
@@ -249,8 +335,11 @@ def metric_label(experiment: str, name: str) -> Words:
     return name
 
 
-def metric_text(value: float, lang: str) -> str:
-    """'≈ 0 (3.1e-07)' for noise-sized numbers, so '0' and 'tiny' are both visible."""
+def metric_text(value: float, lang: str, experiment: str = "", name: str = "") -> str:
+    """'≈ 0 (3.1e-07)' for noise-sized numbers, so '0' and 'tiny' are both visible; a flag's value in
+    words where the catalogue has them (`metric_value.EXPERIMENT.NAME=VALUE`: "measured now", not 0)."""
+    if value == int(value) and has(key := f"metric_value.{experiment}.{name}={int(value)}"):
+        return say(key, lang)
     if isinstance(value, float) and value != 0 and abs(value) < NEAR_ZERO:
         return say("exp.near_zero", lang, value=Num(value, 2))
     return number(value, lang)
@@ -263,7 +352,8 @@ def metrics(result: Result, lang: str) -> Table:
     out.add_column(style="bold")
     out.add_column(justify="right")
     for name, value in result.metrics.items():
-        out.add_row(words(metric_label(result.experiment, name), lang), metric_text(value, lang))
+        label = words(metric_label(result.experiment, name), lang)
+        out.add_row(label, metric_text(value, lang, result.experiment, name))
     return out
 
 
@@ -327,7 +417,7 @@ def nice_ticks(lo: float, hi: float, most: int = 5) -> list[float]:
         return []
     lo, hi = min(lo, hi), max(lo, hi)
     if hi - lo < 1e-12 * max(1.0, abs(lo)):
-        return [lo]
+        return [float(f"{lo:.4g}")]  # one value: a tick at it, to 4 digits (8.713, not 8.713486)
     power = 10 ** math.floor(math.log10((hi - lo) / most))
     for step in (nice * power * scale for scale in (1, 10, 100) for nice in NICE_STEPS[:-1]):
         first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)

@@ -10,6 +10,9 @@ A store deleted while it is open (the learner's home folder removed under a runn
 every later write into a file no name leads to, lost when the app ends. So each write first checks the
 file is still there; when it is gone, the home is made again and the store written back to its place
 from the connection that still holds it, all of it, and a notice says so (`news`, for the app to show).
+Deleted as it opens, it is written back at once. Before it opens (the app opens it a second or so
+after its first frame, which already shows the progress), `Held` keeps the file open from the app's
+start, and writes it back if it went meanwhile.
 """
 
 from __future__ import annotations
@@ -97,13 +100,16 @@ class Database:
             raise TutorError("err.store.no_home", path=str(self.home), why=err.strerror) from None
         with self._opening():
             self.conn = self._open()
+        self._file = self._identity()
+        if self._file is None:  # deleted as it opened (its home removed): the connection still holds it
+            self._write_back()
+            self._file = self._identity()
         try:
             self._reader = self._connect()
             self._reader.execute("PRAGMA query_only = ON")
         except sqlite3.Error as err:
             self.conn.close()
             raise TutorError("err.store.cannot_open", path=str(self.path), why=str(err)) from None
-        self._file = self._identity()
 
     # --- opening -------------------------------------------------------------------------
 
@@ -244,12 +250,7 @@ class Database:
     # --- using ---------------------------------------------------------------------------
 
     def _identity(self) -> tuple[int, int] | None:
-        """The store file's device and inode, None when no file has its name."""
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return None
-        return st.st_dev, st.st_ino
+        return identity(self.path)
 
     def _still_there(self) -> None:
         """Before a write: the store file must still be the one open. Deleted (its home removed), it is
@@ -270,17 +271,7 @@ class Database:
             self._file = self._identity()
 
     def _write_back(self) -> None:
-        try:
-            self.home.mkdir(parents=True, exist_ok=True)
-            copy = sqlite3.connect(self.path)
-            try:
-                self.conn.backup(copy)  # every page the open store holds, committed
-            finally:
-                copy.close()
-        except (OSError, sqlite3.Error) as err:
-            raise TutorError("err.store.cannot_write_back", path=str(self.path), why=str(err)) from None
-        notice = Said("err.store.written_back", home=str(self.home), path=str(self.path))
-        log.info(str(notice))
+        notice = write_back(self.conn, self.home, self.path)
         self.notices.append(notice)
         self.news.append(notice)
 
@@ -328,6 +319,68 @@ class Database:
         with self._lock, self._read_lock:
             self.conn.close()
             self._reader.close()
+
+
+def identity(path: Path) -> tuple[int, int] | None:
+    """A file's device and inode, None when no file has its name."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def write_back(conn: sqlite3.Connection, home: Path, path: Path) -> Said:
+    """The store a connection holds, written back to `path` after its file was deleted (its home made
+    again); the notice that says so."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        copy = sqlite3.connect(path)
+        try:
+            conn.backup(copy)  # every page the open store holds, committed
+        finally:
+            copy.close()
+    except (OSError, sqlite3.Error) as err:
+        raise TutorError("err.store.cannot_write_back", path=str(path), why=str(err)) from None
+    notice = Said("err.store.written_back", home=str(home), path=str(path))
+    log.info(str(notice))
+    return notice
+
+
+class Held:
+    """The progress file held open from the app's start until its store opens (a read connection, which
+    keeps the file and its write-ahead log open): deleted in between (the learner removed the home in the
+    first second), `written_back` puts it back, all of it, before the store opens. A few milliseconds,
+    standard library only; nothing is held when there is no file yet, or one SQLite cannot read."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = Path(home)
+        self.path = self.home / FILE_NAME
+        self._file = identity(self.path)
+        self._conn: sqlite3.Connection | None = None
+        if self._file is None:
+            return
+        try:
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA query_only = ON")
+            self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the log too
+        except sqlite3.Error:  # not a store (the store moves it aside as it opens): nothing held
+            self.close()
+        else:
+            if identity(self.path) != self._file:  # deleted, or replaced, as it was opened
+                self.close()
+
+    def written_back(self) -> Said | None:
+        """The file held, written back if no file has its name now (a notice), else None: a file that is
+        there (the held one, or one the learner put there) is the store's to open."""
+        if self._conn is None or identity(self.path) is not None:
+            return None
+        return write_back(self._conn, self.home, self.path)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
 
 def _is_locked(err: sqlite3.OperationalError) -> bool:

@@ -167,7 +167,7 @@ class TutorApp(App[int]):
 
     @work(exclusive=True, group="load")
     async def load_course(self) -> None:
-        loaded = await asyncio.to_thread(load, self.tutor.lessons_dir, self.tutor.home)
+        loaded = await asyncio.to_thread(load, self.tutor.lessons_dir, self.tutor.home, self.tutor.held)
         self.tutor.course, self.tutor.store, self.tutor.error = loaded.course, loaded.store, loaded.error
         self.tutor.on_notice = self._store_notice  # e.g. its file deleted and written back
         if loaded.course is not None:

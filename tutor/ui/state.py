@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from tutor.content.schema import Exercise, Lesson
     from tutor.errors import TutorError
     from tutor.grading.judges import WarmJudge
+    from tutor.progress.db import Held
     from tutor.progress.store import Store
     from tutor.texts import Said
 
@@ -45,9 +46,10 @@ def saved_index(lessons_dir: Path) -> Index | None:
     return saved_cards(lessons_dir)
 
 
-def load(lessons_dir: Path, home: Path) -> Loaded:
+def load(lessons_dir: Path, home: Path, held: Held | None = None) -> Loaded:
     """Course + store; every failure becomes a message, never an exception (the app must start).
-    The course parsed last time is reused while its files are unchanged (tutor.course)."""
+    The course parsed last time is reused while its files are unchanged (tutor.course). `held`: the
+    progress file held open since the app started, written back first if it was deleted since."""
     from tutor.course import open_course_cached
     from tutor.errors import TutorError
 
@@ -59,14 +61,20 @@ def load(lessons_dir: Path, home: Path) -> Loaded:
         return Loaded(
             None, None, error=TutorError("err.app.load_bug", kind=type(err).__name__, detail=str(err))
         )
+    restored: list[Said] = []
     try:
         from tutor.progress.store import Store
 
+        if held is not None and (notice := held.written_back()) is not None:
+            restored.append(notice)
         home.mkdir(parents=True, exist_ok=True)
         store = Store(home)
     except Exception as err:
         return Loaded(course, None, error=TutorError("err.app.no_store", home=str(home), error=err))
-    return Loaded(course, store, notices=list(store.notices))
+    finally:
+        if held is not None:
+            held.close()  # the store holds the file from here on
+    return Loaded(course, store, notices=restored + list(store.notices))
 
 
 @dataclass
@@ -83,11 +91,18 @@ class Tutor:
     index: Index | None = None  # what home lists: saved cards at first, the loaded course's after
     # told, in the writer thread, what the store has to say after a write (its file written back)
     on_notice: Callable[[Said], None] | None = field(default=None, repr=False)
+    # the progress file, held open from the start until the store opens (tutor.progress.db.Held)
+    held: Held | None = field(default=None, repr=False)
     _writer: ThreadPoolExecutor | None = field(default=None, repr=False)
     _warm: WarmJudge | None = field(default=None, repr=False)
     _warm_lock: threading.Lock = field(
         default_factory=threading.Lock, repr=False
     )  # started once, closed once
+
+    def __post_init__(self) -> None:
+        from tutor.progress.db import Held
+
+        self.held = Held(self.home)  # from the first frame, which shows the progress, on
 
     @property
     def lessons(self) -> list[Lesson]:
@@ -176,5 +191,7 @@ class Tutor:
         if self._writer is not None:
             self._writer.shutdown(wait=True)
             self._writer = None
+        if self.held is not None:
+            self.held.close()
         if self.store is not None:
             self.store.close()

@@ -13,6 +13,12 @@ Moving: `n`/`p`, the contents and `e` aim at a section or panel (one aim at a ti
 text above it lays out, dropped as soon as the learner scrolls). `r` runs the panel `e` last moved
 to while it is in view, else the panel most in view. The lesson stays where the learner left it
 when they go elsewhere and come back.
+
+Keeping the place: when the text's width changes (the contents shown or hidden, the terminal resized,
+here or while another screen was on top) every line breaks anew; the widget that was at the top of the
+view (a paragraph, a panel) is aimed at again, as far into it. That place is noted as the learner scrolls
+and as an aim ends, at the width it was measured at, and never from a layout of another width (a resize
+lays out before the screen hears of it); an aim still going on is the place itself and is taken up again.
 """
 
 from __future__ import annotations
@@ -93,6 +99,7 @@ class LessonScreen(TutorScreen):
         self._aimed_y: float | None = None
         self._remember_timer: Timer | None = None  # the save of the place, waiting for the scrolling to stop
         self._place: dict[str, str | None] | None = None  # that place (measured as the scrolling went)
+        self._kept: tuple[Widget, float, int] | None = None  # (widget at the top, fraction into it, width)
 
     @property
     def read(self) -> set[str]:
@@ -155,6 +162,11 @@ class LessonScreen(TutorScreen):
             target, offset = self._resume_aim
             self._resume_aim = None
             self.aim(target, offset)
+        elif self._kept is not None and self._kept[2] != self._width():
+            self._hold_place()  # the terminal was resized while another screen was on top
+
+    def on_resize(self) -> None:
+        self._hold_place()
 
     def on_unmount(self) -> None:
         """The app ends: a place measured and not saved yet is saved (nothing is measured now: the
@@ -259,12 +271,16 @@ class LessonScreen(TutorScreen):
         if self._aimed_y is not None and prose.scroll_y != self._aimed_y:
             self._aim_at = None  # the learner moved: leave them where they are
             self._scrolled()
+            self._kept = None
+            self._note_anchor()
             return
         prose.scroll_to(y=self._content_y(target) + offset, animate=False, immediate=True)
         self._aimed_y = prose.scroll_y
         if time.monotonic() >= until:
             self._aim_at = None
             self._scrolled()
+            self._kept = None
+            self._note_anchor()  # the place reached, at this width
             return
         self.set_timer(0.15, lambda: self._aim_step(generation))
 
@@ -297,6 +313,7 @@ class LessonScreen(TutorScreen):
         """The prose scrolled (the learner, `e`, `n`, a jump): which section is at the top now, and
         the place saved for "continue" once the scrolling stops (a write per stop, not per line)."""
         self._scrolled()
+        self._note_anchor()
         if (place := self._where()) is None:
             return
         self._place = place
@@ -535,14 +552,35 @@ class LessonScreen(TutorScreen):
         self.post_message(OpenExercise((here or lesson.exercises)[0].id))
 
     def action_toggle_toc(self) -> None:
-        """Show or hide the contents; the text keeps its place, although its width changes and every line
-        breaks anew: the widget at the top of the view (a paragraph, a panel) stays there, as far into it."""
-        anchor = self._anchor()
+        """Show or hide the contents; the text keeps its place (see the module's docstring)."""
+        self._note_anchor()
         self._show_toc(not self.query_one("#toc").display)
-        if anchor is not None:
-            self.call_after_refresh(self._keep_anchor, *anchor)
+        self._hold_place()
 
-    def _anchor(self) -> tuple[object, float] | None:
+    def _width(self) -> int:
+        return self.query_one("#prose", VerticalScroll).size.width
+
+    def _note_anchor(self) -> None:
+        """Note the place (the widget at the top of the view, how far into it) at the text's width now,
+        unless an aim says where the learner is or the width changed since the place was noted (the
+        layout of the new width is not the learner's place: `_hold_place` takes the noted one up)."""
+        if self._aim_at is not None or (self._kept is not None and self._kept[2] != self._width()):
+            return
+        anchor = self._anchor()
+        if anchor is not None:
+            self._kept = (*anchor, self._width())
+
+    def _hold_place(self) -> None:
+        """The text's width changed or is about to: go back to the place noted (or aimed at) before."""
+        if self._aim_at is not None:  # an aim under way (its target's text above may not be laid out)
+            _, target, offset, _ = self._aim_at
+            self.call_after_refresh(self.aim, target, offset)
+            return
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            self.call_after_refresh(self._keep_anchor, kept[0], kept[1])
+
+    def _anchor(self) -> tuple[Widget, float] | None:
         """The widget of the current section at the top of the view, and how far into it the view
         starts (a fraction of its height); None before the text is laid out."""
         box = self._boxes.get(self.current_section or "")

@@ -10,6 +10,7 @@ Results and errors reach the widgets only through `on_worker_state_changed`, on 
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Iterable
@@ -34,6 +35,8 @@ from tutor.ui.widgets.params_toggle import ParamsToggle
 from tutor.ui.widgets.result_view import SeriesPlot, panel_widgets
 
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
     from tutor.experiments.result import Result
 
 QUICK, TRAINING = "run", "training"  # worker groups: quick runs, and the one training run
@@ -386,26 +389,33 @@ class ExperimentPanel(Vertical):
         self._finish_bar()
         for live in self.query(".live"):
             live.display = False
-        # quick runs just say done (their time is mostly the first torch import, not the experiment)
+        # quick runs just say done (their time is mostly the first torch import, not the experiment);
+        # said once the results are there to see: "done" above an empty box read as nothing to show
         assert self.spec is not None  # only a known experiment runs
         if self.spec.long:
-            self._say("run.done", s=result.duration_s)
+            said = functools.partial(self._say, "run.done", s=result.duration_s)
         else:
-            self._say("run.finished")
-        self._show_panels()
+            said = functools.partial(self._say, "run.finished")
+        mounted = self._show_panels()
 
-    def _show_panels(self) -> None:
+        async def when_shown() -> None:
+            await mounted
+            if self.result is result and not self.running:  # not a new run started meanwhile
+                self.call_after_refresh(said)
+
+        self.call_later(when_shown)
+
+    def _show_panels(self) -> AwaitMount:
         """The result's panels in the current language (again after a language switch)."""
         self._shown_in = self.lang
         assert self.result is not None  # drawn once there is one
         widgets = panel_widgets(self.result, self.lang)
         box = next(iter(self.query_children(".exp-results")), None)
         if box is None:  # the first result: the box comes with it
-            self.mount(Vertical(*widgets, classes="exp-results"))
-            return
+            return self.mount(Vertical(*widgets, classes="exp-results"))
         box.remove_class("-stale")
         box.remove_children()
-        box.mount_all(widgets)
+        return box.mount_all(widgets)
 
     def _show_error(self, error: BaseException | None) -> None:
         from tutor.experiments.errors import Cancelled, ExperimentError

@@ -120,9 +120,11 @@ class ParamsForm(VerticalGroup):
         """A drop-down for one of a fixed set of values, else a text field."""
         allowed, value = choices(field.annotation), self.start.get(name)
         if allowed and not _is_list(field.annotation) and str(value) in allowed:
+            # no typing to search its few values: a letter typed as the list closes (Esc hands the focus
+            # back a message later) is the lesson's key, `r` runs, never a search swallowing it
             return Select(
                 [(v, v) for v in allowed], value=str(value), allow_blank=False, compact=True,
-                id=f"p-{name}", classes="param", tooltip=field.description or None,
+                id=f"p-{name}", classes="param", tooltip=field.description or None, type_to_search=False,
             )  # fmt: skip
         return Input(
             show_value(value),
