@@ -27,7 +27,7 @@ LONG_TINY = {"steps": "20000", "batch": "1", "n_layer": "1", "n_embd": "8", "con
 
 async def _training_started(app, pilot, panel: ExperimentPanel) -> None:
     try:
-        await until(pilot, lambda: app.training is not None and app.training.steps, 60)
+        await until(pilot, lambda: app.training is not None and app.training.total, 60)
     except AssertionError:
         raise AssertionError(f"no training step reported; status: {status_of(panel)}") from None
 
@@ -164,7 +164,7 @@ async def test_ctrl_q_during_training_asks_in_the_learners_language_and_quits_wh
         await until(pilot, lambda: isinstance(app.screen, QuitTraining))
         assert app.is_running
         text = _words(app.screen)
-        assert "Weiter trainieren" in text and "verliert" in text and "Lauf 1 von 2" in text
+        assert "Weiter trainieren" in text and "verliert" in text and "0 von 2 Läufen fertig" in text
         assert not {"Quit", "run", "Keep"} & set(text.replace(",", " ").split())
         await pilot.press("ctrl+q")  # no answer: the question stays
         await pilot.pause()

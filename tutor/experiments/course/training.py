@@ -243,8 +243,7 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     done: dict[int, dict[str, Any]] = {}
     with ExitStack() as stack:
         pool, clock = _scheduled(p, runs, kept, ctx, stack)
-        ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(runs),
-                  "stored": len(runs) - len(todo), "workers": pool.workers})  # fmt: skip
+        _announce(ctx, clock, runs, todo, pool.workers)
         for index, stored in enumerate(kept):
             if stored is not None:
                 ctx.emit({"event": "stored", "run": index + 1, "runs": len(runs), "label": labels[index]})
@@ -267,19 +266,28 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     return compare_runs(p, [done[i] for i in range(len(runs))])
 
 
+def _announce(ctx: RunContext, clock: JobClock, runs: list[tuple], todo: list[int], workers: int) -> None:
+    """The job's length as timed now (an "estimate" event: its runs, the stored ones among them, its workers)."""
+    ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(runs), "stored": len(runs) - len(todo),
+              "workers": workers})  # fmt: skip
+
+
 def _scheduled(p: TrainCompareParams, runs: list[tuple], kept: list, ctx: RunContext, stack: ExitStack):
     """Where the job's runs train, and its clock: a job that would take POOL_WORTH_S or more one run after
     another goes to worker processes (one per core, pool.py) and is timed there, all workers at once; a
-    shorter one is timed and trained in this process."""
+    shorter one is timed and trained in this process. A pooled job is announced at once from its rough timing
+    (one step here, at the machine's load now), while its workers start and time it again under its own load."""
     threads = threads_per_run(p)
     here = InlinePool(threads, ctx.should_stop)
     todo = [(n_head, pos) for (_, n_head, pos, _), stored in zip(runs, kept, strict=True) if stored is None]
     workers = pool_size(len(todo), threads)
     if workers > 1:  # one step timed first: a long job goes to the workers without a full timing here
-        rough = here.map([("time", {"params": p.model_dump(mode="json"), "settings": todo, "rough": True})])[
-            0
-        ]
-        if len(todo) * RunPlan(**rough[0]).seconds(p.steps) >= POOL_WORTH_S:
+        task = ("time", {"params": p.model_dump(mode="json"), "settings": todo, "rough": True})
+        rough = RunPlan(**here.map([task])[0][0])
+        if len(todo) * rough.seconds(p.steps) >= POOL_WORTH_S:
+            plan = [RunPlan(0, 0.0) if stored is not None else rough for stored in kept]
+            _announce(ctx, JobClock(plan, workers=workers), runs, [i for i, k in enumerate(kept) if k is None],
+                      workers)  # fmt: skip
             ctx.check()
             pool = stack.enter_context(Pool("train-compare", workers, threads, ctx.should_stop))
             return pool, _job_clock(p, runs, kept, pool)
@@ -288,13 +296,16 @@ def _scheduled(p: TrainCompareParams, runs: list[tuple], kept: list, ctx: RunCon
 
 def _job_clock(p: TrainCompareParams, runs: list[tuple], kept: list, pool) -> JobClock:
     """The job's length before it starts: each setting still to train timed for a few steps by every worker
-    at once (so under the load the job puts on the machine), the mean of their timings."""
+    at once (so under the load the job puts on the machine), the mean of their timings. Every worker first
+    reads the corpus (a task with no setting), so that their timings start together and overlap."""
     settings = list(dict.fromkeys((n_head, pos) for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)
                                   if stored is None))  # fmt: skip
     timed: dict[tuple, RunPlan] = {}
     if settings:
-        task = ("time", {"params": p.model_dump(mode="json"), "settings": settings})
-        per_worker = pool.map([task] * pool.workers)
+        params = p.model_dump(mode="json")
+        if pool.workers > 1:
+            pool.map([("time", {"params": params, "settings": []})] * pool.workers)
+        per_worker = pool.map([("time", {"params": params, "settings": settings})] * pool.workers)
         for k, (n_head, pos) in enumerate(settings):
             plans = [RunPlan(**timings[k]) for timings in per_worker]
             mean = {
