@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static
 
-from tests.ui_helpers import make_app, opened_at, panel_named, status_of, until
+from tests.ui_helpers import lesson_laid_out, make_app, opened_at, panel_named, status_of, until
 from tutor.settings import TRAINING_NICENESS
-from tutor.ui.messages import Training
+from tutor.ui.messages import OpenLesson, Training
+from tutor.ui.screens.home import HomeScreen
+from tutor.ui.screens.lesson import LessonScreen
 from tutor.ui.screens.quit_training import QuitTraining
 from tutor.ui.widgets.experiment_panel import ExperimentPanel
 
@@ -123,3 +125,23 @@ async def test_a_job_of_two_parallel_runs_is_announced_first_counts_forward_and_
         await until(pilot, lambda: not isinstance(app.screen, QuitTraining))
         panel.cancel()
         await until(pilot, lambda: not panel.running and not _workers(), 30)
+
+
+async def test_keys_pressed_while_a_lesson_opens_reach_that_lesson(home):
+    """The issue's case: lesson 1 was open, the learner asks for lesson 3 and types on while it opens: the
+    keys go to lesson 3, neither to home nor to lesson 1 (the lesson mode's old screen, shown on the way)."""
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        await app.open_lesson("multi-head")
+        await until(pilot, lambda: lesson_laid_out(app))
+        first = app.screen
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+        app.screen.post_message(OpenLesson("rope-alibi"))
+        await pilot.press("e", "e")  # typed at once: the lesson is still being built
+        await until(pilot, lambda: lesson_laid_out(app) and app.screen.lesson_id == "rope-alibi")
+        third = app.screen
+        await until(pilot, lambda: third.chosen is not None and third._aim_at is None)
+        assert third.chosen is third._panels[1]  # e twice: its second panel
+        assert first.chosen is None and isinstance(third, LessonScreen)
