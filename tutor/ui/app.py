@@ -93,7 +93,7 @@ class TutorApp(App[int]):
     ]
 
     # keys that act at once even while a screen opens (navigate holds the others for it): quitting
-    PASS_KEYS = frozenset(b.key for b in BINDINGS if b.priority)
+    PASS_KEYS = frozenset(b.key for b in BINDINGS if isinstance(b, Binding) and b.priority)
 
     lang: var[str] = var("en")  # the learner's language; screens redraw when it changes
     course_loaded: var[bool] = var(False)  # set once the course and the store are open
