@@ -232,7 +232,6 @@ def train_task(args: dict[str, Any], emit: Callable, should_stop: Callable | Non
 
 
 def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
-    started = time.perf_counter()
     texts, tokenizer, corpus_id = _course_data()
     runs = planned_runs(p)
     configs = [run_config(p, n_head, pos, corpus_id, seed) for _, n_head, pos, seed in runs]
@@ -243,8 +242,9 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
               for _, n_head, pos, seed in runs]  # fmt: skip
     done: dict[int, dict[str, Any]] = {}
     with ExitStack() as stack:
-        pool, clock = _scheduled(p, runs, kept, ctx, stack, started)
-        _announce(ctx, clock, runs, todo, pool.workers)
+        pool, clock = _scheduled(p, runs, kept, ctx, stack)
+        ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(runs),
+                  "stored": len(runs) - len(todo), "workers": pool.workers})  # fmt: skip
         for index, stored in enumerate(kept):
             if stored is not None:
                 ctx.emit({"event": "stored", "run": index + 1, "runs": len(runs), "label": labels[index]})
@@ -267,33 +267,18 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     return compare_runs(p, [done[i] for i in range(len(runs))])
 
 
-def _announce(ctx: RunContext, clock: JobClock, runs: list[tuple], todo: list[int], workers: int,
-              before_s: float = 0.0) -> None:  # fmt: skip
-    """The job's length as timed now, `before_s` seconds before its runs can start included (an "estimate"
-    event: its seconds, its runs, the stored ones among them, its workers)."""
-    ctx.emit({"event": "estimate", "seconds": before_s + clock.planned_s, "runs": len(runs),
-              "stored": len(runs) - len(todo), "workers": workers})  # fmt: skip
-
-
-def _scheduled(p: TrainCompareParams, runs: list[tuple], kept: list, ctx: RunContext, stack: ExitStack,
-               started: float):  # fmt: skip
+def _scheduled(p: TrainCompareParams, runs: list[tuple], kept: list, ctx: RunContext, stack: ExitStack):
     """Where the job's runs train, and its clock: a job that would take POOL_WORTH_S or more one run after
     another goes to worker processes (one per core, pool.py) and is timed there, all workers at once; a
-    shorter one is timed and trained in this process. A pooled job is announced at once from its rough timing
-    (one step here, at the machine's load now), while its workers start and time it again under its own load;
-    each worker reads the corpus and times a step as this process did since `started` (perf_counter), so the
-    announcement counts that much again before the runs start."""
+    shorter one is timed and trained in this process. (The one step timed here, alone, is no announcement: on
+    two busy cores it under-ran the job by 1.4-1.8x, where the workers' own timing was within 2%.)"""
     threads = threads_per_run(p)
     here = InlinePool(threads, ctx.should_stop)
     todo = [(n_head, pos) for (_, n_head, pos, _), stored in zip(runs, kept, strict=True) if stored is None]
     workers = pool_size(len(todo), threads)
     if workers > 1:  # one step timed first: a long job goes to the workers without a full timing here
-        task = ("time", {"params": p.model_dump(mode="json"), "settings": todo, "rough": True})
-        rough = RunPlan(**here.map([task])[0][0])
-        if len(todo) * rough.seconds(p.steps) >= POOL_WORTH_S:
-            plan = [RunPlan(0, 0.0) if stored is not None else rough for stored in kept]
-            _announce(ctx, JobClock(plan, workers=workers), runs, [i for i, k in enumerate(kept) if k is None],
-                      workers, time.perf_counter() - started)  # fmt: skip
+        rough = here.map([("time", {"params": p.model_dump(mode="json"), "settings": todo, "rough": True})])
+        if len(todo) * RunPlan(**rough[0][0]).seconds(p.steps) >= POOL_WORTH_S:
             ctx.check()
             pool = stack.enter_context(Pool("train-compare", workers, threads, ctx.should_stop))
             return pool, _job_clock(p, runs, kept, pool)
