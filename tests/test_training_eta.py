@@ -11,11 +11,11 @@ import pytest
 from tutor.experiments import pool
 from tutor.experiments.course.training import JobClock, Progress, RunPlan, expected_seconds, run_config
 from tutor.experiments.params import TrainCompareParams
-from tutor.experiments.result import Msg, about
+from tutor.experiments.result import about
 from tutor.experiments.run_context import RunContext
 from tutor.texts import say
 from tutor.ui.messages import Training
-from tutor.ui.widgets.experiment_panel import progress_line
+from tutor.ui.widgets.experiment_panel import job_line
 from tutor.ui.widgets.key_bar import training_line
 
 STEPS = 100
@@ -147,17 +147,24 @@ def test_the_expected_length_comes_from_the_learners_kept_runs(monkeypatch):
 
 
 def test_the_training_line_says_the_jobs_length_before_it_starts():
-    line = training_line(Training("train-compare", 1, 6, eta_s=14 * 60 + 10), "de")
+    line = training_line(Training("train-compare", runs=6, eta_s=14 * 60 + 10), "de")
     assert "etwa 14 min insgesamt" in line
-    assert say("run.about_min", "zh", m=3) in training_line(Training("train-compare", 1, 6, eta_s=170), "zh")
+    assert say("run.about_min", "zh", m=3) in training_line(
+        Training("train-compare", runs=6, eta_s=170), "zh"
+    )
     assert about(90).in_lang("en") == "90 s"
 
 
-def test_the_panels_training_status_writes_the_languages_numbers():
-    event = {"event": "progress", "run": 2, "runs": 6, "label": Msg("exp.train-compare.heads", n=4).model_dump(),
-             "step": 100, "steps": 1000, "loss": 5.9071, "eta_s": 754.0}  # fmt: skip
-    assert "Verlust 5,907" in progress_line(event, "de") and "noch 12:34" in progress_line(event, "de")
-    assert "loss 5.907" in progress_line(event, "en")
+def test_the_panels_training_status_is_the_jobs_and_says_the_stored_runs_it_reused():
+    job = Training("train-compare", runs=6, finished=3, stored=2, done=1200, total=4000, eta_s=754.0)
+    assert job_line(job, "de") == (
+        "3 von 6 Läufen fertig · Schritt 1.200/4.000 des Auftrags · noch 12:34"
+        " · 2 von 6 Läufen waren gespeichert: wiederverwendet"
+    )
+    before = Training("train-compare", runs=6, finished=2, stored=2, eta_s=90.0)  # timed, not started
+    assert job_line(before, "en") == (
+        "6 training runs: about 90 s in all (timed here) · starting… · 2 of 6 runs were stored: reused"
+    )
 
 
 def test_the_command_lines_training_lines_write_the_languages_numbers_and_the_jobs_length(capsys):

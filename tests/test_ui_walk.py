@@ -96,7 +96,7 @@ async def _training(walk: Walk, pilot) -> None:
     await _form_shown(pilot, panel)
     walk.look("train-compare's parameters")
     assert panel.run()
-    await until(pilot, lambda: app.training is not None and app.training.steps, 120)
+    await until(pilot, lambda: app.training is not None and app.training.total, 120)
     walk.look("training, in the lesson")
     await pilot.press("f1")
     await until(pilot, lambda: isinstance(app.screen, HomeScreen))

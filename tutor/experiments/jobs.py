@@ -120,8 +120,9 @@ class JobClock:
 class Progress:
     """The "progress" events of a job of training runs, one for each report a run sends (its task sends one
     every TRAINING_PROGRESS_EVERY_S seconds at most, plus each validation and the last step). Each event
-    names its run and step and carries the whole job's ETA (JobClock) and, as `done` and `total`, the steps
-    trained of all the job's runs (several run at once)."""
+    names its run and step and carries the whole job's ETA (JobClock), as `done` and `total` the steps
+    trained of all the job's runs (several run at once: `done` never goes back, where one run's step does
+    between two runs' reports) and as `finished` its runs ended (those read back from the store included)."""
 
     def __init__(self, ctx: RunContext, runs: int, steps: int, clock: JobClock | None = None) -> None:
         self.ctx, self.runs, self.steps = ctx, runs, steps
@@ -155,6 +156,7 @@ class Progress:
                 "eta_s": self.clock.eta(index, step, elapsed, phase, phase_s),
                 "done": sum(self.at.values()),
                 "total": self.total,
+                "finished": len(self.clock.finished) + sum(1 for r in self.clock.plan if not r.steps),
             }
         )
 

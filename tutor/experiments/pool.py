@@ -21,7 +21,8 @@ the same events.
         results = pool.map([("train", args), ...], on_event)   # on_event(task index, event dict)
 
 Workers end with the pool (and with this process, whatever ends it); a cancel kills them at once (a run
-that is cancelled saves nothing).
+that is cancelled saves nothing). They train at this process's priority, whatever their session (see
+`lower_priority`): the app starts a job niced, so the screen the learner uses comes first.
 """
 
 from __future__ import annotations
@@ -60,6 +61,25 @@ def cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # macOS
         return max(1, os.cpu_count() or 1)
+
+
+def lower_priority(pid: int, niceness: int) -> None:
+    """Process `pid` at `niceness` at least, and so is the session it leads. Linux's scheduler shares the CPU
+    between sessions (autogroups) first and weighs a process's niceness only against the others of its own
+    session: a niced process in a session of its own, as every child here is (tutor.childproc), took as much
+    CPU as the app's whole session, so the screen froze while a job trained. The session's niceness lives in
+    /proc/PID/autogroup (absent without autogroups, and on macOS: then the process's niceness is all)."""
+    if niceness <= 0:
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, max(niceness, os.getpriority(os.PRIO_PROCESS, pid)))
+    except OSError:  # ended already
+        return
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as group:
+            group.write(str(niceness))
+    except OSError:
+        pass
 
 
 def pool_size(tasks: int, threads: int) -> int:
@@ -123,6 +143,7 @@ class _Worker:
             start_new_session=True,
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None  # both PIPE
+        lower_priority(self.proc.pid, os.getpriority(os.PRIO_PROCESS, 0))  # its session: as niced as this one
         os.set_blocking(self.proc.stdout.fileno(), False)
         self.buffer = b""
         self.task: int | None = None  # the index of the task it works on, in the current map

@@ -188,6 +188,10 @@ async def run_in_child(
     if niceness > 0 and shutil.which("nice"):  # e.g. the app: training must not starve the UI
         command = ["nice", "-n", str(niceness), *command]
     child = await AsyncChild.start(command, env=tutor_child_env())
+    if niceness > 0:  # its threads are niced by `nice`; its session is its own: niced here (pool.py says why)
+        from tutor.experiments.pool import lower_priority
+
+        lower_priority(child.proc.pid, niceness)
     outcome = ChildOutcome(name, on_event)
     try:
         async for event in child.events():

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 from weakref import WeakKeyDictionary
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
@@ -92,6 +92,9 @@ class TutorApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", id="quit", show=False, priority=True),
     ]
 
+    # keys that act at once even while a screen opens (navigate holds the others for it): quitting
+    PASS_KEYS = frozenset(b.key for b in BINDINGS if isinstance(b, Binding) and b.priority)
+
     lang: var[str] = var("en")  # the learner's language; screens redraw when it changes
     course_loaded: var[bool] = var(False)  # set once the course and the store are open
     training: var[Training | None] = var(None)  # the one training run, wherever it was started
@@ -121,6 +124,7 @@ class TutorApp(App[int]):
         self._making_ahead = False  # ... one being made now
         self._ahead: list[TutorScreen] = []  # ... the screen it is making
         self._made: list[TutorScreen] = []  # ... and all it made
+        self._held: list[events.Key] | None = None  # keys typed while a screen opens (navigate), for it
         self.add_mode("lesson", self._lesson_base)  # type: ignore[arg-type]  # a screen's name: Textual's _init_mode takes it; add_mode's type does not say so
         self.add_mode("quiz", self._quiz_base)
         self.add_mode("lab", self._lab_base)  # type: ignore[arg-type]  # the same: a Screen or a screen's name
@@ -400,8 +404,41 @@ class TutorApp(App[int]):
         await self._show_in_mode("lab", self._exercise_screen_name(exercise_id))
 
     def navigate(self, opener, *args) -> None:
-        """Run one of the open_* coroutines from a message or the palette (sync callers)."""
-        self.run_worker(opener(*args), exclusive=True, group="nav")
+        """Run one of the open_* coroutines from a message or the palette (sync callers). Until the screen it
+        opens is shown and laid out, the learner's keys wait, then go to it: never to the screen being left,
+        nor to a mode's old screen shown on the way (a lesson opening under load took seconds)."""
+        if self._held is None:
+            self._held = []
+        self.run_worker(self._navigating(opener(*args)), exclusive=True, group="nav")
+
+    async def _navigating(self, opening) -> None:
+        from textual.worker import get_current_worker
+
+        try:
+            await opening
+        finally:
+            this = get_current_worker()
+            if not any(w.group == "nav" and w is not this and not w.is_finished for w in self.workers):
+                self.call_after_refresh(self._release_keys)  # (else the opening that replaced this one does)
+
+    def _release_keys(self) -> None:
+        """The keys held while a screen opened, to the screen now shown, in the order they were typed."""
+        if any(w.group == "nav" and not w.is_finished for w in self.workers):
+            return  # another opening began meanwhile: they wait for it
+        held, self._held = self._held, None
+        for key in held or []:
+            self.post_message(events.Key(key.key, key.character))
+
+    async def on_event(self, event: events.Event) -> None:
+        if (
+            isinstance(event, events.Key)
+            and self._held is not None
+            and not event.is_forwarded
+            and event.key not in self.PASS_KEYS
+        ):
+            self._held.append(event)  # a screen is opening: the key is for it (navigate)
+            return
+        await super().on_event(event)
 
     # --- what screens ask (tutor/ui/messages.py) -----------------------------------------
 

@@ -9,7 +9,6 @@ training run, which every screen's key bar shows).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual.message import Message
 
@@ -48,14 +47,15 @@ class SetLanguage(Message):
 
 @dataclass(frozen=True)
 class Training:
-    """Where the one training run stands: shown on every screen (the key bar), stoppable from any."""
+    """Where the one training job stands, its runs together (several train side by side): shown on every
+    screen (the key bar), stoppable from any. `total` is 0 until its first step."""
 
     experiment: str
-    run: int = 1
     runs: int = 1
-    label: Any = None  # the run's label as the experiment gives it (words() puts it in a language)
-    step: int = 0
-    steps: int = 0
+    finished: int = 0  # runs ended: read back from the store, or trained and kept
+    stored: int = 0  # of them read back from the store, not trained
+    done: int = 0  # steps trained, of all its runs (it never goes back)
+    total: int = 0  # steps to train in all
     eta_s: float | None = None
 
 

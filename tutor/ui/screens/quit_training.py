@@ -1,6 +1,7 @@
 """Asked when the learner quits while a training run goes: quit and lose the run in progress, or keep
 training (the default: Esc, or Enter on the first button). Finished runs of the job are in the store
-already (the child records each as it ends), so the question names only what would be lost."""
+already (the child records each as it ends), so the question names only what would be lost; its counts are
+the panel's and the key bar's (one Training for all three)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ class QuitTraining(KeepOrLose):
 
     def __init__(self, training: Training, lang: str) -> None:
         t = training
-        body = say("run.quit_body", lang, title=say(f"exp.{t.experiment}.title", lang), run=t.run, runs=t.runs,
-                   step=t.step, steps=t.steps, done=t.run - 1)  # fmt: skip
+        body = say("run.quit_body", lang, title=say(f"exp.{t.experiment}.title", lang), finished=t.finished,
+                   runs=t.runs, done=t.done, total=t.total)  # fmt: skip
         super().__init__(
             say("run.quit_title", lang), body, say("run.quit_keep", lang), say("run.quit_lose", lang)
         )

@@ -14,6 +14,7 @@ import functools
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
@@ -25,7 +26,7 @@ from tutor.content.schema import ExperimentRef
 from tutor.experiments.registry import get_registry
 from tutor.experiments.result import Msg, Series, SeriesPanel, about, words
 from tutor.settings import PLOT_EVERY_S, TRAINING_GRACE_S, TRAINING_NICENESS
-from tutor.texts import number, say
+from tutor.texts import say
 from tutor.ui.messages import Training, TrainingProgress
 from tutor.ui.prose_text import ProseText
 from tutor.ui.screens import on_top
@@ -56,14 +57,20 @@ def thin(xs: list[float], ys: list[float], most: int = LIVE_POINTS) -> tuple[lis
 READY = ("run.ready", "run.ready_long", "run.ready_untimed")  # the idle statuses
 
 
-def progress_line(event: dict[str, Any], lang: str) -> str:
-    """A training progress event as the panel's status: run, step, loss (in the language's numbers) and
-    the whole job's time left."""
-    loss = event.get("loss")
-    return say("run.eta", lang, run=int(event.get("run", 1)), runs=int(event.get("runs", 1)),
-               label=words(event.get("label"), lang), step=int(event.get("step", 0)),
-               steps=int(event.get("steps", 1)), eta=duration(float(event.get("eta_s") or 0)),
-               loss=number(loss, lang, decimals=3) if isinstance(loss, float) else "—")  # fmt: skip
+def job_line(training: Training, lang: str) -> str:
+    """The panel's status while a training job goes: one line for the job (its runs train side by side, so
+    a run's own step would jump between them), its runs done and its steps in all, and the stored runs it
+    reused; before its first step, its length as timed."""
+    from tutor.experiments.result import about
+
+    if training.total:
+        line = say("run.job", lang, finished=training.finished, runs=training.runs, done=training.done,
+                   total=training.total, eta=duration(training.eta_s or 0))  # fmt: skip
+    else:
+        line = say("run.estimate", lang, runs=training.runs, time=about(training.eta_s or 0))
+    if training.stored:
+        line += " · " + say("run.stored_reused", lang, stored=training.stored, runs=training.runs)
+    return line
 
 
 def training_workers(workers: Iterable[Worker]) -> list[Worker]:
@@ -87,6 +94,9 @@ class ExperimentPanel(Vertical):
         ] = {}  # run -> (its label, steps, losses)
         self._said: tuple[str, bool, Any, dict[str, Any]] = ("run.ready", False, "", {})  # see _say
         self._plotted_at = 0.0
+        self._job: Training | None = (
+            None  # where this panel's training job stands (one line for all its runs)
+        )
 
     @property
     def running(self) -> bool:
@@ -271,6 +281,7 @@ class ExperimentPanel(Vertical):
                 )
                 self.mount(SeriesPlot(classes="plot live"), after=self.query_one(".exp-progress"))
             self._say("run.running")
+            self._job = None
             self.post_message(TrainingProgress(Training(self.ref.name)))
         else:
             warm = "torch" in sys.modules or served is not None  # served: the server's process has it
@@ -316,25 +327,26 @@ class ExperimentPanel(Vertical):
 
             self._status(measuring_line(event, self.lang))
             return
-        if event.get("event") == "estimate":  # the job's length, timed before its first run starts
-            runs, seconds = int(event.get("runs", 1)), float(event.get("seconds") or 0)
-            self._say("run.estimate", runs=runs, time=about(seconds))
-            self.post_message(TrainingProgress(Training(self.ref.name, 1, runs, eta_s=seconds)))
+        kind = event.get("event")
+        if kind == "estimate":  # the job's length, timed before its first run starts
+            runs, stored = int(event.get("runs", 1)), int(event.get("stored", 0))
+            self._job = Training(self.ref.name, runs, stored, stored, eta_s=float(event.get("seconds") or 0))
+        elif kind == "progress":
+            job = self._job or Training(self.ref.name, int(event.get("runs", 1)))
+            self._job = replace(job, runs=int(event.get("runs", job.runs)),
+                                finished=max(job.finished, int(event.get("finished", job.finished))),
+                                done=max(job.done, int(event.get("done", 0))),
+                                total=int(event.get("total") or job.total), eta_s=float(event.get("eta_s") or 0))  # fmt: skip
+        else:
             return
-        if event.get("event") != "progress":
+        self.post_message(TrainingProgress(self._job))
+        self._status(job_line(self._job, self.lang))
+        if kind != "progress":
             return
-        runs, steps = int(event.get("runs", 1)), int(event.get("steps", 1))
-        run, step = int(event.get("run", 1)), int(event.get("step", 0))
-        eta_s = float(event.get("eta_s") or 0)
-        self.post_message(
-            TrainingProgress(Training(self.ref.name, run, runs, event.get("label"), step, steps, eta_s))
-        )
-        for bar in self.query(".exp-progress").results(ProgressBar):  # several runs may train at once
-            bar.update(
-                total=event.get("total") or runs * steps, progress=event.get("done", (run - 1) * steps + step)
-            )
+        for bar in self.query(".exp-progress").results(ProgressBar):
+            bar.update(total=self._job.total, progress=self._job.done)
+        run, step, steps = int(event.get("run", 1)), int(event.get("step", 0)), int(event.get("steps", 1))
         loss = event.get("loss")
-        self._status(progress_line(event, self.lang))
         if isinstance(loss, float):
             _, xs, ys = self._curves.setdefault(run, (event.get("label"), [], []))
             xs.append(step)

@@ -36,19 +36,20 @@ def duration(seconds: float) -> str:
 
 
 def training_line(training: Training, lang: str) -> str:
-    """Where the training run stands, in the learner's language: the whole job's time left."""
-    from tutor.experiments.result import about, words  # only once a run is going: experiments are loaded
+    """Where the training job stands, in the learner's language: its steps in all and its time left."""
+    from tutor.experiments.result import about  # only once a run is going: experiments are loaded
 
     title = say(f"exp.{training.experiment}.title", lang)
-    if not training.steps:
+    if not training.total:
         if training.eta_s:  # timed, not started: the job's expected length
             return say("run.training_timed", lang, title=title, time=about(training.eta_s))
         return say("run.training_start", lang, title=title)
-    values = {"step": training.step, "steps": training.steps, "eta": duration(training.eta_s or 0)}
-    if training.runs > 1:  # the step and ETA first: a narrow bar cuts the run's label, never them
-        label = words(training.label, lang) if training.label is not None else ""
-        return say("run.training_runs", lang, run=training.run, runs=training.runs, label=label, **values)
-    return say("run.training_step", lang, title=title, **values)
+    values = {"done": training.done, "total": training.total, "eta": duration(training.eta_s or 0)}
+    if training.runs > 1:  # the step and ETA first: a narrow bar cuts the runs' count, never them
+        return say("run.training_job", lang, finished=training.finished, runs=training.runs, **values)
+    return say(
+        "run.training_step", lang, title=title, step=training.done, steps=training.total, eta=values["eta"]
+    )
 
 
 def stop_key(app) -> tuple[Binding | None, str]:
