@@ -360,11 +360,12 @@ async def test_an_experiments_status_follows_a_language_switch(home):
         panel = await open_experiment(app, pilot, "rope-alibi", "alibi")
         assert panel.run()
         await settle(app)
-        assert panel.result is not None and status_of(panel) == "done · r runs again"
+        # "done" is said once the results are laid out, a refresh or two after the run's worker ends
+        await until(pilot, lambda: status_of(panel) == "done · r runs again")
+        assert panel.result is not None
         assert "ALiBi slopes for 8 heads" in plain(panel.query_one(".result-table", Static).content)
         await pilot.press("f5")
-        await pilot.pause()
-        assert status_of(panel) == "fertig · r führt erneut aus"
+        await until(pilot, lambda: status_of(panel) == "fertig · r führt erneut aus")
         # the results are drawn again in the new words, without running again
         assert "ALiBi-Steigungen für 8 Köpfe" in plain(panel.query_one(".result-table", Static).content)
         assert "Kennzahlen" in plain(panel.query_one(".metrics", Static).content)
