@@ -249,9 +249,10 @@ async def _stop_while_training(home, wait_for_steps: bool, how: str = "quit") ->
         for key, value in small.items():
             panel.query_one(f"#p-{key}", Input).value = value
         assert panel.run()
-        # until the child exists (and, if asked, reports training steps)
+        # until the child exists (and, if asked, reports training steps); the training is niced below
+        # every other process (tutor.experiments.pool.lower_priority), so beside other tests it can wait long
         await until(
-            pilot, lambda: child_pids() - before and (not wait_for_steps or "step" in status_of(panel)), 30
+            pilot, lambda: child_pids() - before and (not wait_for_steps or "step" in status_of(panel)), 120
         )
         started = time.monotonic()
         if how == "quit":

@@ -48,7 +48,9 @@ async def _start_small_training(app, pilot, lesson: str = "multi-head") -> Exper
         panel.query_one(f"#p-{key}", Input).value = value
     assert panel.run()
     try:  # until the child reports training steps
-        await until(pilot, lambda: app.training is not None and app.training.total, 60)
+        await until(
+            pilot, lambda: app.training is not None and app.training.total, 120
+        )  # niced: waits beside busy tests
     except AssertionError:
         raise AssertionError(f"no training step reported; status: {status_of(panel)}") from None
     return panel

@@ -107,7 +107,9 @@ async def test_home_names_the_lesson_a_running_job_belongs_to_and_n_opens_its_pa
         for key, value in LONG_TINY.items():
             panel.query_one(f"#p-{key}", Input).value = value
         assert panel.run()
-        await until(pilot, lambda: app.training is not None and app.training.total, 60)
+        await until(
+            pilot, lambda: app.training is not None and app.training.total, 120
+        )  # niced: waits beside busy tests
         await pilot.press("f1")
         await until(pilot, lambda: isinstance(app.screen, HomeScreen))
         step = app.screen.query_one(NextStep)

@@ -27,7 +27,9 @@ LONG_TINY = {"steps": "20000", "batch": "1", "n_layer": "1", "n_embd": "8", "con
 
 async def _training_started(app, pilot, panel: ExperimentPanel) -> None:
     try:
-        await until(pilot, lambda: app.training is not None and app.training.total, 60)
+        await until(
+            pilot, lambda: app.training is not None and app.training.total, 120
+        )  # niced: waits beside busy tests
     except AssertionError:
         raise AssertionError(f"no training step reported; status: {status_of(panel)}") from None
 
