@@ -361,7 +361,9 @@ class Held:
         if self._file is None:
             return
         try:
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            # mode=rw: a file deleted since it was seen is not made again, empty, by opening it
+            uri = self.path.absolute().as_uri() + "?mode=rw"
+            self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA query_only = ON")
             self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the log too
         except sqlite3.Error:  # not a store (the store moves it aside as it opens): nothing held
