@@ -387,10 +387,8 @@ def _import_work(home: Path, n: int) -> tuple[int, float]:
 
 
 def test_a_large_import_grows_linearly_with_its_rows(tmp_path: Path) -> None:
-    """Four times the rows cost about four times the work, not sixteen: SQLite's instructions (exact)
-    and the CPU time (loosely: a busy machine). Each row used to scan its table for a duplicate."""
-    (small_steps, small_s), (large_steps, large_s) = (
-        _import_work(tmp_path / str(n), n) for n in (2_000, 8_000)
-    )
+    """Four times the rows cost about four times the work, not sixteen: SQLite's instructions, which are
+    exact whatever the machine is doing (its CPU time is not: 48 ms against 437 ms was seen once on a
+    fresh clone; docs/figures.md has the seconds). Each row used to scan its table for a duplicate."""
+    (small_steps, _), (large_steps, _) = (_import_work(tmp_path / str(n), n) for n in (2_000, 8_000))
     assert large_steps / small_steps < 6, (small_steps, large_steps)
-    assert large_s / small_s < 8, (small_s, large_s)
