@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.corpus import TANG_CORPUS, corpus_text, load_tang, split_poems
-from models.tokenizer import CharTokenizer
+from tutor.model.corpus import TANG_CORPUS, corpus_text, load_tang, split_poems
+from tutor.model.tokenizer import CharTokenizer
 
 
 def median_ms(run: Callable[[], object], repeats: int) -> float:
@@ -39,7 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     repeats = parser.parse_args().repeats
-    shipped = Path(__file__).resolve().parents[1] / "models" / "data" / TANG_CORPUS
+    shipped = Path(__file__).resolve().parents[1] / "tutor" / "model" / "data" / TANG_CORPUS
     poems = load_tang()
     train, val = split_poems(poems)
     train_text, val_text = corpus_text(train), corpus_text(val)

@@ -78,12 +78,12 @@ def bench_quick(repeats: int) -> None:
 
 def bench_train(steps: int) -> None:
 
-    from models.gpt import GPTConfig
-    from models.tokenizer import CharTokenizer
-    from models.train import TrainConfig, train
     from tutor.experiments.course.course_text import course_texts
     from tutor.experiments.course.training import run_config
     from tutor.experiments.params import TrainCompareParams
+    from tutor.model.gpt import GPTConfig
+    from tutor.model.tokenizer import CharTokenizer
+    from tutor.model.train import TrainConfig, train
 
     p = TrainCompareParams()
     tr, va = course_texts()  # the Tang corpus, as train-compare reads it

@@ -170,7 +170,7 @@ def main() -> None:
 
     from tutor.content.loader import load_course
 
-    course = load_course(ROOT / "lessons")
+    course = load_course(ROOT / "tutor" / "lessons")
     exercises = [ex for ex in course.exercises() if ex.kind == "code"]
     split = course.exercise("split-heads")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")

@@ -67,7 +67,7 @@ def run_variant(variant: str, steps: int) -> dict:
             raise SystemExit(f"{variant}: the job ended with code {proc.returncode} and no result")
     # each run's final validation loss, by head count and seed (val_loss_h4_s1338)
     losses = {k: v for k, v in result["metrics"].items() if k.startswith("val_loss_h") and "_s" in k}
-    # each run's own seconds (models.train's clock: its steps and validations), by head count and seed
+    # each run's own seconds (tutor.model.train's clock: its steps and validations), by head count and seed
     runs_s = {k[len("seconds_") :]: v for k, v in result["metrics"].items()
               if k.startswith("seconds_h") and "_s" in k[len("seconds_h") :]}  # fmt: skip
     return {"variant": variant, "runs_s": runs_s, "wall_s": end - t0, "announced_s": announced, "after_announce_s": end - announced_at,

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from tests.intake_helpers import MiB, bomb, liar, nested, peak_rss_mib, tiny, zipped  # noqa: E402
 
 STUDENTS = 30
-EXERCISE = ROOT / "lessons/01-multi-head/exercises/split-heads"
+EXERCISE = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads"
 
 
 def hostile(kind: int, own: dict[str, bytes]) -> bytes:

@@ -88,7 +88,7 @@ def course() -> tuple[list[tuple[str, str]], list[str]]:
     from tutor.content.loader import load_course
     from tutor.texts import say
 
-    loaded = load_course(ROOT / "lessons")
+    loaded = load_course(ROOT / "tutor" / "lessons")
     lessons = [(lesson.title["en"], lesson.sections[0].title["en"]) for lesson in loaded.lessons]
     first = loaded.lessons[0]
     return lessons, [say(f"exp.{ref.name}.title", "en") for s in first.sections for ref in s.experiments]

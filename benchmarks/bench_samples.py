@@ -5,15 +5,15 @@ bigram sampler, measured side by side in one run.
     python benchmarks/bench_samples.py [--poems 100] [--temperature 1.0] [--top-k 0]
 
 Three writers, N poems each:
-- the shipped model (models/sample.py write, the generate command's defaults), from the start of a poem;
+- the shipped model (tutor/model/sample.py write, the generate command's defaults), from the start of a poem;
 - the same model started mid-text: the prompt is a real validation poem and the blank line after it, so
   its poem begins wherever that one ended;
-- an interpolated bigram sampler (counts from the training split, the baseline of models/baselines.py),
+- an interpolated bigram sampler (counts from the training split, the baseline of tutor/model/baselines.py),
   at the same temperature and top-k;
 and every real validation poem, also with its later couplet ends taken from another poem (rhyme by chance).
 
 Figures per writer:
-- metre: the share of lines that are regular verse (models.sample.regular: a couplet of two clauses of 5 or
+- metre: the share of lines that are regular verse (tutor.model.sample.regular: a couplet of two clauses of 5 or
   7 characters closed by ，。？！；, as 99.7% of the corpus's lines are);
 - one couplet: the share of poems that end after their first line (the corpus: ≈ 0.02);
 - rhyme: over poems of two or more couplets, the share of later couplet ends that rhyme with the first
@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from models.sample import regular  # noqa: E402 - after the path is set
+from tutor.model.sample import regular  # noqa: E402 - after the path is set
 
 
 def lines_of(poem: str) -> list[str]:
@@ -103,7 +103,7 @@ def figures(poems: list[str]) -> dict[str, float]:
 
 
 def model_poems(ck, prompts: list[str], temperature: float, top_k: int) -> list[str]:
-    from models.sample import write
+    from tutor.model.sample import write
 
     poems = []
     for seed, prompt in enumerate(prompts):
@@ -119,7 +119,7 @@ def bigram_poems(train_text: str, n: int, temperature: float, top_k: int, seed: 
     blank line and ended at the next one (or at 300 characters)."""
     import torch
 
-    from models.tokenizer import CharTokenizer
+    from tutor.model.tokenizer import CharTokenizer
 
     tok = CharTokenizer.for_training(train_text)
     ids = torch.tensor(tok.encode(train_text, unknown="unk"))
@@ -153,8 +153,8 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=0, help="0: no cut (the generate command's default)")
     args = parser.parse_args()
 
-    from models.checkpoint import load_checkpoint
-    from models.corpus import tang_texts
+    from tutor.model.checkpoint import load_checkpoint
+    from tutor.model.corpus import tang_texts
     from tutor.settings import default_checkpoint
 
     ck = load_checkpoint(default_checkpoint())

@@ -92,7 +92,7 @@ def measure(n: int) -> dict:
     from tutor.grading.instructor.similarity import similar_pairs
     from tutor.grading.runner import error_result
 
-    ex = open_course(ROOT / "lessons").exercise("rope")
+    ex = open_course(ROOT / "tutor" / "lessons").exercise("rope")
     folder = Path(ex.folder)
     reference, starter = (folder / "solution.py").read_text(), (folder / "starter.py").read_text()
     files = make_files(n, reference)

@@ -3,10 +3,10 @@ matmul rate, side by side in one run.
 
 The reference ("plain") is the same model written the obvious way: attention as an explicit
 softmax(QKᵀ/√d + mask)·V with a stored lower-triangular mask, the full table of logits and
-F.cross_entropy, float32, AdamW with its defaults. Ours is models.train.train_step: where the CPU has
+F.cross_entropy, float32, AdamW with its defaults. Ours is tutor.model.train.train_step: where the CPU has
 bf16 (AVX512-BF16 or AMX), bf16 autocast with the output layer and loss computed a slice at a time
-(models/step.py), the model's explicit attention, and fused AdamW. The loops between them show what each
-part gives: "autocast" is the step as it was before models/step.py (the whole model's forward under bf16
+(tutor/model/step.py), the model's explicit attention, and fused AdamW. The loops between them show what each
+part gives: "autocast" is the step as it was before tutor/model/step.py (the whole model's forward under bf16
 autocast, fused attention kernel, full logits), "ours-sdpa" ours with PyTorch's fused attention kernel,
 "ours-fp32" ours without bf16. All train the same config from the same weights on the same batches;
 rounds alternate between them so machine noise hits all alike. Prints per loop the median ms per step,
@@ -33,9 +33,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from models.gpt import GPT, GPTConfig  # noqa: E402
-from models.step import features, head_loss  # noqa: E402
-from models.train import TrainConfig, make_optimizer, optimizer_step, train_step, use_bf16  # noqa: E402
+from tutor.model.gpt import GPT, GPTConfig  # noqa: E402
+from tutor.model.step import features, head_loss  # noqa: E402
+from tutor.model.train import TrainConfig, make_optimizer, optimizer_step, train_step, use_bf16  # noqa: E402
 
 
 class PlainAttention(nn.Module):
@@ -186,8 +186,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     vocab = args.vocab
     if not vocab:
-        from models.corpus import tang_texts
-        from models.tokenizer import CharTokenizer
+        from tutor.model.corpus import tang_texts
+        from tutor.model.tokenizer import CharTokenizer
 
         # what `python -m tutor train` builds: the vocabulary policy on the Tang training split (6,010 ids)
         vocab = CharTokenizer.for_training(tang_texts()[0]).vocab_size
@@ -248,7 +248,7 @@ def main() -> None:
     print("programs' turns; threads that spin waiting for each other count as busy)")
     print(f"{flops / 1e9:.2f} GFLOP per step (6·N per token + attention scores)")
     if "autocast" in med:
-        print(f"ours vs the step before models/step.py (autocast): {med['autocast'] / med['ours']:.2f}x")
+        print(f"ours vs the step before tutor/model/step.py (autocast): {med['autocast'] / med['ours']:.2f}x")
     if "compiled" in med:
         print(
             f"compiled: {warm['compiled']:.1f} s to compile and warm up, then {med['ours'] / med['compiled']:.2f}x ours"

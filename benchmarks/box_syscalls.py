@@ -78,7 +78,7 @@ def main() -> None:
     from tutor.content.loader import load_course
     from tutor.grading.box import seccomp
 
-    course = load_course(ROOT / "lessons")
+    course = load_course(ROOT / "tutor" / "lessons")
     made, refused, argued = collections.Counter(), collections.Counter(), collections.Counter()
     graded = 0
     with tempfile.TemporaryDirectory() as home:

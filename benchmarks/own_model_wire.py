@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from models.gpt import GPT, GPTConfig  # noqa: E402
 from tutor.grading.box import wire  # noqa: E402
 from tutor.grading.box.wire import REPLY_LIMIT  # noqa: E402
 from tutor.grading.judging.own_model import _rows, _summed_loss, _validation_loss  # noqa: E402
+from tutor.model.gpt import GPT, GPTConfig  # noqa: E402
 
 VOCAB, CONTEXT, BATCH, BATCHES = 6010, 64, 10, 4
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from tutor.texts import catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSONS = ROOT / "lessons"
+LESSONS = ROOT / "tutor" / "lessons"
 
 # names (people, models, corpora, tools) and formats every language writes the same, lower case
 NAMES = set(
@@ -114,7 +114,7 @@ def code_words(lang: str) -> frozenset[str]:
 
 @cache
 def glossary_words(lang: str) -> frozenset[str]:
-    """The words `lang`'s glossary fixes for its terms (lessons/glossary.toml `use`), lower case:
+    """The words `lang`'s glossary fixes for its terms (tutor/lessons/glossary.toml `use`), lower case:
     German and Chinese keep some in Latin letters (Attention, Query, softmax)."""
     terms = tomllib.loads((LESSONS / "glossary.toml").read_text(encoding="utf-8"))
     use = " ".join(t[lang]["use"] for t in terms.values() if isinstance(t, dict) and lang in t)

@@ -80,7 +80,7 @@ def exercise_course(root: Path, files: dict[str, str], *, shipped: bool = True, 
     lesson holding one exercise "probe" whose files are `files` (exercise.toml, checks.py,
     solution.py, starter.py)."""
     root.mkdir(parents=True, exist_ok=True)
-    for lesson in (ROOT / "lessons").iterdir() if shipped else ():
+    for lesson in (ROOT / "tutor" / "lessons").iterdir() if shipped else ():
         if lesson.is_dir() and (lesson / "lesson.toml").is_file():
             (root / lesson.name).symlink_to(lesson)
     lesson = root / f"{order:02d}-probe"

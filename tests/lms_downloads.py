@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-EXERCISE = ROOT / "lessons/01-multi-head/exercises/split-heads"
+EXERCISE = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads"
 SOLUTION = (EXERCISE / "solution.py").read_text(encoding="utf-8")
 STARTER = (EXERCISE / "starter.py").read_text(encoding="utf-8")  # passes nothing: 0 points
 # a student's own tests beside her solution: not the exercise's file, and nothing in it to grade

@@ -124,7 +124,7 @@ def _alibi_table() -> str:
     drew before they drew from wide ranges, computed offline; no ALiBi code at all."""
     import torch
 
-    from models.positions import alibi_bias, alibi_slopes
+    from tutor.model.positions import alibi_bias, alibi_slopes
 
     slopes = {n: alibi_slopes(n) for n in (2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 20, 24, 32)}
     biases = {(n, T): alibi_bias(n, T, dtype=torch.float64).tolist() for n in (4, 8) for T in range(5, 10)}
@@ -212,7 +212,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models.gpt import GPT, GPTConfig
+from tutor.model.gpt import GPT, GPTConfig
 """
 # the course attention, calling the file's apply_rope on q and k at positions start … start + T − 1
 _ROPE_ATTENTION = """

@@ -26,7 +26,7 @@ import pyte
 
 from tests.conftest import ROOT, run_tutor_env
 
-SPLIT = ROOT / "lessons/01-multi-head/exercises/split-heads"
+SPLIT = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads"
 KEYS = {"enter": "\r", "escape": "\x1b", "down": "\x1b[B", "up": "\x1b[A", "tab": "\t", "ctrl+s": "\x13",
         "backspace": "\x7f", "ctrl+q": "\x11", "ctrl+p": "\x10", "f1": "\x1bOP"}  # fmt: skip
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from atomicio import atomic_write, atomic_write_text
+from tutor.atomicio import atomic_write, atomic_write_text
 
 
 def test_a_write_that_fails_midway_leaves_the_earlier_file_and_no_temp_file(tmp_path: Path) -> None:

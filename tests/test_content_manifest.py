@@ -1,4 +1,4 @@
-"""The course manifest (lessons/course.toml): it fixes the order of lessons and exercises, `check`
+"""The course manifest (tutor/lessons/course.toml): it fixes the order of lessons and exercises, `check`
 reports every lesson or exercise missing from it, listed twice, or listed without existing, and a
 course without one keeps the folder order."""
 

@@ -3,7 +3,6 @@ importer for learners' corpora."""
 
 from __future__ import annotations
 
-import ast
 import codecs
 import fnmatch
 import gzip
@@ -22,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-import models.corpus
-import models.corpus_import
-from models.corpus import (
+import tutor.model.corpus
+import tutor.model.corpus_import
+from tutor.model.corpus import (
     ALWAYS_TRAIN,
     CorpusError,
     Poem,
@@ -34,13 +33,19 @@ from models.corpus import (
     save_poems,
     split_poems,
 )
-from models.corpus_import import SKIP_DUPLICATE, SKIP_LOST_GLYPHS, SKIP_MALFORMED, SKIP_NO_TEXT, import_corpus
-from models.data import build_corpus
-from models.errors import ModelError
-from models.tokenizer import MIN_COUNT, UNK, CharTokenizer
+from tutor.model.corpus_import import (
+    SKIP_DUPLICATE,
+    SKIP_LOST_GLYPHS,
+    SKIP_MALFORMED,
+    SKIP_NO_TEXT,
+    import_corpus,
+)
+from tutor.model.data import build_corpus
+from tutor.model.errors import ModelError
+from tutor.model.tokenizer import MIN_COUNT, UNK, CharTokenizer
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO / "models" / "data"
+DATA = REPO / "tutor" / "model" / "data"
 SHIPPED = DATA / "poems.json"
 
 # Frequent characters that exist only in traditional writing (their simplified forms differ). Characters that
@@ -130,7 +135,7 @@ def test_tang_corpus_has_40000_simplified_regular_poems_and_deng_guan_que_lou_in
 
 
 def test_tang_corpus_ships_compressed_with_its_source_and_licence() -> None:
-    shipped = DATA / models.corpus.TANG_CORPUS
+    shipped = DATA / tutor.model.corpus.TANG_CORPUS
     assert shipped.stat().st_size <= 8_000_000
     source = json.loads(gzip.decompress(shipped.read_bytes()))["source"]
     assert source["package"] == "chinese-poetry@2.0.1" and source["integrity"].startswith("sha512-")
@@ -139,7 +144,7 @@ def test_tang_corpus_ships_compressed_with_its_source_and_licence() -> None:
     assert "The MIT License" in licence and "Copyright (c) 2016 JackeyGao" in licence
     # the installed package carries both (setuptools matches package-data patterns like fnmatch)
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
-        "models"
+        "tutor.model"
     ]
     for name in ("data/tang.json.gz", "data/LICENSE-chinese-poetry.txt", "data/poems.json"):
         assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), name
@@ -292,7 +297,7 @@ def test_split_does_not_depend_on_input_order(poems: list[Poem]) -> None:
 
 def test_split_is_the_same_in_processes_with_different_hash_seeds() -> None:
     code = (
-        "from models.corpus import load_poems, split_poems\n"
+        "from tutor.model.corpus import load_poems, split_poems\n"
         "print('|'.join(p.title + '/' + p.author for p in split_poems(load_poems())[1]))"
     )
     outputs = set()
@@ -497,11 +502,11 @@ def test_the_streaming_reader_gives_the_same_poems_with_tiny_chunks(
     src = tmp_path / "ours.json"
     save_poems(poems[:40], src, source={"n": 12345})  # a number, strings and CJK cut at every point
     whole, _ = import_corpus(src, keep_script=True)
-    monkeypatch.setattr(models.corpus_import, "_READ_CHUNK", 3)
+    monkeypatch.setattr(tutor.model.corpus_import, "_READ_CHUNK", 3)
     assert import_corpus(src, keep_script=True)[0] == whole == poems[:40]
     with_bom = tmp_path / "bom.json"
     with_bom.write_bytes(codecs.BOM_UTF8 + src.read_bytes())
-    monkeypatch.setattr(models.corpus_import, "_READ_CHUNK", 2)  # the BOM itself cut in two
+    monkeypatch.setattr(tutor.model.corpus_import, "_READ_CHUNK", 2)  # the BOM itself cut in two
     assert import_corpus(with_bom, keep_script=True)[0] == whole
     broken = tmp_path / "broken.json"
     broken.write_text('[\n  {"title": "甲",\n   "lines": ["春风。"]},\n  {"title": "乙" "lines": []}\n]')
@@ -521,7 +526,7 @@ def test_importing_a_large_file_costs_about_twice_its_size_in_memory(
     as_json.write_text(json.dumps(entries, ensure_ascii=False, indent=4), encoding="utf-8")
     as_text = tmp_path / "big.txt"  # the densest input there is: nothing but titles and lines
     as_text.write_text("\n\n".join(f"{p.title}\n{p.text}" for p in sample) + "\n", encoding="utf-8")
-    models.corpus_import._converter()  # OpenCC's own tables are not the file's cost
+    tutor.model.corpus_import._converter()  # OpenCC's own tables are not the file's cost
     # Plain text peaks higher: the poems' own strings take 1.9x its size (each poem's title and text carry
     # a 74-byte header), and the duplicate index adds the rest.
     for path, bound in ((as_json, 2.0), (as_text, 2.4)):
@@ -615,19 +620,8 @@ def test_train_cli_reports_bad_corpus_input_with_exit_2_and_no_traceback(tmp_pat
 
 
 def test_corpus_module_does_not_import_torch_or_textual() -> None:
-    code = "import sys, models.corpus_import; print(sorted({'torch', 'textual'} & set(sys.modules)))"
+    code = "import sys, tutor.model.corpus_import; print(sorted({'torch', 'textual'} & set(sys.modules)))"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
-
-
-def test_models_imports_nothing_from_tutor() -> None:
-    offenders = []
-    for path in sorted((REPO / "models").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            offenders += [f"{path.relative_to(REPO)}: {n}" for n in names if n.split(".")[0] == "tutor"]
-    assert offenders == []

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [
     ROOT / "README.md",
     ROOT / "CHANGELOG.md",
-    ROOT / "lessons" / "README.md",
+    ROOT / "tutor" / "lessons" / "README.md",
     *sorted((ROOT / "docs").glob("*.md")),
 ]
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")

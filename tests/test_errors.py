@@ -9,6 +9,7 @@ import importlib
 
 from conftest import ROOT
 
+from tests.source import code_files
 from tutor.errors import CheckFailure, TutorError
 
 # Raised and caught inside the tutor: "stop", not "something went wrong".
@@ -28,7 +29,7 @@ SIGNALS = {
 
 def _exception_classes() -> list[str]:
     found = []
-    for file in sorted((ROOT / "tutor").rglob("*.py")):
+    for file in code_files(model=False):  # the course GPT's errors have their own root (ModelError)
         if file.name == "__main__.py":
             continue
         module = ".".join(file.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")

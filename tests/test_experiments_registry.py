@@ -56,7 +56,7 @@ def test_importing_the_registry_and_validating_does_not_import_torch_or_textual(
 
 
 def test_lesson_parameter_names_are_accepted():
-    # the names lesson writers embed (see lessons/*/??.md experiment blocks)
+    # the names lesson writers embed (see tutor/lessons/*/??.md experiment blocks)
     validate_params("heads", {"n_embd": 32, "n_head": 4, "text": "白日依山尽"})
     validate_params("params", {"d_model": 512, "heads": [1, 2, 4, 8, 16]})
     validate_params("dk-scaling", {})
@@ -175,7 +175,7 @@ def test_every_experiment_block_in_the_shipped_lessons_validates():
     import tomllib
 
     blocks = 0
-    for md in sorted((ROOT / "lessons").glob("*/*.md")):
+    for md in sorted((ROOT / "tutor" / "lessons").glob("*/*.md")):
         text = md.read_text(encoding="utf-8")
         for match in re.finditer(r"^```experiment ([\w-]+)\n(.*?)^```", text, re.M | re.S):
             blocks += 1

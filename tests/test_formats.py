@@ -19,7 +19,7 @@ from tutor.grading.result import CheckResult, GradeResult
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "docs" / "schemas"
-SPLIT = ROOT / "lessons" / "01-multi-head" / "exercises" / "split-heads"
+SPLIT = ROOT / "tutor" / "lessons" / "01-multi-head" / "exercises" / "split-heads"
 
 
 def _schema(name: str) -> dict:

@@ -1,5 +1,5 @@
 """`python -m tutor generate`: the shared GPT writes a poem in the terminal, through the real CLI, and
-models.sample.write says what it weighed at each step."""
+tutor.model.sample.write says what it weighed at each step."""
 
 from __future__ import annotations
 
@@ -78,8 +78,8 @@ def test_bad_values_exit_2_with_a_message(runs):
 def test_write_stops_at_the_end_of_a_poem_and_gives_every_heads_attention():
     import torch
 
-    from models.checkpoint import load_checkpoint
-    from models.sample import POEM_END, write
+    from tutor.model.checkpoint import load_checkpoint
+    from tutor.model.sample import POEM_END, write
     from tutor.settings import default_checkpoint
 
     ck = load_checkpoint(default_checkpoint())

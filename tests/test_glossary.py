@@ -1,4 +1,4 @@
-"""One word per term and language: the glossary (lessons/glossary.toml) against every text the course
+"""One word per term and language: the glossary (tutor/lessons/glossary.toml) against every text the course
 writes (lessons, quizzes, exercise texts, hints and messages) and the app's catalogue (tutor/texts).
 Pure file reading; `check` is run in-process on a small course."""
 

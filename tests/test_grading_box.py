@@ -4,7 +4,7 @@ Every route that got out of the old box is tried by a submission that reports wh
 Unix socket server of the same user (our own listener), TCP and UDP listeners on the host, a victim
 process whose limits and scheduling must stay as they were, a key planted in the session keyring of
 the process that starts the grade, kernel interfaces (memfd, io_uring, bpf, perf, userfaultfd), and
-the course's own answers (models.positions, the lessons' reference solutions). Each file raises
+the course's own answers (tutor.model.positions, the lessons' reference solutions). Each file raises
 "ESCAPED: ..." if anything got through and "refused: ..." otherwise, so its grade is always a non-pass;
 the tests check the reason and what happened outside. Then the same on a machine that refuses user
 namespaces (simulated: a seccomp filter makes `unshare` fail with EPERM for the whole CLI), where the
@@ -174,8 +174,8 @@ verdict()
 import importlib, sys
 attempt("sys.modules", lambda: sys.modules["models." + "positions"])
 attempt("import", lambda: importlib.import_module("models." + "positions"))
-attempt("read the reference", lambda: open({str(ROOT / "lessons/03-rope-alibi/exercises/rope/solution.py")!r}).read())
-attempt("read the checks", lambda: open({str(ROOT / "lessons/03-rope-alibi/exercises/rope/checks.py")!r}).read())
+attempt("read the reference", lambda: open({str(ROOT / "tutor/lessons/03-rope-alibi/exercises/rope/solution.py")!r}).read())
+attempt("read the checks", lambda: open({str(ROOT / "tutor/lessons/03-rope-alibi/exercises/rope/checks.py")!r}).read())
 attempt("the grader's code", lambda: importlib.import_module("tutor.grading.judging.judge"))
 verdict()
 """,

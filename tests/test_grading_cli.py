@@ -19,8 +19,8 @@ from tests.conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 from tests.grading_helpers import exercise_course, tutor
 from tutor.progress.store import Store
 
-EX = ROOT / "lessons/01-multi-head/exercises/split-heads"
-ALIBI = ROOT / "lessons/03-rope-alibi/exercises/alibi"
+EX = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads"
+ALIBI = ROOT / "tutor/lessons/03-rope-alibi/exercises/alibi"
 GRADE_KEYS = {
     "version",
     "exercise",

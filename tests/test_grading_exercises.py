@@ -28,7 +28,7 @@ from tutor.i18n import LANGS
 from tutor.progress.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-COURSE = load_course(ROOT / "lessons")
+COURSE = load_course(ROOT / "tutor" / "lessons")
 CODE = [ex for ex in COURSE.exercises() if ex.kind == "code"]
 BROKEN = [(ex, f) for ex in CODE for f in sorted((ex.folder / "broken").glob("*.py"))]
 ACCEPTED = [(ex, f) for ex in CODE for f in sorted((ex.folder / "accepted").glob("*.py"))]
@@ -180,7 +180,7 @@ def test_three_layers_messages_report_the_measured_gaps(graded):
     assert one < 1e-5 < 1e-3 < three  # rounding noise vs. the order leaking through the mask
 
 
-# --- the example of lessons/README.md, built from the page ---------------------------------------------
+# --- the example of tutor/lessons/README.md, built from the page ---------------------------------------------
 
 FILE_BLOCK = re.compile(r"^```(?:python|toml) (\S+)\n(.*?)^```$", re.M | re.S)  # ```python checks.py
 
@@ -188,12 +188,12 @@ FILE_BLOCK = re.compile(r"^```(?:python|toml) (\S+)\n(.*?)^```$", re.M | re.S)  
 def _readme_example() -> dict[str, str]:
     """{file inside the exercise folder: its text}, from the code blocks of the page's Exercises part
     whose info string names a file."""
-    page = (ROOT / "lessons/README.md").read_text(encoding="utf-8")
+    page = (ROOT / "tutor/lessons/README.md").read_text(encoding="utf-8")
     return dict(FILE_BLOCK.findall(page[page.index("## Exercises\n") :]))
 
 
 def test_the_readme_example_exercise_grades_as_the_page_says(tmp_path, warm):
-    """A reader adds an exercise from lessons/README.md alone: its example, written out as the page
+    """A reader adds an exercise from tutor/lessons/README.md alone: its example, written out as the page
     shows it, loads without an error and grades through the real judge and worker as the page says."""
     files = _readme_example()
     assert {"exercise.toml", "starter.py", "solution.py", "checks.py"} <= set(files)
@@ -453,7 +453,7 @@ def test_a_looping_course_file_times_out_and_the_next_file_is_still_graded(tmp_p
     assert results[folder / "solution.py"].status == "pass"  # graded again after the loop, by a new worker
 
 
-@pytest.mark.parametrize("imports", [["tutor.grading.kit"], ["lessons"], ["models"]])
+@pytest.mark.parametrize("imports", [["tutor.grading.kit"], ["tutor.lessons"], ["tutor.model"], ["tutor"]])
 def test_an_exercise_cannot_hand_the_grader_the_lessons_or_the_whole_course_package(imports):
     from pydantic import ValidationError
 
@@ -469,6 +469,6 @@ def test_what_each_code_exercise_hands_its_worker_leaves_out_the_course_answers(
     for ex in CODE:
         handed = box_for(ex.worker.imports, ex.worker.files, ROOT)["handed"]
         assert not any("/lessons" in p.removeprefix(str(ROOT)) for p in handed), ex.id
-        assert (str(ROOT / "models/gpt.py") in handed) == ("models.gpt" in ex.worker.imports), ex.id
+        assert (str(ROOT / "tutor/model/gpt.py") in handed) == ("tutor.model.gpt" in ex.worker.imports), ex.id
         if ex.id in ("rope", "alibi", "context-scaling"):
-            assert str(ROOT / "models/positions.py") not in handed, ex.id
+            assert str(ROOT / "tutor/model/positions.py") not in handed, ex.id

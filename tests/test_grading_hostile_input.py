@@ -36,7 +36,7 @@ from tests.grading_helpers import exercise_course, tutor
 from tutor.progress.store import Store
 
 SECRET = "API_KEY=sk-live-7f3a9c5e0b1d"
-SPLIT_SOLUTION = ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py"
+SPLIT_SOLUTION = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads/solution.py"
 
 PROBE_TOML = """
 id = "probe"
@@ -411,7 +411,7 @@ def runs_home(tmp_path_factory) -> Path:
     from tutor.grading.runs import exercise_checks
 
     home = tmp_path_factory.mktemp("runs-home")
-    sample = exercise_checks(load_course(ROOT / "lessons").exercise("head-count")).sample_runs
+    sample = exercise_checks(load_course(ROOT / "tutor" / "lessons").exercise("head-count")).sample_runs
     with Store(home) as store:
         for run in sample({1: 5.30, 4: 5.35, 8: 5.40}):
             store.record_training_run(
@@ -532,7 +532,7 @@ def test_answer_messages_are_in_the_learners_language(lang, runs_home, tmp_path)
 
     from tutor.content.loader import load_course
 
-    ex = load_course(ROOT / "lessons").exercise("head-count")
+    ex = load_course(ROOT / "tutor" / "lessons").exercise("head-count")
     for kind in ("string", "huge hex integer", "offset datetime", "array", "nested table"):
         path = tmp_path / "head_count.toml"
         path.write_text(_answer_text(kind), encoding="utf-8")

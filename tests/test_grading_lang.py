@@ -35,7 +35,7 @@ from tutor.grading.text import render
 from tutor.grading.workspace import solution_file, starter_file
 from tutor.texts import catalogue, say
 
-COURSE = load_course(ROOT / "lessons")
+COURSE = load_course(ROOT / "tutor" / "lessons")
 CODE = [ex for ex in COURSE.exercises() if ex.kind == "code"]
 LANGS = ("de", "zh")
 
@@ -129,7 +129,7 @@ def test_every_code_exercise_says_its_words_through_messages():
 def test_a_message_check_py_lacks_or_a_translation_with_other_fields_is_reported(tmp_path):
     from tutor.content.loader import load_course as load
 
-    shipped = ROOT / "lessons/01-multi-head/exercises/split-heads"
+    shipped = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads"
     lesson = tmp_path / "lessons/01-x"
     ex_dir = lesson / "exercises/split-heads"
     ex_dir.mkdir(parents=True)
@@ -211,7 +211,7 @@ def test_the_messages_are_in_the_learners_language(graded):
 
 # --- hostile submissions through the CLI -------------------------------------------------------------
 
-SPLIT = (ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8")
+SPLIT = (ROOT / "tutor/lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8")
 HOSTILE = {  # name: (source, status, the catalogue text its first non-passing check starts with)
     "loops": ("while True:\n    pass\n", "timeout", "grade.stop.timeout"),
     "segfaults": ("import faulthandler\nfaulthandler._sigsegv()\n", "error", "grade.stop.crashed_because"),

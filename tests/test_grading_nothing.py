@@ -21,12 +21,12 @@ from tutor.grading.runs import exercise_checks, grade_runs
 from tutor.grading.workspace import starter_file
 from tutor.i18n import LANGS
 
-COURSE = load_course(ROOT / "lessons")
+COURSE = load_course(ROOT / "tutor" / "lessons")
 CODE = [ex for ex in COURSE.exercises() if ex.kind == "code"]
 SHAPES = list(sources())
 # a Llama-style attention whose cos/sin cache holds block_size positions, half of what the grader uses
 SHORT_CACHE = (
-    (ROOT / "lessons/03-rope-alibi/exercises/rope/accepted/llama_cache.py")
+    (ROOT / "tutor/lessons/03-rope-alibi/exercises/rope/accepted/llama_cache.py")
     .read_text(encoding="utf-8")
     .replace("torch.arange(2 * cfg.block_size)", "torch.arange(cfg.block_size)")
 )

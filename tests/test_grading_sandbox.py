@@ -27,8 +27,8 @@ from tests.grading_helpers import SOLUTION, grading_processes, probe_course
 from tutor.progress.store import Store
 
 IDENTITY_SPLIT = "def split_heads(x, h):\n    return x\n\n\ndef merge_heads(x):\n    return x\n"
-SPLIT = (ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8")
-ROPE = (ROOT / "lessons/03-rope-alibi/exercises/rope/solution.py").read_text(encoding="utf-8")
+SPLIT = (ROOT / "tutor/lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8")
+ROPE = (ROOT / "tutor/lessons/03-rope-alibi/exercises/rope/solution.py").read_text(encoding="utf-8")
 
 # name: (source, overall status, substring of the first non-passing check's message)
 PROBE_ATTACKS = {
@@ -87,7 +87,7 @@ TORCH_ATTACKS = {  # split-heads
         "fail", "expected"),
     "patches_tensor_methods": ("import torch\ntorch.Tensor.max = lambda *a, **k: torch.tensor(0.0)\n"
                                "torch.equal = lambda a, b: True\n" + IDENTITY_SPLIT, "fail", "expected"),
-    "plants_a_fake_module": ("import sys, types\nsys.modules['models.corpus'] = types.ModuleType('fake')\n" + IDENTITY_SPLIT,
+    "plants_a_fake_module": ("import sys, types\nsys.modules['tutor.model.corpus'] = types.ModuleType('fake')\n" + IDENTITY_SPLIT,
                              "fail", "expected"),
     "empty_file": ("", "fail", "defines no `split_heads`"),
     "nan_everywhere": ("import torch\ndef split_heads(x, h):\n    B, T, C = x.shape\n"

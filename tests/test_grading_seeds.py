@@ -20,7 +20,7 @@ from tests.grading_helpers import tutor
 from tests.seed_attack.make_alibi import CHECKS, PREPARED, drawn
 
 ATTACK = ROOT / "tests/seed_attack/alibi.py"
-NO_TRANSPOSE = ROOT / "lessons/01-multi-head/exercises/split-heads/broken/no_transpose.py"
+NO_TRANSPOSE = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads/broken/no_transpose.py"
 
 # split_heads that returns its input, and on import looks for the grade's seed everywhere it can: its
 # own call stack (a fork of the judge's), every object the process holds, and its generators' seeds

@@ -35,7 +35,7 @@ from tutor.i18n import LANGS
 from tutor.progress.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-COURSE = load_course(ROOT / "lessons")
+COURSE = load_course(ROOT / "tutor" / "lessons")
 CODE = [ex for ex in COURSE.exercises() if ex.kind == "code"]
 HEAD_COUNT = COURSE.exercise("head-count")
 CHECKS = exercise_checks(HEAD_COUNT)

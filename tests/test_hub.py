@@ -35,7 +35,7 @@ if chp() is None:
                 allow_module_level=True)  # fmt: skip
 
 VIEWPORT = {"width": 1000, "height": 640}
-SOLUTION = ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py"
+SOLUTION = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads/solution.py"
 LEARNERS = ("ana", "bo")
 
 
@@ -215,7 +215,9 @@ def browser():
 def _lesson():
     from tutor.course import open_course
 
-    return next(lesson for lesson in open_course(ROOT / "lessons").lessons if lesson.id == "multi-head")
+    return next(
+        lesson for lesson in open_course(ROOT / "tutor" / "lessons").lessons if lesson.id == "multi-head"
+    )
 
 
 def _answer(view: TerminalView, question) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import PYTHON, ROOT, run_tutor_env
 
+from tests.source import code_files
+
 LOGIC = [
     "tutor.content",
     "tutor.experiments",
@@ -16,7 +18,7 @@ LOGIC = [
     "tutor.progress",
     "tutor.cli",
     "tutor.commands",
-    "models.corpus",
+    "tutor.model.corpus",
 ]
 
 
@@ -40,7 +42,9 @@ def test_logic_packages_import_neither_textual_nor_torch(module):
     )
     count, heavy = out.stdout.strip().split(" ", 1)
     assert heavy == "[]"
-    assert module in ("tutor.cli", "models.corpus") or int(count) >= 3  # the walk found the package's modules
+    assert (
+        module in ("tutor.cli", "tutor.model.corpus") or int(count) >= 3
+    )  # the walk found the package's modules
 
 
 def test_version_needs_neither_torch_nor_textual():
@@ -63,16 +67,16 @@ def test_a_closed_pipe_ends_quietly():
     assert "Traceback" not in err and "BrokenPipe" not in err
 
 
-# --- import direction, read from the source: every `import` of tutor/ and models/, nothing imported ---
+# --- import direction, read from the source: every `import` of tutor/ and tutor/model/, nothing imported ---
 
-PACKAGES = ("tutor", "models", "atomicio")
+PACKAGES = ("tutor",)
 LOGIC_CORE = ("tutor.content", "tutor.quiz", "tutor.progress", "tutor.experiments", "tutor.grading")
 
 
 @dataclass(frozen=True)
 class Import:
     module: str  # the importing module
-    target: str  # what it names, dotted: "tutor.errors.TutorError", "textual.app", "models.gpt"
+    target: str  # what it names, dotted: "tutor.errors.TutorError", "textual.app", "tutor.model.gpt"
     line: int
     at_import_time: bool  # module or class level, outside `if TYPE_CHECKING:` (not inside a function)
     type_only: bool = False  # under `if TYPE_CHECKING:`: for the type checker, never run
@@ -89,7 +93,7 @@ def _is_module(dotted: str) -> bool:
 
 
 def _source_files() -> list[Path]:
-    return sorted(f for package in PACKAGES for f in (ROOT / package).rglob("*.py"))
+    return code_files()
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -172,16 +176,13 @@ EXPERIMENT_FRAMEWORK = sorted(
 
 # (who, what they must never import, why)
 FORBIDDEN = [
-    ("atomicio", "tutor", "atomicio/ is below both: the standard library's kind of helper, for any layer"),
-    ("atomicio", "models", "atomicio/ is below both: the standard library's kind of helper, for any layer"),
-    ("models", "tutor", "the shared GPT stands alone: models/ imports nothing from tutor/"),
     *[(core, "tutor.ui", "logic never imports the UI") for core in LOGIC_CORE],
     *[(core, "textual", "logic never imports Textual") for core in LOGIC_CORE],
     ("tutor.content", "tutor.experiments", "content validation is given the experiment names"),
     ("tutor.experiments", "tutor.progress", "experiments compute; their callers store the runs"),
-    ("tutor.progress", "models", "the store does not depend on the model"),
-    ("tutor.content", "models", "content does not depend on the model"),
-    ("tutor.quiz", "models", "the quiz does not depend on the model"),
+    ("tutor.progress", "tutor.model", "the store does not depend on the model"),
+    ("tutor.content", "tutor.model", "content does not depend on the model"),
+    ("tutor.quiz", "tutor.model", "the quiz does not depend on the model"),
     # grading's jobs (tutor/grading/__init__.py): the box below the judge, the instructor's on top
     *[
         ("tutor.grading.box", f"tutor.grading.{other}", "the box stands alone: the worker is forked with it")
@@ -211,6 +212,27 @@ def test_imports_point_one_way(source_imports, who, what, why):
         if _under(module, who)
         for imp in imports
         if _under(imp.target, what)
+    ]
+    assert not wrong, f"{why}:\n" + "\n".join(wrong)
+
+
+# (who, the only parts of tutor/ it may import, why)
+STANDS_ALONE = [
+    ("tutor.atomicio", (), "tutor.atomicio is below everything: the standard library's kind of helper"),
+    ("tutor.model", ("tutor.model", "tutor.atomicio"), "the shared GPT stands alone: a learner imports it"),
+]
+
+
+@pytest.mark.parametrize(("who", "allowed", "why"), STANDS_ALONE, ids=[who for who, _, _ in STANDS_ALONE])
+def test_the_model_and_the_helpers_below_it_import_nothing_else_of_ours(source_imports, who, allowed, why):
+    wrong = [
+        _where(imp)
+        for module, (imports, _private_uses) in source_imports.items()
+        if _under(module, who)
+        for imp in imports
+        if _under(imp.target, "tutor")
+        and imp.target != "tutor.__version__"
+        and not any(_under(imp.target, ok) for ok in allowed)
     ]
     assert not wrong, f"{why}:\n" + "\n".join(wrong)
 

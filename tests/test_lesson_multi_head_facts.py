@@ -13,9 +13,9 @@ import pytest
 import torch
 from torch import nn
 
-from models.gpt import CausalSelfAttention, GPTConfig
+from tutor.model.gpt import CausalSelfAttention, GPTConfig
 
-LESSON = Path(__file__).resolve().parents[1] / "lessons" / "01-multi-head"
+LESSON = Path(__file__).resolve().parents[1] / "tutor" / "lessons" / "01-multi-head"
 LANGS = ("en", "de", "zh")
 # thousands separators as each language's prose writes them
 SEP = {"en": ",", "de": ".", "zh": ","}

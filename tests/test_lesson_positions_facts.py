@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from models.gpt import GPT, GPTConfig
+from tutor.model.gpt import GPT, GPTConfig
 
-LESSON = Path(__file__).resolve().parents[1] / "lessons" / "02-positions"
+LESSON = Path(__file__).resolve().parents[1] / "tutor" / "lessons" / "02-positions"
 LANGS = ("en", "de", "zh")
 
 # 白日依山尽 and 山依日白尽 as ids: the claims are about the architecture, so any five distinct ids

@@ -1,6 +1,6 @@
 """Lesson 3 (rope-alibi) states facts and quiz answers; these tests hold them against the course code.
 
-If models/positions.py or the lesson files change so that they disagree, a test here fails, so the
+If tutor/model/positions.py or the lesson files change so that they disagree, a test here fails, so the
 lesson never teaches a value the model does not have.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from models.gpt import GPT, GPTConfig
-from models.positions import alibi_bias, alibi_slopes, apply_rope, rope_cos_sin, rope_inv_freq
+from tutor.model.gpt import GPT, GPTConfig
+from tutor.model.positions import alibi_bias, alibi_slopes, apply_rope, rope_cos_sin, rope_inv_freq
 
-LESSON = Path(__file__).resolve().parents[1] / "lessons" / "03-rope-alibi"
+LESSON = Path(__file__).resolve().parents[1] / "tutor" / "lessons" / "03-rope-alibi"
 LANGS = ("en", "de", "zh")
 
 
@@ -106,7 +106,7 @@ def test_rotated_q_keeps_the_shape_given_as_quiz_answer():
 
 
 def _interleaved_rope(x: torch.Tensor, positions: torch.Tensor, inv_freq: torch.Tensor) -> torch.Tensor:
-    """The RoFormer / Meta layout, written independently of models.positions: pairs (x_2i, x_2i+1)."""
+    """The RoFormer / Meta layout, written independently of tutor.model.positions: pairs (x_2i, x_2i+1)."""
     ang = positions.to(torch.float64)[:, None] * inv_freq[None, :]
     x1, x2 = x[..., 0::2], x[..., 1::2]
     out = torch.stack((x1 * ang.cos() - x2 * ang.sin(), x1 * ang.sin() + x2 * ang.cos()), dim=-1)

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from models.positions import rope_inv_freq
+from tutor.model.positions import rope_inv_freq
 
-LESSONS = Path(__file__).resolve().parents[1] / "lessons"
+LESSONS = Path(__file__).resolve().parents[1] / "tutor" / "lessons"
 LANGS = ("en", "de", "zh")
 
 
@@ -59,9 +59,9 @@ def test_about_1e_2_is_one_layer_with_positions_and_two_layers_without_give_many
 
 
 def test_the_context_figures_cover_most_of_the_validation_split_not_all_of_it():
-    from models.checkpoint import load_checkpoint
-    from models.context import STORED_WINDOWS
-    from models.corpus import tang_texts
+    from tutor.model.checkpoint import load_checkpoint
+    from tutor.model.context import STORED_WINDOWS
+    from tutor.model.corpus import tang_texts
     from tutor.settings import ROPE_SHORT_CHECKPOINT, checkpoints_dir
 
     ck = load_checkpoint(checkpoints_dir() / ROPE_SHORT_CHECKPOINT)
@@ -186,7 +186,7 @@ POEMS = ["白日依山尽，黄河入海流。\n欲穷千里目，更上一层�
 
 
 def test_the_model_is_sure_of_the_comma_once_the_first_couplet_set_the_metre_not_before():
-    from models.checkpoint import load_checkpoint
+    from tutor.model.checkpoint import load_checkpoint
     from tutor.settings import default_checkpoint
 
     ck = load_checkpoint(default_checkpoint())

@@ -15,7 +15,7 @@ from tutor.i18n import LANGS
 from tutor.texts import say
 
 ROOT = Path(__file__).resolve().parents[1]
-COURSE = load_course(ROOT / "lessons")
+COURSE = load_course(ROOT / "tutor" / "lessons")
 
 
 def _lesson(lesson_id: str):
@@ -71,7 +71,7 @@ def test_the_pairs_yarn_slows_fully_are_the_ones_that_could_leave_and_ntk_lets_i
 
     import torch
 
-    from models.positions import rope_inv_freq
+    from tutor.model.positions import rope_inv_freq
 
     d, L0, s = 32, 32, 4.0
     plain = rope_inv_freq(d, 10000.0, "none", s, L0)[0].double()
@@ -153,7 +153,7 @@ def test_no_chinese_section_title_holds_a_full_width_comma_and_no_comma_follows_
 
 
 def test_the_docs_say_how_much_of_the_validation_split_the_context_tables_score():
-    from models.context import STORED_WINDOWS
+    from tutor.model.context import STORED_WINDOWS
 
     for doc in ("docs/figures.md", "docs/model.md"):
         text = _flat((ROOT / doc).read_text(encoding="utf-8"))
@@ -205,9 +205,9 @@ LAYER = {
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_lesson_1_explains_the_empty_layer_field_with_the_shipped_models_layers(lang):
-    from models.checkpoint import load_checkpoint
+    from tutor.model.checkpoint import load_checkpoint
 
-    n_layer = load_checkpoint(ROOT / "models/checkpoints/gpt-learned.pt").model.cfg.n_layer
+    n_layer = load_checkpoint(ROOT / "tutor/model/checkpoints/gpt-learned.pt").model.cfg.n_layer
     section = next(s for s in _lesson("multi-head").sections if any(e.name == "heads" for e in s.experiments))
     body = _flat(section.body[lang])
     assert LAYER[lang] in body

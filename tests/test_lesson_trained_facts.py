@@ -1,8 +1,8 @@
 """Every number a lesson quotes from a trained model, tied to the shipped checkpoint it came from.
 
 Lesson 1 describes what the heads of gpt-learned.pt look at, from the profile stored in its metadata
-(models/heads.py, shown by the heads experiment); lesson 3 quotes what gpt-rope-short.pt does past its
-trained length, from the context-scaling tables stored in its metadata (models/context.py). Each claim is
+(tutor/model/heads.py, shown by the heads experiment); lesson 3 quotes what gpt-rope-short.pt does past its
+trained length, from the context-scaling tables stored in its metadata (tutor/model/context.py). Each claim is
 checked against those figures, and each figure against the prose in all three languages (German writes
 0,26 for 0.26). The slow tests measure the stored figures again from the checkpoint and the corpus.
 """
@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from models.checkpoint import load_checkpoint
-from models.corpus import tang_texts
+from tutor.model.checkpoint import load_checkpoint
+from tutor.model.corpus import tang_texts
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECKPOINTS = ROOT / "models" / "checkpoints"
+CHECKPOINTS = ROOT / "tutor" / "model" / "checkpoints"
 LANGS = ("en", "de", "zh")
 
 
 def _prose(lesson: str, lang: str) -> str:
-    return (ROOT / "lessons" / lesson / f"{lang}.md").read_text(encoding="utf-8")
+    return (ROOT / "tutor" / "lessons" / lesson / f"{lang}.md").read_text(encoding="utf-8")
 
 
 def _written(x: float, lang: str, decimals: int = 2) -> str:
@@ -117,7 +117,7 @@ def test_lesson_1_quotes_the_head_profile_of_the_shipped_model(heads, learned, l
 
 @pytest.mark.slow
 def test_the_stored_head_profile_is_what_a_fresh_measurement_gives(learned, heads):
-    from models.heads import profile
+    from tutor.model.heads import profile
 
     val_text = tang_texts()[1]
     fresh = profile(learned.model, learned.tokenizer, val_text, windows=256)
@@ -132,7 +132,7 @@ def test_the_stored_head_profile_is_what_a_fresh_measurement_gives(learned, head
 
 @pytest.fixture(scope="module")
 def scaling() -> dict:
-    from models.context import stored_table
+    from tutor.model.context import stored_table
 
     ck = load_checkpoint(CHECKPOINTS / "gpt-rope-short.pt")
     table = stored_table(ck.meta, 4.0, 2048)
@@ -208,7 +208,7 @@ def test_the_context_scaling_experiment_shows_those_tables(scaling):
 
 # --- lesson 1: what the heatmaps of the quatrain and of 静夜思 show ----------------------------------------
 
-# as the heads experiment reads them: after the line break that opens a poem (models.train.poem_starts)
+# as the heads experiment reads them: after the line break that opens a poem (tutor.model.train.poem_starts)
 QUATRAIN = "\n白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼"
 JINGYESI = "\n床前明月光，疑是地上霜。\n举头望明月，低头思故乡。"
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from models.gpt import GPT, POS_MODES, GPTConfig
-from models.positions import alibi_bias, alibi_slopes, apply_rope, rope_cos_sin, rope_inv_freq
+from tutor.model.gpt import GPT, POS_MODES, GPTConfig
+from tutor.model.positions import alibi_bias, alibi_slopes, apply_rope, rope_cos_sin, rope_inv_freq
 
 A, B = "白日依山尽", "山依日白尽"
 

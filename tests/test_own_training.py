@@ -21,7 +21,7 @@ from tests.grading_helpers import grading_processes
 # default run stays within 5 minutes
 pytestmark = pytest.mark.slow
 
-ROPE = ROOT / "lessons/03-rope-alibi/exercises/rope"
+ROPE = ROOT / "tutor/lessons/03-rope-alibi/exercises/rope"
 # passes every check (those probe batches of 1 and 4), then gives a NaN loss on the training batches of 10
 NAN_AT_TEN = """
 

@@ -20,7 +20,7 @@ from tutor.i18n import pick
 from tutor.progress.store import Store
 from tutor.texts import say
 
-COURSE = load_course(ROOT / "lessons")
+COURSE = load_course(ROOT / "tutor" / "lessons")
 ESCAPE = re.compile(r"\x1b[\[\]()>=]")  # any terminal control sequence: colour, alternate screen, cursor
 MARKUP = ("**", "```", "\\_", "\\|", "{#")
 BOXES = re.compile(r"[─│┌┐└┘├┤┬┴┼━┃╭╮╰╯▁▂▃▄▅▆▇█]")

@@ -24,7 +24,7 @@ from tutor.progress.store import Store
 from tutor.quiz.schedule import review
 
 T0 = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
-COURSE = load_course(ROOT / "lessons")
+COURSE = load_course(ROOT / "tutor" / "lessons")
 FIRST, SECOND = COURSE.lessons[0], COURSE.lessons[1]
 PASSED, FAILED = FIRST.exercises[0].id, FIRST.exercises[1].id
 

@@ -75,7 +75,7 @@ def tiny(tmp_path: Path) -> tuple[Path, Lesson]:
 
 
 def test_a_full_shipped_lesson_quiz_at_a_terminal_shows_in_progress(home: Path) -> None:
-    lesson = load_course(ROOT / "lessons").lessons[0]
+    lesson = load_course(ROOT / "tutor" / "lessons").lessons[0]
     assert len(lesson.quiz) >= 10
     learner = Learner(home, "quiz", lesson.id)
     opens = sum(q.type == "open" for q in lesson.quiz)
@@ -202,7 +202,7 @@ def _lines(out: str) -> list[str]:
 
 
 def test_the_plain_quiz_breaks_english_lines_between_words_at_80_columns(home: Path) -> None:
-    lesson = load_course(ROOT / "lessons").lesson("multi-head")
+    lesson = load_course(ROOT / "tutor" / "lessons").lesson("multi-head")
     first = lesson.quiz[0]
     assert isinstance(first, ExactQuestion)
     learner = Learner(home, "quiz", "multi-head", cols=80)
@@ -221,7 +221,7 @@ def test_the_plain_quiz_breaks_english_lines_between_words_at_80_columns(home: P
 def test_the_plain_quiz_breaks_chinese_between_characters_never_before_closing_punctuation(
     home: Path,
 ) -> None:
-    lesson = load_course(ROOT / "lessons").lesson("positions")
+    lesson = load_course(ROOT / "tutor" / "lessons").lesson("positions")
     learner = Learner(home, "quiz", "positions", lang="zh", cols=80)
     learner.prompt()
     learner.type("顺序")
@@ -292,7 +292,7 @@ def test_corrupt_store_is_reported_and_the_quiz_still_runs(home: Path, tmp_path:
 
 
 def test_predictions_explain_a_miss_at_once_and_unlock_the_exercise(home: Path) -> None:
-    lesson = load_course(ROOT / "lessons").lesson("positions")
+    lesson = load_course(ROOT / "tutor" / "lessons").lesson("positions")
     (exercise,) = [e for e in lesson.exercises if any(q.type == "single" for q in e.predict)]
     first = exercise.predict[0]
     assert isinstance(first, SingleChoice)
@@ -351,7 +351,7 @@ def test_review_counts_leave_out_questions_the_course_no_longer_has(home: Path, 
 
 
 def test_the_quiz_speaks_the_chosen_language(home: Path) -> None:
-    lesson = load_course(ROOT / "lessons").lessons[0]
+    lesson = load_course(ROOT / "tutor" / "lessons").lessons[0]
     first = lesson.quiz[0]
     assert isinstance(first, ExactQuestion)
     result = tutor(home, "quiz", lesson.id, stdin=first.answer + "\n", lang="zh")

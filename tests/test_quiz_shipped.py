@@ -11,7 +11,7 @@ from tutor.quiz.check import check_answer
 from tutor.quiz.normalise import shape_tokens
 from tutor.quiz.numbers import format_number
 
-COURSE = load_course(ROOT / "lessons")
+COURSE = load_course(ROOT / "tutor" / "lessons")
 QUESTIONS = [
     pytest.param(lesson, q, id=f"{lesson.id}/{ex.id + '/' if ex else ''}{q.id}")
     for lesson in COURSE.lessons

@@ -337,7 +337,9 @@ def test_a_grade_in_one_learners_home_cannot_read_or_change_anothers(tmp_path):
         "        step()\n"
         "    except OSError as err:\n"
         "        print('refused:', err.__class__.__name__)\n"
-        + (ROOT / "lessons/01-multi-head/exercises/split-heads/solution.py").read_text(encoding="utf-8"),
+        + (ROOT / "tutor/lessons/01-multi-head/exercises/split-heads/solution.py").read_text(
+            encoding="utf-8"
+        ),
         encoding="utf-8",
     )
     done = tutor_here("grade", "split-heads", str(attack), "--json", "--home", str(ana))

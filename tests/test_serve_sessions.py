@@ -318,7 +318,7 @@ def test_the_lab_names_the_file_inside_the_home_and_no_screenshot_is_offered(kla
 
     from tests.conftest import ROOT
 
-    with open(ROOT / "lessons/01-multi-head/exercises/split-heads/exercise.toml", "rb") as fh:
+    with open(ROOT / "tutor/lessons/01-multi-head/exercises/split-heads/exercise.toml", "rb") as fh:
         answers = [p["answer"] for p in tomllib.load(fh)["predict"]]
 
     async def visit():

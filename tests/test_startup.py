@@ -45,7 +45,7 @@ def test_the_catalogue_is_kept_and_read_again_when_its_toml_changes(tmp_path, mo
     texts.catalogue.cache_clear()
     try:
         assert texts.catalogue("en")["app.title"] == "Attention Tutor"
-        assert (tmp_path / "__pycache__" / "en.pickle").is_file()
+        assert parse_cache.entry(tmp_path, "en").is_file()
         texts.catalogue.cache_clear()
         parses = []
         real = parse_cache.Kept.save

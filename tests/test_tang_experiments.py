@@ -10,12 +10,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from models.context import STORED_SCALES, STORED_WINDOWS, measure, stored_table, windows_of
-from models.gpt import GPT, GPTConfig
 from tutor.experiments import cache
 from tutor.experiments.course.course_text import course_texts
 from tutor.experiments.params import ContextScalingParams, TrainCompareParams
 from tutor.experiments.runner import run_here, run_in_child, run_quick
+from tutor.model.context import STORED_SCALES, STORED_WINDOWS, measure, stored_table, windows_of
+from tutor.model.gpt import GPT, GPTConfig
 
 
 @pytest.fixture(scope="module")
@@ -142,5 +142,7 @@ def test_the_lesson_says_what_a_default_train_compare_run_reads(lang):
     from pathlib import Path
 
     p = TrainCompareParams()
-    text = (Path(__file__).resolve().parents[1] / "lessons/01-multi-head" / f"{lang}.md").read_text("utf-8")
+    text = (Path(__file__).resolve().parents[1] / "tutor/lessons/01-multi-head" / f"{lang}.md").read_text(
+        "utf-8"
+    )
     assert f"{p.steps} × {p.batch} " in text and f" {p.context} " in text

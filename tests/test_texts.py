@@ -14,6 +14,7 @@ from conftest import ROOT
 from rich.cells import cell_len
 from rich.console import Console
 
+from tests.source import code_files
 from tutor.cli import COMMANDS, build_parser
 from tutor.commands.exercise import ACTIONS
 from tutor.experiments import render
@@ -164,7 +165,7 @@ def _keys_in_code() -> tuple[list[tuple[str, str]], set[str], list[str]]:
     asked: list[tuple[str, str]] = []
     constants: set[str] = set()
     patterns: list[str] = []
-    for file in sorted((ROOT / "tutor").rglob("*.py")):
+    for file in code_files(model=False):
         tree = ast.parse(file.read_text(encoding="utf-8"))
         consts = _constants(tree)
         where = str(file.relative_to(ROOT))
@@ -286,7 +287,7 @@ def _english_for_learners() -> list[str]:
     """Every text literal of tutor/ that goes to a learner, as `file:line: text`."""
     trees = {
         str(file.relative_to(ROOT)): ast.parse(file.read_text(encoding="utf-8"))
-        for file in sorted((ROOT / "tutor").rglob("*.py"))
+        for file in code_files(model=False)
     }
     keys = set(catalogue("en"))
     keys |= {k.removesuffix(".other") for k in keys if k.endswith(".other")}  # a text with forms by count
@@ -448,7 +449,7 @@ def test_the_prose_names_columns_that_exist(results):
     assert any(c.startswith("Streuung") for c in shown["de"])
     assert any(c.startswith("波动") for c in shown["zh"])
     prose = {
-        lang: (ROOT / "lessons" / "03-rope-alibi" / f"{lang}.md").read_text(encoding="utf-8")
+        lang: (ROOT / "tutor" / "lessons" / "03-rope-alibi" / f"{lang}.md").read_text(encoding="utf-8")
         for lang in LANGS
     }
     assert (
@@ -486,7 +487,10 @@ def test_grade_output_labels_are_in_the_learners_language(lang):
     from tutor.grading.text import render
 
     ex = next(
-        e for lesson in load_course(ROOT / "lessons").lessons for e in lesson.exercises if e.id == "rope"
+        e
+        for lesson in load_course(ROOT / "tutor" / "lessons").lessons
+        for e in lesson.exercises
+        if e.id == "rope"
     )
     decls = ex.checks[:3]
     checks = [

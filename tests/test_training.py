@@ -13,12 +13,12 @@ import pytest
 import torch
 from conftest import PYTHON, ROOT, run_tutor_env, tutor_here
 
-from models.baselines import ngram_baselines
-from models.checkpoint import keep_in_meta, load_checkpoint, save_checkpoint, strip_training_state
-from models.corpus import corpus_text, load_tang, save_poems, split_poems
-from models.gpt import GPT, GPTConfig
-from models.tokenizer import UNK, CharTokenizer, UnknownCharacterError
-from models.train import TrainConfig, evaluate, line_starts, lr_at, make_batches, poem_starts, train
+from tutor.model.baselines import ngram_baselines
+from tutor.model.checkpoint import keep_in_meta, load_checkpoint, save_checkpoint, strip_training_state
+from tutor.model.corpus import corpus_text, load_tang, save_poems, split_poems
+from tutor.model.gpt import GPT, GPTConfig
+from tutor.model.tokenizer import UNK, CharTokenizer, UnknownCharacterError
+from tutor.model.train import TrainConfig, evaluate, line_starts, lr_at, make_batches, poem_starts, train
 from tutor.settings import default_checkpoint
 
 TINY = GPTConfig(vocab_size=1, n_embd=32, n_head=4, n_layer=1, block_size=32)
@@ -60,7 +60,7 @@ def test_shipped_checkpoints_use_the_vocabulary_policy_on_the_tang_training_spli
     policy = CharTokenizer.for_training(corpus_text(split_poems(tang)[0]))
     assert policy.vocab_size == 6010
     for name in ("gpt-learned.pt", "gpt-rope-short.pt"):
-        ck = load_checkpoint(ROOT / "models" / "checkpoints" / name)
+        ck = load_checkpoint(ROOT / "tutor" / "model" / "checkpoints" / name)
         assert ck.tokenizer.chars == policy.chars, name
         assert ck.meta["corpus"] == "tang" and ck.meta["vocab_min_count"] == 3
         assert ck.optimizer_state is None and "rng" not in ck.meta  # shipped as weights only
@@ -172,10 +172,10 @@ def test_should_stop_cancels_between_steps(tmp_path, texts):
 
 @pytest.mark.parametrize("pos", ["learned", "none", "rope", "alibi"])
 def test_the_steps_own_forward_and_loss_give_the_models_loss_and_gradients(pos):
-    """models.step computes the training loss without the model's forward (its own attention and output
+    """tutor.model.step computes the training loss without the model's forward (its own attention and output
     layer): in float32 the same loss and gradients as GPT.forward's, in bf16 the same loss to 1%; so does
     its validation loss."""
-    from models.step import eval_loss, features, head_loss, step_loss
+    from tutor.model.step import eval_loss, features, head_loss, step_loss
 
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=300, n_embd=32, n_head=4, n_layer=2, block_size=16, pos=pos))
@@ -228,7 +228,7 @@ def test_windows_start_before_a_poem_by_default():
 
 def _readme_row(name: str) -> list[str]:
     readme = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")
-    row = next(line for line in readme.splitlines() if line.startswith(f"| `models/checkpoints/{name}`"))
+    row = next(line for line in readme.splitlines() if line.startswith(f"| `tutor/model/checkpoints/{name}`"))
     return [cell.strip() for cell in row.strip("|").split("|")]
 
 
@@ -254,7 +254,7 @@ def test_shipped_learned_model_beats_the_bigram_by_0_3_nats_on_its_validation_wi
 
 
 def test_shipped_rope_model_beats_the_bigram_on_its_validation_windows(tang):
-    ck = load_checkpoint(ROOT / "models" / "checkpoints" / "gpt-rope-short.pt")
+    ck = load_checkpoint(ROOT / "tutor" / "model" / "checkpoints" / "gpt-rope-short.pt")
     assert ck.model.cfg.pos == "rope" and ck.model.cfg.block_size == 32
     assert ck.meta["val_loss"] < ck.meta["baselines"]["bigram"]
     _, _, stated_val, stated_bigram, *_ = _readme_row("gpt-rope-short.pt")
@@ -264,7 +264,7 @@ def test_shipped_rope_model_beats_the_bigram_on_its_validation_windows(tang):
 
 @pytest.mark.slow
 def test_shipped_learned_model_beats_the_bigram_by_0_3_nats_on_the_whole_validation_split(tang):
-    from models.score import split_scores, trained_windows
+    from tutor.model.score import split_scores, trained_windows
 
     ck = load_checkpoint(default_checkpoint())
     train_text, val_text = (corpus_text(p) for p in split_poems(tang))
@@ -276,10 +276,10 @@ def test_shipped_learned_model_beats_the_bigram_by_0_3_nats_on_the_whole_validat
 
 
 def test_shipped_checkpoint_writes_regular_verse():
-    """Written as `generate` writes (models.sample.write at its defaults), from 白日 and from a poem start:
+    """Written as `generate` writes (tutor.model.sample.write at its defaults), from 白日 and from a poem start:
     nine lines in ten or more are regular verse (eight seeded poems here; bench_samples measures the
     same on 100)."""
-    from models.sample import regular, write
+    from tutor.model.sample import regular, write
 
     ck = load_checkpoint(default_checkpoint())
     lines = []
@@ -292,7 +292,7 @@ def test_shipped_checkpoint_writes_regular_verse():
 
 def test_readme_samples_are_what_the_shipped_model_writes():
     """docs/model.md's samples are `python -m tutor generate --prompt 白日 --seed S` at its defaults, whole poems."""
-    from models.sample import write
+    from tutor.model.sample import write
 
     ck = load_checkpoint(default_checkpoint())
     readme = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from models.errors import ModelError
 from tutor import __version__
 from tutor.errors import TutorError
 from tutor.i18n import FALLBACK, LANGS, pick_lang
+from tutor.model.errors import ModelError
 from tutor.texts import say
 
 COMMANDS = (
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_app(ctx)
         return args._module.run(args, ctx)
     except (TutorError, ModelError) as err:  # bad input, in the tutor or in a corpus/checkpoint
-        if isinstance(err, ModelError):  # models/ speaks English: its words, framed in the learner's
+        if isinstance(err, ModelError):  # tutor/model/ speaks English: its words, framed in the learner's
             err = TutorError("err.app.model", detail=str(err))
         print(say("cli.error", ctx.lang, message=err), file=sys.stderr)  # worded in ctx.lang (in_lang)
         return EXIT_USAGE

@@ -3,13 +3,13 @@ from is byte for byte the same.
 
 Two parses are kept, because the first screen cannot wait for them: the catalogue (tutor.texts: a
 TOML parse per language) and the course with the cards the home screen lists (tutor.course: pydantic,
-Markdown, LaTeX). Each is kept in the `__pycache__` folder beside the files it was parsed from, the
-way Python keeps bytecode: `tutor/texts/__pycache__/en.pickle`, `lessons/__pycache__/course.pickle`.
+Markdown, LaTeX). Each is kept in the user's cache folder (settings.cache_dir), in a folder named by a
+hash of the parsed folder's path, never beside the files: an installed package may be read-only.
 
 A kept parse is used only under its key: a hash of
 
 - the contents of its input files (the TOML file; every file of the lessons folder),
-- the source of the code that made it: every module of tutor/, models/ and atomicio/ loaded when it was saved
+- the source of the code that made it: every module of tutor/ loaded when it was saved
   (the parse ran in that code; the UI and the commands, which only call it, are left out), so no
   list of parser files is kept by hand, and
 - the Python and tutor versions.
@@ -32,25 +32,23 @@ from typing import Any
 from tutor import __version__
 
 CACHE_FORMAT = 1  # bump when an entry changes shape
-FOLDER = "__pycache__"
-CODE_ROOT = (
-    Path(__file__).resolve().parents[1]
-)  # holds tutor/, models/ and atomicio/ (settings.CODE_PACKAGES)
+CODE_ROOT = Path(__file__).resolve().parents[1]  # holds tutor/ (settings.ROOT)
 CALLERS = ("tutor.ui", "tutor.commands", "tutor.cli", "tutor.__main__")  # call parses, never run one
 
 
 def entry(folder: Path, name: str) -> Path:
-    """Where the parse called `name` of files in `folder` is kept."""
-    return Path(folder) / FOLDER / f"{name}.pickle"
+    """Where the parse called `name` of files in `folder` is kept: cache_dir()/parses/HASH/NAME.pickle."""
+    from tutor.settings import cache_dir
+
+    where = hashlib.blake2b(str(Path(folder).resolve()).encode(), digest_size=10).hexdigest()
+    return cache_dir() / "parses" / where / f"{name}.pickle"
 
 
 def loaded_code() -> list[Path]:
-    """The modules of tutor/, models/ and atomicio/ this process has loaded, but the callers (CALLERS)."""
+    """The modules of tutor/ this process has loaded, but the callers (CALLERS)."""
     files = set()
     for name, module in list(sys.modules.items()):
-        if name.split(".")[0] not in ("tutor", "models", "atomicio") or any(
-            name == c or name.startswith(c + ".") for c in CALLERS
-        ):
+        if name.split(".")[0] != "tutor" or any(name == c or name.startswith(c + ".") for c in CALLERS):
             continue
         file = getattr(module, "__file__", None)
         if file and file.endswith(".py"):
@@ -100,14 +98,26 @@ class Kept:
         try:
             kept = {"key": self._key(code), "code": [str(p) for p in code], "value": value}
             data = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
-            from atomicio import atomic_write
+            from tutor.atomicio import atomic_write
 
+            _private_folders(self.file.parent)
             atomic_write(self.file, lambda fh: fh.write(data))
         except Exception:  # a read-only folder, or a value that cannot be pickled: parsed next time too
             pass
 
     def _key(self, code: Sequence[Path]) -> str:
         return hashlib.blake2b(f"{self._inputs} {_digest(('code', f) for f in code)}".encode()).hexdigest()
+
+
+def _private_folders(folder: Path) -> None:
+    """Make `folder` and its missing parents owner-only (0700), as the XDG base-directory spec asks of a
+    cache folder: a served learner's cache lies in their home, which nobody else may read."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for part in reversed(missing):
+        part.mkdir(mode=0o700, exist_ok=True)
 
 
 def files_under(folder: Path) -> list[Path]:

@@ -3,7 +3,7 @@ its timeouts and limits.
 
 No other module reads a variable from `os.environ` (tests/test_layers.py checks it); the grading
 sandbox's own rules (sandbox.py) stay beside the code that enforces them. Nothing here imports more than
-the standard library (platformdirs only when the default home is asked for), so every layer may
+the standard library (platformdirs only when the default home or cache is asked for), so every layer may
 import it.
 """
 
@@ -17,8 +17,9 @@ from pathlib import Path
 
 ENVIRONMENT = {
     "TUTOR_HOME": "the learner's progress and workspace (default: the platform's user-data folder)",
+    "TUTOR_CACHE": "parses kept for a fast next start (default: the platform's user-cache folder)",
     "TUTOR_LANG": "en, de or zh when --lang is not given (then the locale, then en)",
-    "TUTOR_CHECKPOINTS": "a folder of checkpoints to use instead of the shipped models/checkpoints",
+    "TUTOR_CHECKPOINTS": "a folder of checkpoints to use instead of the shipped tutor/model/checkpoints",
     "VISUAL": "the editor `e` opens in the app (else EDITOR)",
     "EDITOR": "the editor `e` opens when VISUAL is not set (neither: the app's built-in editor)",
     "LC_ALL": "the locale, for the language when neither --lang nor TUTOR_LANG says",
@@ -45,10 +46,17 @@ def env(name: str) -> str | None:
 # --- where things live -------------------------------------------------------------------------
 
 APP_NAME = "attention-tutor"
-ROOT = (
-    Path(__file__).resolve().parents[1]
-)  # the folder holding tutor/, models/ and atomicio/ (a checkout or site-packages)
-CODE_PACKAGES = ("tutor", "models", "atomicio")  # the project's code, each a folder in ROOT
+ROOT = Path(__file__).resolve().parents[1]  # the folder holding tutor/ (a checkout or site-packages)
+CODE_PACKAGES = ("tutor",)  # the project's code, each a folder in ROOT: one name, everything under it
+COURSE_MODEL = "tutor.model"  # the course GPT's package: the only code of ours a grading worker is handed
+
+
+def is_course_module(name: str) -> bool:
+    """Whether `name` is a module of the course GPT (tutor.model.gpt), which an exercise may hand to its
+    worker file by file; the package itself and the rest of tutor/ (the grader, the lessons) never."""
+    return name.startswith(COURSE_MODEL + ".")
+
+
 LEARNED_CHECKPOINT = "gpt-learned.pt"  # the course GPT: default config, learned positions
 ROPE_SHORT_CHECKPOINT = "gpt-rope-short.pt"  # RoPE at block_size 32, for context scaling
 
@@ -62,12 +70,13 @@ def _package_dir(name: str) -> Path:
 
 
 def shipped_lessons_dir() -> Path:
-    """The `lessons/` folder shipped with the package (works from a checkout and from a wheel)."""
-    return _package_dir("lessons")
+    """The `tutor/lessons/` folder shipped with the package (works from a checkout and from a wheel)."""
+    return _package_dir("tutor.lessons")
 
 
 def models_dir() -> Path:
-    return _package_dir("models")
+    """The course GPT's package, tutor/model/: its code, data and shipped checkpoints."""
+    return _package_dir("tutor.model")
 
 
 def checkpoints_dir() -> Path:
@@ -89,6 +98,16 @@ def default_home() -> Path:
     from platformdirs import user_data_path
 
     return user_data_path(APP_NAME, appauthor=False)
+
+
+def cache_dir() -> Path:
+    """`TUTOR_CACHE`, else the platform's user-cache directory: what can be made again (parse_cache)."""
+    folder = env("TUTOR_CACHE")
+    if folder:
+        return Path(folder).expanduser()
+    from platformdirs import user_cache_path
+
+    return user_cache_path(APP_NAME, appauthor=False)
 
 
 def allow_weak_box(allow: bool | None = None) -> bool:

@@ -55,7 +55,7 @@ def drawn(seed: str, check: str) -> tuple[int, int]:
 
 
 def _answers() -> tuple[str, str]:
-    sys.path.insert(0, str(ROOT / "lessons/03-rope-alibi/exercises/alibi"))
+    sys.path.insert(0, str(ROOT / "tutor/lessons/03-rope-alibi/exercises/alibi"))
     from solution import alibi_bias, alibi_slopes  # type: ignore[import-not-found]
 
     # the list's -inf reads back as -inf: the file defines `inf`

@@ -38,8 +38,8 @@ def run(args, ctx) -> int:
         raise TutorError(say("cli.generate.top_k", lang, got=args.top_k))
     if not 1 <= args.max <= 2000:
         raise TutorError(say("cli.generate.max", lang, got=args.max))
-    from models.checkpoint import load_checkpoint
-    from models.sample import figures, write
+    from tutor.model.checkpoint import load_checkpoint
+    from tutor.model.sample import figures, write
     from tutor.settings import default_checkpoint
 
     ck = load_checkpoint(default_checkpoint())

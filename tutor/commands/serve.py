@@ -162,7 +162,7 @@ def _behind_proxy(ctx, options: dict):
 
 def _write_class_file(folder: Path, learners) -> None:
     """`class.json`: who is in the class (no tokens), for `python -m tutor class`."""
-    from atomicio import atomic_write_text
+    from tutor.atomicio import atomic_write_text
     from tutor.serve.roster import CLASS_FILE
 
     rows = [{"id": learner.id, "name": learner.name, "language": learner.lang} for learner in learners]

@@ -14,8 +14,8 @@ from tutor.errors import TutorError
 from tutor.texts import say
 
 if TYPE_CHECKING:
-    from models.gpt import GPTConfig
-    from models.train import TrainConfig
+    from tutor.model.gpt import GPTConfig
+    from tutor.model.train import TrainConfig
 
 
 def add_arguments(p, t) -> None:
@@ -51,7 +51,7 @@ def add_arguments(p, t) -> None:
 
 
 def run(args, ctx) -> int:
-    from models.tokenizer import CharTokenizer
+    from tutor.model.tokenizer import CharTokenizer
 
     model_cfg, cfg = _configs(args)
     min_count = _min_count(args, ctx.lang)
@@ -61,7 +61,9 @@ def run(args, ctx) -> int:
     start = {"event": "start", "out": str(out), **corpus}
     tokenizer = None  # a resumed run keeps its checkpoint's tokenizer
     if not (args.resume and out.is_file()):
-        tokenizer = CharTokenizer.for_training(train_text, min_count)  # the policy in models/tokenizer.py
+        tokenizer = CharTokenizer.for_training(
+            train_text, min_count
+        )  # the policy in tutor/model/tokenizer.py
         start |= {
             "vocab_size": tokenizer.vocab_size,
             "vocab_min_count": min_count,
@@ -80,7 +82,7 @@ def run(args, ctx) -> int:
 
 def _min_count(args, lang: str) -> int:
     """The tokenizer's minimum count (its default unless given); it and --early-stop must be at least 1."""
-    from models.tokenizer import MIN_COUNT
+    from tutor.model.tokenizer import MIN_COUNT
 
     min_count = MIN_COUNT if args.min_count is None else args.min_count
     for option, value in (("--min-count", min_count), ("--early-stop", args.early_stop)):
@@ -91,13 +93,13 @@ def _min_count(args, lang: str) -> int:
 
 def _corpus_texts(args) -> tuple[str, str, dict]:
     """The training and validation text, and what the start event says of the corpus."""
-    from models.corpus import corpus_text, split_poems
-    from models.errors import ModelError
+    from tutor.model.corpus import corpus_text, split_poems
+    from tutor.model.errors import ModelError
 
     try:
         poems, corpus = _read_corpus(args)
         train_poems, val_poems = split_poems(poems)
-    except ModelError as err:  # the corpus's own words (models/ speaks English), framed in the learner's
+    except ModelError as err:  # the corpus's own words (tutor/model/ speaks English), framed in the learner's
         raise TutorError("err.train.corpus", detail=str(err)) from err
     counts = {"poems_train": len(train_poems), "poems_val": len(val_poems)}
     return corpus_text(train_poems), corpus_text(val_poems), {"corpus": corpus, **counts}
@@ -114,8 +116,8 @@ def _train(
     emit,
     stop,
 ):
-    """models.train.train with the command's settings, progress emitted; a failure is a TutorError."""
-    from models.train import train
+    """tutor.model.train.train with the command's settings, progress emitted; a failure is a TutorError."""
+    from tutor.model.train import train
 
     try:
         result = train(
@@ -130,7 +132,7 @@ def _train(
             patience=args.early_stop,
         )
         if args.weights_only and not result.cancelled:
-            from models.checkpoint import strip_training_state
+            from tutor.model.checkpoint import strip_training_state
 
             strip_training_state(out)
     except ValueError as err:
@@ -166,8 +168,8 @@ TRAIN_OPTIONS = {"steps": "steps", "batch_size": "batch", "context": "context", 
 
 
 def _configs(args):
-    from models.gpt import GPTConfig
-    from models.train import TrainConfig
+    from tutor.model.gpt import GPTConfig
+    from tutor.model.train import TrainConfig
 
     try:
         model_cfg = GPTConfig(**{name: getattr(args, option) for name, option in MODEL_OPTIONS.items()})
@@ -179,8 +181,8 @@ def _configs(args):
 
 def _read_corpus(args):
     """The poems to train on and a description of them (for an import: what it read and skipped)."""
-    from models.corpus import load_tang
-    from models.corpus_import import import_corpus
+    from tutor.model.corpus import load_tang
+    from tutor.model.corpus_import import import_corpus
 
     if not args.corpus:
         poems = load_tang()
@@ -248,7 +250,7 @@ def _show_start(e: dict, lang: str) -> None:
 
 
 def _show_corpus(c: dict, lang: str) -> None:
-    from models.corpus_import import SKIP_DUPLICATE, SKIP_LOST_GLYPHS, SKIP_MALFORMED, SKIP_NO_TEXT
+    from tutor.model.corpus_import import SKIP_DUPLICATE, SKIP_LOST_GLYPHS, SKIP_MALFORMED, SKIP_NO_TEXT
 
     if "characters" not in c:
         _line(lang, "cli.train.corpus_shipped", poems=c["poems"])

@@ -4,17 +4,17 @@ Every model forbids unknown keys, so a typo in a TOML file is an error, not a si
 Localised text is a mapping language -> string; English is required, the others fall back to it
 (and `python -m tutor check` warns about each missing translation).
 
-Folder layout (see lessons/README.md for the author's guide):
+Folder layout (see tutor/lessons/README.md for the author's guide):
 
-    lessons/NN-slug/lesson.toml      id, order, title, summary, prerequisites
-    lessons/NN-slug/en.md|de.md|zh.md  prose; `## Title {#section-id}` starts a section;
+    tutor/lessons/NN-slug/lesson.toml      id, order, title, summary, prerequisites
+    tutor/lessons/NN-slug/en.md|de.md|zh.md  prose; `## Title {#section-id}` starts a section;
                                        a fenced block ```experiment NAME``` (TOML body = params)
                                        embeds a runnable experiment
-    lessons/NN-slug/quiz.toml        [[question]] tables
-    lessons/NN-slug/exercises/ID/exercise.toml   one exercise (with what its checks say, under
+    tutor/lessons/NN-slug/quiz.toml        [[question]] tables
+    tutor/lessons/NN-slug/exercises/ID/exercise.toml   one exercise (with what its checks say, under
                                                  [messages]); starter.py, solution.py,
                                                  checks.py and broken/*.py beside it
-    lessons/course.toml              the course in order: lessons and, in each, its exercises
+    tutor/lessons/course.toml              the course in order: lessons and, in each, its exercises
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from tutor.settings import COURSE_MODEL, is_course_module
 
 Lang = Literal["en", "de", "zh"]
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)]
@@ -181,12 +183,12 @@ Message = Annotated[LocalText, AfterValidator(_same_placeholders)]
 
 
 ModuleName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")]
-ModelsFile = Annotated[str, Field(pattern=r"^models/[A-Za-z0-9_./-]+$")]
+ModelsFile = Annotated[str, Field(pattern=r"^tutor/model/[A-Za-z0-9_./-]+$")]
 
 
 def _inside(path: str) -> str:
     if ".." in path.split("/") or "//" in path or path.endswith("/"):
-        raise ValueError(f"{path!r}: name a file inside models/, without '..'")
+        raise ValueError(f"{path!r}: name a file inside tutor/model/, without '..'")
     return path
 
 
@@ -196,20 +198,24 @@ class WorkerSpec(Strict):
     read. Everything else is out of its reach; the course's own implementation of what the learner is
     asked to write must not be among them."""
 
-    imports: list[ModuleName] = []  # e.g. "torch", "numpy", "models.gpt" (a course module: just that file)
+    imports: list[
+        ModuleName
+    ] = []  # e.g. "torch", "numpy", "tutor.model.gpt" (a course module: just that file)
     files: list[
         Annotated[ModelsFile, AfterValidator(_inside)]
-    ] = []  # e.g. "models/checkpoints/gpt-learned.pt"
+    ] = []  # e.g. "tutor/model/checkpoints/gpt-learned.pt"
 
     @model_validator(mode="after")
     def _no_grader(self) -> WorkerSpec:
         for name in self.imports:
-            if name.split(".")[0] in ("tutor", "lessons"):
-                raise ValueError(f"{name!r}: the grader's code and the lessons (their solutions and checks) "
-                                 "are never handed to a worker")  # fmt: skip
-            if name.split(".")[0] == "models" and name.count(".") == 0:
+            if name == COURSE_MODEL:
                 raise ValueError(
-                    "'models': hand course modules one by one (models.gpt), not the whole package"
+                    f"{name!r}: hand course modules one by one (tutor.model.gpt), not the whole package"
+                )
+            if name.split(".")[0] == "tutor" and not is_course_module(name):
+                raise ValueError(
+                    f"{name!r}: the grader's code and the lessons (their solutions and checks) "
+                    "are never handed to a worker"
                 )
         return self
 

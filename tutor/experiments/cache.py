@@ -28,7 +28,7 @@ def checkpoint(name: str = LEARNED, **overrides: Any):
         if key not in _checkpoints:
             if not path.is_file():
                 raise ExperimentError("err.experiment.no_checkpoint_train", path=str(path))
-            from models.checkpoint import load_checkpoint
+            from tutor.model.checkpoint import load_checkpoint
 
             try:
                 _checkpoints[key] = load_checkpoint(path, **overrides)
@@ -44,7 +44,7 @@ def fresh_model(seed: int, **config: Any):
         if key not in _fresh:
             import torch
 
-            from models.gpt import GPT, GPTConfig
+            from tutor.model.gpt import GPT, GPTConfig
 
             gen_state = torch.random.get_rng_state()
             torch.manual_seed(seed)

@@ -21,7 +21,7 @@ from tutor.settings import TRAINING_PROGRESS_EVERY_S
 @dataclass(frozen=True)
 class RunPlan:
     """One run of a job as planned: its steps (0 for a run read back from the store), a step's seconds,
-    every `eval_every` steps and at the last a validation's seconds (models.train validates so), the seconds
+    every `eval_every` steps and at the last a validation's seconds (tutor.model.train validates so), the seconds
     from its start to its first step (`setup_s`: model, optimizer, data; context-finetune's scoring before it
     trains) and after its last step (`end_s`: context-finetune's scoring after it trained)."""
 
@@ -164,7 +164,7 @@ class Progress:
 def reporter(
     emit: Callable[[dict[str, Any]], None], started: float, ends: bool = True
 ) -> Callable[[Any], None]:
-    """The `on_progress` of a run's task (models.train's Progress): a "report" event (Progress.update reads
+    """The `on_progress` of a run's task (tutor.model.train's Progress): a "report" event (Progress.update reads
     it) at the first step, with the seconds since `started` (time.perf_counter()) before it as setup_s, then
     at most every TRAINING_PROGRESS_EVERY_S seconds, at each validation and at the last step (not yet the
     run's end unless `ends`)."""

@@ -55,17 +55,16 @@ def _static_problems(ex: Exercise) -> list[Problem]:
 
 def _worker_problems(ex: Exercise) -> list[Problem]:
     """What the exercise hands its worker must exist: an installed package, a course module (one file of
-    models/), a course file."""
+    tutor/model/), a course file."""
     import importlib.util
 
-    from tutor.grading.box.sandbox import COURSE_PACKAGES
-    from tutor.settings import ROOT
+    from tutor.settings import ROOT, is_course_module
 
     toml = Path(ex.folder or ".") / "exercise.toml"
     problems = []
     for name in ex.worker.imports:
         top = name.split(".")[0]
-        if top in COURSE_PACKAGES:
+        if is_course_module(name):
             module = ROOT.joinpath(*name.split("."))
             if not (module.with_suffix(".py").is_file() or (module / "__init__.py").is_file()):
                 problems.append(error(toml, f"worker.imports: no course module {name!r}", "worker.imports"))

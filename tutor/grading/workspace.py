@@ -13,7 +13,7 @@ import shutil
 import time
 from pathlib import Path
 
-from atomicio import atomic_write
+from tutor.atomicio import atomic_write
 from tutor.content.schema import Exercise
 from tutor.content.variants import exercise_file
 from tutor.errors import TutorError

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from atomicio import atomic_write_text
+from tutor.atomicio import atomic_write_text
 from tutor.errors import TutorError
 from tutor.progress.db import first_free, to_text
 from tutor.progress.migrations import SCHEMA_VERSION

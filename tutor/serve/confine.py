@@ -40,7 +40,7 @@ ETC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "pa
 
 def readable(course: Path | None) -> list[Path]:
     """What a learner's processes may read (and run): never the class folder, which holds every home.
-    The checkout itself is not in it, only its code (tutor/, models/, atomicio/: a class folder may lie in it)."""
+    The checkout itself is not in it, only its code (tutor/, tutor/model/, tutor/atomicio.py: a class folder may lie in it)."""
     paths = [*(ROOT / package for package in CODE_PACKAGES), checkpoints_dir()]
     if course is not None:
         paths.append(Path(course))

@@ -17,6 +17,6 @@ def course_texts() -> tuple[str, str]:
 
 @cache
 def _tang_texts() -> tuple[str, str]:
-    from models.corpus import tang_texts
+    from tutor.model.corpus import tang_texts
 
     return tang_texts()

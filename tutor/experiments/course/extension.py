@@ -3,10 +3,10 @@ RoPE model trained at a short block size when it reads 1×, 2× and 4× that len
 
 No fine-tuning happens here (that is context-finetune, a long experiment): the shipped short-context
 checkpoint is loaded with its frequency table swapped (config overrides), and its loss and attention
-entropy on the validation poems are measured as they are (models/context.py).
+entropy on the validation poems are measured as they are (tutor/model/context.py).
 
 The measurement scores most of the validation split (2,048 windows from its start) at three lengths with four tables, which takes minutes on
-a CPU, so it is precomputed: `python -m models.context models/checkpoints/gpt-rope-short.pt` stores the tables
+a CPU, so it is precomputed: `python -m tutor.model.context tutor/model/checkpoints/gpt-rope-short.pt` stores the tables
 for scales 2, 4 and 8 at the default window count in the checkpoint's metadata, and the experiment reads
 them (a few milliseconds once the model is loaded). Other settings, or a checkpoint without tables, are
 measured when asked, on as many windows as the `windows` parameter says.
@@ -24,7 +24,12 @@ from tutor.experiments.result import Msg, Num, Result, Series, SeriesPanel, Tabl
 from tutor.experiments.run_context import RunContext
 from tutor.settings import TRAINING_PROGRESS_EVERY_S
 
-METHODS = ("none", "pi", "ntk", "yarn")  # models.context.METHODS, kept here so importing stays torch-free
+METHODS = (
+    "none",
+    "pi",
+    "ntk",
+    "yarn",
+)  # tutor.model.context.METHODS, kept here so importing stays torch-free
 MULTIPLES = (1, 2, 4)
 
 TEXT = "exp.context-scaling."
@@ -38,8 +43,8 @@ def val_text() -> str:
 
 def measured(p: ContextScalingParams, ctx: RunContext, base) -> tuple[dict, bool]:
     """The loss and entropy tables: stored in the checkpoint for these settings, else measured now.
-    Returns (table as models.context.scaling_table makes it, whether it was stored)."""
-    from models.context import scaling_table, stored_table
+    Returns (table as tutor.model.context.scaling_table makes it, whether it was stored)."""
+    from tutor.model.context import scaling_table, stored_table
 
     stored = stored_table(base.meta, p.scale, p.windows)
     if stored is not None:
@@ -73,7 +78,7 @@ class MeasureClock:
     OFFER_FROM_S = 60.0  # offered for a measurement at least this long
 
     def __init__(self, p: ContextScalingParams, ctx: RunContext, model, ids: list[int], L0: int) -> None:
-        from models.context import BATCH, batches_of
+        from tutor.model.context import BATCH, batches_of
 
         self.ctx, self.p, self.ids_count = ctx, p, len(ids)
         lengths = [k * L0 for k in MULTIPLES]
@@ -89,7 +94,7 @@ class MeasureClock:
 
     @staticmethod
     def _batch_s(model, ids: list[int], length: int, L0: int) -> float:
-        from models.context import BATCH, measure
+        from tutor.model.context import BATCH, measure
 
         measure(model, ids, [length], BATCH, L0)  # warm-up
         t = time.perf_counter()
@@ -98,7 +103,7 @@ class MeasureClock:
 
     def seconds(self, windows: int) -> float:
         """The expected seconds of the measurement at `windows` windows."""
-        from models.context import batches_of
+        from tutor.model.context import batches_of
 
         assert self.cost is not None  # asked after the batches were timed
         lengths = sorted(self.cost)
@@ -195,7 +200,7 @@ def run_context_scaling(p: ContextScalingParams, ctx: RunContext) -> Result:
 
 def _frequency_rows(p: ContextScalingParams, cfg) -> list[list]:
     """Each method's RoPE frequency per pair of dimensions, and its attention factor."""
-    from models.positions import rope_inv_freq
+    from tutor.model.positions import rope_inv_freq
 
     d = cfg.head_dim
     tables = {m: rope_inv_freq(d, cfg.rope_base, m, p.scale, cfg.block_size) for m in METHODS}

@@ -92,7 +92,7 @@ def _job_clock(p: ContextFinetuneParams, pool) -> JobClock:
 
 def _scores(p: ContextFinetuneParams, model, val_ids, lengths: list[int], L0: int, should_stop,
             windows: int | None = None, tick=None) -> dict[int, Any]:  # fmt: skip
-    from models.context import measure
+    from tutor.model.context import measure
 
     try:
         got = measure(model, val_ids, lengths, windows or p.windows, L0, should_stop=should_stop,
@@ -103,7 +103,7 @@ def _scores(p: ContextFinetuneParams, model, val_ids, lengths: list[int], L0: in
 
 
 def _model(path, method: str, scale: float, L0: int):
-    from models.checkpoint import load_checkpoint
+    from tutor.model.checkpoint import load_checkpoint
 
     return load_checkpoint(path, rope_scaling=method, rope_scale=scale, rope_original_max=L0).model
 
@@ -119,8 +119,15 @@ def time_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
     With args["rough"]: one step and no scoring, to tell a long job from a short one."""
     import torch
 
-    from models.context import BATCH
-    from models.train import TrainConfig, evaluate, make_optimizer, train_step, use_bf16, warm_up_optimizers
+    from tutor.model.context import BATCH
+    from tutor.model.train import (
+        TrainConfig,
+        evaluate,
+        make_optimizer,
+        train_step,
+        use_bf16,
+        warm_up_optimizers,
+    )
 
     warm_up_optimizers()
     p = ContextFinetuneParams(**args["params"])
@@ -160,7 +167,7 @@ def finetune_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
     """The pool's "finetune" task: one method scored, fine-tuned in place on windows of s·L0 characters and
     scored again, reporting from its first second (jobs.reporter; the report of its last step waits for the
     second scoring). Its losses before and after at each length, entropies, loss curve and seconds."""
-    from models.train import TrainConfig, train
+    from tutor.model.train import TrainConfig, train
 
     started = time.perf_counter()
     p, method = ContextFinetuneParams(**args["params"]), args["method"]
@@ -207,7 +214,7 @@ def _course_texts() -> tuple[str, str]:
 
 def _short_rope_checkpoint():
     """(path, checkpoint) of the shipped short-context RoPE model."""
-    from models.checkpoint import load_checkpoint
+    from tutor.model.checkpoint import load_checkpoint
 
     path = checkpoints_dir() / ROPE_SHORT_CHECKPOINT
     if not path.is_file():

@@ -1,4 +1,4 @@
-"""RoPE and ALiBi experiments, computed with the model's own functions in models/positions.py."""
+"""RoPE and ALiBi experiments, computed with the model's own functions in tutor/model/positions.py."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ RELATIVE, FREQUENCIES = "exp.rope-relative.", "exp.rope-frequencies."  # their t
 def run_rope_relative(p: RopeRelativeParams, ctx: RunContext) -> Result:
     import torch
 
-    from models.positions import apply_rope, rope_cos_sin, rope_inv_freq
+    from tutor.model.positions import apply_rope, rope_cos_sin, rope_inv_freq
 
     dtype = getattr(torch, p.dtype)
     gen = torch.Generator().manual_seed(p.seed)
@@ -73,7 +73,7 @@ def run_rope_relative(p: RopeRelativeParams, ctx: RunContext) -> Result:
 
 
 def run_rope_frequencies(p: RopeFrequenciesParams, ctx: RunContext) -> Result:
-    from models.positions import rope_inv_freq
+    from tutor.model.positions import rope_inv_freq
 
     inv_freq, _ = rope_inv_freq(p.d, p.base)
     theta = inv_freq.tolist()
@@ -110,7 +110,7 @@ def run_rope_frequencies(p: RopeFrequenciesParams, ctx: RunContext) -> Result:
 
 
 def run_alibi(p: AlibiParams, ctx: RunContext) -> Result:
-    from models.positions import alibi_bias, alibi_slopes
+    from tutor.model.positions import alibi_bias, alibi_slopes
 
     slopes = alibi_slopes(p.n_head)
     bias = alibi_bias(p.n_head, p.T)

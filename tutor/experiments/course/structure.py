@@ -23,7 +23,7 @@ COL = "exp.col."
 
 
 def _encode(tokenizer, text: str, field: str) -> list[int]:
-    from models.tokenizer import UnknownCharacterError
+    from tutor.model.tokenizer import UnknownCharacterError
 
     try:
         return tokenizer.encode(text)
@@ -47,7 +47,7 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
     ck = cache.checkpoint()
     T = len(_encode(ck.tokenizer, p.text, "text"))
     # the trained model reads the text as it read every poem in training: after the line break that
-    # opens it, at position 0 (models.train.poem_starts); its heatmaps show that line break too
+    # opens it, at position 0 (tutor.model.train.poem_starts); its heatmaps show that line break too
     read = p.text if p.text.startswith("\n") else "\n" + p.text
     trained = ck.model.cfg
     if len(read) > trained.block_size:
@@ -63,7 +63,7 @@ def run_heads(p: HeadsParams, ctx: RunContext) -> Result:
         *_map_panels(maps, layers, chars),
     ]
     profile = ck.meta.get("head_profile")
-    if profile is not None and _has_columns(profile):  # stored by python -m models.heads
+    if profile is not None and _has_columns(profile):  # stored by python -m tutor.model.heads
         panels.append(_profile_panel(profile, layers))
     C, h = p.n_embd, p.n_head
     metrics = {
@@ -192,7 +192,7 @@ def _has_columns(profile: dict) -> bool:
 
 
 def _profile_panel(profile: dict, layers: list[int]) -> TablePanel:
-    """What each head looks at on average over the validation poems (models/heads.py), from the checkpoint."""
+    """What each head looks at on average over the validation poems (tutor/model/heads.py), from the checkpoint."""
     rows = [
         [li + 1, hi + 1, *(Num(figures[f], decimals=2) for f in PROFILE), Num(figures["entropy"], decimals=2)]
         for li, heads in enumerate(profile["heads"])
@@ -222,7 +222,7 @@ def run_params(p: ParamCountParams, ctx: RunContext) -> Result:
     import torch
     from torch import nn
 
-    from models.gpt import CausalSelfAttention, GPTConfig
+    from tutor.model.gpt import CausalSelfAttention, GPTConfig
 
     d = p.d_model
 

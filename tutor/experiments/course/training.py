@@ -43,7 +43,7 @@ from tutor.experiments.result import (
 from tutor.experiments.run_context import RunContext
 
 if TYPE_CHECKING:
-    from models.tokenizer import CharTokenizer
+    from tutor.model.tokenizer import CharTokenizer
 
 KEY_VERSION = 2  # 2: the Tang corpus, its vocabulary policy and several seeds
 
@@ -52,8 +52,8 @@ def run_config(
     p: TrainCompareParams, n_head: int, pos: str, corpus_id: str, seed: int | None = None
 ) -> dict[str, Any]:
     """The full configuration of one run (`seed` defaults to p.seed); its digest is the run's key."""
-    from models.gpt import GPTConfig
-    from models.train import TrainConfig
+    from tutor.model.gpt import GPTConfig
+    from tutor.model.train import TrainConfig
 
     model = GPTConfig(
         block_size=p.context, n_layer=p.n_layer, n_head=n_head, n_embd=p.n_embd, pos=pos, dropout=p.dropout
@@ -156,8 +156,8 @@ def time_run(
     model and optimizer; the corpus is encoded once per process, see `time_task`)."""
     import torch
 
-    from models.gpt import GPT, GPTConfig
-    from models.train import TrainConfig, evaluate, make_optimizer, train_step, use_bf16
+    from tutor.model.gpt import GPT, GPTConfig
+    from tutor.model.train import TrainConfig, evaluate, make_optimizer, train_step, use_bf16
 
     t0 = time.perf_counter()
     cfg = TrainConfig(steps=steps + 1, batch_size=p.batch, context=p.context, lr=p.lr)
@@ -180,8 +180,8 @@ def time_run(
 @cache
 def _course_data() -> tuple[tuple[str, str], CharTokenizer, str]:
     """(texts, tokenizer, corpus id) of the Tang corpus as `python -m tutor train` trains on it, once a process."""
-    from models.tokenizer import CharTokenizer
     from tutor.experiments.course.course_text import course_texts
+    from tutor.model.tokenizer import CharTokenizer
 
     texts = course_texts()
     tokenizer = CharTokenizer.for_training(texts[0])  # the vocabulary policy of `python -m tutor train`
@@ -190,7 +190,7 @@ def _course_data() -> tuple[tuple[str, str], CharTokenizer, str]:
 
 
 def _train_config(config: dict[str, Any]):
-    from models.train import TrainConfig
+    from tutor.model.train import TrainConfig
 
     return TrainConfig(**{**config["train"], "threads": None})  # the worker has set its threads
 
@@ -200,7 +200,7 @@ def time_task(args: dict[str, Any], emit: Callable, should_stop: Callable | None
     the corpus is encoded and its baselines fitted for the job's windows (what every later run in this
     process reads from memory, so their set-up is only their model's). With args["rough"]: one step of the
     first setting, to tell a long job from a short one."""
-    from models.train import fit_baselines, make_batches, warm_up_optimizers
+    from tutor.model.train import fit_baselines, make_batches, warm_up_optimizers
 
     warm_up_optimizers()
     p = TrainCompareParams(**args["params"])
@@ -217,8 +217,8 @@ def time_task(args: dict[str, Any], emit: Callable, should_stop: Callable | None
 def train_task(args: dict[str, Any], emit: Callable, should_stop: Callable | None) -> dict[str, Any]:
     """The pool's "train" task: one run of args["config"] (run_config), reporting as it goes (jobs.reporter);
     its losses, parameters, seconds and curve."""
-    from models.gpt import GPTConfig
-    from models.train import train
+    from tutor.model.gpt import GPTConfig
+    from tutor.model.train import train
 
     started = time.perf_counter()
     config = args["config"]

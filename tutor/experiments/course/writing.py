@@ -26,7 +26,7 @@ def _shown(char: str) -> str:
 
 
 def run_write(p: WriteParams, ctx: RunContext) -> Result:
-    from models.sample import figures, write
+    from tutor.model.sample import figures, write
 
     ck = cache.checkpoint()
     cfg = ck.model.cfg

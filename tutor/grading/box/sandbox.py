@@ -51,9 +51,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tutor.grading.box import landlock, seccomp
+from tutor.settings import is_course_module
 
 SCRATCH = Path("/scratch")  # the worker's folder inside its private root
-COURSE_PACKAGES = ("models",)  # the course's own packages an exercise may hand to its worker, file by file
 DEVICES = (Path("/dev/null"), Path("/dev/zero"), Path("/dev/urandom"))
 # the layers, by the name the grade shows (grade.layer.NAME in the catalogue)
 ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS, TASKS, NO_FILES, NO_WRITES = (
@@ -190,7 +190,7 @@ def _package_itself(top: str) -> set[Path]:
 
 
 def _course_module(root: Path, dotted: str) -> list[Path]:
-    """A module of the course (models.gpt): its file and every package's __init__.py above it."""
+    """A module of the course (tutor.model.gpt): its file and every package's __init__.py above it."""
     parts = dotted.split(".")
     paths = [root.joinpath(*parts[:i], "__init__.py") for i in range(1, len(parts))]
     module = root.joinpath(*parts)
@@ -201,15 +201,14 @@ def _course_module(root: Path, dotted: str) -> list[Path]:
 def handover(imports: list[str], files: list[str], root: Path) -> list[str]:
     """The paths an exercise's worker is handed, read-only: the standard library, the distributions
     behind `imports` that are installed packages, the course modules among `imports` (module by module:
-    `models.gpt` hands models/__init__.py and models/gpt.py, never models/positions.py), and `files`
+    `tutor.model.gpt` hands tutor/model/__init__.py and tutor/model/gpt.py, never tutor/model/positions.py), and `files`
     (relative to the course's root folder)."""
     paths = set(_stdlib())
     for name in imports:
-        top = name.split(".")[0]
-        if top in COURSE_PACKAGES:
+        if is_course_module(name):
             paths.update(_course_module(root, name))
         else:
-            paths.update(_distribution_paths(top))
+            paths.update(_distribution_paths(name.split(".")[0]))
     paths.update(root / f for f in files)
     return sorted(str(p) for p in paths if p.exists())
 
@@ -217,7 +216,7 @@ def handover(imports: list[str], files: list[str], root: Path) -> list[str]:
 def box_for(imports: list[str], files: list[str], root: Path) -> dict:
     """The job's description of a worker's box: the paths it is handed, and the course modules it
     imports before its box closes (so the first probe does not wait for them)."""
-    course = [name for name in imports if name.split(".")[0] in COURSE_PACKAGES]
+    course = [name for name in imports if is_course_module(name)]
     return {"handed": handover(imports, files, root), "course_modules": course}
 
 

@@ -117,7 +117,7 @@ class Worker:
     def op_new(self, msg: dict, args: list, kwargs: dict) -> dict:
         import torch
 
-        from models.gpt import GPTConfig
+        from tutor.model.gpt import GPTConfig
 
         obj = self._target(msg["name"])(GPTConfig(**msg["cfg"]))
         self.kept[msg["keep"]] = obj

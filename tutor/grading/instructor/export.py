@@ -46,8 +46,8 @@ import unicodedata
 from functools import partial
 from pathlib import Path
 
-from atomicio import atomic_write_text
 from tutor import __version__
+from tutor.atomicio import atomic_write_text
 from tutor.content.schema import Exercise
 from tutor.grading.hints import hint_step
 from tutor.grading.instructor.batch import BatchRow, checks_version, csv_cell

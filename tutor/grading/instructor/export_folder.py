@@ -91,7 +91,7 @@ class RowWriter:
         self.problems: list[str] = []
 
     def __call__(self, path: Path, make: Callable[[], str]) -> None:
-        from atomicio import atomic_write_text
+        from tutor.atomicio import atomic_write_text
         from tutor.grading.instructor.batch import shown_name
 
         try:

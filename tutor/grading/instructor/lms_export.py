@@ -45,7 +45,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from atomicio import atomic_write_text
+from tutor.atomicio import atomic_write_text
 from tutor.content.schema import Exercise
 from tutor.grading.instructor.roster import Graded
 from tutor.grading.result import GradeResult

@@ -72,7 +72,7 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
     """Train the learner's model built by `sub` for `run["steps"]` steps, emitting progress events.
     Raises Refused when the model is not the course GPT's shape or a step gives no usable answer;
     LearnerError and Stopped pass through (the learner's code raised; the worker is gone)."""
-    from models.train import evaluate, lr_at, make_optimizer, train_step
+    from tutor.model.train import evaluate, lr_at, make_optimizer, train_step
 
     t0 = time.monotonic()
     tcfg, config, batches = _training_data(run)
@@ -132,10 +132,10 @@ def _estimate(tcfg, step: int, elapsed_s: float, step_s: float, val_s: float) ->
 def _training_data(run: dict):
     """The run's settings as the course trainer's, the course GPT's shape, and the Tang poems in
     batches (training and the fixed validation windows)."""
-    from models.corpus import tang_texts
-    from models.gpt import GPTConfig
-    from models.tokenizer import course_tokenizer
-    from models.train import TrainConfig, make_batches
+    from tutor.model.corpus import tang_texts
+    from tutor.model.gpt import GPTConfig
+    from tutor.model.tokenizer import course_tokenizer
+    from tutor.model.train import TrainConfig, make_batches
 
     tokenizer = course_tokenizer()
     tcfg = TrainConfig(steps=run["steps"], batch_size=run["batch"], context=run["context"],
@@ -152,7 +152,7 @@ def _models(sub, run: dict, config, say: Callable[..., str]):
     the course GPT's parameters."""
     import torch
 
-    from models.gpt import GPT, GPTConfig
+    from tutor.model.gpt import GPT, GPTConfig
 
     theirs = sub.new(run["model"], config.to_dict())  # as the checks do: pos_emb must go even when asked for
     torch.manual_seed(run["seed"])
@@ -227,7 +227,7 @@ def _their_step(
     step is `shown`, its loss, computed here from that forward pass's logits (else None)."""
     import torch
 
-    from models.train import optimizer_step
+    from tutor.model.train import optimizer_step
 
     params = dict(shadow.named_parameters())
     reply = theirs.grads(*batch, keep_logits=shown)

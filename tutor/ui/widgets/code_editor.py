@@ -30,7 +30,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import LanguageDoesNotExist
 
-from atomicio import atomic_write_text
+from tutor.atomicio import atomic_write_text
 from tutor.errors import TutorError
 from tutor.texts import say
 

@@ -1,1 +1,0 @@
-"""The shared GPT of the course: model, tokenizer, corpus, trainer and checkpoint."""

@@ -1,8 +1,0 @@
-"""The one error type of the models package: bad input or state that the user can fix.
-
-models/ imports nothing from tutor/, so the tutor's CLI and app catch ModelError beside their own TutorError.
-"""
-
-
-class ModelError(Exception):
-    """`str(err)` says what is wrong and where (file, entry, line), and what would be right."""
