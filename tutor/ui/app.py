@@ -47,8 +47,10 @@ if TYPE_CHECKING:
     from tutor.grading.judges import WarmJudge
     from tutor.progress.glance import Step
     from tutor.progress.store import Store
+    from tutor.serve.session import Served
     from tutor.ui.screens.base import TutorScreen
     from tutor.ui.screens.lesson import LessonScreen
+    from tutor.ui.widgets.host import Host
 
 DARK, LIGHT = "textual-dark", "textual-light"
 SCREEN_MODULES = (
@@ -99,7 +101,7 @@ class TutorApp(App[int]):
     course_loaded: var[bool] = var(False)  # set once the course and the store are open
     training: var[Training | None] = var(None)  # the one training run, wherever it was started
 
-    def __init__(self, lang: str, lessons_dir: Path, home: Path, served=None):
+    def __init__(self, lang: str, lessons_dir: Path, home: Path, served: Served | None = None) -> None:
         super().__init__()
         self.tutor = Tutor(lessons_dir=Path(lessons_dir), home=Path(home), lang=lang)
         # a served session (tutor.serve.session.Served): its grades' judges and its experiments are forked
@@ -115,8 +117,8 @@ class TutorApp(App[int]):
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None
         self.course_ready = asyncio.Event()
-        # what n does, by screen (tutor.ui.widgets.next_step shows it)
-        self.next_steps: WeakKeyDictionary[Screen, Step | None] = WeakKeyDictionary()
+        # what n does, by screen: the step its next-step line shows (tutor.ui.widgets.next_step)
+        self._next_steps: WeakKeyDictionary[Screen, Step] = WeakKeyDictionary()
         self._quit_confirmed = False  # the learner said to quit although a training run goes
         self._discard_confirmed = False  # ... although the lab's editor holds text not saved
         self._prepared: set[str] = set()  # the modes whose first screens were made ahead (prepare_modes)
@@ -524,10 +526,19 @@ class TutorApp(App[int]):
         elif step.kind == "read" and step.lesson is not None:
             await self.open_lesson(step.lesson, step.section)
 
+    def step_shown(self, screen: Screen, step: Step | None) -> None:
+        """`screen`'s next-step line shows `step` now (None: it shows none); n follows it there
+        (tutor.ui.widgets.host.Host)."""
+        if step is None:
+            self._next_steps.pop(screen, None)
+        else:
+            self._next_steps[screen] = step
+        self.refresh_bindings()
+
     def _shown_step(self) -> Step | None:
         """The next step the screen shows (None: none shown, or nothing left to do). Asked at every
         key (check_action): a lookup, not a walk through the screen's widgets."""
-        step = self.next_steps.get(self.screen)
+        step = self._next_steps.get(self.screen)
         return step if step is not None and step.kind != "done" else None
 
     def action_next_step(self) -> None:
@@ -717,3 +728,9 @@ class TutorApp(App[int]):
         """The command palette, its search line in the learner's language."""
         if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]  # Textual types it App[object]; App is invariant
             self.push_screen(CommandPalette(placeholder=say("cmd.search", self.lang), id="--command-palette"))
+
+
+if TYPE_CHECKING:
+
+    def _a_host(app: TutorApp) -> Host:
+        return app  # mypy checks here that the app is what its widgets ask for (tutor.ui.widgets.host)

@@ -14,6 +14,7 @@ from textual.widgets import Static
 from tutor.content.schema import Lesson
 from tutor.i18n import pick
 from tutor.texts import say
+from tutor.ui.messages import OpenLesson
 from tutor.ui.prose_text import ProseText
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.state import Tutor
@@ -129,6 +130,6 @@ class QuizScreen(TutorScreen):
 
     def action_back(self) -> None:
         if self.lesson is not None:
-            self.tutor_app.navigate(self.tutor_app.open_lesson, self.lesson.id)
+            self.post_message(OpenLesson(self.lesson.id))  # as the exercise screen's back: the app opens it
         else:
             self.app.switch_mode("home")
