@@ -27,8 +27,9 @@ from textual.reactive import var
 from textual.screen import Screen
 
 from tutor.i18n import LANG_NAMES
-from tutor.settings import LOAD_DELAY_S, MODE_SWITCH_HOLD_S, PREPARE_RETRY_S, QUIT_GRACE_S
+from tutor.settings import LOAD_DELAY_S, MODE_SWITCH_HOLD_S, QUIT_GRACE_S
 from tutor.texts import say
+from tutor.ui.first_frame import ScreensAhead, restyle_home
 from tutor.ui.messages import (
     ContinueLast,
     OpenExercise,
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from tutor.progress.glance import Step
     from tutor.progress.store import Store
     from tutor.serve.session import Served
-    from tutor.ui.screens.base import TutorScreen
     from tutor.ui.screens.lesson import LessonScreen
     from tutor.ui.widgets.host import Host
 
@@ -74,10 +74,7 @@ def _import_screens() -> None:
 class TutorApp(App[int]):
     CSS_PATH = Path(__file__).with_name("tutor.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "Attention Tutor"
-    # The first screen is home itself, not a blank default screen first: the "home" mode starts as
-    # the default screen (get_default_screen), which spares the first frame the stylesheet's second
-    # parse that starting a mode added with add_mode costs; on_mount then adds the mode, so that
-    # switch_mode("home") works (its stack exists already and is kept).
+    # The first screen is home itself, the default screen: tutor.ui.first_frame, behaviour 1
     DEFAULT_MODE = "home"
     COMMANDS = App.COMMANDS | {CourseCommands}
     BINDINGS = [
@@ -121,11 +118,7 @@ class TutorApp(App[int]):
         self._next_steps: WeakKeyDictionary[Screen, Step] = WeakKeyDictionary()
         self._quit_confirmed = False  # the learner said to quit although a training run goes
         self._discard_confirmed = False  # ... although the lab's editor holds text not saved
-        self._prepared: set[str] = set()  # the modes whose first screens were made ahead (prepare_modes)
-        self._seen_modes: set[str] = set()  # ... and those the learner has been in
-        self._making_ahead = False  # ... one being made now
-        self._ahead: list[TutorScreen] = []  # ... the screen it is making
-        self._made: list[TutorScreen] = []  # ... and all it made
+        self.ahead = ScreensAhead(self)  # the quiz's and the lab's first screens, made behind home
         self._held: list[events.Key] | None = None  # keys typed while a screen opens (navigate), for it
         self.add_mode("lesson", self._lesson_base)  # type: ignore[arg-type]  # a screen's name: Textual's _init_mode takes it; add_mode's type does not say so
         self.add_mode("quiz", self._quiz_base)
@@ -156,14 +149,12 @@ class TutorApp(App[int]):
         return HomeScreen()
 
     def delay_update(self, delay: float = 0.05) -> None:
-        """Textual's switch_mode holds every frame back for 50 ms to mask the transition, a floor
-        under every F1/F2 switch; our screens are built already and show in one frame, so hold for
-        MODE_SWITCH_HOLD_S only."""
+        """Held for MODE_SWITCH_HOLD_S, not Textual's 50 ms: tutor.ui.first_frame, behaviour 2."""
         super().delay_update(min(delay, MODE_SWITCH_HOLD_S))
 
     def on_mount(self) -> None:
         self.add_mode("home", HomeScreen)  # its stack exists already: see DEFAULT_MODE
-        self.mode_change_signal.subscribe(self, self._mode_changed)
+        self.ahead.watch_modes()
         self.theme = DARK
 
     def on_ready(self) -> None:
@@ -194,92 +185,20 @@ class TutorApp(App[int]):
         # a thread, not at the learner's first F2/F3/F4 (a few hundred ms there, while a run trains).
         await asyncio.to_thread(_import_screens)
         # The quiz's and the lab's first screens, made behind home before anyone is told the course is
-        # there (in the app's message loop: prepare_modes says why)
+        # there (in the app's message loop: ScreensAhead.prepare says why)
         prepared = asyncio.Event()
-        self.call_later(self._prepare_then, prepared)
+        self.call_later(self.ahead.prepare_then, prepared)
         await prepared.wait()
         self.course_ready.set()
         self.course_loaded = True
-        for screen in self._made:  # drawn again for the loaded course, behind home: a first show only shows
+        for (
+            screen
+        ) in self.ahead.made:  # drawn again for the loaded course, behind home: a first show only shows
             screen.draw()
-        # Textual re-parses the stylesheet the first time a screen that has not seen it is shown
-        # again; the home screen (started as the default screen) has not: do it now, not at the
-        # learner's first return home.
-        self.refresh_css(animate=False)
+        restyle_home(self)
         # The course, pydantic and Textual make a large, long-lived heap: freezing it keeps the
         # garbage collector's full passes (tens of ms, at random key presses) short from here on.
         gc.freeze()
-
-    async def _prepare_then(self, done: asyncio.Event) -> None:
-        try:
-            await self.prepare_modes()
-        finally:
-            done.set()
-
-    async def prepare_modes(self) -> None:
-        """Make the quiz's and the lab's first screens now, behind home, so the first F3 and F4 only
-        show them. A screen shown for the first time makes Textual apply the stylesheet to every
-        screen the app holds and parse the styles of widgets not seen before (150-200 ms at the first
-        F3 or F4 once a lesson was open, while a run trains); here, at start-up, only home is there.
-        Each is mounted and styled in a batch of its own that ends back at home, so nothing shows; it
-        runs in the app's own message loop, so a key pressed meanwhile waits for it, and before
-        the course counts as loaded (course_ready), so nothing else looks at the app meanwhile. A screen made
-        ahead (`made_ahead`) builds no sitting (the quiz) and starts no file or warm judge (the lab)
-        until it is first shown. From home only, with nothing over it but the command palette, and
-        only a mode the learner has not been in; if anything else moved the app meanwhile (an opener
-        running as a worker), the app stays where that put it. A learner who left home before the
-        course had loaded meets the first F3 and F4 as before."""
-        if self.tutor.course is None or self.current_mode != "home":
-            return
-        if not self._settled():  # a screen over home still opening: again in a moment
-            self.set_timer(PREPARE_RETRY_S, self.prepare_modes)
-            return
-        for mode in ("quiz", "lab"):
-            if mode in self._prepared or mode in self._seen_modes:
-                continue
-            self._prepared.add(mode)
-            if not await self._make_ahead(mode):
-                return  # something else was shown meanwhile: leave the app there
-
-    async def _make_ahead(self, mode: str) -> bool:
-        """One mode's first screen, mounted and styled in a batch that ends back at home; False if
-        something else moved the app meanwhile."""
-        self._making_ahead, self._ahead = True, []
-        try:
-            with self.batch_update():
-                await self.switch_mode(mode)
-                self._making_ahead = False
-                ours = self._ahead[0] if self._ahead else None
-                if ours is None or self.screen is not ours:
-                    return False
-                self.refresh_css(animate=False)  # styled now: its first show restyles nothing
-                await self.switch_mode("home")
-                return True
-        finally:
-            self._making_ahead = False
-            self._made += self._ahead
-            for screen in self._ahead:
-                screen.made_ahead = False
-                if screen.is_current:  # shown after all (something moved the app there): draw it whole
-                    screen.draw()
-
-    def _ahead_of_time(self, screen: TutorScreen) -> TutorScreen:
-        """A mode's first screen, marked when prepare_modes is making it."""
-        if self._making_ahead:
-            screen.made_ahead = True
-            self._ahead.append(screen)
-        return screen
-
-    def _mode_changed(self, mode: str) -> None:
-        if not self._making_ahead and mode != "home":
-            self._seen_modes.add(mode)
-
-    def _settled(self) -> bool:
-        """Home on top, or the command palette over it, open and ready."""
-        from textual.command import CommandPalette
-
-        top = self.screen
-        return isinstance(top, HomeScreen) or (isinstance(top, CommandPalette) and top.has_class("-ready"))
 
     def on_unmount(self) -> None:
         self.tutor.close()
@@ -322,7 +241,7 @@ class TutorApp(App[int]):
     def _quiz_base(self) -> Screen:
         from tutor.ui.screens.quiz import QuizScreen
 
-        return self._ahead_of_time(QuizScreen.for_review(self.tutor))
+        return self.ahead.mark(QuizScreen.for_review(self.tutor))
 
     def _lab_base(self) -> Screen | str:
         from tutor.ui.screens.exercise import NoExerciseScreen
@@ -330,7 +249,7 @@ class TutorApp(App[int]):
         if self.current_exercise is None:
             pair = next(iter(self.tutor.exercises()), None)
             if pair is None:
-                return self._ahead_of_time(NoExerciseScreen())
+                return self.ahead.mark(NoExerciseScreen())
             self.current_exercise = pair[1].id
         name = self._exercise_screen_name(self.current_exercise)
         from tutor.ui.screens.base import TutorScreen
@@ -339,7 +258,7 @@ class TutorApp(App[int]):
         assert isinstance(
             screen, TutorScreen
         )  # the lab's screens are ours (_exercise_screen_name installs them)
-        self._ahead_of_time(screen)
+        self.ahead.mark(screen)
         return name
 
     async def _show_in_mode(self, mode: str, screen: Screen | str) -> None:

@@ -141,7 +141,7 @@ class ExerciseScreen(TutorScreen):
             self._show_file()
 
     def _shown(self) -> bool:
-        """In view, not made ahead behind home (TutorApp.prepare_modes)."""
+        """In view, not made ahead behind home (tutor.ui.first_frame.ScreensAhead)."""
         return self.is_current and not self.made_ahead
 
     # --- content ---------------------------------------------------------------------------

@@ -79,7 +79,7 @@ class QuizScreen(TutorScreen):
         title = self.query_one("#quiz-title", Static)
         if self.session is None:
             # the sitting is built when the screen is first shown, not when it is made ahead behind home
-            # (the app's prepare_modes): what is due then, with every answer given until then
+            # (tutor.ui.first_frame.ScreensAhead): what is due then, with every answer given until then
             if self.tutor.store is None or self.made_ahead or not self.is_current:
                 title.update(Text(self.t("home.loading") if self.tutor.course is None else self._title()))
                 return
