@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -45,11 +45,15 @@ from tutor.ui.state import Tutor, load, saved_index
 from tutor.ui.widgets.key_bar import training_line
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from tutor.grading.judges import WarmJudge
     from tutor.progress.glance import Step
     from tutor.progress.store import Store
     from tutor.serve.session import Served
+    from tutor.texts import Said
     from tutor.ui.screens.lesson import LessonScreen
+    from tutor.ui.widgets.code_editor import CodeEditor
     from tutor.ui.widgets.host import Host
 
 DARK, LIGHT = "textual-dark", "textual-light"
@@ -126,7 +130,7 @@ class TutorApp(App[int]):
 
     # --- start-up ------------------------------------------------------------------------
 
-    def get_driver_class(self):
+    def get_driver_class(self) -> type[Driver]:
         """Textual's own driver, but on Linux one whose input thread ends at once on exit
         (tutor.ui.driver: Textual's waited 200 ms for it)."""
         from textual.drivers.linux_driver import LinuxDriver
@@ -203,11 +207,11 @@ class TutorApp(App[int]):
     def on_unmount(self) -> None:
         self.tutor.close()
 
-    def _store_notice(self, notice) -> None:
+    def _store_notice(self, notice: Said) -> None:
         """What the store says after a write (called in its writer thread), as a toast that stays a while."""
         self.call_from_thread(self.notify, notice.in_lang(self.lang), severity="warning", timeout=20)
 
-    def _last_location(self) -> dict:
+    def _last_location(self) -> dict[str, str]:
         """Where the learner was: this session's last place (its write may still be queued), else
         the store's from an earlier one."""
         if self.tutor.where:
@@ -324,7 +328,7 @@ class TutorApp(App[int]):
         self.tutor.remember(screen="lab", lesson=pair[0].id, exercise=exercise_id)
         await self._show_in_mode("lab", self._exercise_screen_name(exercise_id))
 
-    def navigate(self, opener, *args) -> None:
+    def navigate(self, opener: Callable[..., Awaitable[None]], *args: object) -> None:
         """Run one of the open_* coroutines from a message or the palette (sync callers). Until the screen it
         opens is shown and laid out, the learner's keys wait, then go to it: never to the screen being left,
         nor to a mode's old screen shown on the way (a lesson opening under load took seconds)."""
@@ -549,12 +553,12 @@ class TutorApp(App[int]):
                 pass
         self.exit(0)
 
-    def _unsaved_editor(self):
+    def _unsaved_editor(self) -> CodeEditor | None:
         """The lab's built-in editor holding text not saved, if any (none if it never opened)."""
         editors = sys.modules.get("tutor.ui.widgets.code_editor")
         return editors.unsaved(self) if editors is not None else None
 
-    def _ask_discard(self, editor) -> None:
+    def _ask_discard(self, editor: CodeEditor) -> None:
         """Quit and lose the text not saved, or go back to the editor that holds it."""
         from tutor.ui.screens.unsaved import UnsavedChanges
 
@@ -568,7 +572,10 @@ class TutorApp(App[int]):
                 self._discard_confirmed = choice == "discard"
                 await self.action_quit()
                 return
-            await self.open_exercise(editor.screen.exercise_id)  # kept, or a save that failed (it says why)
+            from tutor.ui.screens.exercise import ExerciseScreen
+
+            if isinstance(lab := editor.screen, ExerciseScreen):  # the lab's editor is on its screen
+                await self.open_exercise(lab.exercise_id)  # kept, or a save that failed (it says why)
             editor.area.focus()
 
         self.push_screen(UnsavedChanges(editor.path.name, self.lang), answered)

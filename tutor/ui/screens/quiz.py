@@ -39,7 +39,7 @@ class QuizScreen(TutorScreen):
 
     @classmethod
     def for_review(cls, tutor: Tutor) -> QuizScreen:
-        def make(tu: Tutor):
+        def make(tu: Tutor) -> QuizSession:
             from tutor.quiz.session import QuizSession
 
             assert tu.store is not None  # made once the store is open (refresh_content)
@@ -49,7 +49,7 @@ class QuizScreen(TutorScreen):
 
     @classmethod
     def for_lesson(cls, tutor: Tutor, lesson: Lesson) -> QuizScreen:
-        def make(tu: Tutor):
+        def make(tu: Tutor) -> QuizSession:
             from tutor.quiz.session import QuizSession
 
             assert tu.store is not None  # made once the store is open (refresh_content)

@@ -36,6 +36,7 @@ from tutor.texts import say
 from tutor.ui.widgets.host import host_of
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.timer import Timer
 
 MODIFIED = "●"  # after the file's name in the editor's title while the text is not saved
@@ -59,7 +60,7 @@ def read_draft(path: Path, on_disk: str) -> str | None:
 _MOUNTED: WeakSet[CodeEditor] = WeakSet()  # every editor in an app (the app asks before it quits)
 
 
-def unsaved(app) -> CodeEditor | None:
+def unsaved(app: App) -> CodeEditor | None:
     """An editor of `app` holding text that is not saved, if any."""
     return next((e for e in list(_MOUNTED) if e.is_attached and e.app is app and e.modified), None)
 

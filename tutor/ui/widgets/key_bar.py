@@ -19,6 +19,7 @@ from tutor.ui.screens import on_top
 from tutor.ui.widgets.host import host_of
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.binding import Binding
 
     from tutor.ui.messages import Training
@@ -53,7 +54,7 @@ def training_line(training: Training, lang: str) -> str:
     )
 
 
-def stop_key(app) -> tuple[Binding | None, str]:
+def stop_key(app: App) -> tuple[Binding | None, str]:
     """The app's binding that stops the training run, and its key as the learner types it."""
     binding = next((b for b in own_bindings(app) if b.id == STOP), None)
     return binding, app.get_key_display(binding) if binding is not None else ""
