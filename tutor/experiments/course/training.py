@@ -148,6 +148,44 @@ def expected_seconds(
     return JobClock(plan, workers=pool_size(len(plan), threads_per_run(p))).planned_s
 
 
+# A step's seconds on one thread, before anything is timed (`rough_plan`): a fit of time_run's timings of eight
+# shapes (1-8 blocks, widths 8-256, windows 8-128, batches 1-20, 1-8 heads; benchmarks/bench_announce.py
+# prints the fit against timings made now) on the 2-core machine the course was built on: per step, per block,
+# per attention score (block x head x batch x window^2) and per multiply-add of the model's matrices.
+ROUGH_STEP_S = (1.7e-3, 4.9e-3, 8.7e-9, 1.46e-11)
+ROUGH_EVAL_STEPS = 2.4  # a validation as training steps (time_run's timings: 1.0-3.8)
+ROUGH_VOCAB = 6010  # the Tang corpus's vocabulary (CharTokenizer.for_training), before it is read
+# seconds before the first step, as timed on that machine under a load of 4 (about half on an idle one):
+# this process loading torch and the corpus, then the workers doing the same and timing the job
+ROUGH_START_S = {"here": 4.0, "pool": 8.0}
+
+
+def rough_plan(p: TrainCompareParams, n_head: int, pos: str) -> RunPlan:
+    """A run of this setting as planned from its shape alone, nothing timed (see ROUGH_STEP_S): within 0.4-1.2x
+    of a timing on the machine it was fitted on, and unknown on another, so it is only the first word."""
+    fixed, per_block, per_score, per_flop = ROUGH_STEP_S
+    tokens, c = p.batch * p.context, p.n_embd
+    flops = 6 * tokens * (p.n_layer * 12 * c * c + c * ROUGH_VOCAB) + 6 * tokens * p.n_layer * p.context * c
+    step = (
+        fixed + per_block * p.n_layer + per_score * p.n_layer * n_head * tokens * p.context + per_flop * flops
+    )
+    return RunPlan(p.steps, step, min(p.eval_interval, p.steps), ROUGH_EVAL_STEPS * step)
+
+
+def rough_estimate(p: TrainCompareParams) -> dict[str, Any]:
+    """The job's first "estimate" event, from what is known before anything is loaded: every run to train (the
+    stored ones are not known yet) at `rough_plan`'s pace, on the workers `_scheduled` would use, after the
+    start-up. `rough`: the workers' timing follows with the estimate that holds."""
+    runs = planned_runs(p)
+    plan = [rough_plan(p, n_head, pos) for _, n_head, pos, _ in runs]
+    workers = pool_size(len(plan), threads_per_run(p))
+    if workers > 1 and sum(r.seconds(r.steps) for r in plan) < POOL_WORTH_S:
+        workers = 1
+    start = ROUGH_START_S["here"] + (ROUGH_START_S["pool"] if workers > 1 else 0.0)
+    return {"event": "estimate", "seconds": start + JobClock(plan, workers=workers).planned_s, "runs": len(runs),
+            "stored": 0, "workers": workers, "rough": True}  # fmt: skip
+
+
 def time_run(
     p: TrainCompareParams, n_head: int, pos: str, vocab_size: int, steps: int = TIMED_STEPS
 ) -> RunPlan:
@@ -198,16 +236,12 @@ def _train_config(config: dict[str, Any]):
 def time_task(args: dict[str, Any], emit: Callable, should_stop: Callable | None) -> list[dict[str, Any]]:
     """The pool's "time" task: each setting of args["settings"] ((n_head, pos) pairs) timed by `time_run`, after
     the corpus is encoded and its baselines fitted for the job's windows (what every later run in this
-    process reads from memory, so their set-up is only their model's). With args["rough"]: one step of the
-    first setting, to tell a long job from a short one."""
+    process reads from memory, so their set-up is only their model's)."""
     from tutor.model.train import fit_baselines, make_batches, warm_up_optimizers
 
     warm_up_optimizers()
     p = TrainCompareParams(**args["params"])
     texts, tokenizer, _ = _course_data()
-    if args.get("rough"):
-        n_head, pos = args["settings"][0]
-        return [asdict(time_run(p, n_head, pos, tokenizer.vocab_size, steps=1))]
     cfg = _train_config(run_config(p, p.n_head, p.base_pos, ""))
     batches = make_batches(tokenizer, *texts, cfg, p.context)
     fit_baselines(batches, batches.val_batches(cfg.eval_batches), tokenizer.vocab_size)
@@ -232,8 +266,11 @@ def train_task(args: dict[str, Any], emit: Callable, should_stop: Callable | Non
 
 
 def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
-    texts, tokenizer, corpus_id = _course_data()
     runs = planned_runs(p)
+    ctx.emit(
+        rough_estimate(p)
+    )  # at once, before torch and the corpus load: the learner hears the length first
+    texts, tokenizer, corpus_id = _course_data()
     configs = [run_config(p, n_head, pos, corpus_id, seed) for _, n_head, pos, seed in runs]
     kept = [ctx.stored_run(run_key(c)) if ctx.stored_run is not None else None for c in configs]
     todo = [i for i, stored in enumerate(kept) if stored is None]
@@ -269,19 +306,16 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
 
 def _scheduled(p: TrainCompareParams, runs: list[tuple], kept: list, ctx: RunContext, stack: ExitStack):
     """Where the job's runs train, and its clock: a job that would take POOL_WORTH_S or more one run after
-    another goes to worker processes (one per core, pool.py) and is timed there, all workers at once; a
-    shorter one is timed and trained in this process. (The one step timed here, alone, is no announcement: on
-    two busy cores it under-ran the job by 1.4-1.8x, where the workers' own timing was within 2%.)"""
+    another (by `rough_plan`) goes to worker processes (one per core, pool.py) and is timed there, all workers
+    at once; a shorter one is timed and trained in this process."""
     threads = threads_per_run(p)
     here = InlinePool(threads, ctx.should_stop)
     todo = [(n_head, pos) for (_, n_head, pos, _), stored in zip(runs, kept, strict=True) if stored is None]
     workers = pool_size(len(todo), threads)
-    if workers > 1:  # one step timed first: a long job goes to the workers without a full timing here
-        rough = here.map([("time", {"params": p.model_dump(mode="json"), "settings": todo, "rough": True})])
-        if len(todo) * RunPlan(**rough[0][0]).seconds(p.steps) >= POOL_WORTH_S:
-            ctx.check()
-            pool = stack.enter_context(Pool("train-compare", workers, threads, ctx.should_stop))
-            return pool, _job_clock(p, runs, kept, pool)
+    if workers > 1 and sum(rough_plan(p, *setting).seconds(p.steps) for setting in todo) >= POOL_WORTH_S:
+        ctx.check()
+        pool = stack.enter_context(Pool("train-compare", workers, threads, ctx.should_stop))
+        return pool, _job_clock(p, runs, kept, pool)
     return here, _job_clock(p, runs, kept, here)
 
 
