@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 from weakref import WeakKeyDictionary
 
 from textual import events, work
@@ -41,7 +41,7 @@ from tutor.ui.messages import (
 from tutor.ui.palette import CourseCommands
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.state import Tutor, load, saved_index
-from tutor.ui.widgets.key_bar import training_line
+from tutor.ui.widgets.key_bar import place_toasts, training_line
 
 if TYPE_CHECKING:
     from tutor.grading.judges import WarmJudge
@@ -158,6 +158,11 @@ class TutorApp(App[int]):
         under every F1/F2 switch; our screens are built already and show in one frame, so hold for
         MODE_SWITCH_HOLD_S only."""
         super().delay_update(min(delay, MODE_SWITCH_HOLD_S))
+
+    def notify(self, *args: Any, **kwargs: Any) -> None:
+        """Textual's toast, placed first where it hides no key hint of the screen (key_bar.place_toasts)."""
+        place_toasts(self.screen)
+        super().notify(*args, **kwargs)
 
     def on_mount(self) -> None:
         self.add_mode("home", HomeScreen)  # its stack exists already: see DEFAULT_MODE
