@@ -148,21 +148,22 @@ def expected_seconds(
     return JobClock(plan, workers=pool_size(len(plan), threads_per_run(p))).planned_s
 
 
-# A step's seconds on one thread, before anything is timed (`rough_plan`): a fit of time_run's timings of eight
-# shapes (1-8 blocks, widths 8-256, windows 8-128, batches 1-20, 1-8 heads; benchmarks/bench_announce.py
-# prints the fit against timings made now) on the 2-core machine the course was built on: per step, per block,
-# per attention score (block x head x batch x window^2) and per multiply-add of the model's matrices.
-ROUGH_STEP_S = (1.7e-3, 4.9e-3, 8.7e-9, 1.46e-11)
+# A step's seconds on one thread of an idle machine, before anything is timed (`rough_plan`): a fit of time_run's
+# timings of eight shapes (1-8 blocks, widths 8-256, windows 8-128, batches 1-20, 1-8 heads) on the 2-core
+# machine the course was built on, per step, per block, per attention score (block x head x batch x window^2)
+# and per multiply-add of the model's matrices; timed at a load of 5, halved to head-count's 60-65 s a run
+# on that machine idle (docs/figures.md).
+ROUGH_STEP_S = (0.85e-3, 2.45e-3, 4.35e-9, 0.73e-11)
 ROUGH_EVAL_STEPS = 2.4  # a validation as training steps (time_run's timings: 1.0-3.8)
 ROUGH_VOCAB = 6010  # the Tang corpus's vocabulary (CharTokenizer.for_training), before it is read
-# seconds before the first step, as timed on that machine under a load of 4 (about half on an idle one):
-# this process loading torch and the corpus, then the workers doing the same and timing the job
-ROUGH_START_S = {"here": 4.0, "pool": 8.0}
+# seconds before the first step on that machine idle: this process loading torch and the corpus, then the
+# workers doing the same and timing the job (docs/figures.md, head-count's job)
+ROUGH_START_S = {"here": 2.5, "pool": 5.0}
 
 
 def rough_plan(p: TrainCompareParams, n_head: int, pos: str) -> RunPlan:
-    """A run of this setting as planned from its shape alone, nothing timed (see ROUGH_STEP_S): within 0.4-1.2x
-    of a timing on the machine it was fitted on, and unknown on another, so it is only the first word."""
+    """A run of this setting as planned from its shape alone on an idle machine, nothing timed (see
+    ROUGH_STEP_S): within 0.4-1.2x of a timing on the machine it was fitted on, and unknown on another."""
     fixed, per_block, per_score, per_flop = ROUGH_STEP_S
     tokens, c = p.batch * p.context, p.n_embd
     flops = 6 * tokens * (p.n_layer * 12 * c * c + c * ROUGH_VOCAB) + 6 * tokens * p.n_layer * p.context * c
@@ -175,15 +176,23 @@ def rough_plan(p: TrainCompareParams, n_head: int, pos: str) -> RunPlan:
 def rough_estimate(p: TrainCompareParams) -> dict[str, Any]:
     """The job's first "estimate" event, from what is known before anything is loaded: every run to train (the
     stored ones are not known yet) at `rough_plan`'s pace, on the workers `_scheduled` would use, after the
-    start-up. `rough`: the workers' timing follows with the estimate that holds."""
+    start-up, all slowed by the machine's load over its cores (the last minute's, at least 1: at a load of 5
+    on 2 cores the job's steps took about twice as long). `rough`: the workers' timing follows with the
+    estimate that holds."""
+    import os
+
     runs = planned_runs(p)
     plan = [rough_plan(p, n_head, pos) for _, n_head, pos, _ in runs]
     workers = pool_size(len(plan), threads_per_run(p))
     if workers > 1 and sum(r.seconds(r.steps) for r in plan) < POOL_WORTH_S:
         workers = 1
     start = ROUGH_START_S["here"] + (ROUGH_START_S["pool"] if workers > 1 else 0.0)
-    return {"event": "estimate", "seconds": start + JobClock(plan, workers=workers).planned_s, "runs": len(runs),
-            "stored": 0, "workers": workers, "rough": True}  # fmt: skip
+    try:
+        load = max(1.0, os.getloadavg()[0] / cores())
+    except OSError:  # no load average here
+        load = 1.0
+    return {"event": "estimate", "seconds": load * (start + JobClock(plan, workers=workers).planned_s),
+            "runs": len(runs), "stored": 0, "workers": workers, "rough": True}  # fmt: skip
 
 
 def time_run(
