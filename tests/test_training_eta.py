@@ -181,6 +181,25 @@ def test_a_jobs_first_word_needs_neither_torch_nor_the_corpus():
     assert 150 < default["seconds"] < 250 and short["seconds"] < 5
 
 
+def test_the_first_word_in_the_app_uses_the_learners_kept_runs(monkeypatch):
+    """As `r` is pressed the panel knows the learner's finished runs: one kept with these very settings is
+    stored (not to train), a setting trained before goes at its measured pace, only the rest at the fit's."""
+    import os
+
+    from tutor.experiments.course.training import ROUGH_START_S, rough_estimate, rough_plan
+
+    monkeypatch.setattr(pool, "cores", lambda: 1)  # one run after another
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    p = TrainCompareParams(vary="heads", heads=[1, 4, 8], seeds=2, steps=500)
+    kept = [(_config(p, 1, 1337, 500), 50.0, 500), (_config(p, 4, 1337, 1000), 150.0, 1000)]
+    word = rough_estimate(p, kept)
+    eight = rough_plan(p, 8, p.base_pos)
+    assert word["runs"] == 6 and word["stored"] == 1 and word["workers"] == 1 and word["rough"]
+    # h1 seed 1338 at 0.10 s a step, h4 twice at 0.15 s (its 1000-step run), h8 twice as fitted
+    expected = ROUGH_START_S["here"] + 500 * 0.10 + 2 * 500 * 0.15 + 2 * eight.seconds(500)
+    assert word["seconds"] == pytest.approx(expected)
+
+
 def test_the_training_line_says_the_jobs_length_before_it_starts():
     line = training_line(Training("train-compare", runs=6, eta_s=14 * 60 + 10), "de")
     assert "etwa 14 min insgesamt" in line

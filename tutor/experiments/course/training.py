@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, replace
 from functools import cache
@@ -122,6 +122,15 @@ def threads_per_run(p: TrainCompareParams) -> int:
     return p.threads or cores()
 
 
+def _kept_paces(kept: list[tuple[dict[str, Any], float | None, int]]) -> dict[tuple, float]:
+    """Per setting (`pace`'s key) the median seconds a step of the learner's finished runs of it."""
+    paces: dict[tuple, list[float]] = {}
+    for config, seconds, steps in kept:
+        if seconds and steps:
+            paces.setdefault(_kept_pace(config), []).append(seconds / steps)
+    return {key: sorted(per)[len(per) // 2] for key, per in paces.items()}
+
+
 def expected_seconds(
     p: TrainCompareParams, kept: list[tuple[dict[str, Any], float | None, int]]
 ) -> float | None:
@@ -129,10 +138,7 @@ def expected_seconds(
     every run still to train at the pace its setting had in the kept runs (the median seconds a step), laid
     out over the workers the job will use; a run kept with these very settings at 0 s; None when a setting was
     never trained."""
-    paces: dict[tuple, list[float]] = {}
-    for config, seconds, steps in kept:
-        if seconds and steps:
-            paces.setdefault(_kept_pace(config), []).append(seconds / steps)
+    paces = _kept_paces(kept)
     plan = []
     for _, n_head, pos, seed in planned_runs(p):
         key = pace(p, n_head, pos)
@@ -140,8 +146,7 @@ def expected_seconds(
             continue
         if key not in paces:
             return None
-        per = sorted(paces[key])
-        plan.append(RunPlan(p.steps, per[len(per) // 2]))
+        plan.append(RunPlan(p.steps, paces[key]))
     alone = JobClock(plan).planned_s
     if alone < POOL_WORTH_S:  # as the job will run it: in its own process (see _scheduled)
         return alone
@@ -173,26 +178,40 @@ def rough_plan(p: TrainCompareParams, n_head: int, pos: str) -> RunPlan:
     return RunPlan(p.steps, step, min(p.eval_interval, p.steps), ROUGH_EVAL_STEPS * step)
 
 
-def rough_estimate(p: TrainCompareParams) -> dict[str, Any]:
-    """The job's first "estimate" event, from what is known before anything is loaded: every run to train (the
-    stored ones are not known yet) at `rough_plan`'s pace, on the workers `_scheduled` would use, after the
-    start-up, all slowed by the machine's load over its cores (the last minute's, at least 1: at a load of 5
-    on 2 cores the job's steps took about twice as long). `rough`: the workers' timing follows with the
-    estimate that holds."""
+def rough_estimate(
+    p: TrainCompareParams, kept: Sequence[tuple[dict[str, Any], float | None, int]] = ()
+) -> dict[str, Any]:
+    """The job's first "estimate" event, from what is known before anything is loaded: each run to train at the
+    pace its setting had in the learner's finished runs `kept` ((config, seconds, steps) each, as for
+    `expected_seconds`; a run kept with these very settings is stored), else at `rough_plan`'s, on the workers
+    `_scheduled` would use, after the start-up. What is fitted, not measured here, is slowed by the machine's
+    load over its cores (the last minute's, at least 1: at a load of 5 on 2 cores the steps took about twice
+    as long). The job's own process knows no kept runs before torch and the corpus are loaded (their keys
+    need both): there every run counts as to train. `rough`: the workers' timing follows with the estimate
+    that holds."""
     import os
 
-    runs = planned_runs(p)
-    plan = [rough_plan(p, n_head, pos) for _, n_head, pos, _ in runs]
-    workers = pool_size(len(plan), threads_per_run(p))
-    if workers > 1 and sum(r.seconds(r.steps) for r in plan) < POOL_WORTH_S:
-        workers = 1
-    start = ROUGH_START_S["here"] + (ROUGH_START_S["pool"] if workers > 1 else 0.0)
     try:
         load = max(1.0, os.getloadavg()[0] / cores())
     except OSError:  # no load average here
         load = 1.0
-    return {"event": "estimate", "seconds": load * (start + JobClock(plan, workers=workers).planned_s),
-            "runs": len(runs), "stored": 0, "workers": workers, "rough": True}  # fmt: skip
+    runs, paces = planned_runs(p), _kept_paces(list(kept))
+    plan, stored = [], 0
+    for _, n_head, pos, seed in runs:
+        key = pace(p, n_head, pos)
+        if any(_kept_pace(c) == key and _same_run(p, seed, c) for c, _, _ in kept):
+            stored += 1
+        elif key in paces:
+            plan.append(RunPlan(p.steps, paces[key]))
+        else:
+            fitted = rough_plan(p, n_head, pos)
+            plan.append(replace(fitted, step_s=fitted.step_s * load, eval_s=fitted.eval_s * load))
+    workers = pool_size(len(plan), threads_per_run(p))
+    if workers > 1 and sum(r.seconds(r.steps) for r in plan) < POOL_WORTH_S:
+        workers = 1
+    start = load * (ROUGH_START_S["here"] + (ROUGH_START_S["pool"] if workers > 1 else 0.0))
+    return {"event": "estimate", "seconds": start + JobClock(plan, workers=workers).planned_s, "runs": len(runs),
+            "stored": stored, "workers": workers, "rough": True}  # fmt: skip
 
 
 def time_run(

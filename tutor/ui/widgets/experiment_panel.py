@@ -193,18 +193,21 @@ class ExperimentPanel(Vertical):
             return
         from tutor.experiments.course.training import expected_seconds, planned_runs
 
-        store = getattr(getattr(self.app, "tutor", None), "store", None)
-        try:
-            kept = [(r.config, r.seconds, r.config.get("train", {}).get("steps"))
-                    for r in (store.training_runs(status="done") if store is not None else [])]  # fmt: skip
-        except Exception:  # an unreadable store only loses the estimate
-            kept = []
-        seconds = expected_seconds(params, kept)
+        seconds = expected_seconds(params, self._kept())
         runs = len(planned_runs(params))
         if seconds is None:
             self._said = ("run.ready_untimed", False, "", {"runs": runs})
         else:
             self._said = ("run.ready_long", False, "", {"runs": runs, "time": about(seconds)})
+
+    def _kept(self) -> list[tuple[dict[str, Any], float | None, int]]:
+        """The learner's finished training runs, as (config, seconds, steps) each."""
+        store = getattr(getattr(self.app, "tutor", None), "store", None)
+        try:
+            return [(r.config, r.seconds, r.config.get("train", {}).get("steps"))
+                    for r in (store.training_runs(status="done") if store is not None else [])]  # fmt: skip
+        except Exception:  # an unreadable store only loses the estimate
+            return []
 
     def on_select_changed(self, _event) -> None:  # a drop-down of the form: as for a typed value
         self.on_input_changed(None)
@@ -299,15 +302,15 @@ class ExperimentPanel(Vertical):
         return True
 
     def _announce(self, params) -> None:
-        """A training job's length as its size says it, the job's own first word (training.rough_estimate), said
-        here as `r` is pressed: the child says it too, once it has started, which took 4-7 s on a busy machine
-        (it is niced); its workers' timing follows."""
+        """A training job's length as its size and the learner's kept runs say it (training.rough_estimate),
+        said here as `r` is pressed: the job's child says it too once it has started, which took 4-7 s on a
+        busy machine (it is niced), and without the kept runs; its workers' timing follows."""
         from tutor.experiments.params import TrainCompareParams
 
         if isinstance(params, TrainCompareParams):
             from tutor.experiments.course.training import rough_estimate
 
-            self._on_event(rough_estimate(params))
+            self._on_event(rough_estimate(params, self._kept()))
 
     def cancel(self) -> bool:
         return bool(self.workers.cancel_node(self))
@@ -341,9 +344,9 @@ class ExperimentPanel(Vertical):
             self._status(measuring_line(event, self.lang))
             return
         kind = event.get("event")
-        if (
-            kind == "estimate"
-        ):  # the job's length: at once from its size, then timed before its first run starts
+        if kind == "estimate" and event.get("rough") and self._job is not None:
+            return  # the child's first word: this panel said it at `r`, knowing the learner's kept runs too
+        if kind == "estimate":  # the job's length: at `r` from its size, then as timed before its first step
             runs, stored = int(event.get("runs", 1)), int(event.get("stored", 0))
             self._job = Training(self.ref.name, runs, stored, stored, eta_s=float(event.get("seconds") or 0),
                                  rough=bool(event.get("rough")))  # fmt: skip
