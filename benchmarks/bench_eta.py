@@ -1,7 +1,7 @@
 """Announced against real durations of every training job, through the paths the app and the CLI use.
 
 Each job says how long it will take once it has measured itself here (its first "estimate" or "measuring"
-event); this benchmark takes the seconds from that announcement to the job's end and prints the two side by
+event that is not train-compare's first word from the job's size, "rough": bench_announce.py times that); this benchmark takes the seconds from that announcement to the job's end and prints the two side by
 side (goal: within ±25%). The jobs:
 
 - train-compare, quick: `python -m tutor experiment train-compare --set steps=200 --set seeds=1 --jsonl`
@@ -74,7 +74,9 @@ def cli_job(cmd: list[str]) -> tuple[float, float, float]:
         for line in proc.stdout:
             event = parse_line(line) or {}  # a blank or stray line: no event
             kind = event.get("event")
-            if kind in ("estimate", "measuring") and at is None:
+            if (
+                kind in ("estimate", "measuring") and at is None and not event.get("rough")
+            ):  # timed, not sized
                 at, announced = time.perf_counter(), float(event["seconds"])
             elif kind == "error":
                 raise SystemExit(f"{' '.join(cmd[2:])}: {event.get('message')}")

@@ -3,6 +3,7 @@ length is known before it starts (from the learner's kept runs, or timed for a f
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -144,6 +145,59 @@ def test_the_expected_length_comes_from_the_learners_kept_runs(monkeypatch):
     # a job too short to be worth two workers is trained in one process, and expected so
     short = p.model_copy(update={"steps": 20})
     assert expected_seconds(short, kept) == 2 * 20 * 0.10 + 2 * 20 * 0.15
+
+
+def test_a_jobs_first_word_needs_neither_torch_nor_the_corpus():
+    """The length said as `r` is pressed (issue 42): computed in a fresh interpreter without torch being
+    imported, the job's runs and the workers it will use, the pool's start-up counted, marked rough; its
+    size alone decides pool or not (a short job trains in its own process)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; from tutor.experiments.course.training import rough_estimate; "
+        "from tutor.experiments.params import TrainCompareParams as P; "
+        "from tutor.experiments import pool; import os; pool.cores = lambda: 2; os.getloadavg = lambda: (0.0,) * 3; "
+        "out = [rough_estimate(P(**a)) for a in json.loads(sys.argv[1])]; "
+        "print(json.dumps([out, 'torch' in sys.modules]))"
+    )
+    jobs = [
+        {"heads": [1, 4, 8], "seeds": 2},
+        {"heads": [1], "steps": 20, "n_layer": 1, "n_embd": 8, "context": 8},
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(jobs)], capture_output=True, text=True, check=True
+    )
+    (default, short), torch_loaded = json.loads(proc.stdout)
+    assert not torch_loaded
+    assert (
+        default["event"] == "estimate"
+        and default["rough"]
+        and default["runs"] == 6
+        and default["workers"] == 2
+    )
+    assert short["runs"] == 2 and short["workers"] == 1  # 40 tiny steps: not worth a worker's start
+    # an idle machine: the pool's start-up once, then three runs a worker of about a minute each
+    assert 150 < default["seconds"] < 250 and short["seconds"] < 5
+
+
+def test_the_first_word_in_the_app_uses_the_learners_kept_runs(monkeypatch):
+    """As `r` is pressed the panel knows the learner's finished runs: one kept with these very settings is
+    stored (not to train), a setting trained before goes at its measured pace, only the rest at the fit's."""
+    import os
+
+    from tutor.experiments.course.training import ROUGH_START_S, rough_estimate, rough_plan
+
+    monkeypatch.setattr(pool, "cores", lambda: 1)  # one run after another
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    p = TrainCompareParams(vary="heads", heads=[1, 4, 8], seeds=2, steps=500)
+    kept = [(_config(p, 1, 1337, 500), 50.0, 500), (_config(p, 4, 1337, 1000), 150.0, 1000)]
+    word = rough_estimate(p, kept)
+    eight = rough_plan(p, 8, p.base_pos)
+    assert word["runs"] == 6 and word["stored"] == 1 and word["workers"] == 1 and word["rough"]
+    # h1 seed 1338 at 0.10 s a step, h4 twice at 0.15 s (its 1000-step run), h8 twice as fitted
+    expected = ROUGH_START_S["here"] + 500 * 0.10 + 2 * 500 * 0.15 + 2 * eight.seconds(500)
+    assert word["seconds"] == pytest.approx(expected)
 
 
 def test_the_training_line_says_the_jobs_length_before_it_starts():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,25 @@ async def test_a_job_of_two_parallel_runs_is_announced_first_counts_forward_and_
         assert f"{finished} of 2 runs done" in status_of(panel)
         await pilot.press("escape")  # keep training
         await until(pilot, lambda: not isinstance(app.screen, QuitTraining))
+        panel.cancel()
+        await until(pilot, lambda: not panel.running and not _workers(), 30)
+
+
+async def test_a_job_is_announced_within_two_seconds_of_r(home):
+    """Issue 42's "soon after the key": the job's length (about M:SS in all) reaches the panel and the key bar
+    within about 2 s of `r`, from the job's size (training.rough_estimate), while its child still loads; the
+    workers' timing took 8-14 s to arrive and still follows (the test above)."""
+    app = make_app(home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = await _start(app, pilot, LONG_TINY)
+        started = time.monotonic()
+        await until(pilot, lambda: app.training is not None and bool(app.training.eta_s), 30)
+        waited = time.monotonic() - started
+        assert waited <= 2.0, waited
+        assert app.training.rough and not app.training.total and not _workers()
+        assert re.search(r"2 training runs: about \d+ min in all \(from their size", status_of(panel)), (
+            status_of(panel)
+        )
         panel.cancel()
         await until(pilot, lambda: not panel.running and not _workers(), 30)
 

@@ -14,10 +14,11 @@ from textual.containers import VerticalScroll
 from textual.widgets import Button, Input
 
 from tests.ui_helpers import aim_over, make_app, opened_at, panel_named, settle, status_of, until
+from tutor.ui.messages import Training
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.screens.lesson import LessonScreen
 from tutor.ui.screens.quit_training import QuitTraining
-from tutor.ui.widgets.experiment_panel import ExperimentPanel
+from tutor.ui.widgets.experiment_panel import ExperimentPanel, job_line
 from tutor.ui.widgets.key_bar import KeyBar
 from tutor.ui.widgets.params_toggle import ParamsToggle
 
@@ -98,9 +99,11 @@ async def test_keys_never_land_in_a_hidden_parameter_field(home):
         await until(pilot, lambda: isinstance(app.screen, QuitTraining))
         assert isinstance(app.screen, QuitTraining) and app.is_running
         asked = _words(app.screen)
-        assert "Keep training" in asked and "Quit and lose this run" in asked
         # the job's counts (two runs side by side): how far it is depends on the CPU's pace
-        assert re.search(r"[012] of 2 runs done, step [\d,]+/40,000 of the job", asked), asked
+        done = re.search(r"([012]) of 2 runs done, step [\d,]+/40,000 of the job", asked)
+        assert done, asked
+        lost = max(1, 2 - int(done[1]))
+        assert "Keep training" in asked and f"Quit and lose {lost} unfinished run" in asked, asked
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, QuitTraining))
         assert not isinstance(app.screen, QuitTraining) and app.training is not None and panel.running
@@ -166,6 +169,7 @@ async def test_ctrl_q_during_training_asks_in_the_learners_language_and_quits_wh
         assert app.is_running
         text = _words(app.screen)
         assert "Weiter trainieren" in text and "verliert" in text and "0 von 2 Läufen fertig" in text
+        assert "Beenden, 2 unfertige Läufe verlieren" in text
         assert not {"Quit", "run", "Keep"} & set(text.replace(",", " ").split())
         await pilot.press("ctrl+q")  # no answer: the question stays
         await pilot.pause()
@@ -181,3 +185,25 @@ async def test_ctrl_q_during_training_asks_in_the_learners_language_and_quits_wh
         while app.is_running and time.monotonic() - started < 10:  # no pilot once the app has ended
             await asyncio.sleep(0.02)
         assert not app.is_running
+
+
+@pytest.mark.parametrize(
+    ("lang", "finished", "lose"),
+    [
+        ("en", 0, "Quit and lose 3 unfinished runs"),
+        ("en", 2, "Quit and lose 1 unfinished run"),
+        ("de", 2, "Beenden, 1 unfertigen Lauf verlieren"),
+        ("zh", 1, "退出，放弃未完成的 2 轮"),
+    ],
+)
+async def test_the_quit_question_counts_the_runs_it_would_lose_as_the_panel_does(home, lang, finished, lose):
+    """Issue 42: with a job of several runs the quit button said "lose this run"; it counts the runs not done,
+    the panel's "{finished} of {runs} runs done" seen from the other side, in the language's plural form."""
+    app = make_app(home, lang=lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.course_ready.wait()
+        training = Training("train-compare", runs=3, finished=finished, done=40, total=300)
+        app.push_screen(QuitTraining(training, lang))
+        await until(pilot, lambda: isinstance(app.screen, QuitTraining) and bool(app.screen.query("#lose")))
+        assert str(app.screen.query_one("#lose", Button).label) == lose
+        assert job_line(training, lang).split(" · ")[0] in _words(app.screen).replace(",", "")

@@ -245,9 +245,10 @@ def _print_progress(lang: str, event: dict[str, Any]) -> None:
     run = {"run": event.get("run"), "runs": event.get("runs"), "label": words(event.get("label"), lang)}
     if kind == "stored":
         print(say("run.stored", lang, **run), file=sys.stderr)
-    elif kind == "estimate":  # the job's length, timed before its first run starts
+    elif kind == "estimate":  # the job's length: at once from its size, then as timed before its first step
+        key = "run.estimate_rough" if event.get("rough") else "run.estimate"
         seconds = float(event.get("seconds") or 0)
-        print(say("run.estimate", lang, runs=int(event.get("runs", 1)), time=about(seconds)), file=sys.stderr)
+        print(say(key, lang, runs=int(event.get("runs", 1)), time=about(seconds)), file=sys.stderr)
     elif kind == "progress" and (event.get("val_loss") is not None or event["step"] == event["steps"]):
         val = (
             say("run.val", lang, loss=number(event["val_loss"], lang, decimals=3))

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 from weakref import WeakKeyDictionary
 
 from textual import events, work
@@ -42,7 +42,7 @@ from tutor.ui.messages import (
 from tutor.ui.palette import CourseCommands
 from tutor.ui.screens.home import HomeScreen
 from tutor.ui.state import Tutor, load, saved_index
-from tutor.ui.widgets.key_bar import training_line
+from tutor.ui.widgets.key_bar import place_toasts, training_line
 
 if TYPE_CHECKING:
     from textual.driver import Driver
@@ -155,6 +155,11 @@ class TutorApp(App[int]):
     def delay_update(self, delay: float = 0.05) -> None:
         """Held for MODE_SWITCH_HOLD_S, not Textual's 50 ms: tutor.ui.first_frame, behaviour 2."""
         super().delay_update(min(delay, MODE_SWITCH_HOLD_S))
+
+    def notify(self, *args: Any, **kwargs: Any) -> None:
+        """Textual's toast, placed first where it hides no key hint of the screen (key_bar.place_toasts)."""
+        place_toasts(self.screen)
+        super().notify(*args, **kwargs)
 
     def on_mount(self) -> None:
         self.add_mode("home", HomeScreen)  # its stack exists already: see DEFAULT_MODE

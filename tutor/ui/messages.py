@@ -58,6 +58,7 @@ class Training:
     done: int = 0  # steps trained, of all its runs (it never goes back)
     total: int = 0  # steps to train in all
     eta_s: float | None = None
+    rough: bool = False  # eta_s is the job's first word, from its size; its workers have not timed it yet
 
 
 class TrainingProgress(Message):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, replace
 from functools import cache
@@ -122,6 +122,15 @@ def threads_per_run(p: TrainCompareParams) -> int:
     return p.threads or cores()
 
 
+def _kept_paces(kept: list[tuple[dict[str, Any], float | None, int]]) -> dict[tuple, float]:
+    """Per setting (`pace`'s key) the median seconds a step of the learner's finished runs of it."""
+    paces: dict[tuple, list[float]] = {}
+    for config, seconds, steps in kept:
+        if seconds and steps:
+            paces.setdefault(_kept_pace(config), []).append(seconds / steps)
+    return {key: sorted(per)[len(per) // 2] for key, per in paces.items()}
+
+
 def expected_seconds(
     p: TrainCompareParams, kept: list[tuple[dict[str, Any], float | None, int]]
 ) -> float | None:
@@ -129,10 +138,7 @@ def expected_seconds(
     every run still to train at the pace its setting had in the kept runs (the median seconds a step), laid
     out over the workers the job will use; a run kept with these very settings at 0 s; None when a setting was
     never trained."""
-    paces: dict[tuple, list[float]] = {}
-    for config, seconds, steps in kept:
-        if seconds and steps:
-            paces.setdefault(_kept_pace(config), []).append(seconds / steps)
+    paces = _kept_paces(kept)
     plan = []
     for _, n_head, pos, seed in planned_runs(p):
         key = pace(p, n_head, pos)
@@ -140,12 +146,72 @@ def expected_seconds(
             continue
         if key not in paces:
             return None
-        per = sorted(paces[key])
-        plan.append(RunPlan(p.steps, per[len(per) // 2]))
+        plan.append(RunPlan(p.steps, paces[key]))
     alone = JobClock(plan).planned_s
     if alone < POOL_WORTH_S:  # as the job will run it: in its own process (see _scheduled)
         return alone
     return JobClock(plan, workers=pool_size(len(plan), threads_per_run(p))).planned_s
+
+
+# A step's seconds on one thread of an idle machine, before anything is timed (`rough_plan`): a fit of time_run's
+# timings of eight shapes (1-8 blocks, widths 8-256, windows 8-128, batches 1-20, 1-8 heads) on the 2-core
+# machine the course was built on, per step, per block, per attention score (block x head x batch x window^2)
+# and per multiply-add of the model's matrices; timed at a load of 5, halved to head-count's 60-65 s a run
+# on that machine idle (docs/figures.md).
+ROUGH_STEP_S = (0.85e-3, 2.45e-3, 4.35e-9, 0.73e-11)
+ROUGH_EVAL_STEPS = 2.4  # a validation as training steps (time_run's timings: 1.0-3.8)
+ROUGH_VOCAB = 6010  # the Tang corpus's vocabulary (CharTokenizer.for_training), before it is read
+# seconds before the first step on that machine idle: this process loading torch and the corpus, then the
+# workers doing the same and timing the job (docs/figures.md, head-count's job)
+ROUGH_START_S = {"here": 2.5, "pool": 5.0}
+
+
+def rough_plan(p: TrainCompareParams, n_head: int, pos: str) -> RunPlan:
+    """A run of this setting as planned from its shape alone on an idle machine, nothing timed (see
+    ROUGH_STEP_S): within 0.4-1.2x of a timing on the machine it was fitted on, and unknown on another."""
+    fixed, per_block, per_score, per_flop = ROUGH_STEP_S
+    tokens, c = p.batch * p.context, p.n_embd
+    flops = 6 * tokens * (p.n_layer * 12 * c * c + c * ROUGH_VOCAB) + 6 * tokens * p.n_layer * p.context * c
+    step = (
+        fixed + per_block * p.n_layer + per_score * p.n_layer * n_head * tokens * p.context + per_flop * flops
+    )
+    return RunPlan(p.steps, step, min(p.eval_interval, p.steps), ROUGH_EVAL_STEPS * step)
+
+
+def rough_estimate(
+    p: TrainCompareParams, kept: Sequence[tuple[dict[str, Any], float | None, int]] = ()
+) -> dict[str, Any]:
+    """The job's first "estimate" event, from what is known before anything is loaded: each run to train at the
+    pace its setting had in the learner's finished runs `kept` ((config, seconds, steps) each, as for
+    `expected_seconds`; a run kept with these very settings is stored), else at `rough_plan`'s, on the workers
+    `_scheduled` would use, after the start-up. What is fitted, not measured here, is slowed by the machine's
+    load over its cores (the last minute's, at least 1: at a load of 5 on 2 cores the steps took about twice
+    as long). The job's own process knows no kept runs before torch and the corpus are loaded (their keys
+    need both): there every run counts as to train. `rough`: the workers' timing follows with the estimate
+    that holds."""
+    import os
+
+    try:
+        load = max(1.0, os.getloadavg()[0] / cores())
+    except OSError:  # no load average here
+        load = 1.0
+    runs, paces = planned_runs(p), _kept_paces(list(kept))
+    plan, stored = [], 0
+    for _, n_head, pos, seed in runs:
+        key = pace(p, n_head, pos)
+        if any(_kept_pace(c) == key and _same_run(p, seed, c) for c, _, _ in kept):
+            stored += 1
+        elif key in paces:
+            plan.append(RunPlan(p.steps, paces[key]))
+        else:
+            fitted = rough_plan(p, n_head, pos)
+            plan.append(replace(fitted, step_s=fitted.step_s * load, eval_s=fitted.eval_s * load))
+    workers = pool_size(len(plan), threads_per_run(p))
+    if workers > 1 and sum(r.seconds(r.steps) for r in plan) < POOL_WORTH_S:
+        workers = 1
+    start = load * (ROUGH_START_S["here"] + (ROUGH_START_S["pool"] if workers > 1 else 0.0))
+    return {"event": "estimate", "seconds": start + JobClock(plan, workers=workers).planned_s, "runs": len(runs),
+            "stored": stored, "workers": workers, "rough": True}  # fmt: skip
 
 
 def time_run(
@@ -198,16 +264,12 @@ def _train_config(config: dict[str, Any]):
 def time_task(args: dict[str, Any], emit: Callable, should_stop: Callable | None) -> list[dict[str, Any]]:
     """The pool's "time" task: each setting of args["settings"] ((n_head, pos) pairs) timed by `time_run`, after
     the corpus is encoded and its baselines fitted for the job's windows (what every later run in this
-    process reads from memory, so their set-up is only their model's). With args["rough"]: one step of the
-    first setting, to tell a long job from a short one."""
+    process reads from memory, so their set-up is only their model's)."""
     from tutor.model.train import fit_baselines, make_batches, warm_up_optimizers
 
     warm_up_optimizers()
     p = TrainCompareParams(**args["params"])
     texts, tokenizer, _ = _course_data()
-    if args.get("rough"):
-        n_head, pos = args["settings"][0]
-        return [asdict(time_run(p, n_head, pos, tokenizer.vocab_size, steps=1))]
     cfg = _train_config(run_config(p, p.n_head, p.base_pos, ""))
     batches = make_batches(tokenizer, *texts, cfg, p.context)
     fit_baselines(batches, batches.val_batches(cfg.eval_batches), tokenizer.vocab_size)
@@ -232,8 +294,11 @@ def train_task(args: dict[str, Any], emit: Callable, should_stop: Callable | Non
 
 
 def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
-    texts, tokenizer, corpus_id = _course_data()
     runs = planned_runs(p)
+    ctx.emit(
+        rough_estimate(p)
+    )  # at once, before torch and the corpus load: the learner hears the length first
+    texts, tokenizer, corpus_id = _course_data()
     configs = [run_config(p, n_head, pos, corpus_id, seed) for _, n_head, pos, seed in runs]
     kept = [ctx.stored_run(run_key(c)) if ctx.stored_run is not None else None for c in configs]
     todo = [i for i, stored in enumerate(kept) if stored is None]
@@ -269,19 +334,16 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
 
 def _scheduled(p: TrainCompareParams, runs: list[tuple], kept: list, ctx: RunContext, stack: ExitStack):
     """Where the job's runs train, and its clock: a job that would take POOL_WORTH_S or more one run after
-    another goes to worker processes (one per core, pool.py) and is timed there, all workers at once; a
-    shorter one is timed and trained in this process. (The one step timed here, alone, is no announcement: on
-    two busy cores it under-ran the job by 1.4-1.8x, where the workers' own timing was within 2%.)"""
+    another (by `rough_plan`) goes to worker processes (one per core, pool.py) and is timed there, all workers
+    at once; a shorter one is timed and trained in this process."""
     threads = threads_per_run(p)
     here = InlinePool(threads, ctx.should_stop)
     todo = [(n_head, pos) for (_, n_head, pos, _), stored in zip(runs, kept, strict=True) if stored is None]
     workers = pool_size(len(todo), threads)
-    if workers > 1:  # one step timed first: a long job goes to the workers without a full timing here
-        rough = here.map([("time", {"params": p.model_dump(mode="json"), "settings": todo, "rough": True})])
-        if len(todo) * RunPlan(**rough[0][0]).seconds(p.steps) >= POOL_WORTH_S:
-            ctx.check()
-            pool = stack.enter_context(Pool("train-compare", workers, threads, ctx.should_stop))
-            return pool, _job_clock(p, runs, kept, pool)
+    if workers > 1 and sum(rough_plan(p, *setting).seconds(p.steps) for setting in todo) >= POOL_WORTH_S:
+        ctx.check()
+        pool = stack.enter_context(Pool("train-compare", workers, threads, ctx.should_stop))
+        return pool, _job_clock(p, runs, kept, pool)
     return here, _job_clock(p, runs, kept, here)
 
 

@@ -1,7 +1,7 @@
 """Asked when the learner quits while a training run goes: quit and lose the run in progress, or keep
 training (the default: Esc, or Enter on the first button). Finished runs of the job are in the store
-already (the child records each as it ends), so the question names only what would be lost; its counts are
-the panel's and the key bar's (one Training for all three)."""
+already (the child records each as it ends), so the question names only what would be lost: the runs not done
+(in progress or still to start), counted as the panel and the key bar count them (one Training for all three)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ class QuitTraining(KeepOrLose):
         t = training
         body = say("run.quit_body", lang, title=say(f"exp.{t.experiment}.title", lang), finished=t.finished,
                    runs=t.runs, done=t.done, total=t.total)  # fmt: skip
+        lost = max(1, t.runs - t.finished)  # the runs not done, as the panel counts them; before its plan: 1
         super().__init__(
-            say("run.quit_title", lang), body, say("run.quit_keep", lang), say("run.quit_lose", lang)
+            say("run.quit_title", lang), body, say("run.quit_keep", lang), say("run.quit_lose", lang, n=lost)
         )

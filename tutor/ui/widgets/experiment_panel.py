@@ -61,14 +61,15 @@ READY = ("run.ready", "run.ready_long", "run.ready_untimed")  # the idle statuse
 def job_line(training: Training, lang: str) -> str:
     """The panel's status while a training job goes: one line for the job (its runs train side by side, so
     a run's own step would jump between them), its runs done and its steps in all, and the stored runs it
-    reused; before its first step, its length as timed."""
+    reused; before its first step, its length as timed (or, until it is, as its size says)."""
     from tutor.experiments.result import about
 
     if training.total:
         line = say("run.job", lang, finished=training.finished, runs=training.runs, done=training.done,
                    total=training.total, eta=duration(training.eta_s or 0))  # fmt: skip
     else:
-        line = say("run.estimate", lang, runs=training.runs, time=about(training.eta_s or 0))
+        key = "run.estimate_rough" if training.rough else "run.estimate"
+        line = say(key, lang, runs=training.runs, time=about(training.eta_s or 0))
     if training.stored:
         line += " · " + say("run.stored_reused", lang, stored=training.stored, runs=training.runs)
     return line
@@ -193,19 +194,22 @@ class ExperimentPanel(Vertical):
             return
         from tutor.experiments.course.training import expected_seconds, planned_runs
 
-        host = host_of(self)
-        store = host.tutor.store if host is not None else None
-        try:
-            kept = [(r.config, r.seconds, r.config.get("train", {}).get("steps"))
-                    for r in (store.training_runs(status="done") if store is not None else [])]  # fmt: skip
-        except Exception:  # an unreadable store only loses the estimate
-            kept = []
-        seconds = expected_seconds(params, kept)
+        seconds = expected_seconds(params, self._kept())
         runs = len(planned_runs(params))
         if seconds is None:
             self._said = ("run.ready_untimed", False, "", {"runs": runs})
         else:
             self._said = ("run.ready_long", False, "", {"runs": runs, "time": about(seconds)})
+
+    def _kept(self) -> list[tuple[dict[str, Any], float | None, int]]:
+        """The learner's finished training runs, as (config, seconds, steps) each."""
+        host = host_of(self)
+        store = host.tutor.store if host is not None else None
+        try:
+            return [(r.config, r.seconds, r.config.get("train", {}).get("steps"))
+                    for r in (store.training_runs(status="done") if store is not None else [])]  # fmt: skip
+        except Exception:  # an unreadable store only loses the estimate
+            return []
 
     def on_select_changed(self, _event) -> None:  # a drop-down of the form: as for a typed value
         self.on_input_changed(None)
@@ -285,6 +289,7 @@ class ExperimentPanel(Vertical):
             self._say("run.running")
             self._job = None
             self.post_message(TrainingProgress(Training(self.ref.name)))
+            self._announce(params)
         else:
             warm = "torch" in sys.modules or served is not None  # served: the server's process has it
             self._say("run.running" if warm else "run.loading_torch")
@@ -297,6 +302,17 @@ class ExperimentPanel(Vertical):
         )
         self.screen.refresh_bindings()  # the lesson's cancel key shows while something runs
         return True
+
+    def _announce(self, params) -> None:
+        """A training job's length as its size and the learner's kept runs say it (training.rough_estimate),
+        said here as `r` is pressed: the job's child says it too once it has started, which took 4-7 s on a
+        busy machine (it is niced), and without the kept runs; its workers' timing follows."""
+        from tutor.experiments.params import TrainCompareParams
+
+        if isinstance(params, TrainCompareParams):
+            from tutor.experiments.course.training import rough_estimate
+
+            self._on_event(rough_estimate(params, self._kept()))
 
     def cancel(self) -> bool:
         return bool(self.workers.cancel_node(self))
@@ -330,9 +346,12 @@ class ExperimentPanel(Vertical):
             self._status(measuring_line(event, self.lang))
             return
         kind = event.get("event")
-        if kind == "estimate":  # the job's length, timed before its first run starts
+        if kind == "estimate" and event.get("rough") and self._job is not None:
+            return  # the child's first word: this panel said it at `r`, knowing the learner's kept runs too
+        if kind == "estimate":  # the job's length: at `r` from its size, then as timed before its first step
             runs, stored = int(event.get("runs", 1)), int(event.get("stored", 0))
-            self._job = Training(self.ref.name, runs, stored, stored, eta_s=float(event.get("seconds") or 0))
+            self._job = Training(self.ref.name, runs, stored, stored, eta_s=float(event.get("seconds") or 0),
+                                 rough=bool(event.get("rough")))  # fmt: skip
         elif kind == "progress":
             job = self._job or Training(self.ref.name, int(event.get("runs", 1)))
             self._job = replace(job, runs=int(event.get("runs", job.runs)),

@@ -60,6 +60,28 @@ def stop_key(app: App) -> tuple[Binding | None, str]:
     return binding, app.get_key_display(binding) if binding is not None else ""
 
 
+# lines that tell the learner which key does what, besides the key bar: a toast never sits on them
+KEY_HINTS = ".hint, NextStep"
+
+
+def place_toasts(screen, bar_height: int | None = None) -> None:
+    """Textual's toasts (docked bottom right, above the screen's bottom margin) placed above the key bar
+    (`bar_height` lines, else as the bar is now) and above any key hint shown in the screen's lower half
+    (KEY_HINTS: the exercise's "e: edit here · g: grade · h: next hint", home's next step), so the hint a
+    toast refers to stays readable beside it. Called as a toast is shown and as the bar's height changes."""
+    if bar_height is None:
+        heights = [bar.region.height for bar in screen.query(KeyBar)]
+        bar_height = max(heights, default=0)
+    height = screen.size.height
+    top = height - bar_height  # where the bar starts: toasts end above it
+    for hint in screen.query(KEY_HINTS):
+        place = hint.region
+        if hint.display and place.height and height // 2 <= place.y < top:
+            top = place.y
+    for rack in screen.query("ToastRack"):
+        rack.styles.margin = (0, 0, max(1, height - top), 0)
+
+
 class KeyBar(Static):
     _keys: Text | None = None  # the keys line, rebuilt when the bindings, size or language change
 
@@ -106,8 +128,7 @@ class KeyBar(Static):
         height = 2 if training is not None else 1
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
-            for rack in self.screen.query("ToastRack"):  # toasts sit above the bar, never on its keys
-                rack.styles.margin = (0, 0, height, 0)
+            place_toasts(self.screen, height)  # toasts sit above the bar, never on its keys
         self.update(text)
 
     def _keys_line(self, accent: str, lang: str, width: int) -> Text:
