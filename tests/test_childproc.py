@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.childproc import AsyncChild, ChildCancelled, ChildTimeout, SyncChild
+from tutor.proc.child import AsyncChild, ChildCancelled, ChildTimeout, SyncChild
 
 ENV = {"PATH": os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
 # prints two events and a stray line, starts a grandchild that would sleep for a minute, then waits

@@ -1,7 +1,7 @@
 """The served class's warm process for experiments: `python -m tutor.experiment_zygote LESSONS FD`.
 
 It imports torch, every experiment and the shipped models once, and never runs one: for each request
-on the control socket FD (tutor.childproc.ForkServer's protocol) it forks a fresh process, which is
+on the control socket FD (tutor.proc.forkserver's protocol) it forks a fresh process, which is
 what `python -m tutor experiment NAME --jsonl ...` would be, warm. So the torch and model pages of every
 learner's runs are this process's, shared, and a quick experiment starts in a few milliseconds.
 
@@ -21,7 +21,7 @@ import signal
 import socket
 import sys
 
-from tutor.childproc import die_with_parent
+from tutor.proc.spawn import die_with_parent, lower_priority
 
 
 def _warm() -> None:
@@ -78,7 +78,7 @@ def _run(fds: list[int]) -> None:
         os.close(devnull)
         nice = request.get("nice", 0)
         if isinstance(nice, int) and 0 < nice <= 19:
-            os.nice(nice)
+            lower_priority(os.getpid(), nice)  # as the pool's workers: its session too, where it may
         from tutor.cli import main
 
         code = main(argv)

@@ -33,7 +33,6 @@ Events: {"event": "file", "index"}, {"event": "isolation", "level", "layers", "m
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import select
@@ -51,8 +50,8 @@ if __name__ == "__main__":  # started as a script (python -I judge.py): the cour
 
 from tutor.grading.box.wire import REPLY_LIMIT  # noqa: E402
 from tutor.grading.judging.remote import LearnerError, Stopped, Submission  # noqa: E402 - after the path is set
+from tutor.proc.spawn import die_with_parent  # noqa: E402
 
-_PR_SET_PDEATHSIG = 1
 # the signals a crash is explained by (grade.signal.NAME in the catalogue)
 _SIGNALS = {
     signal.SIGSEGV,
@@ -64,11 +63,6 @@ _SIGNALS = {
     signal.SIGKILL,
     signal.SIGXCPU,
 }
-
-
-def _die_with_parent() -> None:
-    if sys.platform == "linux":
-        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _end_as(status: int) -> None:
@@ -96,7 +90,7 @@ def _into_namespaces() -> None:
         data = os.read(status_r, 4)
         _, own = os.wait()
         _end_as(int.from_bytes(data, "little") if len(data) == 4 else own)
-    _die_with_parent()
+    die_with_parent(orphan_check=False)
     os.close(status_r)
     worker = os.fork()
     if worker:
@@ -106,7 +100,7 @@ def _into_namespaces() -> None:
         os.write(status_w, status.to_bytes(4, "little"))
         os._exit(0)
     os.close(status_w)
-    _die_with_parent()
+    die_with_parent(orphan_check=False)
 
 
 def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int) -> int:
@@ -123,7 +117,7 @@ def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int) -> int:
     code = 70
     try:
         os.setsid()
-        _die_with_parent()  # whatever ends the judge ends the box
+        die_with_parent(orphan_check=False)  # whatever ends the judge ends the box
         null = os.open(os.devnull, os.O_RDONLY)
         for src, dst in ((null, 0), (out_w, 1), (out_w, 2), (probe_r, 3), (reply_w, 4)):
             os.dup2(src, dst)
@@ -594,7 +588,7 @@ def _serve_forks(control_fd: int) -> None:
             sock.close()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the judge waits for its box itself
             os.setsid()
-            _die_with_parent()
+            die_with_parent(orphan_check=False)
             os.dup2(fds[0], 0)
             os.dup2(fds[1], 1)
             for fd in fds:
@@ -616,9 +610,7 @@ def _serve_forks(control_fd: int) -> None:
 
 
 def main() -> None:
-    _die_with_parent()
-    if os.getppid() == 1:  # the tutor was already gone
-        os._exit(1)
+    die_with_parent()  # and if the tutor was already gone, end now
     import torch  # then torch: the tutor may start this process before it knows the job
 
     torch.set_num_threads(1)
