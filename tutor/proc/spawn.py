@@ -52,6 +52,10 @@ def lower_priority(pid: int, niceness: int) -> None:
         os.setpriority(os.PRIO_PROCESS, pid, max(niceness, os.getpriority(os.PRIO_PROCESS, pid)))
     except OSError:  # ended already
         return
+    _nice_session(pid, niceness)
+
+
+def _nice_session(pid: int, niceness: int) -> None:
     try:
         with open(f"/proc/{pid}/autogroup", "w") as group:
             group.write(str(niceness))
@@ -66,6 +70,15 @@ def _niced(argv: list[str], niceness: int) -> list[str]:
     if more > 0 and shutil.which("nice"):
         return ["nice", "-n", str(more), *argv]
     return list(argv)
+
+
+def _lower_started(pid: int, argv: list[str], niceness: int) -> None:
+    """After a start: the session's niceness; the process's too unless `nice` sets it (setting both
+    races: `nice` adds to what it finds, and found 7 set from here, so ran at 14)."""
+    if argv[:1] == ["nice"]:
+        _nice_session(pid, niceness)
+    else:
+        lower_priority(pid, niceness)
 
 
 def _env(env: dict[str, str] | None) -> dict[str, str]:
@@ -88,8 +101,9 @@ def spawn(
     niceness: int = 0,
 ) -> subprocess.Popen[bytes]:
     """`argv` started in a session of its own, at `niceness` at least (and its session too)."""
+    command = _niced(argv, niceness)
     proc = subprocess.Popen(
-        _niced(argv, niceness),
+        command,
         stdin=stdin,
         stdout=stdout,
         stderr=stderr,
@@ -98,7 +112,7 @@ def spawn(
         pass_fds=pass_fds,
         start_new_session=True,
     )
-    lower_priority(proc.pid, niceness)
+    _lower_started(proc.pid, command, niceness)
     return proc
 
 
@@ -117,8 +131,9 @@ async def spawn_async(
     """As `spawn`, for asyncio: its pipes are streams (`limit`: the longest line they read; asyncio's default)."""
     import asyncio
 
+    command = _niced(argv, niceness)
     proc = await asyncio.create_subprocess_exec(
-        *_niced(argv, niceness),
+        *command,
         stdin=stdin,
         stdout=stdout,
         stderr=stderr,
@@ -128,7 +143,7 @@ async def spawn_async(
         start_new_session=True,
         limit=limit,
     )
-    lower_priority(proc.pid, niceness)
+    _lower_started(proc.pid, command, niceness)
     return proc
 
 
