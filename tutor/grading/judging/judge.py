@@ -4,7 +4,7 @@ Started by runner.py as `python -I judge.py` with a JSON job on stdin (its lengt
 then the files' seeds: runner._framed) and an environment holding no more than the interpreter needs;
 writes JSON-line events to stdout. Started as `judge.py --zygote FD`
 it is a warm judge: it imports torch and the trusted grading code once and forks a fresh judge per job
-(`_serve_forks`), so a grade costs a fork instead of a Python and torch start-up. Every message it writes is in the
+(tutor.proc.forkserver.serve), so a grade costs a fork instead of a Python and torch start-up. Every message it writes is in the
 job's language (`lang`); the checks write theirs from the exercise's `messages` in that language
 (tutor.grading.kit.msg).
 
@@ -50,6 +50,7 @@ if __name__ == "__main__":  # started as a script (python -I judge.py): the cour
 
 from tutor.grading.box.wire import REPLY_LIMIT  # noqa: E402
 from tutor.grading.judging.remote import LearnerError, Stopped, Submission  # noqa: E402 - after the path is set
+from tutor.proc.forkserver import serve  # noqa: E402
 from tutor.proc.spawn import die_with_parent  # noqa: E402
 
 # the signals a crash is explained by (grade.signal.NAME in the catalogue)
@@ -566,49 +567,6 @@ def _judge_job() -> None:
     os._exit(0)  # every event is out: skip tearing torch down (0.3 s the tutor would wait for)
 
 
-def _serve_forks(control_fd: int) -> None:
-    """The warm judge (a zygote): for each request on the control socket, which carries two pipe
-    descriptors (the job's input and the events' output), fork a fresh judge that reads its job from
-    the first and writes its events to the second, exactly as a judge started cold does, and answer
-    with its pid and a pidfd the tutor can kill it by. This process never reads a job, so no
-    learner's file is ever in its memory, nor in a later judge's. Ends when the socket closes."""
-    import socket
-
-    sock = socket.socket(fileno=control_fd)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the judges
-    while True:
-        try:
-            _, fds, _, _ = socket.recv_fds(sock, 16, 2)
-        except OSError:
-            fds = []
-        if len(fds) != 2:
-            os._exit(0)  # the tutor is gone, or asked for nothing
-        pid = os.fork()
-        if pid == 0:
-            sock.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the judge waits for its box itself
-            os.setsid()
-            die_with_parent(orphan_check=False)
-            os.dup2(fds[0], 0)
-            os.dup2(fds[1], 1)
-            for fd in fds:
-                os.close(fd)
-            _judge_job()
-        for fd in fds:
-            os.close(fd)
-        try:
-            handle = [os.pidfd_open(pid)]
-        except (AttributeError, OSError):  # before Linux 5.3: the tutor kills by pid
-            handle = []
-        try:
-            socket.send_fds(sock, [str(pid).encode()], handle)
-        except OSError:
-            os._exit(0)
-        finally:
-            for fd in handle:
-                os.close(fd)
-
-
 def main() -> None:
     die_with_parent()  # and if the tutor was already gone, end now
     import torch  # then torch: the tutor may start this process before it knows the job
@@ -623,7 +581,9 @@ def main() -> None:
     seccomp.load_library()  # opened here: the worker's root has no /usr/lib
     sys.dont_write_bytecode = True
     if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
-        _serve_forks(int(sys.argv[2]))
+        # a fresh judge per job, reading it and writing its events exactly as a judge started cold; the
+        # zygote never reads a job, so no learner's file is in its memory, nor in a later judge's
+        serve(int(sys.argv[2]), _judge_job)
     _judge_job()
 
 
