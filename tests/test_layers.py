@@ -558,8 +558,6 @@ STARTS_A_PROCESS = {
 }
 # module -> why it starts a process itself
 STARTS_PROCESSES_ITSELF = {
-    "tutor.grading.judging.judge": "the box's forks: the worker's parent, and process 1 and the worker in "
-    "the new PID namespace, beside the namespace code they depend on (docs/box.md)",
     "tutor.ui.screens.exercise": "the learner's own editor in the foreground while the app is suspended; "
     "tutor/ui/ is outside the process layer's change",
 }

@@ -10,7 +10,7 @@ job's language (`lang`); the checks write theirs from the exercise's `messages` 
 
 Before it reads any check, the judge imports torch and forks the worker's parent (the job says what
 the worker is handed: sandbox.box_for, worked out by the tutor while this process imports torch), which enters new namespaces and forks the worker
-(worker.py) as process 2 of its PID namespace (process 1 only waits for it: `_into_namespaces`); the worker builds its box (sandbox.py) and answers
+(worker.py) as process 2 of its PID namespace (process 1 only waits for it: tutor.proc.fork.into_new_pid_namespace); the worker builds its box (sandbox.py) and answers
 probes. The judge sends it the file's text and runs the checks in order, the loading and each check
 with a time limit of its own (the job's `timeout_s`): every check asks the worker
 for values through probes (tutor/grading/judging/remote.py) and computes the verdict here, with this
@@ -50,6 +50,7 @@ if __name__ == "__main__":  # started as a script (python -I judge.py): the cour
 
 from tutor.grading.box.wire import REPLY_LIMIT  # noqa: E402
 from tutor.grading.judging.remote import LearnerError, Stopped, Submission  # noqa: E402 - after the path is set
+from tutor.proc.fork import fork_session, into_new_pid_namespace  # noqa: E402
 from tutor.proc.forkserver import serve  # noqa: E402
 from tutor.proc.spawn import die_with_parent  # noqa: E402
 
@@ -66,77 +67,23 @@ _SIGNALS = {
 }
 
 
-def _end_as(status: int) -> None:
-    """End this process the way a wait status says: an exit code, or the same signal (the judge
-    explains a crash by it)."""
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
-
-
-def _into_namespaces() -> None:
-    """In the worker's parent, after `unshare`: fork process 1 of the new PID namespace, which forks
-    the worker and returns in it; the two others wait and end as it ended. Process 1 cannot end by a
-    signal it sends itself (the kernel ignores those), so it hands the worker's wait status to its
-    parent through a pipe. The worker is process 2: its own abort() or SIGXCPU must end it."""
-    status_r, status_w = os.pipe()
-    if os.fork():
-        for fd in (0, 1, 2, 3, 4, status_w):  # only the worker holds the pipes: its end is the channel's end
-            os.close(fd)
-        data = os.read(status_r, 4)
-        _, own = os.wait()
-        _end_as(int.from_bytes(data, "little") if len(data) == 4 else own)
-    die_with_parent(orphan_check=False)
-    os.close(status_r)
-    worker = os.fork()
-    if worker:
-        for fd in range(5):
-            os.close(fd)
-        _, status = os.waitpid(worker, 0)
-        os.write(status_w, status.to_bytes(4, "little"))
-        os._exit(0)
-    os.close(status_w)
-    die_with_parent(orphan_check=False)
-
-
 def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int) -> int:
     """The worker's parent, forked from this process after torch is imported and before checks.py is
     loaded. It gets its own session, the three pipes as fds 3, 4 and 1/2 and no other descriptor of
     ours, enters new namespaces and forks the worker into them; it waits for it and ends as it ended.
     Where namespaces are refused it is the worker itself. Returns its pid: its session is the group
-    the judge kills, the worker included."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        return pid
-    code = 70
-    try:
-        os.setsid()
-        die_with_parent(orphan_check=False)  # whatever ends the judge ends the box
-        null = os.open(os.devnull, os.O_RDONLY)
-        for src, dst in ((null, 0), (out_w, 1), (out_w, 2), (probe_r, 3), (reply_w, 4)):
-            os.dup2(src, dst)
-        os.closerange(5, 65536)
-        from tutor.grading.box import sandbox, worker
+    the judge kills, the worker included (whatever ends the judge ends the box)."""
+    return fork_session({1: out_w, 2: out_w, 3: probe_r, 4: reply_w}, lambda: _into_box(header))
 
-        cgroup = sandbox.join_pids_cgroup(header["limits"]["max_tasks"])  # before the cgroup namespace
-        namespaces = sandbox.unshare()
-        if namespaces:
-            _into_namespaces()
-        worker.serve_forked(3, 4, header, namespaces, cgroup)
-        code = 0
-    except BaseException:  # the judge sees the exit code and the output
-        import traceback
 
-        traceback.print_exc()
-    finally:
-        os._exit(code)
+def _into_box(header: dict) -> None:
+    from tutor.grading.box import sandbox, worker
+
+    cgroup = sandbox.join_pids_cgroup(header["limits"]["max_tasks"])  # before the cgroup namespace
+    namespaces = sandbox.unshare()
+    if namespaces:
+        into_new_pid_namespace(range(5))  # only the worker holds fds 0-4: its end is the channel's end
+    worker.serve_forked(3, 4, header, namespaces, cgroup)
 
 
 class Channel:
