@@ -20,7 +20,7 @@ import os
 import sys
 
 from tutor.proc.forkserver import serve
-from tutor.proc.spawn import die_with_parent, lower_priority
+from tutor.proc.spawn import die_with_parent, lower_priority, open_session
 
 
 def _warm() -> None:
@@ -54,6 +54,7 @@ def _run() -> None:
         home = json.loads(header).get("home")
         from tutor.serve.confine import confine_fork
 
+        session = open_session(os.getpid())  # its session's niceness: /proc is read-only once confined
         confine_fork(home)
         request = json.loads(job)
         argv = request.get("argv")
@@ -71,7 +72,9 @@ def _run() -> None:
         os.close(devnull)
         nice = request.get("nice", 0)
         if isinstance(nice, int) and 0 < nice <= 19:
-            lower_priority(os.getpid(), nice)  # as the pool's workers: its session too, where it may
+            lower_priority(os.getpid(), nice, session=session)  # as the pool's workers: its session too
+        if session is not None:
+            os.close(session)
         from tutor.cli import main
 
         code = main(argv)

@@ -40,23 +40,36 @@ def die_with_parent(*, orphan_check: bool = True) -> None:
             os._exit(1)
 
 
-def lower_priority(pid: int, niceness: int) -> None:
+def lower_priority(pid: int, niceness: int, *, session: int | None = None) -> None:
     """Process `pid` at `niceness` at least, and so is the session it leads. Linux's scheduler shares the CPU
     between sessions (autogroups) first and weighs a process's niceness only against the others of its own
     session: a niced process in a session of its own, as every child here is, took as much CPU as the app's
     whole session, so the screen froze while a job trained. The session's niceness lives in
-    /proc/PID/autogroup (absent without autogroups, and on macOS: then the process's niceness is all)."""
+    /proc/PID/autogroup (absent without autogroups, and on macOS: then the process's niceness is all);
+    `session`: that file as `open_session` opened it, for a process that has confined itself since."""
     if niceness <= 0:
         return
     try:
         os.setpriority(os.PRIO_PROCESS, pid, max(niceness, os.getpriority(os.PRIO_PROCESS, pid)))
     except OSError:  # ended already
         return
-    _nice_session(pid, niceness)
+    _nice_session(pid, niceness, session)
 
 
-def _nice_session(pid: int, niceness: int) -> None:
+def open_session(pid: int) -> int | None:
+    """/proc/PID/autogroup opened for writing (None where there is none), for `lower_priority` after a
+    confinement: Landlock refuses the open once /proc is read-only, not a write to what is open."""
     try:
+        return os.open(f"/proc/{pid}/autogroup", os.O_WRONLY)
+    except OSError:
+        return None
+
+
+def _nice_session(pid: int, niceness: int, session: int | None = None) -> None:
+    try:
+        if session is not None:
+            os.write(session, str(niceness).encode())
+            return
         with open(f"/proc/{pid}/autogroup", "w") as group:
             group.write(str(niceness))
     except OSError:
