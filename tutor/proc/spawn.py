@@ -1,10 +1,11 @@
 """Starting a program: every child in a session of its own (stopping its group stops all it started),
 its environment given whole (tutor.settings.tutor_child_env when the caller gives none), niced with its
-session when asked. Standard library only, imported at once by the judge and the zygotes.
+session when asked; a short command's exit code; a child's death with its parent. It imports only the
+standard library when loaded (the judge and the zygotes load it before their work).
 
     proc = spawn(argv, stdin=PIPE, stdout=PIPE, stderr=file, niceness=n)          # subprocess.Popen
     proc = await spawn_async(argv, stdout=PIPE, env=env, pass_fds=(fd,))         # asyncio's Process
-    code = run(argv, timeout_s=10)                                               # a short command
+    code = run(argv, timeout_s=10)                                               # None: not run in time
     die_with_parent()                                                            # a child's first lines
 """
 
