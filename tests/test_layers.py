@@ -623,3 +623,39 @@ def test_the_process_finder_sees_each_way_to_start_one(tmp_path):
             "asyncio.create_subprocess_exec",
         ]
     )
+
+
+# --- the UI's widgets do not reach up to the app ---------------------------------------------------
+
+
+def _casts_to_the_app(node: ast.AST) -> bool:
+    """`cast("TutorApp", ...)` or `cast(TutorApp, ...)`."""
+    if not (isinstance(node, ast.Call) and node.args):
+        return False
+    func, kind = node.func, node.args[0]
+    named_cast = (isinstance(func, ast.Name) and func.id == "cast") or (
+        isinstance(func, ast.Attribute) and func.attr == "cast"
+    )
+    names_app = (isinstance(kind, ast.Constant) and kind.value == "TutorApp") or (
+        isinstance(kind, ast.Name) and kind.id == "TutorApp"
+    )
+    return named_cast and names_app
+
+
+def test_widgets_reach_the_app_through_its_host_protocol_only(source_imports):
+    """A widget asks the app for what tutor.ui.widgets.host.Host offers, or posts a Message: it never
+    imports tutor.ui.app (not even for the type checker) nor casts `self.app` to TutorApp."""
+    wrong = [
+        _where(imp)
+        for module, (imports, _uses) in source_imports.items()
+        if _under(module, "tutor.ui.widgets")
+        for imp in imports
+        if _under(imp.target, "tutor.ui.app")
+    ]
+    wrong += [
+        f"{_module_name(file)}:{node.lineno} casts to TutorApp"
+        for file in sorted((ROOT / "tutor" / "ui" / "widgets").rglob("*.py"))
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
+        if _casts_to_the_app(node)
+    ]
+    assert not wrong, "\n".join(wrong)

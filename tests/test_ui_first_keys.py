@@ -1,7 +1,7 @@
 """The first F3 and F4 only show screens made ahead, and a grade's verdict does not wait for its record.
 
 The real app (App.run_test at 80×24), a real progress store and the real warm judge. The quiz's and the
-lab's first screens are made behind home once the course has loaded (TutorApp.prepare_modes), with no
+lab's first screens are made behind home once the course has loaded (tutor.ui.first_frame.ScreensAhead), with no
 trace: no sitting built, no learner's file, no judge started, home still on screen; the first F3 and F4
 show those very screens and only then build the sitting, start the file and the warm judge. A grade is
 shown as soon as it is back; the writer thread records it meanwhile (here held behind another

@@ -121,8 +121,12 @@ def build_parser(lang: str = FALLBACK) -> argparse.ArgumentParser:
     def t(key: str) -> str:
         return say(key, lang)
 
-    parser = _Parser(prog="python -m tutor", description=t("cli.description"), lang=lang,
-                     parents=[_common_options(False, lang)])  # fmt: skip
+    parser = _Parser(
+        prog="python -m tutor",
+        description=t("cli.description"),
+        lang=lang,
+        parents=[_common_options(False, lang)],
+    )
     _plain_option(parser, lang)
     parser.add_argument(
         "--version", action="version", version=f"attention-tutor {__version__}", help=t("cli.opt.version")

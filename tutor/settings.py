@@ -139,7 +139,9 @@ def tutor_child_env() -> dict[str, str]:
 # the app
 LOAD_DELAY_S = 0.05  # the course loads this long after the first frame is out
 MODE_SWITCH_HOLD_S = 0.01  # frames held back while a screen switch settles (Textual: 0.05)
-PREPARE_RETRY_S = 0.25  # the quiz and lab made ahead (TutorApp.prepare_modes): how soon to try again
+PREPARE_RETRY_S = (
+    0.25  # the quiz and lab made ahead (tutor.ui.first_frame.ScreensAhead): how soon to try again
+)
 QUIT_GRACE_S = 3.0  # quitting: children get SIGTERM, then SIGKILL after this; quitting never hangs longer
 FILE_POLL_S = 1.0  # the exercise screen looks for a save of the learner's file this often
 PLOT_EVERY_S = 1.0  # the live loss curve is redrawn at most this often (a redraw costs ~30 ms)

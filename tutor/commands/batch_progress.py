@@ -44,8 +44,14 @@ class BatchProgress:
             self.count = count
             elapsed = time.monotonic() - self.started
             left = elapsed / count * (self.total - count) if count else None
-            line = say("grade.batch.progress", self.lang, id=self.exercise, done=count, n=self.total,
-                       eta=eta_text(left, self.lang))  # fmt: skip
+            line = say(
+                "grade.batch.progress",
+                self.lang,
+                id=self.exercise,
+                done=count,
+                n=self.total,
+                eta=eta_text(left, self.lang),
+            )
             tenth = count * 10 // self.total != (count - 1) * 10 // self.total
             if self.tty or tenth or count in (1, self.total):
                 self._show(line, count)

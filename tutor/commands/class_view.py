@@ -149,16 +149,25 @@ def _as_json(folder: Path, course, standings, graded, lang: str) -> dict:
                 "exercises": [ex.id for ex in lesson.exercises],
             }
             for lesson in course.lessons
-        ],  # fmt: skip
+        ],
         "learners": [_learner_json(s, exercises, lang) for s in standings],
     }
     if graded is not None:
         data["graded"] = [
-            {"exercise": ex.id,
-             "results": [{"learner": row.file.split("/", 1)[0], "file": row.file, "sha256": row.sha256,
-                          "grade": row.result.to_json()} for row in rows]}
+            {
+                "exercise": ex.id,
+                "results": [
+                    {
+                        "learner": row.file.split("/", 1)[0],
+                        "file": row.file,
+                        "sha256": row.sha256,
+                        "grade": row.result.to_json(),
+                    }
+                    for row in rows
+                ],
+            }
             for ex, rows in graded
-        ]  # fmt: skip
+        ]
     return data
 
 
@@ -239,8 +248,13 @@ def _progress_table(folder: Path, course, standings, lang: str):
             continue
         quiz = _quiz(s.lessons)
         read = sum(x.sections_read for x in s.lessons)
-        table.add_row(*who, f"{read}/{sections}", f"{quiz['answered']}/{questions}", str(quiz["correct"]),
-                      str(quiz["due"]))  # fmt: skip
+        table.add_row(
+            *who,
+            f"{read}/{sections}",
+            f"{quiz['answered']}/{questions}",
+            str(quiz["correct"]),
+            str(quiz["due"]),
+        )
     return table
 
 
@@ -249,8 +263,11 @@ def _grades_table(exercises, standings, lang: str, before: str | None = None):
 
     from tutor.grading.instructor.batch import shown_name
 
-    title = (say("class.grades_title", lang, mark=MARK_PASSED) if before is None
-             else say("class.grades_before", lang, mark=MARK_PASSED, time=shown_name(before)))  # fmt: skip
+    title = (
+        say("class.grades_title", lang, mark=MARK_PASSED)
+        if before is None
+        else say("class.grades_before", lang, mark=MARK_PASSED, time=shown_name(before))
+    )
     table = _table(escape(title))
     table.add_column(say("class.col.learner", lang), overflow="fold")
     for ex in exercises:  # an id on a line per part ("context-" over "scaling"), so seven fit in 80 columns

@@ -140,8 +140,16 @@ def _train(ex, path, steps: int | None, ctx) -> int:
     with WarmJudge() as warm, _store(ctx) as store:
         result = grade_file(ex, path, lang=lang, store=store, warm=warm)
         if result.status != "pass":
-            print(say("train.own.must_pass", lang, id=ex.id, score=result.score, max=result.max_score,
-                      status=say(f"grade.status.{result.status}", lang)))  # fmt: skip
+            print(
+                say(
+                    "train.own.must_pass",
+                    lang,
+                    id=ex.id,
+                    score=result.score,
+                    max=result.max_score,
+                    status=say(f"grade.status.{result.status}", lang),
+                )
+            )
             return 1
 
         def show(event: dict) -> None:
@@ -166,12 +174,23 @@ def _list(course, ctx, as_json: bool) -> int:
             store, course.lessons, lambda ex: workspace.workspace_file(ctx.home, ex).exists()
         )
     rows: list[dict[str, Any]] = [
-        {"id": s.id, "lesson": s.lesson, "title": pick(s.title, ctx.lang), "kind": s.kind, "state": s.state,
-         "best_score": s.best, "max_score": s.max_score, "latest_status": s.latest_status,
-         "latest_score": s.latest_score, "minutes": s.minutes, "difficulty": s.difficulty,
-         "file": str(workspace.workspace_file(ctx.home, course.exercise(s.id))), "imported": s.imported}
+        {
+            "id": s.id,
+            "lesson": s.lesson,
+            "title": pick(s.title, ctx.lang),
+            "kind": s.kind,
+            "state": s.state,
+            "best_score": s.best,
+            "max_score": s.max_score,
+            "latest_status": s.latest_status,
+            "latest_score": s.latest_score,
+            "minutes": s.minutes,
+            "difficulty": s.difficulty,
+            "file": str(workspace.workspace_file(ctx.home, course.exercise(s.id))),
+            "imported": s.imported,
+        }
         for s in statuses
-    ]  # fmt: skip
+    ]
     if as_json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0

@@ -31,13 +31,7 @@ def add_arguments(parser, t) -> None:
 
 
 def run(args, ctx) -> int:
-    lang = ctx.lang
-    if not 0 < args.temperature <= 5:
-        raise TutorError(say("cli.generate.temperature", lang, got=f"{args.temperature:g}"))
-    if not 0 <= args.top_k <= 10_000:
-        raise TutorError(say("cli.generate.top_k", lang, got=args.top_k))
-    if not 1 <= args.max <= 2000:
-        raise TutorError(say("cli.generate.max", lang, got=args.max))
+    _check_settings(args, ctx.lang)
     from tutor.model.checkpoint import load_checkpoint
     from tutor.model.sample import figures, write
     from tutor.settings import default_checkpoint
@@ -47,33 +41,66 @@ def run(args, ctx) -> int:
     steps = []
     if not args.json:
         print(args.prompt, end="", flush=True)
-    for step in write(ck.model, ck.tokenizer, args.prompt, max_new=args.max, temperature=args.temperature,
-                      top_k=args.top_k, seed=args.seed):  # fmt: skip
+    settings = {"temperature": args.temperature, "top_k": args.top_k, "seed": args.seed}
+    for step in write(ck.model, ck.tokenizer, args.prompt, max_new=args.max, **settings):
         steps.append(step)
         if not args.json:
             print(step.char, end="", flush=True)
     seconds = time.perf_counter() - started
     text = args.prompt + "".join(s.char for s in steps)
     found = figures(text, [s.prob for s in steps])
-    params = {"temperature": args.temperature, "top_k": args.top_k, "seed": args.seed, "max": args.max}
     if args.json:
-        data = {"prompt": args.prompt, "text": text, "params": params, "figures": found,
-                "steps": [{"char": s.char, "prob": round(s.prob, 4), "top": [[c, round(p, 4)] for c, p in s.top]}
-                          for s in steps]}  # fmt: skip
-        print(json.dumps(data, ensure_ascii=False))
-        return 0
+        _print_json(args, text, found, steps)
+    else:
+        _print_figures(args, ctx.lang, text, found, steps, seconds)
+    return 0
+
+
+def _check_settings(args, lang: str) -> None:
+    if not 0 < args.temperature <= 5:
+        raise TutorError(say("cli.generate.temperature", lang, got=f"{args.temperature:g}"))
+    if not 0 <= args.top_k <= 10_000:
+        raise TutorError(say("cli.generate.top_k", lang, got=args.top_k))
+    if not 1 <= args.max <= 2000:
+        raise TutorError(say("cli.generate.max", lang, got=args.max))
+
+
+def _print_json(args, text: str, found: dict, steps: list) -> None:
+    params = {"temperature": args.temperature, "top_k": args.top_k, "seed": args.seed, "max": args.max}
+    data = {
+        "prompt": args.prompt,
+        "text": text,
+        "params": params,
+        "figures": found,
+        "steps": [
+            {"char": s.char, "prob": round(s.prob, 4), "top": [[c, round(p, 4)] for c, p in s.top]}
+            for s in steps
+        ],
+    }
+    print(json.dumps(data, ensure_ascii=False))
+
+
+def _print_figures(args, lang: str, text: str, found: dict, steps: list, seconds: float) -> None:
+    """After the text as it was written: its figures, and with --top each step's candidates."""
     if not text.endswith("\n"):
         print()
     print()
-    print(say("cli.generate.figures", lang, characters=Said("exp.write.characters", n=found["characters"]),
-              lines=Said("exp.write.lines", n=found["lines"]), regular=number(found["regular_lines"], lang),
-              mean=number(found["mean_prob"], lang, decimals=2), seconds=number(seconds, lang, decimals=1)))  # fmt: skip
+    print(
+        say(
+            "cli.generate.figures",
+            lang,
+            characters=Said("exp.write.characters", n=found["characters"]),
+            lines=Said("exp.write.lines", n=found["lines"]),
+            regular=number(found["regular_lines"], lang),
+            mean=number(found["mean_prob"], lang, decimals=2),
+            seconds=number(seconds, lang, decimals=1),
+        )
+    )
     if args.top:
         for s in steps:
             shown = "  ".join(f"{_visible(c)} {number(p, lang, decimals=2)}" for c, p in s.top)
             print(f"{_visible(s.char)} {number(s.prob, lang, decimals=2)}  ←  {shown}")
     sys.stdout.flush()
-    return 0
 
 
 def _visible(char: str) -> str:

@@ -72,12 +72,14 @@ def add_arguments(parser, t) -> None:
 
 
 # --flag, its metavar and type, the collect.Bounds field it sets, that field's unit, the default shown
-_BOUNDS = (("--max-files", "N", int, "files", 1, f"{INTAKE_MAX_FILES:,}"),
-           ("--max-members", "N", int, "members", 1, f"{INTAKE_MAX_MEMBERS:,}"),
-           ("--max-file-kb", "KB", int, "file_bytes", 2**10, f"{GRADE_MAX_SOURCE_BYTES // 2**10:,}"),
-           ("--max-zip-mb", "MB", int, "zip_bytes", 2**20, f"{INTAKE_MAX_ZIP_BYTES // 2**20:,}"),
-           ("--max-ratio", "R", float, "ratio", 1, f"{INTAKE_MAX_RATIO:,}"),
-           ("--max-depth", "N", int, "depth", 1, f"{INTAKE_MAX_DEPTH:,}"))  # fmt: skip
+_BOUNDS = (
+    ("--max-files", "N", int, "files", 1, f"{INTAKE_MAX_FILES:,}"),
+    ("--max-members", "N", int, "members", 1, f"{INTAKE_MAX_MEMBERS:,}"),
+    ("--max-file-kb", "KB", int, "file_bytes", 2**10, f"{GRADE_MAX_SOURCE_BYTES // 2**10:,}"),
+    ("--max-zip-mb", "MB", int, "zip_bytes", 2**20, f"{INTAKE_MAX_ZIP_BYTES // 2**20:,}"),
+    ("--max-ratio", "R", float, "ratio", 1, f"{INTAKE_MAX_RATIO:,}"),
+    ("--max-depth", "N", int, "depth", 1, f"{INTAKE_MAX_DEPTH:,}"),
+)
 # the least and the most each may be: a file larger than the grader takes is never read
 _BOUND_RANGE = {"file_bytes": (1, GRADE_MAX_SOURCE_BYTES // 2**10), "ratio": (1, 10**6), "depth": (0, 64)}
 
@@ -85,8 +87,10 @@ _BOUND_RANGE = {"file_bytes": (1, GRADE_MAX_SOURCE_BYTES // 2**10), "ratio": (1,
 def _bounds_option(args, lang: str) -> None:
     """--max-files and the other bounds of a batch's intake, checked before anything is read: args.bounds
     becomes a collect.Bounds (the defaults where none is given)."""
-    given = {field: (flag, getattr(args, flag[2:].replace("-", "_")), unit)
-             for flag, _, _, field, unit, _ in _BOUNDS}  # fmt: skip
+    given = {
+        field: (flag, getattr(args, flag[2:].replace("-", "_")), unit)
+        for flag, _, _, field, unit, _ in _BOUNDS
+    }
     values = {}
     for field, (flag, value, unit) in given.items():
         if value is None:
@@ -201,8 +205,9 @@ def _grade_and_print(ex, path, ctx, args, store, limits, last: dict, warm=None) 
     from tutor.grading.submissions import grade_file
 
     progress = _Progress(ex, ctx.lang) if not args.json and sys.stderr.isatty() else None
-    result = grade_file(ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress, warm=warm,
-                        seed=args.seed)  # fmt: skip
+    result = grade_file(
+        ex, path, lang=ctx.lang, store=store, limits=limits, on_event=progress, warm=warm, seed=args.seed
+    )
     if progress is not None:
         progress.clear()
     last["code"] = result.exit_code  # before printing: a Ctrl-C while printing keeps it
@@ -257,9 +262,18 @@ def _batch(ex, args, ctx, limits) -> int:
 
     progress = BatchProgress(ex.id, ctx.lang, sys.stderr)
     texts: dict[str, str] = {}
-    rows = batch.grade_folder(ex, args.batch, lang=ctx.lang, limits=limits, jobs=jobs, shard=args.shard,
-                              on_start=progress.start, on_done=progress.done, texts=texts,
-                              bounds=args.bounds)  # fmt: skip
+    rows = batch.grade_folder(
+        ex,
+        args.batch,
+        lang=ctx.lang,
+        limits=limits,
+        jobs=jobs,
+        shard=args.shard,
+        on_start=progress.start,
+        on_done=progress.done,
+        texts=texts,
+        bounds=args.bounds,
+    )
     args.similar_pairs = _similar(ex, texts, args) if args.similar else None
     progress.finish()
     args.graded_at = batch.graded_now()
@@ -437,8 +451,17 @@ def _similar_lines(pairs, lang: str) -> list[str]:
 
     lines = [say("grade.similar.title", lang, n=len(pairs))]
     for pair in pairs:
-        lines.append(say("grade.similar.pair", lang, a=pair.a, b=pair.b, percent=round(pair.similarity * 100),
-                         lines_a=spans(pair.lines_a), lines_b=spans(pair.lines_b)))  # fmt: skip
+        lines.append(
+            say(
+                "grade.similar.pair",
+                lang,
+                a=pair.a,
+                b=pair.b,
+                percent=round(pair.similarity * 100),
+                lines_a=spans(pair.lines_a),
+                lines_b=spans(pair.lines_b),
+            )
+        )
     return lines
 
 
@@ -451,9 +474,20 @@ def _export(ex, rows, args, ctx) -> int:
 
     lms = {"points": args.points, "assignment": args.assignment}
     audit = {"graded_at": args.graded_at}
-    written = write_exports(ex, rows, args.export, ctx.lang, args.roster, force=args.force, pick=args.pick, lms=lms,
-                            overrides=args.overrides, audit=audit, late=args.late,
-                            similar=getattr(args, "similar_pairs", None))  # fmt: skip
+    written = write_exports(
+        ex,
+        rows,
+        args.export,
+        ctx.lang,
+        args.roster,
+        force=args.force,
+        pick=args.pick,
+        lms=lms,
+        overrides=args.overrides,
+        audit=audit,
+        late=args.late,
+        similar=getattr(args, "similar_pairs", None),
+    )
     for warning in written:
         print(say("grade.merge.warning", ctx.lang, message=warning), file=sys.stderr)
     print(

@@ -173,8 +173,15 @@ def _fit(store, lang: str) -> int:
         print(err.in_lang(lang), file=sys.stderr)
         return 1
     key = "progress.fit.done" if result["used"] else "progress.fit.kept_defaults"
-    print(say(key, lang, n=result["reviews"], before=number(result["loss_before"], lang, decimals=3),
-              after=number(result["loss_after"], lang, decimals=3)))  # fmt: skip
+    print(
+        say(
+            key,
+            lang,
+            n=result["reviews"],
+            before=number(result["loss_before"], lang, decimals=3),
+            after=number(result["loss_after"], lang, decimals=3),
+        )
+    )
     return 0
 
 
@@ -201,8 +208,13 @@ def place_text(where: dict, course, lang: str) -> str | None:
     experiment = where.get("experiment")
     if experiment and any(r.name == experiment for r in section.experiments):
         name = say(f"exp.{experiment}.title", lang)
-        return say("progress.place.experiment", lang, lesson=title, section=pick(section.title, lang),
-                   experiment=name)  # fmt: skip
+        return say(
+            "progress.place.experiment",
+            lang,
+            lesson=title,
+            section=pick(section.title, lang),
+            experiment=name,
+        )
     return say("progress.place.lesson", lang, lesson=title, section=pick(section.title, lang))
 
 

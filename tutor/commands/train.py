@@ -160,11 +160,25 @@ def _unknown_share(tokenizer, train_text: str) -> float:
 
 
 # the options that set each config's fields: {field: option}
-MODEL_OPTIONS = {"block_size": "block", "n_layer": "layers", "n_head": "heads", "n_embd": "embd",
-                 "dropout": "dropout", "pos": "pos"}  # fmt: skip
-TRAIN_OPTIONS = {"steps": "steps", "batch_size": "batch", "context": "context", "lr": "lr",
-                 "eval_interval": "eval_interval", "seed": "seed", "device": "device", "threads": "threads",
-                 "windows": "windows"}  # fmt: skip
+MODEL_OPTIONS = {
+    "block_size": "block",
+    "n_layer": "layers",
+    "n_head": "heads",
+    "n_embd": "embd",
+    "dropout": "dropout",
+    "pos": "pos",
+}
+TRAIN_OPTIONS = {
+    "steps": "steps",
+    "batch_size": "batch",
+    "context": "context",
+    "lr": "lr",
+    "eval_interval": "eval_interval",
+    "seed": "seed",
+    "device": "device",
+    "threads": "threads",
+    "windows": "windows",
+}
 
 
 def _configs(args):
@@ -227,8 +241,16 @@ def _printer(lang: str) -> Callable[[dict], None]:
             _show_start(e, lang)
         elif kind == "progress" and (e["val_loss"] is not None or e["step"] == 1):
             val = say("cli.train.val", lang, loss=e["val_loss"]) if e["val_loss"] is not None else ""
-            _line(lang, "cli.train.step", step=f"{e['step']:>5}", steps=e["steps"], loss=e["loss"], val=val,
-                  speed=e["tokens_per_s"], eta=e["eta_s"])  # fmt: skip
+            _line(
+                lang,
+                "cli.train.step",
+                step=f"{e['step']:>5}",
+                steps=e["steps"],
+                loss=e["loss"],
+                val=val,
+                speed=e["tokens_per_s"],
+                eta=e["eta_s"],
+            )
         elif kind in ("done", "cancelled"):
             _show_end(e, lang)
 
@@ -242,8 +264,13 @@ def _line(lang: str, key: str, **values) -> None:
 def _show_start(e: dict, lang: str) -> None:
     _show_corpus(e["corpus"], lang)
     if "vocab_size" in e:
-        vocab = say("cli.train.vocabulary", lang, n=e["vocab_size"], min_count=e["vocab_min_count"],
-                    share=e["unknown_share"])  # fmt: skip
+        vocab = say(
+            "cli.train.vocabulary",
+            lang,
+            n=e["vocab_size"],
+            min_count=e["vocab_min_count"],
+            share=e["unknown_share"],
+        )
     else:
         vocab = say("cli.train.vocabulary_resumed", lang)
     _line(lang, "cli.train.start", train=e["poems_train"], val=e["poems_val"], vocab=vocab, out=e["out"])
@@ -256,10 +283,21 @@ def _show_corpus(c: dict, lang: str) -> None:
         _line(lang, "cli.train.corpus_shipped", poems=c["poems"])
         return
     script = say("cli.train.converted" if c["converted"] else "cli.train.script_kept", lang)
-    _line(lang, "cli.train.corpus", source=c["source"], poems=c["poems"], characters=c["characters"],
-          distinct=c["vocabulary"], script=script)  # fmt: skip
-    skip_keys = {SKIP_NO_TEXT: "no_text", SKIP_DUPLICATE: "duplicate", SKIP_LOST_GLYPHS: "lost_glyphs",
-                 SKIP_MALFORMED: "malformed"}  # fmt: skip
+    _line(
+        lang,
+        "cli.train.corpus",
+        source=c["source"],
+        poems=c["poems"],
+        characters=c["characters"],
+        distinct=c["vocabulary"],
+        script=script,
+    )
+    skip_keys = {
+        SKIP_NO_TEXT: "no_text",
+        SKIP_DUPLICATE: "duplicate",
+        SKIP_LOST_GLYPHS: "lost_glyphs",
+        SKIP_MALFORMED: "malformed",
+    }
     for reason, count in sorted(c["skipped"].items(), key=lambda kv: -kv[1]):
         why = say(f"cli.train.skip.{skip_keys[reason]}", lang) if reason in skip_keys else reason
         _line(lang, "cli.train.skipped", n=count, reason=why, first=c["first_skipped"][reason])
@@ -273,9 +311,17 @@ def _show_end(e: dict, lang: str) -> None:
         _line(lang, "cli.train.no_checkpoint")
         return
     base = e["baselines"]
-    _line(lang, "cli.train.losses", last=e["final_val_loss"], best=e["best_val_loss"], step=e["best_step"],
-          bigram=base["bigram"], lam=base["bigram_lambda"], unigram=base["unigram"],
-          uniform=base["uniform"])  # fmt: skip
+    _line(
+        lang,
+        "cli.train.losses",
+        last=e["final_val_loss"],
+        best=e["best_val_loss"],
+        step=e["best_step"],
+        bigram=base["bigram"],
+        lam=base["bigram_lambda"],
+        unigram=base["unigram"],
+        uniform=base["uniform"],
+    )
     kept = (
         say("cli.train.kept_best", lang, step=e["best_step"])
         if e["early_stop"]

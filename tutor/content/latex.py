@@ -41,10 +41,26 @@ _SIMPLE = re.compile(r"^[\w′'⊤ᵀ⁰¹²³⁴⁵⁶⁷⁸⁹⁻ᵢⱼₖₘ�
 
 # Macros that only change the font or are decoration: keep their argument's text.
 _KEEP_ARG = {
-    "mathrm", "mathit", "mathbf", "mathsf", "mathtt", "mathcal", "boldsymbol", "bm", "textbf",
-    "textit", "textrm", "texttt", "emph", "boxed", "operatorname", "mathop", "underline",
-    "displaystyle", "textstyle",
-}  # fmt: skip
+    "mathrm",
+    "mathit",
+    "mathbf",
+    "mathsf",
+    "mathtt",
+    "mathcal",
+    "boldsymbol",
+    "bm",
+    "textbf",
+    "textit",
+    "textrm",
+    "texttt",
+    "emph",
+    "boxed",
+    "operatorname",
+    "mathop",
+    "underline",
+    "displaystyle",
+    "textstyle",
+}
 _TEXT = {"text", "textrm", "textnormal", "mbox", "textit", "textbf", "texttt", "emph"}
 _NOTHING = {
     "left",
@@ -70,10 +86,25 @@ _ACCENT = {
     "dot": "\u0307",
 }
 _EXTRA_SYMBOLS = {
-    "ne": "≠", "|": "‖", "neg": "¬", "land": "∧", "lor": "∨", "lvert": "|", "rvert": "|",
-    "lVert": "‖", "rVert": "‖", "colon": ":", "dotsc": "…", "dotsb": "…", "dotsm": "⋯",
-    "argmax": "argmax", "argmin": "argmin", "softmax": "softmax", "ldots": "…", "prime": "′",
-}  # fmt: skip
+    "ne": "≠",
+    "|": "‖",
+    "neg": "¬",
+    "land": "∧",
+    "lor": "∨",
+    "lvert": "|",
+    "rvert": "|",
+    "lVert": "‖",
+    "rVert": "‖",
+    "colon": ":",
+    "dotsc": "…",
+    "dotsb": "…",
+    "dotsm": "⋯",
+    "argmax": "argmax",
+    "argmin": "argmin",
+    "softmax": "softmax",
+    "ldots": "…",
+    "prime": "′",
+}
 _SPACES = {
     ",": " ",
     ";": " ",

@@ -209,7 +209,7 @@ def _compare_with_english(en: list[ProseSection], other: list[ProseSection], fil
                     Said("problem.lesson.experiments", en=_refs(refs_en), here=_refs(refs)),
                     field=f"section[{b.id}]",
                     line=b.line,
-                )  # fmt: skip
+                )
             )
     return problems
 
@@ -244,7 +244,7 @@ def _question_checks(
                     Said("problem.lesson.duplicate_question", n=first[q.id] + 1),
                     field=f"question[{q.id}]",
                     line=line_of(text, loc + ("id",)),
-                )  # fmt: skip
+                )
             )
         first.setdefault(q.id, i)
         if q.section is not None and section_ids is not None and q.section not in section_ids:
@@ -266,9 +266,11 @@ def _unknown_section(
     file: Path, text: str, loc: tuple, field_name: str, ident: str, known: set[str]
 ) -> Problem:
     return error(
-        file, Said("problem.lesson.no_section", id=ident, known=sorted(known or ()) or "—"),
-        field=field_name, line=line_of(text, loc + ("section",)),
-    )  # fmt: skip
+        file,
+        Said("problem.lesson.no_section", id=ident, known=sorted(known or ()) or "—"),
+        field=field_name,
+        line=line_of(text, loc + ("section",)),
+    )
 
 
 def _exercises(folder: Path, section_ids: set[str] | None, problems: list[Problem]) -> list[Exercise]:
@@ -287,7 +289,7 @@ def _exercises(folder: Path, section_ids: set[str] | None, problems: list[Proble
                     Said("problem.lesson.exercise_folder", id=ex.id, folder=sub.name),
                     field="id",
                     line=line_of(text, ("id",)),
-                )  # fmt: skip
+                )
             )
         if ex.section is not None and section_ids is not None and ex.section not in section_ids:
             problems.append(_unknown_section(file, text, (), "section", ex.section, section_ids))

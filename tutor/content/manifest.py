@@ -108,7 +108,7 @@ def check_manifest(manifest: Manifest, folders: list[Path]) -> list[Problem]:
         if name not in manifest.lessons:
             problems.append(
                 error(manifest.file, Said("problem.manifest.unlisted", name=name), field="lesson")
-            )  # fmt: skip
+            )
     return problems
 
 
@@ -121,9 +121,13 @@ def check_orders(manifest: Manifest, lessons: list[Lesson]) -> list[Problem]:
             assert lesson.folder is not None  # name is its name
             file = lesson.folder / "lesson.toml"
             problems.append(
-                warning(file, Said("problem.manifest.order", order=lesson.order, manifest=MANIFEST, place=place),
-                        field="order", line=_line(file, ("order",)))
-            )  # fmt: skip
+                warning(
+                    file,
+                    Said("problem.manifest.order", order=lesson.order, manifest=MANIFEST, place=place),
+                    field="order",
+                    line=_line(file, ("order",)),
+                )
+            )
     return problems
 
 

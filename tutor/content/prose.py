@@ -145,7 +145,7 @@ def _check_fence(block: Block, file: Path, sections: list[ProseSection]) -> list
                 Said("problem.prose.params", detail=toml_error_message(err)),
                 field=f"{where}.experiment[{name}]",
                 line=line + at if at else line,
-            )  # fmt: skip
+            )
         ]
     if sections:
         sections[-1].experiments.append(ExperimentRef(name=name, params=params, line=line))

@@ -158,6 +158,6 @@ def missing_translations(data: Any, file: Path, text: str, item_field: str, loc:
             Said("problem.untranslated", lang=lang, fields=fields),
             field=item_field,
             line=line_of(text, loc) if loc else None,
-        )  # fmt: skip
+        )
         for lang, fields in missing.items()
     ]

@@ -67,8 +67,14 @@ def variant_problems(ex) -> list[Problem]:
             variant = variant_path(english, lang)
             if not variant.is_file():
                 if lang in ex.task:
-                    problems.append(warning(variant, f"file is missing: a learner in {lang!r} gets the English "
-                                            f"{role} ({english.name})", role))  # fmt: skip
+                    problems.append(
+                        warning(
+                            variant,
+                            f"file is missing: a learner in {lang!r} gets the English "
+                            f"{role} ({english.name})",
+                            role,
+                        )
+                    )
                 continue
             problems += compare(english, variant, role)
     return problems
@@ -137,8 +143,15 @@ def _compare_python(english: Path, variant: Path, texts: dict[Path, str], field:
     if where is None:
         return []
     line_en, line_var = where
-    return [error(variant, f"not the same code as {english.name} line {line_en}: only docstrings, comments "
-                  "and the messages of raised errors may differ", field, line_var)]  # fmt: skip
+    return [
+        error(
+            variant,
+            f"not the same code as {english.name} line {line_en}: only docstrings, comments "
+            "and the messages of raised errors may differ",
+            field,
+            line_var,
+        )
+    ]
 
 
 def _difference(a: Any, b: Any, line_a: int, line_b: int) -> tuple[int, int] | None:
@@ -187,8 +200,15 @@ def _compare_toml(english: Path, variant: Path, texts: dict[Path, str], field: s
     key = ".".join(str(part) for part in max(loc_var, loc_en, key=len))  # a key left out: the English one
     line_en = line_of(texts[english], loc_en) if loc_en else None
     there = f"{english.name} line {line_en}" if line_en else english.name
-    return [error(variant, f"{key}: not as in {there}: the same keys in the same order with the same "
-                  "values; only comments may differ", field, line_of(texts[variant], loc_var))]  # fmt: skip
+    return [
+        error(
+            variant,
+            f"{key}: not as in {there}: the same keys in the same order with the same "
+            "values; only comments may differ",
+            field,
+            line_of(texts[variant], loc_var),
+        )
+    ]
 
 
 def _toml_difference(a: Any, b: Any, loc: tuple) -> tuple[tuple, tuple] | None:
@@ -241,13 +261,26 @@ def _compare_markdown(english: Path, variant: Path, texts: dict[Path, str], fiel
             there = f"{english.name} line {a[1]}" if a else english.name
             first = b or a
             assert first is not None  # i is below one of the two lengths
-            return [error(variant, f"{first[0]}: not as in {there}: the same code in the same order; "
-                          "only the prose may differ", field, b[1] if b else None)]  # fmt: skip
+            return [
+                error(
+                    variant,
+                    f"{first[0]}: not as in {there}: the same code in the same order; "
+                    "only the prose may differ",
+                    field,
+                    b[1] if b else None,
+                )
+            ]
     left = Counter(value for value, _ in figures_en)
     for value, line in figures_var:
         if left[value] == 0:
-            return [error(variant, f"{value}: a figure {english.name} does not have; only the prose may "
-                          "differ", field, line)]  # fmt: skip
+            return [
+                error(
+                    variant,
+                    f"{value}: a figure {english.name} does not have; only the prose may differ",
+                    field,
+                    line,
+                )
+            ]
         left[value] -= 1
     if missing := sorted(left.elements()):
         return [error(variant, f"figures of {english.name} missing: {', '.join(missing)}", field)]

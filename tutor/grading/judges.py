@@ -41,8 +41,9 @@ class WarmJudge:
     """
 
     def __init__(self) -> None:
-        self.server = ForkServer([sys.executable, "-I", str(JUDGE), "--zygote"], env=_judge_env(),
-                                 cwd=tempfile.gettempdir())  # fmt: skip
+        self.server = ForkServer(
+            [sys.executable, "-I", str(JUDGE), "--zygote"], env=_judge_env(), cwd=tempfile.gettempdir()
+        )
 
     def judge(self) -> ForkedChild:
         return self.server.fork()

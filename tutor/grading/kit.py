@@ -76,8 +76,19 @@ from typing import Any
 from tutor.grading.judging.remote import LearnerError, Submission
 from tutor.grading.judging.voice import CheckFailed, lang, msg, tell
 
-__all__ = ["Learner", "expect", "expect_close", "expect_above", "expect_below", "expect_number",
-           "expect_raises", "msg", "fail", "CheckFailed", "LearnerError"]  # fmt: skip
+__all__ = [
+    "Learner",
+    "expect",
+    "expect_close",
+    "expect_above",
+    "expect_below",
+    "expect_number",
+    "expect_raises",
+    "msg",
+    "fail",
+    "CheckFailed",
+    "LearnerError",
+]
 
 # the running check's last call to the learner: [its text as code, what it returned]
 _LAST: ContextVar[list | None] = ContextVar("tutor_grading_last_call", default=None)
@@ -265,8 +276,9 @@ def _tensor(value: Any, like, where: str | None):
             raise TypeError
         return torch.tensor(value, dtype=torch.float64 if like.is_floating_point() else like.dtype)
     except (TypeError, ValueError, RuntimeError):
-        raise _failed(tell("grade.check.tensor_of_shape", shape=tuple(like.shape)), describe(value),
-                      where) from None  # fmt: skip
+        raise _failed(
+            tell("grade.check.tensor_of_shape", shape=tuple(like.shape)), describe(value), where
+        ) from None
 
 
 def _compare(got: Any, want: Any, where: str | None, rtol: float, atol: float) -> None:

@@ -216,13 +216,24 @@ def _judge_exit(code: str, stderr: str, lang: str) -> str:
 
 
 def _state(events: list[Event]) -> dict:
-    state: dict = {"results": {}, "import_error": None, "stop": None, "isolation": None, "seconds": 0.0,
-                   "output": "", "output_bytes": 0, "output_cut": False, "running": None}  # fmt: skip
+    state: dict = {
+        "results": {},
+        "import_error": None,
+        "stop": None,
+        "isolation": None,
+        "seconds": 0.0,
+        "output": "",
+        "output_bytes": 0,
+        "output_cut": False,
+        "running": None,
+    }
     for e in events:
         kind = e.get("event")
         if kind == "isolation":
-            state["isolation"] = {key: e.get(key, default) for key, default in
-                                  (("level", "unknown"), ("layers", []), ("missing", []))}  # fmt: skip
+            state["isolation"] = {
+                key: e.get(key, default)
+                for key, default in (("level", "unknown"), ("layers", []), ("missing", []))
+            }
         elif kind == "start":
             state["running"] = e.get("check")  # until its result comes
         elif kind == "check":
@@ -251,6 +262,25 @@ def _headline(reason: str) -> str:
     return re.split(r"[:：]| \(|（", reason, maxsplit=1)[0]
 
 
+def _stop(ex: Exercise, state: dict, lang: str, judge_stop: str | None) -> tuple[str, str | None]:
+    """(status, reason) of what stopped the grade before its checks were done; reason None: nothing did."""
+    if state["import_error"] is not None:
+        return "error", say("grade.stop.load", lang, error=state["import_error"])
+    if state["stop"] is not None:
+        stop_status, stop_reason = state["stop"]
+        running = next((decl for decl in ex.checks if decl.id == state["running"]), None)
+        if stop_status == "timeout" and running is not None:  # the phase that ran out of time: a check
+            check = f"{pick(running.title, lang)} [{running.id}]"
+            stop_reason = say("grade.stop.while_checking", lang, reason=stop_reason, check=check)
+        elif stop_status == "timeout" and not state["results"]:  # or the loading
+            stop_reason = say("grade.stop.while_loading", lang, reason=stop_reason)
+        return stop_status, stop_reason
+    if len(state["results"]) < len(ex.checks):
+        why = judge_stop or say("grade.stop.stopped_early", lang)
+        return "error", say("grade.stop.grader_failed", lang, error=why)
+    return "error", None
+
+
 def build_result(
     ex: Exercise,
     events: list[Event],
@@ -261,20 +291,7 @@ def build_result(
 ) -> GradeResult:
     """The grade of one file from the judge's events (the judge is trusted; its texts are cleaned)."""
     state = _state(events)
-    stop_reason, stop_status = None, "error"
-    if state["import_error"] is not None:
-        stop_reason = say("grade.stop.load", lang, error=state["import_error"])
-    elif state["stop"] is not None:
-        stop_status, stop_reason = state["stop"]
-        running = next((decl for decl in ex.checks if decl.id == state["running"]), None)
-        if stop_status == "timeout" and running is not None:  # the phase that ran out of time: a check
-            check = f"{pick(running.title, lang)} [{running.id}]"
-            stop_reason = say("grade.stop.while_checking", lang, reason=stop_reason, check=check)
-        elif stop_status == "timeout" and not state["results"]:  # or the loading
-            stop_reason = say("grade.stop.while_loading", lang, reason=stop_reason)
-    elif len(state["results"]) < len(ex.checks):
-        why = judge_stop or say("grade.stop.stopped_early", lang)
-        stop_reason = say("grade.stop.grader_failed", lang, error=why)
+    stop_status, stop_reason = _stop(ex, state, lang, judge_stop)
     checks: list[CheckResult] = []
     skipped_note = None
     for decl in ex.checks:
@@ -286,9 +303,17 @@ def build_result(
             skipped_note = say("grade.stop.not_run_because", lang, reason=_headline(stop_reason))
         else:
             st, msg = "skipped", skipped_note or say("grade.not_run", lang)
-        checks.append(CheckResult(name=decl.id, status=st, message=msg, hint=pick(decl.hint, lang),
-                                  points=decl.points if st == "pass" else 0, max_points=decl.points,
-                                  title=pick(decl.title, lang)))  # fmt: skip
+        checks.append(
+            CheckResult(
+                name=decl.id,
+                status=st,
+                message=msg,
+                hint=pick(decl.hint, lang),
+                points=decl.points if st == "pass" else 0,
+                max_points=decl.points,
+                title=pick(decl.title, lang),
+            )
+        )
     if stop_reason is not None:
         status = "timeout" if stop_status == "timeout" else "error"
     else:
@@ -331,10 +356,21 @@ def grade_many(
 
     def grade_batch(batch: list[tuple[str, str]]) -> list[GradeResult]:
         seeds = [seed or file_seed(source) for source, _ in batch]
-        per_file, stopped = run_judge(ex, batch, limits, reuse=reuse, on_event=on_event, lang=lang, warm=warm,
-                                      cancel=cancel, seeds=seeds)  # fmt: skip
-        results = [build_result(ex, events, limits, lang, stopped, drawn_from)
-                   for events, drawn_from in zip(per_file, seeds, strict=True)]  # fmt: skip
+        per_file, stopped = run_judge(
+            ex,
+            batch,
+            limits,
+            reuse=reuse,
+            on_event=on_event,
+            lang=lang,
+            warm=warm,
+            cancel=cancel,
+            seeds=seeds,
+        )
+        results = [
+            build_result(ex, events, limits, lang, stopped, drawn_from)
+            for events, drawn_from in zip(per_file, seeds, strict=True)
+        ]
         if on_done is not None:
             with lock:
                 for _ in batch:
@@ -362,8 +398,16 @@ def grade_code(
     cancel: threading.Event | None = None,
     seed: str | None = None,
 ) -> GradeResult:
-    return grade_many(ex, [(source, display_name)], lang=lang, limits=limits, on_event=on_event, warm=warm,
-                      cancel=cancel, seed=seed)[0]  # fmt: skip
+    return grade_many(
+        ex,
+        [(source, display_name)],
+        lang=lang,
+        limits=limits,
+        on_event=on_event,
+        warm=warm,
+        cancel=cancel,
+        seed=seed,
+    )[0]
 
 
 def grade_trusted(
@@ -383,8 +427,11 @@ def grade_trusted(
 
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(items)))) as pool:
         graded = list(pool.map(grade, items))
-    return {Path(p): result for (_, paths), results in zip(items, graded, strict=True)
-            for p, result in zip(paths, results, strict=True)}  # fmt: skip
+    return {
+        Path(p): result
+        for (_, paths), results in zip(items, graded, strict=True)
+        for p, result in zip(paths, results, strict=True)
+    }
 
 
 @dataclass

@@ -119,8 +119,14 @@ def _open_entry(folder_fd: int, name: str, shown: str, lang: str) -> int:
 
 
 # what an entry is when it is not a regular file: the key of its message under grade.file
-_KINDS = ((stat.S_ISLNK, "link"), (stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "fifo"), (stat.S_ISCHR, "device"),
-          (stat.S_ISBLK, "device"), (stat.S_ISSOCK, "socket"))  # fmt: skip
+_KINDS = (
+    (stat.S_ISLNK, "link"),
+    (stat.S_ISDIR, "folder"),
+    (stat.S_ISFIFO, "fifo"),
+    (stat.S_ISCHR, "device"),
+    (stat.S_ISBLK, "device"),
+    (stat.S_ISSOCK, "socket"),
+)
 
 
 def entry_problem(mode: int, shown: str, lang: str = "en") -> TutorError | None:

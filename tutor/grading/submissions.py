@@ -55,8 +55,17 @@ def grade_source(
         text = decode_source(source, display_name, lang)
     except TutorError as err:
         return error_result(ex, str(err), lang)
-    return grade_code(ex, text, display_name, lang=lang, on_event=on_event, limits=limits, warm=warm,
-                      cancel=cancel, seed=seed)  # fmt: skip
+    return grade_code(
+        ex,
+        text,
+        display_name,
+        lang=lang,
+        on_event=on_event,
+        limits=limits,
+        warm=warm,
+        cancel=cancel,
+        seed=seed,
+    )
 
 
 def grade_file(
@@ -75,8 +84,18 @@ def grade_file(
     """Grade the file at `path` (with `seed`: as grade_source); with a store, record the submission (time, sha256, verdict, checks).
     A store that stays busy does not cost the verdict: `result.saved` is False and says why."""
     source = read_submission(path, lang=lang)
-    result = grade_source(ex, source, str(path), lang=lang, store=store, on_event=on_event, limits=limits,
-                          warm=warm, cancel=cancel, seed=seed)  # fmt: skip
+    result = grade_source(
+        ex,
+        source,
+        str(path),
+        lang=lang,
+        store=store,
+        on_event=on_event,
+        limits=limits,
+        warm=warm,
+        cancel=cancel,
+        seed=seed,
+    )
     if store is not None and record:
         result.saved = save_submission(store, ex, source, result)
     return result
@@ -102,8 +121,9 @@ def train_own_model(
     text = read_submission(path, lang=lang).decode("utf-8", "replace").removeprefix("\ufeff")
     run = settings(ex.train.model_dump(), steps)
     limits = Limits(timeout_s=TRAIN_OWN_TIMEOUT_S)
-    per_file, stopped = run_judge(ex, [(text, str(path))], limits, on_event=on_event, lang=lang, warm=warm,
-                                  cancel=cancel, train=run)  # fmt: skip
+    per_file, stopped = run_judge(
+        ex, [(text, str(path))], limits, on_event=on_event, lang=lang, warm=warm, cancel=cancel, train=run
+    )
     return training_result(per_file[0], stopped, run["compare"], lang)
 
 

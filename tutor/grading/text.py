@@ -113,14 +113,25 @@ def own_training_line(event: dict, lang: str, compare: str) -> str | None:
             "train.own.estimate", lang, step=event["step"], time=words(about(float(event["seconds"])), lang)
         )
     if kind == "training":
-        return say("train.own.step", lang, step=event["step"], steps=event["steps"], compare=compare,
-                   loss=number(event["loss"], lang, decimals=3),
-                   compare_loss=number(event["compare_loss"], lang, decimals=3),
-                   seconds=number(event["seconds"], lang, decimals=0))  # fmt: skip
+        return say(
+            "train.own.step",
+            lang,
+            step=event["step"],
+            steps=event["steps"],
+            compare=compare,
+            loss=number(event["loss"], lang, decimals=3),
+            compare_loss=number(event["compare_loss"], lang, decimals=3),
+            seconds=number(event["seconds"], lang, decimals=0),
+        )
     if kind == "validated":
-        return say("train.own.validated", lang, step=event["step"], compare=compare,
-                   val=number(event["val"], lang, decimals=3),
-                   compare_val=number(event["compare_val"], lang, decimals=3))  # fmt: skip
+        return say(
+            "train.own.validated",
+            lang,
+            step=event["step"],
+            compare=compare,
+            val=number(event["val"], lang, decimals=3),
+            compare_val=number(event["compare_val"], lang, decimals=3),
+        )
     return None
 
 
@@ -131,11 +142,22 @@ def training_end(run, lang: str, compare: str) -> str:
         return say("train.own.stopped", lang, reason=run.stop or "")
     last = run.curve[-1]
     gap = last["compare_val"] - last["val"]
-    verdict = say("train.own.lower" if gap > 0 else "train.own.higher", lang,
-                  gap=number(abs(gap), lang, decimals=3), compare=compare)  # fmt: skip
-    return say("train.own.done", lang, steps=run.steps, seconds=number(run.seconds, lang, decimals=0),
-               val=number(last["val"], lang, decimals=3), compare=compare,
-               compare_val=number(last["compare_val"], lang, decimals=3), verdict=verdict)  # fmt: skip
+    verdict = say(
+        "train.own.lower" if gap > 0 else "train.own.higher",
+        lang,
+        gap=number(abs(gap), lang, decimals=3),
+        compare=compare,
+    )
+    return say(
+        "train.own.done",
+        lang,
+        steps=run.steps,
+        seconds=number(run.seconds, lang, decimals=0),
+        val=number(last["val"], lang, decimals=3),
+        compare=compare,
+        compare_val=number(last["compare_val"], lang, decimals=3),
+        verdict=verdict,
+    )
 
 
 def did_not_load(result) -> bool:

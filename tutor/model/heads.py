@@ -35,9 +35,17 @@ from tutor.model.tokenizer import CharTokenizer
 from tutor.model.train import poem_starts
 
 FEATURES = (
-    "previous", "self", "punctuation", "line_break", "line_above",
-    "rhyme", "rhyme_elsewhere", "half_slot", "half_slot_elsewhere", "entropy",
-)  # fmt: skip
+    "previous",
+    "self",
+    "punctuation",
+    "line_break",
+    "line_above",
+    "rhyme",
+    "rhyme_elsewhere",
+    "half_slot",
+    "half_slot_elsewhere",
+    "entropy",
+)
 PUNCTUATION = "，。？！；"
 PROFILE_VERSION = 2
 WINDOWS = 256
@@ -103,10 +111,14 @@ def _window_masks(text: str) -> dict[str, torch.Tensor]:
                     True  # chosen one step early: from the character before the slot
                 )
     return {
-        "punctuation": punct, "line_break": breaks, "line_above": above,
-        "rhyme": rhyme, "rhyme_elsewhere": _elsewhere(rhyme),
-        "half_slot": half, "half_slot_elsewhere": _elsewhere(half),
-    }  # fmt: skip
+        "punctuation": punct,
+        "line_break": breaks,
+        "line_above": above,
+        "rhyme": rhyme,
+        "rhyme_elsewhere": _elsewhere(rhyme),
+        "half_slot": half,
+        "half_slot_elsewhere": _elsewhere(half),
+    }
 
 
 @torch.no_grad()

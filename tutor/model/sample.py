@@ -82,9 +82,16 @@ def write(
         if stop_at_poem_end and (text + char).endswith(POEM_END):
             return
         text += char
-        yield Step(char=char, prob=float(probs[next_id]),
-                   top=[(tokenizer.decode([int(i)]), float(p)) for p, i in zip(top.values, top.indices, strict=True)],
-                   position=len(ids) - 1 - skip, attention=maps, context=seen)  # fmt: skip
+        yield Step(
+            char=char,
+            prob=float(probs[next_id]),
+            top=[
+                (tokenizer.decode([int(i)]), float(p)) for p, i in zip(top.values, top.indices, strict=True)
+            ],
+            position=len(ids) - 1 - skip,
+            attention=maps,
+            context=seen,
+        )
 
 
 PUNCT = "，。？！；"
@@ -107,5 +114,9 @@ def figures(text: str, probs: list[float]) -> dict:
     probability of the characters chosen."""
     lines = [line for line in text.split("\n") if line.strip()]
     mean = sum(probs) / len(probs) if probs else 0.0
-    return {"characters": len(probs), "lines": len(lines), "regular_lines": sum(regular(x) for x in lines),
-            "mean_prob": round(mean, 4)}  # fmt: skip
+    return {
+        "characters": len(probs),
+        "lines": len(lines),
+        "regular_lines": sum(regular(x) for x in lines),
+        "mean_prob": round(mean, 4),
+    }

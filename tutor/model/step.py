@@ -112,9 +112,12 @@ class _HeadLoss(torch.autograd.Function):
 
 
 def head_loss(
-    h: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, dtype: torch.dtype = torch.float32,
+    h: torch.Tensor,
+    weight: torch.Tensor,
+    targets: torch.Tensor,
+    dtype: torch.dtype = torch.float32,
     chunk: int | None = None,
-) -> torch.Tensor:  # fmt: skip
+) -> torch.Tensor:
     """F.cross_entropy(h @ weight.T, targets) for h (N, C), weight (V, C), targets (N,), with the matmuls in
     `dtype`, computed `chunk` rows at a time (default CHUNK per torch thread)."""
     return _HeadLoss.apply(h, weight, targets, dtype, chunk or CHUNK * torch.get_num_threads())

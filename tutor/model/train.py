@@ -201,8 +201,15 @@ def make_batches(
 ) -> Batches:
     """The windows a run with `cfg` trains and validates on (resuming at `start_step` reseeds the sampler)."""
     corpus = _corpus(tokenizer, train_text, val_text, cfg.windows)
-    return Batches(corpus.train_ids, corpus.val_ids, context, cfg.batch_size, cfg.seed + start_step,
-                   corpus.train_starts, corpus.val_starts)  # fmt: skip
+    return Batches(
+        corpus.train_ids,
+        corpus.val_ids,
+        context,
+        cfg.batch_size,
+        cfg.seed + start_step,
+        corpus.train_starts,
+        corpus.val_starts,
+    )
 
 
 @dataclass
@@ -472,8 +479,10 @@ def fit_baselines(
 ) -> Baselines:
     """The count-based models, fitted on the training text and scored on the model's validation windows (kept
     with the encoded text: the same windows give the same figures)."""
-    corpus = next((c for c in _CORPORA.values() if c.train_ids is batches.train_ids and c.val_ids is batches.val_ids),
-                  None)  # fmt: skip
+    corpus = next(
+        (c for c in _CORPORA.values() if c.train_ids is batches.train_ids and c.val_ids is batches.val_ids),
+        None,
+    )
     key = (batches.context, batches.batch_size, len(val_set), vocab_size)
     if corpus is not None and key in corpus.baselines:
         return corpus.baselines[key]
@@ -573,5 +582,13 @@ class _Pace:
     def progress(self, step: int, loss: float, lr: float, val_loss: float | None) -> Progress:
         elapsed = self.seconds()
         per_step = elapsed / (step - self.start_step)
-        return Progress(step=step, steps=self.steps, loss=loss, lr=lr, tokens_per_s=self.tokens_per_step / per_step,
-                        elapsed_s=elapsed, eta_s=per_step * (self.steps - step), val_loss=val_loss)  # fmt: skip
+        return Progress(
+            step=step,
+            steps=self.steps,
+            loss=loss,
+            lr=lr,
+            tokens_per_s=self.tokens_per_step / per_step,
+            elapsed_s=elapsed,
+            eta_s=per_step * (self.steps - step),
+            val_loss=val_loss,
+        )

@@ -73,7 +73,7 @@ def exercise_statuses(
                     imported=ex.id in passed - passed_here,
                     minutes=ex.minutes,
                     difficulty=ex.difficulty,
-                )  # fmt: skip
+                )
             )
     return rows
 

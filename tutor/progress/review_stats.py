@@ -102,9 +102,14 @@ def stats_lines(stats: ReviewStats, lang: str, fit_note: str | None = None) -> l
     """The statistics in the learner's words, a line each: today, retention and stages, the forecast,
     the intervals (`fit_note`: what tutor.quiz.fit says about fitting them, else the fit on record)."""
     days = [
-        say("quiz.stats.day", lang, day=say("quiz.today", lang) if i == 0 else say(f"quiz.weekday.{d.weekday()}", lang), n=n)
+        say(
+            "quiz.stats.day",
+            lang,
+            day=say("quiz.today", lang) if i == 0 else say(f"quiz.weekday.{d.weekday()}", lang),
+            n=n,
+        )
         for i, (d, n) in enumerate(stats.forecast)
-    ]  # fmt: skip
+    ]
     retention = (
         say(
             "quiz.stats.retention",
@@ -116,12 +121,24 @@ def stats_lines(stats: ReviewStats, lang: str, fit_note: str | None = None) -> l
         else say("quiz.stats.no_retention", lang)
     )
     lines = [
-        say("quiz.stats.today", lang, reviewed=stats.reviewed_today, new=stats.new_today, cap=stats.new_per_day),
+        say(
+            "quiz.stats.today",
+            lang,
+            reviewed=stats.reviewed_today,
+            new=stats.new_today,
+            cap=stats.new_per_day,
+        ),
         retention,
-        say("quiz.stats.stages", lang, unseen=stats.unseen, learning=stats.learning, young=stats.young,
-            mature=stats.mature),
+        say(
+            "quiz.stats.stages",
+            lang,
+            unseen=stats.unseen,
+            learning=stats.learning,
+            young=stats.young,
+            mature=stats.mature,
+        ),
         say("quiz.stats.forecast", lang, days=" · ".join(days)),
-    ]  # fmt: skip
+    ]
     if fit_note is not None:
         lines.append(fit_note)
     elif stats.fit is not None:
@@ -133,5 +150,11 @@ def fit_text(fit: dict, lang: str) -> str:
     """A fit on record, in words: how many reviews, when, and its gain (log loss before → after)."""
     before, after = float(fit.get("loss_before", 0)), float(fit.get("loss_after", 0))
     key = "quiz.stats.fitted" if fit.get("used") else "quiz.stats.fitted_unused"
-    return say(key, lang, n=int(fit.get("reviews", 0)), date=str(fit.get("date", "")),
-               before=number(before, lang, decimals=3), after=number(after, lang, decimals=3))  # fmt: skip
+    return say(
+        key,
+        lang,
+        n=int(fit.get("reviews", 0)),
+        date=str(fit.get("date", "")),
+        before=number(before, lang, decimals=3),
+        after=number(after, lang, decimals=3),
+    )

@@ -45,22 +45,49 @@ class Table:
 SECTION_READS = Table("section_reads", "lesson", "section", "first_at", "last_at", "imported")
 QUIZ_ANSWERS = Table(
     "quiz_answers",
-    "id", "lesson", "question", "exercise", "answer", "correct", "rating", "used_hint", "counted",
-    "session", "at", "imported",
-)  # fmt: skip
+    "id",
+    "lesson",
+    "question",
+    "exercise",
+    "answer",
+    "correct",
+    "rating",
+    "used_hint",
+    "counted",
+    "session",
+    "at",
+    "imported",
+)
 REVIEW_CARDS = Table(
     "review_cards", "lesson", "question", "card", "due", "last_review", "reviews", "lapses", "imported"
 )
 SUBMISSIONS = Table(
     "submissions",
-    "id", "exercise", "at", "sha256", "status", "score", "max_score", "checks", "hints_revealed", "imported",
-)  # fmt: skip
+    "id",
+    "exercise",
+    "at",
+    "sha256",
+    "status",
+    "score",
+    "max_score",
+    "checks",
+    "hints_revealed",
+    "imported",
+)
 HINT_REVEALS = Table("hint_reveals", "id", "exercise", "hint", "at", "imported")
 EXPERIMENT_RUNS = Table("experiment_runs", "id", "name", "params", "metrics", "note", "at", "imported")
 TRAINING_RUNS = Table(
     "training_runs",
-    "key", "config", "status", "final_val_loss", "params", "seconds", "curve", "at", "imported",
-)  # fmt: skip
+    "key",
+    "config",
+    "status",
+    "final_val_loss",
+    "params",
+    "seconds",
+    "curve",
+    "at",
+    "imported",
+)
 KV = Table("kv", "key", "value", "at", "imported")
 
 # every table, in export order: each is exported and imported (progress --export, --import)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -27,8 +27,9 @@ from textual.reactive import var
 from textual.screen import Screen
 
 from tutor.i18n import LANG_NAMES
-from tutor.settings import LOAD_DELAY_S, MODE_SWITCH_HOLD_S, PREPARE_RETRY_S, QUIT_GRACE_S
+from tutor.settings import LOAD_DELAY_S, MODE_SWITCH_HOLD_S, QUIT_GRACE_S
 from tutor.texts import say
+from tutor.ui.first_frame import ScreensAhead, restyle_home
 from tutor.ui.messages import (
     ContinueLast,
     OpenExercise,
@@ -44,11 +45,16 @@ from tutor.ui.state import Tutor, load, saved_index
 from tutor.ui.widgets.key_bar import training_line
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from tutor.grading.judges import WarmJudge
     from tutor.progress.glance import Step
     from tutor.progress.store import Store
-    from tutor.ui.screens.base import TutorScreen
+    from tutor.serve.session import Served
+    from tutor.texts import Said
     from tutor.ui.screens.lesson import LessonScreen
+    from tutor.ui.widgets.code_editor import CodeEditor
+    from tutor.ui.widgets.host import Host
 
 DARK, LIGHT = "textual-dark", "textual-light"
 SCREEN_MODULES = (
@@ -72,10 +78,7 @@ def _import_screens() -> None:
 class TutorApp(App[int]):
     CSS_PATH = Path(__file__).with_name("tutor.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "Attention Tutor"
-    # The first screen is home itself, not a blank default screen first: the "home" mode starts as
-    # the default screen (get_default_screen), which spares the first frame the stylesheet's second
-    # parse that starting a mode added with add_mode costs; on_mount then adds the mode, so that
-    # switch_mode("home") works (its stack exists already and is kept).
+    # The first screen is home itself, the default screen: tutor.ui.first_frame, behaviour 1
     DEFAULT_MODE = "home"
     COMMANDS = App.COMMANDS | {CourseCommands}
     BINDINGS = [
@@ -99,7 +102,7 @@ class TutorApp(App[int]):
     course_loaded: var[bool] = var(False)  # set once the course and the store are open
     training: var[Training | None] = var(None)  # the one training run, wherever it was started
 
-    def __init__(self, lang: str, lessons_dir: Path, home: Path, served=None):
+    def __init__(self, lang: str, lessons_dir: Path, home: Path, served: Served | None = None) -> None:
         super().__init__()
         self.tutor = Tutor(lessons_dir=Path(lessons_dir), home=Path(home), lang=lang)
         # a served session (tutor.serve.session.Served): its grades' judges and its experiments are forked
@@ -115,15 +118,11 @@ class TutorApp(App[int]):
         self.current_lesson: str | None = None
         self.current_exercise: str | None = None
         self.course_ready = asyncio.Event()
-        # what n does, by screen (tutor.ui.widgets.next_step shows it)
-        self.next_steps: WeakKeyDictionary[Screen, Step | None] = WeakKeyDictionary()
+        # what n does, by screen: the step its next-step line shows (tutor.ui.widgets.next_step)
+        self._next_steps: WeakKeyDictionary[Screen, Step] = WeakKeyDictionary()
         self._quit_confirmed = False  # the learner said to quit although a training run goes
         self._discard_confirmed = False  # ... although the lab's editor holds text not saved
-        self._prepared: set[str] = set()  # the modes whose first screens were made ahead (prepare_modes)
-        self._seen_modes: set[str] = set()  # ... and those the learner has been in
-        self._making_ahead = False  # ... one being made now
-        self._ahead: list[TutorScreen] = []  # ... the screen it is making
-        self._made: list[TutorScreen] = []  # ... and all it made
+        self.ahead = ScreensAhead(self)  # the quiz's and the lab's first screens, made behind home
         self._held: list[events.Key] | None = None  # keys typed while a screen opens (navigate), for it
         self.add_mode("lesson", self._lesson_base)  # type: ignore[arg-type]  # a screen's name: Textual's _init_mode takes it; add_mode's type does not say so
         self.add_mode("quiz", self._quiz_base)
@@ -131,7 +130,7 @@ class TutorApp(App[int]):
 
     # --- start-up ------------------------------------------------------------------------
 
-    def get_driver_class(self):
+    def get_driver_class(self) -> type[Driver]:
         """Textual's own driver, but on Linux one whose input thread ends at once on exit
         (tutor.ui.driver: Textual's waited 200 ms for it)."""
         from textual.drivers.linux_driver import LinuxDriver
@@ -154,14 +153,12 @@ class TutorApp(App[int]):
         return HomeScreen()
 
     def delay_update(self, delay: float = 0.05) -> None:
-        """Textual's switch_mode holds every frame back for 50 ms to mask the transition, a floor
-        under every F1/F2 switch; our screens are built already and show in one frame, so hold for
-        MODE_SWITCH_HOLD_S only."""
+        """Held for MODE_SWITCH_HOLD_S, not Textual's 50 ms: tutor.ui.first_frame, behaviour 2."""
         super().delay_update(min(delay, MODE_SWITCH_HOLD_S))
 
     def on_mount(self) -> None:
         self.add_mode("home", HomeScreen)  # its stack exists already: see DEFAULT_MODE
-        self.mode_change_signal.subscribe(self, self._mode_changed)
+        self.ahead.watch_modes()
         self.theme = DARK
 
     def on_ready(self) -> None:
@@ -192,101 +189,29 @@ class TutorApp(App[int]):
         # a thread, not at the learner's first F2/F3/F4 (a few hundred ms there, while a run trains).
         await asyncio.to_thread(_import_screens)
         # The quiz's and the lab's first screens, made behind home before anyone is told the course is
-        # there (in the app's message loop: prepare_modes says why)
+        # there (in the app's message loop: ScreensAhead.prepare says why)
         prepared = asyncio.Event()
-        self.call_later(self._prepare_then, prepared)
+        self.call_later(self.ahead.prepare_then, prepared)
         await prepared.wait()
         self.course_ready.set()
         self.course_loaded = True
-        for screen in self._made:  # drawn again for the loaded course, behind home: a first show only shows
+        for (
+            screen
+        ) in self.ahead.made:  # drawn again for the loaded course, behind home: a first show only shows
             screen.draw()
-        # Textual re-parses the stylesheet the first time a screen that has not seen it is shown
-        # again; the home screen (started as the default screen) has not: do it now, not at the
-        # learner's first return home.
-        self.refresh_css(animate=False)
+        restyle_home(self)
         # The course, pydantic and Textual make a large, long-lived heap: freezing it keeps the
         # garbage collector's full passes (tens of ms, at random key presses) short from here on.
         gc.freeze()
 
-    async def _prepare_then(self, done: asyncio.Event) -> None:
-        try:
-            await self.prepare_modes()
-        finally:
-            done.set()
-
-    async def prepare_modes(self) -> None:
-        """Make the quiz's and the lab's first screens now, behind home, so the first F3 and F4 only
-        show them. A screen shown for the first time makes Textual apply the stylesheet to every
-        screen the app holds and parse the styles of widgets not seen before (150-200 ms at the first
-        F3 or F4 once a lesson was open, while a run trains); here, at start-up, only home is there.
-        Each is mounted and styled in a batch of its own that ends back at home, so nothing shows; it
-        runs in the app's own message loop, so a key pressed meanwhile waits for it, and before
-        the course counts as loaded (course_ready), so nothing else looks at the app meanwhile. A screen made
-        ahead (`made_ahead`) builds no sitting (the quiz) and starts no file or warm judge (the lab)
-        until it is first shown. From home only, with nothing over it but the command palette, and
-        only a mode the learner has not been in; if anything else moved the app meanwhile (an opener
-        running as a worker), the app stays where that put it. A learner who left home before the
-        course had loaded meets the first F3 and F4 as before."""
-        if self.tutor.course is None or self.current_mode != "home":
-            return
-        if not self._settled():  # a screen over home still opening: again in a moment
-            self.set_timer(PREPARE_RETRY_S, self.prepare_modes)
-            return
-        for mode in ("quiz", "lab"):
-            if mode in self._prepared or mode in self._seen_modes:
-                continue
-            self._prepared.add(mode)
-            if not await self._make_ahead(mode):
-                return  # something else was shown meanwhile: leave the app there
-
-    async def _make_ahead(self, mode: str) -> bool:
-        """One mode's first screen, mounted and styled in a batch that ends back at home; False if
-        something else moved the app meanwhile."""
-        self._making_ahead, self._ahead = True, []
-        try:
-            with self.batch_update():
-                await self.switch_mode(mode)
-                self._making_ahead = False
-                ours = self._ahead[0] if self._ahead else None
-                if ours is None or self.screen is not ours:
-                    return False
-                self.refresh_css(animate=False)  # styled now: its first show restyles nothing
-                await self.switch_mode("home")
-                return True
-        finally:
-            self._making_ahead = False
-            self._made += self._ahead
-            for screen in self._ahead:
-                screen.made_ahead = False
-                if screen.is_current:  # shown after all (something moved the app there): draw it whole
-                    screen.draw()
-
-    def _ahead_of_time(self, screen: TutorScreen) -> TutorScreen:
-        """A mode's first screen, marked when prepare_modes is making it."""
-        if self._making_ahead:
-            screen.made_ahead = True
-            self._ahead.append(screen)
-        return screen
-
-    def _mode_changed(self, mode: str) -> None:
-        if not self._making_ahead and mode != "home":
-            self._seen_modes.add(mode)
-
-    def _settled(self) -> bool:
-        """Home on top, or the command palette over it, open and ready."""
-        from textual.command import CommandPalette
-
-        top = self.screen
-        return isinstance(top, HomeScreen) or (isinstance(top, CommandPalette) and top.has_class("-ready"))
-
     def on_unmount(self) -> None:
         self.tutor.close()
 
-    def _store_notice(self, notice) -> None:
+    def _store_notice(self, notice: Said) -> None:
         """What the store says after a write (called in its writer thread), as a toast that stays a while."""
         self.call_from_thread(self.notify, notice.in_lang(self.lang), severity="warning", timeout=20)
 
-    def _last_location(self) -> dict:
+    def _last_location(self) -> dict[str, str]:
         """Where the learner was: this session's last place (its write may still be queued), else
         the store's from an earlier one."""
         if self.tutor.where:
@@ -320,7 +245,7 @@ class TutorApp(App[int]):
     def _quiz_base(self) -> Screen:
         from tutor.ui.screens.quiz import QuizScreen
 
-        return self._ahead_of_time(QuizScreen.for_review(self.tutor))
+        return self.ahead.mark(QuizScreen.for_review(self.tutor))
 
     def _lab_base(self) -> Screen | str:
         from tutor.ui.screens.exercise import NoExerciseScreen
@@ -328,7 +253,7 @@ class TutorApp(App[int]):
         if self.current_exercise is None:
             pair = next(iter(self.tutor.exercises()), None)
             if pair is None:
-                return self._ahead_of_time(NoExerciseScreen())
+                return self.ahead.mark(NoExerciseScreen())
             self.current_exercise = pair[1].id
         name = self._exercise_screen_name(self.current_exercise)
         from tutor.ui.screens.base import TutorScreen
@@ -337,7 +262,7 @@ class TutorApp(App[int]):
         assert isinstance(
             screen, TutorScreen
         )  # the lab's screens are ours (_exercise_screen_name installs them)
-        self._ahead_of_time(screen)
+        self.ahead.mark(screen)
         return name
 
     async def _show_in_mode(self, mode: str, screen: Screen | str) -> None:
@@ -403,7 +328,7 @@ class TutorApp(App[int]):
         self.tutor.remember(screen="lab", lesson=pair[0].id, exercise=exercise_id)
         await self._show_in_mode("lab", self._exercise_screen_name(exercise_id))
 
-    def navigate(self, opener, *args) -> None:
+    def navigate(self, opener: Callable[..., Awaitable[None]], *args: object) -> None:
         """Run one of the open_* coroutines from a message or the palette (sync callers). Until the screen it
         opens is shown and laid out, the learner's keys wait, then go to it: never to the screen being left,
         nor to a mode's old screen shown on the way (a lesson opening under load took seconds)."""
@@ -524,10 +449,19 @@ class TutorApp(App[int]):
         elif step.kind == "read" and step.lesson is not None:
             await self.open_lesson(step.lesson, step.section)
 
+    def step_shown(self, screen: Screen, step: Step | None) -> None:
+        """`screen`'s next-step line shows `step` now (None: it shows none); n follows it there
+        (tutor.ui.widgets.host.Host)."""
+        if step is None:
+            self._next_steps.pop(screen, None)
+        else:
+            self._next_steps[screen] = step
+        self.refresh_bindings()
+
     def _shown_step(self) -> Step | None:
         """The next step the screen shows (None: none shown, or nothing left to do). Asked at every
         key (check_action): a lookup, not a walk through the screen's widgets."""
-        step = self.next_steps.get(self.screen)
+        step = self._next_steps.get(self.screen)
         return step if step is not None and step.kind != "done" else None
 
     def action_next_step(self) -> None:
@@ -619,12 +553,12 @@ class TutorApp(App[int]):
                 pass
         self.exit(0)
 
-    def _unsaved_editor(self):
+    def _unsaved_editor(self) -> CodeEditor | None:
         """The lab's built-in editor holding text not saved, if any (none if it never opened)."""
         editors = sys.modules.get("tutor.ui.widgets.code_editor")
         return editors.unsaved(self) if editors is not None else None
 
-    def _ask_discard(self, editor) -> None:
+    def _ask_discard(self, editor: CodeEditor) -> None:
         """Quit and lose the text not saved, or go back to the editor that holds it."""
         from tutor.ui.screens.unsaved import UnsavedChanges
 
@@ -638,7 +572,10 @@ class TutorApp(App[int]):
                 self._discard_confirmed = choice == "discard"
                 await self.action_quit()
                 return
-            await self.open_exercise(editor.screen.exercise_id)  # kept, or a save that failed (it says why)
+            from tutor.ui.screens.exercise import ExerciseScreen
+
+            if isinstance(lab := editor.screen, ExerciseScreen):  # the lab's editor is on its screen
+                await self.open_exercise(lab.exercise_id)  # kept, or a save that failed (it says why)
             editor.area.focus()
 
         self.push_screen(UnsavedChanges(editor.path.name, self.lang), answered)
@@ -717,3 +654,9 @@ class TutorApp(App[int]):
         """The command palette, its search line in the learner's language."""
         if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]  # Textual types it App[object]; App is invariant
             self.push_screen(CommandPalette(placeholder=say("cmd.search", self.lang), id="--command-palette"))
+
+
+if TYPE_CHECKING:
+
+    def _a_host(app: TutorApp) -> Host:
+        return app  # mypy checks here that the app is what its widgets ask for (tutor.ui.widgets.host)

@@ -1,5 +1,6 @@
 """What a screen asks of the app, as Messages: posted on the screen, they bubble up to the app,
-which handles them (tutor/ui/app.py). Screens never call the app's methods.
+which handles them (tutor/ui/app.py). Screens never call the app's methods to navigate; widgets read the
+app only through tutor.ui.widgets.host.Host.
 
 The other way round, the app's state travels as reactives that screens watch: `lang`,
 `course_loaded` and Textual's own `theme` (tutor/ui/screens/base.py), and `training` (the one

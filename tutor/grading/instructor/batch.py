@@ -47,8 +47,18 @@ from tutor.texts import say
 if TYPE_CHECKING:
     from tutor.grading.instructor.collect import Bounds, Source, Spool
 
-CSV_COLUMNS = ("file", "status", "score", "max_score", "first_failure", "message", "duration_s", "sha256",
-               "isolation", "missing_layers")  # fmt: skip
+CSV_COLUMNS = (
+    "file",
+    "status",
+    "score",
+    "max_score",
+    "first_failure",
+    "message",
+    "duration_s",
+    "sha256",
+    "isolation",
+    "missing_layers",
+)
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula (OWASP)
 
@@ -79,8 +89,12 @@ class BatchRow:
         if self.submitted is not None:
             submitted = {"time": iso(self.submitted), "from": self.submitted_from or "none"}
         owner = {"id": self.owner_id, "from": self.owner_from} if self.owner_id is not None else None
-        return {"owner": owner, "submitted": submitted, "submitted_from": self.submitted_from or "none",
-                "file_time": iso(self.file_time) if self.file_time is not None else None}  # fmt: skip
+        return {
+            "owner": owner,
+            "submitted": submitted,
+            "submitted_from": self.submitted_from or "none",
+            "file_time": iso(self.file_time) if self.file_time is not None else None,
+        }
 
     def flat(self) -> dict:
         first = self.result.first_failure
@@ -217,10 +231,17 @@ def to_json(
     "submitted_from", "file_time", "grade"}]} (BatchRow.provenance_json); every grade carries its seed."""
     from tutor import __version__
 
-    results = [{"file": r.file, "sha256": r.sha256, **r.provenance_json(), "grade": r.result.to_json()}
-               for r in rows]  # fmt: skip
-    data = {"version": VERSION, "exercise": ex.id, "checks_version": checks_version(ex),
-            "tutor_version": __version__, "graded_at": graded_at or graded_now(), "results": results}  # fmt: skip
+    results = [
+        {"file": r.file, "sha256": r.sha256, **r.provenance_json(), "grade": r.result.to_json()} for r in rows
+    ]
+    data = {
+        "version": VERSION,
+        "exercise": ex.id,
+        "checks_version": checks_version(ex),
+        "tutor_version": __version__,
+        "graded_at": graded_at or graded_now(),
+        "results": results,
+    }
     if similar is not None:  # --similar: the pairs alike (tutor.grading.instructor.similarity)
         data["similar"] = [pair.to_json() for pair in similar]
     return json.dumps(data, ensure_ascii=False, indent=2)
@@ -240,10 +261,16 @@ def to_table(ex: Exercise, rows: list[BatchRow], lang: str = "en") -> str:
         return say("grade.batch.empty", lang, id=ex.id)
     flat = [r.flat() for r in rows]
     cells = [
-        [f["file"], say(f"grade.verdict.{f['status']}", lang), f"{f['score']:g}/{f['max_score']:g}",
-         shown_name(f["first_failure"]) or "-", f"{f['duration_s']:.1f}", shown_name((f["message"] or "")[:60])]
+        [
+            f["file"],
+            say(f"grade.verdict.{f['status']}", lang),
+            f"{f['score']:g}/{f['max_score']:g}",
+            shown_name(f["first_failure"]) or "-",
+            f"{f['duration_s']:.1f}",
+            shown_name((f["message"] or "")[:60]),
+        ]
         for f in flat
-    ]  # fmt: skip
+    ]
     head = [
         say(f"grade.batch.col.{c}", lang) for c in ("file", "status", "score", "first", "seconds", "message")
     ]

@@ -73,8 +73,17 @@ MEMBER_DIRECTORY_BYTES = 256  # a zip's directory may take this much for each me
 _CHUNK = 2**16  # bytes read, hashed and spooled at a time
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 # what reading a hostile zip may raise, beyond a TutorError: each is an error row
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, NotImplementedError, RuntimeError, ValueError,
-               EOFError, zlib.error, lzma.LZMAError)  # fmt: skip
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    OSError,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+    EOFError,
+    zlib.error,
+    lzma.LZMAError,
+)
 
 
 @dataclass(frozen=True)
@@ -99,9 +108,13 @@ class Found:
 
 
 def collect(
-    path: Path, lang: str, keep: Callable[[str], bool] = lambda name: True, *, spool: Spool,
+    path: Path,
+    lang: str,
+    keep: Callable[[str], bool] = lambda name: True,
+    *,
+    spool: Spool,
     bounds: Bounds = Bounds(),
-) -> list[Found]:  # fmt: skip
+) -> list[Found]:
     """Every *.py under `path` (a folder or a zip) whose name `keep` keeps, in name order, their bytes
     in `spool`."""
     intake = _Intake(lang, keep, bounds, spool)
@@ -124,8 +137,14 @@ def collect(
             except (FileNotFoundError, NotADirectoryError):
                 raise TutorError(say("grade.batch.not_folder", lang, folder=shown_name(str(path)))) from None
             except OSError as err:
-                raise TutorError(say("grade.file.unreadable", lang, path=shown_name(str(path)),
-                                     error=str(err.strerror or err))) from None  # fmt: skip
+                raise TutorError(
+                    say(
+                        "grade.file.unreadable",
+                        lang,
+                        path=shown_name(str(path)),
+                        error=str(err.strerror or err),
+                    )
+                ) from None
             try:
                 intake.walk(fd, "")
             finally:
@@ -178,8 +197,14 @@ class _Intake:
     spool: Spool
     found: list[Found] = field(default_factory=list)
 
-    def row(self, name: str, sha256: str | None, source: Source | None, error: str | None,
-            mtime: float | None = None) -> None:  # fmt: skip
+    def row(
+        self,
+        name: str,
+        sha256: str | None,
+        source: Source | None,
+        error: str | None,
+        mtime: float | None = None,
+    ) -> None:
         """One more row, if `keep` keeps `name`, unless the batch has taken its `files`: then one row
         saying so, and _Full."""
         if not self.keep(name):
@@ -208,8 +233,17 @@ class _Intake:
                 mode = info.st_mode
             except OSError as err:  # gone since the listing
                 if entry.name.endswith(".py"):
-                    self.row(name, None, None, say("grade.file.unreadable", self.lang, path=shown_name(name),
-                                                   error=str(err.strerror or err)))  # fmt: skip
+                    self.row(
+                        name,
+                        None,
+                        None,
+                        say(
+                            "grade.file.unreadable",
+                            self.lang,
+                            path=shown_name(name),
+                            error=str(err.strerror or err),
+                        ),
+                    )
                 continue
             if entry.name.endswith(".py"):
                 if self.keep(name):
@@ -312,8 +346,15 @@ class _Intake:
             raise zipfile.BadZipFile("File is not a zip file")
         size = end[5]  # zipfile._ECD_SIZE: the directory's bytes
         if size > self.bounds.members * MEMBER_DIRECTORY_BYTES:
-            raise TutorError(say("grade.batch.directory_too_large", self.lang, path=shown, kb=size // 2**10,
-                                 n=self.bounds.members))  # fmt: skip
+            raise TutorError(
+                say(
+                    "grade.batch.directory_too_large",
+                    self.lang,
+                    path=shown,
+                    kb=size // 2**10,
+                    n=self.bounds.members,
+                )
+            )
         return zipfile.ZipFile(fh)
 
     def members(self, archive: zipfile.ZipFile, prefix: str, label: str, zip_: _Zip) -> None:
@@ -332,8 +373,14 @@ class _Intake:
                 self.row(label, None, None, self.cut(label, len(wanted) - n, bound))
                 return
         if len(infos) > self.bounds.members:
-            message = say("grade.batch.too_many_members", self.lang, path=shown_name(label), total=len(infos),
-                          most=self.bounds.members, n=len(infos) - self.bounds.members)  # fmt: skip
+            message = say(
+                "grade.batch.too_many_members",
+                self.lang,
+                path=shown_name(label),
+                total=len(infos),
+                most=self.bounds.members,
+                n=len(infos) - self.bounds.members,
+            )
             self.row(label, None, None, message)
 
     def cut(self, label: str, left: int, bound: _Zip) -> str:
@@ -342,8 +389,14 @@ class _Intake:
         else:
             ratio = f"{self.bounds.ratio:g}"
             why = say("grade.batch.bound.zip_ratio", self.lang, ratio=ratio, kb=bound.size // 2**10)
-        return say("grade.batch.zip_cut", self.lang, path=shown_name(label), n=left, zip=shown_name(bound.name),
-                   bound=why)  # fmt: skip
+        return say(
+            "grade.batch.zip_cut",
+            self.lang,
+            path=shown_name(label),
+            n=left,
+            zip=shown_name(bound.name),
+            bound=why,
+        )
 
     def member(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, zip_: _Zip) -> _Zip | None:
         """One member read (a row, or the members of a zip in it); the zip whose bound it would pass,
@@ -370,8 +423,11 @@ class _Intake:
         """A *.py member into the spool, or a zip member into a temporary file of its own and read; the
         zip whose bound it would pass, if it would. Its header's claim is checked first, then the bytes
         inflated, which stop one past the tightest bound."""
-        caps = (None if is_zip else self.bounds.file_bytes,
-                max(INTAKE_RATIO_FREE_BYTES, int(self.bounds.ratio * info.compress_size)), zip_.room())  # fmt: skip
+        caps = (
+            None if is_zip else self.bounds.file_bytes,
+            max(INTAKE_RATIO_FREE_BYTES, int(self.bounds.ratio * info.compress_size)),
+            zip_.room(),
+        )
         bound = _past(info.file_size, caps)
         if bound is None and is_zip:
             with tempfile.TemporaryFile() as out:
@@ -389,8 +445,15 @@ class _Intake:
             self.row(name, None, None, self.refusal(bound, shown_name(name), info))
         return None
 
-    def read_member(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, caps, zip_: _Zip,
-                    out: BinaryIO | None) -> tuple[str | None, tuple[str, int] | None]:  # fmt: skip
+    def read_member(
+        self,
+        archive: zipfile.ZipFile,
+        info: zipfile.ZipInfo,
+        name: str,
+        caps,
+        zip_: _Zip,
+        out: BinaryIO | None,
+    ) -> tuple[str | None, tuple[str, int] | None]:
         """The member's bytes inflated into `out` (None: the spool), up to one past the tightest of
         `caps`, and counted for its zips: (the bound they passed, else None; (their sha256, their size)
         when they were read whole). A member that cannot be inflated is an error row here."""
@@ -411,8 +474,13 @@ class _Intake:
     def refusal(self, bound: str, shown: str, info: zipfile.ZipInfo) -> str:
         if bound == "file":
             return self.too_large(shown)
-        return say("grade.batch.too_compressed", self.lang, path=shown, stored=info.compress_size,
-                   ratio=f"{self.bounds.ratio:g}")  # fmt: skip
+        return say(
+            "grade.batch.too_compressed",
+            self.lang,
+            path=shown,
+            stored=info.compress_size,
+            ratio=f"{self.bounds.ratio:g}",
+        )
 
 
 def _past(size: int, caps: tuple[int | None, int, int]) -> str | None:

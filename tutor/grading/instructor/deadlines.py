@@ -53,8 +53,15 @@ def read_manifest(path: Path, lang: str) -> dict[str, float]:
         try:
             out[cells["file"]] = parse_when(cells["submitted"], "submitted", lang).timestamp()
         except TutorError:
-            raise TutorError(say("grade.manifest.time", lang, file=shown, line=reader.line_num,
-                                 got=shown_name(cells["submitted"]))) from None  # fmt: skip
+            raise TutorError(
+                say(
+                    "grade.manifest.time",
+                    lang,
+                    file=shown,
+                    line=reader.line_num,
+                    got=shown_name(cells["submitted"]),
+                )
+            ) from None
     return out
 
 

@@ -65,12 +65,42 @@ from tutor.grading.text import did_not_load, isolation_text
 from tutor.i18n import pick
 from tutor.texts import number, say
 
-CHECKS_COLUMNS = ("student_id", "file", "check", "status", "points", "max_points", "message", "version",
-                  "checks_version", "override")  # fmt: skip
-GRADEBOOK_COLUMNS = ("student_id", "name", "file", "total", "max", "status", "in_roster", "feedback", "version",
-                     "checks_version", "isolation", "files", "overrides", "tutor_version", "graded_at", "seed",
-                     "submitted", "submitted_from", "late_days", "late_penalty", "owner_from",
-                     "picked_because")  # fmt: skip
+CHECKS_COLUMNS = (
+    "student_id",
+    "file",
+    "check",
+    "status",
+    "points",
+    "max_points",
+    "message",
+    "version",
+    "checks_version",
+    "override",
+)
+GRADEBOOK_COLUMNS = (
+    "student_id",
+    "name",
+    "file",
+    "total",
+    "max",
+    "status",
+    "in_roster",
+    "feedback",
+    "version",
+    "checks_version",
+    "isolation",
+    "files",
+    "overrides",
+    "tutor_version",
+    "graded_at",
+    "seed",
+    "submitted",
+    "submitted_from",
+    "late_days",
+    "late_penalty",
+    "owner_from",
+    "picked_because",
+)
 SIMILAR_COLUMNS = ("file_a", "file_b", "similarity", "lines_a", "lines_b")
 MARKS = {"pass": "✓", "fail": "✗", "error": "!", "timeout": "⧗", "skipped": "·"}
 
@@ -121,47 +151,26 @@ def md_block(text: str) -> str:
     return f"{fence}text\n{text.rstrip(chr(10))}\n{fence}"
 
 
-def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str, changes: list | None = None,
-             stamp: dict | None = None, late=None) -> str:  # fmt: skip
+def feedback(
+    ex: Exercise,
+    row: BatchRow,
+    person: Student,
+    lang: str,
+    changes: list | None = None,
+    stamp: dict | None = None,
+    late=None,
+) -> str:
     """A student's feedback in Markdown, in `lang`: the exercise, the total, every check with its
     status and message, and the hint tier a batch grade earns (tutor.grading.hints): the first
     failure's own hint, and which of the exercise's general hints comes next."""
     result = row.result
-    decls = {decl.id: decl for decl in ex.checks}
     not_loaded = result.checks[0] if did_not_load(result) else None
-    # no store: the first failure's own hint, as `grade` shows it; none when the file did not load
-    own = None if not_loaded is not None else hint_step(result, ex, None).own
-    general = hint_step(result, ex, 0)  # none of the general hints seen: the first comes next
-    student = md_code(person.id) + (f" ({md_code(person.name)})" if person.name else "")
-    shown_box = isolation_text(result.isolation, lang)
-    box = [] if shown_box is None else ["- " + say("word.labelled", lang, label=say("grade.export.md.box", lang),
-                                                   text=shown_box)]  # fmt: skip
-    total = (f"{number(result.score, lang)}/{number(result.max_score, lang)} {say('grade.points', lang)}, "
-             f"**{say(f'grade.status.{result.status}', lang)}**")  # fmt: skip
-    lines = [
-        f"# {say('grade.export.md.title', lang, title=pick(ex.title, lang), id=ex.id)}",
-        "",
-        "- " + say("word.labelled", lang, label=say("grade.export.md.student", lang), text=student),
-        "- " + say("word.labelled", lang, label=say("grade.export.md.file", lang), text=md_code(row.file)),
-        "- " + say("word.labelled", lang, label=say("grade.export.md.total", lang), text=total),
-        *box,
-    ]
+    lines = _feedback_head(ex, row, person, lang)
     if not_loaded is not None:  # why no check ran, before the checks it stopped
         lines += ["", say("grade.export.md.not_loaded", lang), "", md_block(not_loaded.message)]
     lines += ["", f"## {say('grade.export.md.checks', lang)}"]
-    for check in result.checks:
-        decl = decls.get(check.name)
-        title = pick(decl.title, lang) if decl else check.name
-        top = decl.points if decl else check.max_points
-        lines += ["", f"### {MARKS.get(check.status, '?')} {title} (`{check.name}`)", ""]
-        lines.append(f"{say(f'grade.verdict.{check.status}', lang)}, {number(check.points, lang)}/"
-                     f"{number(top, lang)} {say('grade.points', lang)}")  # fmt: skip
-        shown_above = not_loaded is not None and check is not_loaded
-        if check.message and check.status != "skipped" and not shown_above:  # a skipped one's is above it
-            lines += ["", md_block(check.message)]
-        if own is not None and check.name == own.name:
-            hint = pick(decl.hint, lang) if decl else check.hint
-            lines += ["", f"**{say('grade.export.md.hint', lang)}:** {hint}"]
+    lines += _feedback_checks(ex, result, lang, not_loaded)
+    general = hint_step(result, ex, 0)  # none of the general hints seen: the first comes next
     if general.next is not None:
         lines += ["", say("grade.more_hints", lang, id=ex.id, n=general.next, total=general.total)]
     if result.output.strip():
@@ -173,7 +182,52 @@ def feedback(ex: Exercise, row: BatchRow, person: Student, lang: str, changes: l
         + _late_lines(row, late, lang)
         + _stamp_lines(row, stamp, lang)
     )
-    return "\n".join(lines + more) + "\n"  # fmt: skip
+    return "\n".join(lines + more) + "\n"
+
+
+def _feedback_head(ex: Exercise, row: BatchRow, person: Student, lang: str) -> list[str]:
+    """The feedback's title and its list: student, file, total and, where known, the box."""
+    result = row.result
+    student = md_code(person.id) + (f" ({md_code(person.name)})" if person.name else "")
+    total = (
+        f"{number(result.score, lang)}/{number(result.max_score, lang)} {say('grade.points', lang)}, "
+        f"**{say(f'grade.status.{result.status}', lang)}**"
+    )
+    shown_box = isolation_text(result.isolation, lang)
+    items = [("student", student), ("file", md_code(row.file)), ("total", total)]
+    items += [] if shown_box is None else [("box", shown_box)]
+    return [
+        f"# {say('grade.export.md.title', lang, title=pick(ex.title, lang), id=ex.id)}",
+        "",
+        *(
+            "- " + say("word.labelled", lang, label=say(f"grade.export.md.{k}", lang), text=v)
+            for k, v in items
+        ),
+    ]
+
+
+def _feedback_checks(ex: Exercise, result, lang: str, not_loaded) -> list[str]:
+    """Every check with its verdict, points and message, and the first failure's own hint (as `grade`
+    shows it with no store); none when the file did not load, whose message is shown above the checks."""
+    decls = {decl.id: decl for decl in ex.checks}
+    own = None if not_loaded is not None else hint_step(result, ex, None).own
+    lines: list[str] = []
+    for check in result.checks:
+        decl = decls.get(check.name)
+        title = pick(decl.title, lang) if decl else check.name
+        top = decl.points if decl else check.max_points
+        lines += ["", f"### {MARKS.get(check.status, '?')} {title} (`{check.name}`)", ""]
+        lines.append(
+            f"{say(f'grade.verdict.{check.status}', lang)}, {number(check.points, lang)}/"
+            f"{number(top, lang)} {say('grade.points', lang)}"
+        )
+        shown_above = not_loaded is not None and check is not_loaded
+        if check.message and check.status != "skipped" and not shown_above:  # a skipped one's is above it
+            lines += ["", md_block(check.message)]
+        if own is not None and check.name == own.name:
+            hint = pick(decl.hint, lang) if decl else check.hint
+            lines += ["", f"**{say('grade.export.md.hint', lang)}:** {hint}"]
+    return lines
 
 
 def _apply_late(graded: list, late: dict | None) -> dict:
@@ -193,9 +247,12 @@ def _late_cells(entry, lateness: dict) -> dict:
     from tutor.grading.instructor.names import iso
 
     row, cost = entry.row, lateness.get(id(entry))
-    return {"submitted": iso(row.submitted) if row is not None and row.submitted is not None else "",
-            "submitted_from": (row.submitted_from or "none") if row is not None else "",
-            "late_days": cost.days if cost else "", "late_penalty": cost.penalty if cost else ""}  # fmt: skip
+    return {
+        "submitted": iso(row.submitted) if row is not None and row.submitted is not None else "",
+        "submitted_from": (row.submitted_from or "none") if row is not None else "",
+        "late_days": cost.days if cost else "",
+        "late_penalty": cost.penalty if cost else "",
+    }
 
 
 def _late_lines(row: BatchRow, late, lang: str) -> list[str]:
@@ -226,8 +283,17 @@ def _changes_lines(ex: Exercise, changes: list, lang: str) -> list[str]:
             if change.check == "total"
             else titles.get(change.check, change.check)
         )
-        lines.append("- " + say("grade.export.md.change", lang, what=what, before=number(change.before, lang),
-                                after=number(change.points, lang), reason=md_code(change.reason)))  # fmt: skip
+        lines.append(
+            "- "
+            + say(
+                "grade.export.md.change",
+                lang,
+                what=what,
+                before=number(change.before, lang),
+                after=number(change.points, lang),
+                reason=md_code(change.reason),
+            )
+        )
     return lines
 
 
@@ -235,9 +301,19 @@ def _stamp_lines(row: BatchRow, stamp: dict | None, lang: str) -> list[str]:
     """What graded it: the tutor's version, the checks' version, when, and the grade's seed."""
     if stamp is None:
         return []
-    return ["", "---", "", say("grade.export.md.stamp", lang, tutor=stamp["tutor_version"],
-                               checks=stamp["checks_version"], time=stamp["graded_at"] or "-",
-                               seed=row.result.seed or "-")]  # fmt: skip
+    return [
+        "",
+        "---",
+        "",
+        say(
+            "grade.export.md.stamp",
+            lang,
+            tutor=stamp["tutor_version"],
+            checks=stamp["checks_version"],
+            time=stamp["graded_at"] or "-",
+            seed=row.result.seed or "-",
+        ),
+    ]
 
 
 def _csv(columns: tuple[str, ...], records: list[dict]) -> str:
@@ -277,12 +353,12 @@ def write_exports(
     rows = _changed_rows(rows, graded, changes, lateness)
     audit = {"tutor_version": __version__, "graded_at": "", **(audit or {})}
     with_file = [(g, g.row) for g in graded if g.row is not None]
-    names = dict(zip((id(g) for g, _ in with_file), feedback_names([r for _, r in with_file], [g.student for g, _ in with_file]),
-                     strict=True))  # fmt: skip
+    feedback_files = feedback_names([r for _, r in with_file], [g.student for g, _ in with_file])
+    names = dict(zip((id(g) for g, _ in with_file), feedback_files, strict=True))
     versions = {"version": VERSION, "checks_version": checks_version(ex)}
     checks = _check_records(ex, rows, roster, versions, changes)
-    book = [_book_record(ex, entry, names.get(id(entry)), versions) | {"overrides": len(changes.get(entry.student.id, [])),
-            **audit, "seed": entry.row.result.seed if entry.row else "", **_late_cells(entry, lateness)} for entry in graded]  # fmt: skip
+    book = _gradebook(ex, graded, names, (versions, audit), changes, lateness)
+    lms_info = {**(lms or {}), "graded_at": audit["graded_at"]}
     manifest = {"format": FORMAT, "exercise": ex.id, **versions, **audit, "files": len(rows)}
     stamp = {**versions, **audit}
 
@@ -292,10 +368,9 @@ def write_exports(
         row_file = RowWriter(out, lang)
         (out / "feedback").mkdir(mode=0o700)
         for e, row in with_file:
-            row_file(out / "feedback" / names[id(e)], partial(feedback, ex, row, e.student, lang,
-                                                              changes.get(e.student.id, []), stamp, lateness.get(id(e))))  # fmt: skip
-        problems.extend(write_lms_exports(out, ex, graded, names, {**(lms or {}), "graded_at": audit["graded_at"]},
-                                          lang, _write_csv, row_file))  # fmt: skip
+            said = changes.get(e.student.id, []), stamp, lateness.get(id(e))
+            row_file(out / "feedback" / names[id(e)], partial(feedback, ex, row, e.student, lang, *said))
+        problems.extend(write_lms_exports(out, ex, graded, names, lms_info, lang, _write_csv, row_file))
         problems.extend(row_file.problems)
         for record in book:  # a feedback file that could not be written is not named
             record["feedback"] = "" if out / record["feedback"] in row_file.lost else record["feedback"]
@@ -307,6 +382,18 @@ def write_exports(
 
     replace_folder(folder, write, force=force, lang=lang)
     return warnings + roster_warnings(found, pick, lang) + problems
+
+
+def _gradebook(ex: Exercise, graded: list, names: dict, stamp: tuple, changes: dict, lateness: dict) -> list:
+    """gradebook.csv's records, one per student: the row picked for them, its feedback file's name (by the
+    entry's id), `stamp` (versions, audit), the overrides applied and the late policy's cells."""
+    versions, audit = stamp
+    return [
+        _book_record(ex, entry, names.get(id(entry)), versions)
+        | {"overrides": len(changes.get(entry.student.id, [])), **audit}
+        | {"seed": entry.row.result.seed if entry.row else "", **_late_cells(entry, lateness)}
+        for entry in graded
+    ]
 
 
 def _changed_rows(rows: list[BatchRow], graded: list, changes: dict, lateness: dict) -> list[BatchRow]:
@@ -327,12 +414,18 @@ def _similar_record(pair) -> dict:
     def spans(ranges) -> str:
         return " ".join(f"{a}-{b}" for a, b in ranges)
 
-    return {"file_a": pair.a, "file_b": pair.b, "similarity": round(pair.similarity, 3),
-            "lines_a": spans(pair.lines_a), "lines_b": spans(pair.lines_b)}  # fmt: skip
+    return {
+        "file_a": pair.a,
+        "file_b": pair.b,
+        "similarity": round(pair.similarity, 3),
+        "lines_a": spans(pair.lines_a),
+        "lines_b": spans(pair.lines_b),
+    }
 
 
-def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, versions: dict,
-                   changes: dict) -> list[dict]:  # fmt: skip
+def _check_records(
+    ex: Exercise, rows: list[BatchRow], roster: Roster | None, versions: dict, changes: dict
+) -> list[dict]:
     """checks.csv's rows: one per file and check, under the file's student, with the reason of an
     override that changed it."""
     decls = {decl.id: decl for decl in ex.checks}
@@ -342,9 +435,19 @@ def _check_records(ex: Exercise, rows: list[BatchRow], roster: Roster | None, ve
         for check in row.result.checks:
             decl = decls.get(check.name)
             why = [o.reason for o in changes.get(student.id, []) if o.check == check.name]
-            out.append({"student_id": student.id, "file": row.file, "check": check.name, "status": check.status,
-                        "points": check.points, "max_points": decl.points if decl else check.max_points,
-                        "message": check.message, **versions, "override": why[-1] if why else ""})  # fmt: skip
+            out.append(
+                {
+                    "student_id": student.id,
+                    "file": row.file,
+                    "check": check.name,
+                    "status": check.status,
+                    "points": check.points,
+                    "max_points": decl.points if decl else check.max_points,
+                    "message": check.message,
+                    **versions,
+                    "override": why[-1] if why else "",
+                }
+            )
     return out
 
 
@@ -354,10 +457,33 @@ def _book_record(ex: Exercise, entry, feedback_name: str | None, versions: dict)
     in_roster = "" if person.in_roster is None else ("yes" if person.in_roster else "no")
     if row is None:
         top = float(sum(decl.points for decl in ex.checks))
-        return {"student_id": person.id, "name": person.name, "file": "", "total": 0.0, "max": top,
-                "status": "missing", "in_roster": in_roster, "feedback": "", **versions, "isolation": "none",
-                "files": 0, "owner_from": "", "picked_because": ""}  # fmt: skip
-    return {"student_id": person.id, "name": person.name, "file": row.file, "total": row.result.score,
-            "max": row.result.max_score, "status": row.result.status, "in_roster": in_roster,
-            "feedback": f"feedback/{feedback_name}", **versions, "isolation": row.result.isolation.get("level", "none"),
-            "files": entry.files, "owner_from": entry.owner_from, "picked_because": entry.because}  # fmt: skip
+        return {
+            "student_id": person.id,
+            "name": person.name,
+            "file": "",
+            "total": 0.0,
+            "max": top,
+            "status": "missing",
+            "in_roster": in_roster,
+            "feedback": "",
+            **versions,
+            "isolation": "none",
+            "files": 0,
+            "owner_from": "",
+            "picked_because": "",
+        }
+    return {
+        "student_id": person.id,
+        "name": person.name,
+        "file": row.file,
+        "total": row.result.score,
+        "max": row.result.max_score,
+        "status": row.result.status,
+        "in_roster": in_roster,
+        "feedback": f"feedback/{feedback_name}",
+        **versions,
+        "isolation": row.result.isolation.get("level", "none"),
+        "files": entry.files,
+        "owner_from": entry.owner_from,
+        "picked_because": entry.because,
+    }

@@ -54,8 +54,18 @@ from tutor.i18n import pick
 from tutor.texts import say
 
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
-MOODLE_COLUMNS = ("Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade", "Grade can be changed",
-                  "Last modified (submission)", "Last modified (grade)", "Feedback comments")  # fmt: skip
+MOODLE_COLUMNS = (
+    "Identifier",
+    "Full name",
+    "Email address",
+    "Status",
+    "Grade",
+    "Maximum Grade",
+    "Grade can be changed",
+    "Last modified (submission)",
+    "Last modified (grade)",
+    "Feedback comments",
+)
 MOODLE_NEEDS = ("Identifier", "Grade", "Last modified (grade)", "Feedback comments")  # its importer's own
 MOODLE_USERS = ("Email address", "ID number", "Username")  # what Moodle's gradebook import maps a user by
 OUTPUT_LIMIT = 500  # exercism's: a test's output is at most this, the note that it was cut included
@@ -102,9 +112,16 @@ def canvas_rows(ex: Exercise, graded: list[Graded], column: str, points: float |
         grade = (
             scaled(entry.row.result.score, top, points) if entry.row is not None else ""
         )  # blank: no change
-        rows.append({"Student": entry.student.name or entry.student.id, "ID": cells.get("ID", entry.student.id),
-                     "SIS User ID": cells.get("SIS User ID", ""), "SIS Login ID": cells.get("SIS Login ID", ""),
-                     "Section": cells.get("Section", ""), column: grade})  # fmt: skip
+        rows.append(
+            {
+                "Student": entry.student.name or entry.student.id,
+                "ID": cells.get("ID", entry.student.id),
+                "SIS User ID": cells.get("SIS User ID", ""),
+                "SIS Login ID": cells.get("SIS Login ID", ""),
+                "Section": cells.get("Section", ""),
+                column: grade,
+            }
+        )
     return rows
 
 
@@ -114,8 +131,9 @@ def _comment(entry: Graded, lang: str) -> str:
     return say(f"grade.status.{entry.row.result.status}", lang)
 
 
-def moodle_rows(ex: Exercise, graded: list[Graded], points: float | None, lang: str,
-                graded_at: str) -> tuple[tuple[str, ...], list[dict]]:  # fmt: skip
+def moodle_rows(
+    ex: Exercise, graded: list[Graded], points: float | None, lang: str, graded_at: str
+) -> tuple[tuple[str, ...], list[dict]]:
     """moodle.csv's columns and rows (see the module doc)."""
     from tutor.grading.instructor.names import iso
 
@@ -130,17 +148,28 @@ def moodle_rows(ex: Exercise, graded: list[Graded], points: float | None, lang: 
         if (
             "Identifier" not in cells
         ):  # not on the worksheet: Moodle's download columns, filled from the grade
-            cells = {"Identifier": f"Participant {entry.student.id}", "Full name": entry.student.name or entry.student.id,
-                     "Last modified (submission)": iso(row.submitted) if row is not None and row.submitted else "",
-                     "Last modified (grade)": graded_at if row is not None else ""}  # fmt: skip
+            cells = {
+                "Identifier": f"Participant {entry.student.id}",
+                "Full name": entry.student.name or entry.student.id,
+                "Last modified (submission)": iso(row.submitted) if row is not None and row.submitted else "",
+                "Last modified (grade)": graded_at if row is not None else "",
+            }
         grade = scaled(row.result.score, top, points) if row is not None else ""  # blank: Moodle skips it
-        rows.append({**dict.fromkeys(columns, ""), "Maximum Grade": points or top, **cells, "Grade": grade,
-                     "Feedback comments": _comment(entry, lang)})  # fmt: skip
+        rows.append(
+            {
+                **dict.fromkeys(columns, ""),
+                "Maximum Grade": points or top,
+                **cells,
+                "Grade": grade,
+                "Feedback comments": _comment(entry, lang),
+            }
+        )
     return columns, rows
 
 
-def moodle_gradebook_rows(ex: Exercise, graded: list[Graded], column: str, points: float | None,
-                          lang: str) -> tuple[str | None, list[dict], list[str]]:  # fmt: skip
+def moodle_gradebook_rows(
+    ex: Exercise, graded: list[Graded], column: str, points: float | None, lang: str
+) -> tuple[str | None, list[dict], list[str]]:
     """Moodle's gradebook import: (the user column, or None when no student has one; the rows; the ids of
     the students left out for want of it)."""
     top = float(sum(decl.points for decl in ex.checks))
@@ -157,8 +186,9 @@ def moodle_gradebook_rows(ex: Exercise, graded: list[Graded], column: str, point
         grade = (
             scaled(entry.row.result.score, top, points) if entry.row is not None else ""
         )  # blank: no grade
-        rows.append({user: who, "Full name": entry.student.name, column: grade,
-                     "Feedback": _comment(entry, lang)})  # fmt: skip
+        rows.append(
+            {user: who, "Full name": entry.student.name, column: grade, "Feedback": _comment(entry, lang)}
+        )
     return user, rows, left
 
 
@@ -175,9 +205,17 @@ def gradescope_json(ex: Exercise, result: GradeResult, points: float | None, lan
                 "word.labelled", lang, label=say("grade.export.md.hint", lang), text=check.hint
             )
         got = round(top * check.points / check.max_points, 2) if check.max_points else 0.0
-        tests.append({"score": got, "max_score": top, "name": check.title or check.name,
-                      "number": str(number), "output": output, "visibility": "visible",
-                      "status": "passed" if check.status == "pass" else "failed"})  # fmt: skip
+        tests.append(
+            {
+                "score": got,
+                "max_score": top,
+                "name": check.title or check.name,
+                "number": str(number),
+                "output": output,
+                "visibility": "visible",
+                "status": "passed" if check.status == "pass" else "failed",
+            }
+        )
     summary = f"{say(f'grade.status.{result.status}', lang)} {result.score:g}/{result.max_score:g}"
     if did_not_load(result):
         summary += "\n" + result.checks[0].message
@@ -186,9 +224,16 @@ def gradescope_json(ex: Exercise, result: GradeResult, points: float | None, lan
         if points is not None and tests
         else scaled(result.score, result.max_score, points)
     )
-    return {"score": score, "execution_time": result.duration_s, "output": summary, "output_format": TEXT,
-            "test_output_format": TEXT, "visibility": "visible", "stdout_visibility": "hidden",
-            "tests": tests}  # fmt: skip
+    return {
+        "score": score,
+        "execution_time": result.duration_s,
+        "output": summary,
+        "output_format": TEXT,
+        "test_output_format": TEXT,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
 
 
 def _cut(text: str, lang: str) -> str:
@@ -244,8 +289,9 @@ def exercism_json(ex: Exercise, result: GradeResult, sources: dict[str, str], la
     return {"version": 3, "status": status, "tests": tests}
 
 
-def write_lms_exports(out: Path, ex: Exercise, graded: list[Graded], names: dict, options: dict, lang: str,
-                      write_csv, write_row) -> list[str]:  # fmt: skip
+def write_lms_exports(
+    out: Path, ex: Exercise, graded: list[Graded], names: dict, options: dict, lang: str, write_csv, write_row
+) -> list[str]:
     """canvas.csv, moodle.csv, moodle-gradebook.csv, gradescope/ and exercism/ in the new export folder
     `out`; `names`: each graded entry's feedback file name (by id()), `write_csv(path, columns, records)`,
     `write_row(path, make)` writes one student's file and reports (not raises) a failure. Returns warnings."""
@@ -254,8 +300,15 @@ def write_lms_exports(out: Path, ex: Exercise, graded: list[Graded], names: dict
     warnings = []
     write_csv(out / "canvas.csv", (*CANVAS_COLUMNS, column), canvas_rows(ex, graded, column, points))
     if graded and not any(_from_canvas(entry) for entry in graded):
-        warnings.append(say("grade.lms.canvas_no_ids", lang, file="canvas.csv", first=graded[0].student.id,
-                            columns="ID, SIS User ID, SIS Login ID"))  # fmt: skip
+        warnings.append(
+            say(
+                "grade.lms.canvas_no_ids",
+                lang,
+                file="canvas.csv",
+                first=graded[0].student.id,
+                columns="ID, SIS User ID, SIS Login ID",
+            )
+        )
     write_csv(out / "moodle.csv", *moodle_rows(ex, graded, points, lang, options.get("graded_at") or ""))
     user, rows, left = moodle_gradebook_rows(ex, graded, column, points, lang)
     if user is None:
@@ -265,8 +318,16 @@ def write_lms_exports(out: Path, ex: Exercise, graded: list[Graded], names: dict
     else:
         write_csv(out / "moodle-gradebook.csv", (user, "Full name", column, "Feedback"), rows)
         if left:
-            warnings.append(say("grade.lms.moodle_left_out", lang, file="moodle-gradebook.csv", n=len(left), user=user,
-                                first=left[0]))  # fmt: skip
+            warnings.append(
+                say(
+                    "grade.lms.moodle_left_out",
+                    lang,
+                    file="moodle-gradebook.csv",
+                    n=len(left),
+                    user=user,
+                    first=left[0],
+                )
+            )
     sources = check_sources(ex)
     for folder in ("gradescope", "exercism"):
         (out / folder).mkdir(mode=0o700)
@@ -298,11 +359,27 @@ def write_gradescope_results(
 
     if not rows:
         tops = shares([float(decl.points) for decl in ex.checks], points)
-        data = {"score": 0.0, "execution_time": 0.0, "output": say("grade.lms.no_submission", lang, file=ex.file_name),
-                "output_format": TEXT, "test_output_format": TEXT, "visibility": "visible", "stdout_visibility": "hidden",
-                "tests": [{"score": 0.0, "max_score": top, "name": pick_title(decl, lang),
-                           "number": str(n), "output": "", "visibility": "visible", "status": "failed"}
-                          for n, (decl, top) in enumerate(zip(ex.checks, tops, strict=True), 1)]}  # fmt: skip
+        data = {
+            "score": 0.0,
+            "execution_time": 0.0,
+            "output": say("grade.lms.no_submission", lang, file=ex.file_name),
+            "output_format": TEXT,
+            "test_output_format": TEXT,
+            "visibility": "visible",
+            "stdout_visibility": "hidden",
+            "tests": [
+                {
+                    "score": 0.0,
+                    "max_score": top,
+                    "name": pick_title(decl, lang),
+                    "number": str(n),
+                    "output": "",
+                    "visibility": "visible",
+                    "status": "failed",
+                }
+                for n, (decl, top) in enumerate(zip(ex.checks, tops, strict=True), 1)
+            ],
+        }
     else:
         data = gradescope_json(ex, pick_file(list(rows), pick, ex.file_name)[0].result, points, lang)
     atomic_write_text(path, _json(data))  # it may be there already

@@ -58,8 +58,9 @@ def read_overrides(path: Path, ex: Exercise, lang: str) -> list[Override]:
             if not any(c.strip() for c in cells):
                 continue
             if len(cells) != len(columns):
-                raise TutorError(say("grade.roster.cells", lang, file=shown, line=line, n=len(columns),
-                                     got=len(cells)))  # fmt: skip
+                raise TutorError(
+                    say("grade.roster.cells", lang, file=shown, line=line, n=len(columns), got=len(cells))
+                )
             cell = {key: value.strip() for key, value in zip(columns, cells, strict=True)}
             out.append(_override(cell, line, decls, top, shown, lang))
     except csv.Error as err:
@@ -102,8 +103,15 @@ def apply_overrides(
     for override in ordered:
         entry = by_id.get(override.student)
         if entry is None or entry.row is None:
-            warnings.append(say("grade.overrides.unknown_student", lang, file=shown_file, line=override.line,
-                                student=override.student))  # fmt: skip
+            warnings.append(
+                say(
+                    "grade.overrides.unknown_student",
+                    lang,
+                    file=shown_file,
+                    line=override.line,
+                    student=override.student,
+                )
+            )
             continue
         entry.row, before = _changed(entry.row, override)
         applied.setdefault(override.student, []).append(replace(override, before=before))

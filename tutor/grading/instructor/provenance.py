@@ -178,8 +178,17 @@ def time_warnings(rows: list, late: dict | None, lang: str, roster=None) -> list
     warnings = []
     unread = roster.unread_times if roster is not None else []
     for line, cell in unread[:1]:
-        warnings.append(say("grade.provenance.unread_time", lang, n=len(unread), line=line, got=shown_name(cell),
-                            column="Last modified (submission)", example="Monday, 4 May 2026, 11:59 PM"))  # fmt: skip
+        warnings.append(
+            say(
+                "grade.provenance.unread_time",
+                lang,
+                n=len(unread),
+                line=line,
+                got=shown_name(cell),
+                column="Last modified (submission)",
+                example="Monday, 4 May 2026, 11:59 PM",
+            )
+        )
     untimed = [row for row in rows if row.submitted_from == "none"]
     if untimed:
         own = [row.file_time for row in rows if row.file_time is not None]

@@ -130,16 +130,25 @@ def _lines(reader, columns: list[str], shown: str, lang: str):
         if not any(c.strip() for c in cells):
             continue
         if len(cells) != len(columns):
-            raise TutorError(say("grade.roster.cells", lang, file=shown, line=reader.line_num, n=len(columns),
-                                 got=len(cells)))  # fmt: skip
+            raise TutorError(
+                say(
+                    "grade.roster.cells",
+                    lang,
+                    file=shown,
+                    line=reader.line_num,
+                    n=len(columns),
+                    got=len(cells),
+                )
+            )
         yield reader.line_num, dict(zip(columns, cells, strict=True))
 
 
 def _checked_id(sid: str, line: int, shown: str, lang: str) -> str:
     if (problem := id_problem(sid)) is not None:
         reason = say(f"grade.roster.id.{problem}", lang, n=MAX_ID_BYTES)
-        raise TutorError(say("grade.roster.bad_id", lang, file=shown, line=line, id=shown_name(sid),
-                             reason=reason))  # fmt: skip
+        raise TutorError(
+            say("grade.roster.bad_id", lang, file=shown, line=line, id=shown_name(sid), reason=reason)
+        )
     return sid
 
 
@@ -153,14 +162,32 @@ def _tutor_roster(reader, columns: list[str], shown: str, lang: str) -> Roster:
         if not file:
             raise TutorError(say("grade.roster.no_file", lang, file=shown, line=line))
         if file in lines:
-            raise TutorError(say("grade.roster.twice", lang, file=shown, line=line, what=shown_name(file),
-                                 first=lines[file]))  # fmt: skip
+            raise TutorError(
+                say(
+                    "grade.roster.twice",
+                    lang,
+                    file=shown,
+                    line=line,
+                    what=shown_name(file),
+                    first=lines[file],
+                )
+            )
         lines[file] = line
         name = shown_name(cell.get("name", ""))  # shown as every name is
         student = people.setdefault(sid, Student(sid, name, True))
         if name and student.name and name != student.name:
-            raise TutorError(say("grade.provenance.two_names", lang, file=shown, line=line, id=shown_name(sid),
-                                 name=name, first=named[sid], other=student.name))  # fmt: skip
+            raise TutorError(
+                say(
+                    "grade.provenance.two_names",
+                    lang,
+                    file=shown,
+                    line=line,
+                    id=shown_name(sid),
+                    name=name,
+                    first=named[sid],
+                    other=student.name,
+                )
+            )
         named.setdefault(sid, line)
         roster.files[file] = student
     roster.students = list(people.values())
@@ -180,19 +207,43 @@ def _lms_roster(kind: str, reader, columns: list[str], shown: str, lang: str) ->
         else:
             found = re.search(r"(\d+)\s*$", cell["Identifier"])
             if found is None:
-                raise TutorError(say("grade.roster.identifier", lang, file=shown, line=line,
-                                     got=shown_name(cell["Identifier"])))  # fmt: skip
+                raise TutorError(
+                    say(
+                        "grade.roster.identifier",
+                        lang,
+                        file=shown,
+                        line=line,
+                        got=shown_name(cell["Identifier"]),
+                    )
+                )
             user, name = found[1], cell["Full name"]
         _checked_id(user, line, shown, lang)
         if user in lines:
-            raise TutorError(say("grade.roster.twice", lang, file=shown, line=line, what=shown_name(user),
-                                 first=lines[user]))  # fmt: skip
+            raise TutorError(
+                say(
+                    "grade.roster.twice",
+                    lang,
+                    file=shown,
+                    line=line,
+                    what=shown_name(user),
+                    first=lines[user],
+                )
+            )
         lines[user] = line
         for column in UNIQUE[kind]:
             value = cell.get(column, "").strip()
             if value and (column, value.casefold()) in seen:
-                raise TutorError(say("grade.provenance.twice", lang, file=shown, line=line, column=column,
-                                     value=shown_name(value), first=seen[(column, value.casefold())]))  # fmt: skip
+                raise TutorError(
+                    say(
+                        "grade.provenance.twice",
+                        lang,
+                        file=shown,
+                        line=line,
+                        column=column,
+                        value=shown_name(value),
+                        first=seen[(column, value.casefold())],
+                    )
+                )
             seen.setdefault((column, value.casefold()), line)
         if kind == "moodle" and SUBMITTED in cell:
             _read_time(roster, user, line, cell[SUBMITTED].strip())
@@ -250,8 +301,11 @@ def assign(
     graded = [Graded(student, *_picked(files, pick, file_name, roster)) for student, files in groups.items()]
     missing = [s for s in (roster.students if roster is not None else []) if s not in groups]
     graded += [Graded(student, None, 0) for student in missing]
-    found = {"unrostered": unrostered, "missing": [s.id for s in missing],
-             "several": sum(len(files) > 1 for files in groups.values())}  # fmt: skip
+    found = {
+        "unrostered": unrostered,
+        "missing": [s.id for s in missing],
+        "several": sum(len(files) > 1 for files in groups.values()),
+    }
     return graded, found
 
 
@@ -263,8 +317,9 @@ def _picked(files: list[BatchRow], pick: str, file_name: str, roster: Roster | N
 def roster_warnings(found: dict, pick: str, lang: str) -> list[str]:
     warnings = []
     if found["unrostered"]:
-        warnings.append(say("grade.roster.not_on", lang, n=len(found["unrostered"]),
-                            first=found["unrostered"][0]))  # fmt: skip
+        warnings.append(
+            say("grade.roster.not_on", lang, n=len(found["unrostered"]), first=found["unrostered"][0])
+        )
     if found["missing"]:
         warnings.append(say("grade.roster.missing", lang, n=len(found["missing"]), first=found["missing"][0]))
     if found["several"]:

@@ -87,8 +87,14 @@ def report_json(exercise: str, checks: str, results: list[dict], graded_at: str)
     `graded_at`: the latest of its shards')."""
     from tutor import __version__
 
-    data = {"version": VERSION, "exercise": exercise, "checks_version": checks, "tutor_version": __version__,
-            "graded_at": graded_at, "results": results}  # fmt: skip
+    data = {
+        "version": VERSION,
+        "exercise": exercise,
+        "checks_version": checks,
+        "tutor_version": __version__,
+        "graded_at": graded_at,
+        "results": results,
+    }
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
@@ -192,8 +198,12 @@ def _header(data: dict, shown: str, lang: str) -> tuple[str, str, tuple[int, int
     if "shard" not in data:
         return exercise, checks, None
     value = data["shard"]
-    if not (isinstance(value, dict) and set(value) == {"index", "count"}
-            and all(type(v) is int for v in value.values()) and 1 <= value["index"] <= value["count"]):  # fmt: skip
+    if not (
+        isinstance(value, dict)
+        and set(value) == {"index", "count"}
+        and all(type(v) is int for v in value.values())
+        and 1 <= value["index"] <= value["count"]
+    ):
         raise _bad(shown, "shard", "shard", lang)
     return exercise, checks, (value["index"], value["count"])
 
@@ -211,8 +221,12 @@ def _row_file(row, where: str, shown: str, lang: str) -> str:
     if not _provenance_ok(row):
         raise _bad(shown, f"{where}.submitted", "submitted", lang)
     name = row["file"]
-    if (not isinstance(name, str) or not name.endswith((".py", ".zip"))
-            or any(part in ("", ".", "..") for part in name.split("/")) or raw_name(name) is None):  # fmt: skip
+    if (
+        not isinstance(name, str)
+        or not name.endswith((".py", ".zip"))
+        or any(part in ("", ".", "..") for part in name.split("/"))
+        or raw_name(name) is None
+    ):
         raise _bad(shown, f"{where}.file", "name", lang)
     return name
 
@@ -227,13 +241,27 @@ def _provenance_ok(row: dict) -> bool:
 
     submitted, owner = row.get("submitted"), row.get("owner")
     return (
-        (submitted is None or (isinstance(submitted, dict) and set(submitted) == {"time", "from"}
-                               and submitted["from"] in ("name", "mtime", *TIME_SOURCES) and when(submitted["time"])))
+        (
+            submitted is None
+            or (
+                isinstance(submitted, dict)
+                and set(submitted) == {"time", "from"}
+                and submitted["from"] in ("name", "mtime", *TIME_SOURCES)
+                and when(submitted["time"])
+            )
+        )
         and row.get("submitted_from", "none") in TIME_SOURCES
         and (row.get("file_time") is None or when(row["file_time"]))
-        and (owner is None or (isinstance(owner, dict) and set(owner) == {"id", "from"}
-                               and isinstance(owner["id"], str) and owner["from"] in OWNER_SOURCES))
-    )  # fmt: skip
+        and (
+            owner is None
+            or (
+                isinstance(owner, dict)
+                and set(owner) == {"id", "from"}
+                and isinstance(owner["id"], str)
+                and owner["from"] in OWNER_SOURCES
+            )
+        )
+    )
 
 
 def _check_grade(row: dict, where: str, exercise: str, shown: str, lang: str) -> None:
@@ -259,44 +287,60 @@ def _check_grade(row: dict, where: str, exercise: str, shown: str, lang: str) ->
 def merge_reports(reports: list[Report], lang: str, exercise: str | None = None) -> Merged:
     """The reports joined into one whole-folder report; refuses what cannot be joined, and warns
     (Merged.warnings) when shards of the split are missing."""
-    first = reports[0]
-    want = exercise or first.exercise
-    for report in reports:
-        if report.exercise == want:
-            continue
-        if exercise is not None:  # the ID given on the command line
-            raise TutorError(say("grade.merge.not_this_exercise", lang, file=report.path, got=report.exercise,
-                                 id=want))  # fmt: skip
-        raise TutorError(say("grade.merge.other_exercise", lang, file=report.path, got=report.exercise,
-                             first=first.path, want=want))  # fmt: skip
-    where: dict[str, str] = {}  # file -> the report it is in
-    for report in reports:
-        for row in report.results:
-            if row["file"] in where:
-                raise TutorError(say("grade.merge.twice", lang, name=row["file"], first=where[row["file"]],
-                                     second=report.path))  # fmt: skip
-            where[row["file"]] = report.path
-    shards: dict[tuple[int, int], str] = {}
-    for report in reports:
-        shard = report.shard or (1, 1)
-        if shard in shards:
-            raise TutorError(say("grade.merge.same_shard", lang, first=shards[shard], second=report.path,
-                                 k=shard[0], n=shard[1]))  # fmt: skip
-        for (k, n), path in shards.items():
-            if n != shard[1]:
-                raise TutorError(say("grade.merge.other_split", lang, first=path, k=k, n=n, second=report.path,
-                                     k2=shard[0], n2=shard[1]))  # fmt: skip
-        shards[shard] = report.path
+    want = exercise or reports[0].exercise
+    _one_exercise(reports, want, exercise is not None, lang)
+    _each_file_once(reports, lang)
+    shards = _one_split(reports, lang)
     count = next(iter(shards))[1]
     missing = [k for k in range(1, count + 1) if (k, count) not in shards]
     warnings = []
     if missing:
         shown = say("word.list_sep", lang).join(f"{k}/{count}" for k in missing)
-        warnings.append(say("grade.merge.missing_shards", lang, shards=shown, given=len(shards), total=count,
-                            n=len(missing)))  # fmt: skip
+        said = {"shards": shown, "given": len(shards), "total": count, "n": len(missing)}
+        warnings.append(say("grade.merge.missing_shards", lang, **said))
     rows = [row for report in reports for row in report.results]
     rows.sort(key=lambda row: cast(str, raw_name(row["file"])))  # read_report checked each name
     return Merged(want, rows, warnings, max(report.graded_at for report in reports))
+
+
+def _one_exercise(reports: list[Report], want: str, given: bool, lang: str) -> None:
+    """Refuse a report of another exercise than `want` (the one given on the command line when `given`,
+    else the first report's)."""
+    for report in reports:
+        if report.exercise == want:
+            continue
+        if given:
+            said = {"file": report.path, "got": report.exercise, "id": want}
+            raise TutorError(say("grade.merge.not_this_exercise", lang, **said))
+        said = {"file": report.path, "got": report.exercise, "first": reports[0].path, "want": want}
+        raise TutorError(say("grade.merge.other_exercise", lang, **said))
+
+
+def _each_file_once(reports: list[Report], lang: str) -> None:
+    """Refuse a file graded in two reports."""
+    where: dict[str, str] = {}  # file -> the report it is in
+    for report in reports:
+        for row in report.results:
+            if row["file"] in where:
+                said = {"name": row["file"], "first": where[row["file"]], "second": report.path}
+                raise TutorError(say("grade.merge.twice", lang, **said))
+            where[row["file"]] = report.path
+
+
+def _one_split(reports: list[Report], lang: str) -> dict[tuple[int, int], str]:
+    """{(k, n): report} for the reports' shards; refuses a shard given twice and shards of two splits."""
+    shards: dict[tuple[int, int], str] = {}
+    for report in reports:
+        shard = report.shard or (1, 1)
+        if shard in shards:
+            said = {"first": shards[shard], "second": report.path, "k": shard[0], "n": shard[1]}
+            raise TutorError(say("grade.merge.same_shard", lang, **said))
+        for (k, n), path in shards.items():
+            if n != shard[1]:
+                said = {"first": path, "k": k, "n": n, "second": report.path, "k2": shard[0], "n2": shard[1]}
+                raise TutorError(say("grade.merge.other_split", lang, **said))
+        shards[shard] = report.path
+    return shards
 
 
 def _shown(value) -> str:
@@ -316,8 +360,16 @@ def recompute(ex: Exercise, reports: list[Report], lang: str) -> list[str]:
     warnings = []
     for report in reports:
         if report.checks_version != want:
-            raise TutorError(say("grade.merge.checks_version", lang, file=report.path, id=ex.id,
-                                 got=report.checks_version, want=want))  # fmt: skip
+            raise TutorError(
+                say(
+                    "grade.merge.checks_version",
+                    lang,
+                    file=report.path,
+                    id=ex.id,
+                    got=report.checks_version,
+                    want=want,
+                )
+            )
         for i, row in enumerate(report.results):
             grade, warning = _recomputed(ex, row, f"results[{i}]", report.path, lang)
             row["grade"] = grade
@@ -332,8 +384,11 @@ def _recomputed(ex: Exercise, row: dict, where: str, path: str, lang: str) -> tu
 
     def bad(at: str, want: str, **values) -> TutorError:
         problem = say(f"grade.merge.want.{want}", lang, **values)
-        return TutorError(say("grade.merge.bad_row", lang, file=path, where=f"{where}.grade{at}", name=name,
-                              problem=problem))  # fmt: skip
+        return TutorError(
+            say(
+                "grade.merge.bad_row", lang, file=path, where=f"{where}.grade{at}", name=name, problem=problem
+            )
+        )
 
     def number(value: float, at: str, high: float | None) -> None:  # high None: no upper bound
         if not math.isfinite(value):
@@ -359,18 +414,25 @@ def _recomputed(ex: Exercise, row: dict, where: str, path: str, lang: str) -> tu
     number(grade["score"], ".score", top)
     number(grade["max_score"], ".max_score", top)
     number(grade["duration_s"], ".duration_s", None)
-    ordered = [{**checks[decl.id], "title": pick(decl.title, lang), "max_points": decl.points,
-                "points": decl.points if checks[decl.id]["status"] == "pass" else 0}
-               for decl in ex.checks]  # fmt: skip
+    ordered = [
+        {
+            **checks[decl.id],
+            "title": pick(decl.title, lang),
+            "max_points": decl.points,
+            "points": decl.points if checks[decl.id]["status"] == "pass" else 0,
+        }
+        for decl in ex.checks
+    ]
     score = sum(check["points"] for check in ordered)
     status = row_status([check["status"] for check in ordered], grade["status"])
-    out = GradeResult.model_validate({**grade, "checks": ordered, "score": score, "max_score": top,
-                                      "status": status}).to_json()  # fmt: skip
+    out = GradeResult.model_validate(
+        {**grade, "checks": ordered, "score": score, "max_score": top, "status": status}
+    ).to_json()
     said = (grade["status"], grade["score"], grade["max_score"], [c["points"] for c in grade["checks"]])
     if said == (status, score, top, [c["points"] for c in ordered]):
         return out, None
-    return out, say("grade.merge.recomputed", lang, file=path, where=where, name=name,
-                    said=_figures(grade, lang), got=_figures(out, lang))  # fmt: skip
+    figures = {"said": _figures(grade, lang), "got": _figures(out, lang)}
+    return out, say("grade.merge.recomputed", lang, file=path, where=where, name=name, **figures)
 
 
 def _figures(grade: dict, lang: str) -> str:
@@ -411,8 +473,16 @@ def batch_rows(ex: Exercise, results: list[dict], lang: str) -> list[BatchRow]:
         # "mtime" is the file's own time, never a submission time)
         manifest = _stamp(when["time"]) if when.get("from") == "manifest" else None
         own = row.get("file_time") or (when["time"] if when.get("from") == "mtime" else None)
-        rows.append(BatchRow(row["file"], row["sha256"], grade, manifest, "manifest" if manifest else None,
-                             _stamp(own) if own else None))  # fmt: skip
+        rows.append(
+            BatchRow(
+                row["file"],
+                row["sha256"],
+                grade,
+                manifest,
+                "manifest" if manifest else None,
+                _stamp(own) if own else None,
+            )
+        )
     return rows
 
 

@@ -27,11 +27,22 @@ K = 5  # tokens in a k-gram
 W = 4  # k-grams in a winnowing window
 MIN_SHARED = 5  # fingerprints a pair must share: fewer is chance (a few common lines)
 CROWD = 10  # a fingerprint in more files than this (or than half of them) is common code, as MOSS's -m 10
-_SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
-         tokenize.ENDMARKER, tokenize.TYPE_COMMENT if hasattr(tokenize, "TYPE_COMMENT") else -1}  # fmt: skip
+_SKIP = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENCODING,
+    tokenize.ENDMARKER,
+    tokenize.TYPE_COMMENT if hasattr(tokenize, "TYPE_COMMENT") else -1,
+}
 
-_FSTRING = {getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
-            if hasattr(tokenize, name)}  # fmt: skip
+_FSTRING = {
+    getattr(tokenize, name)
+    for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+    if hasattr(tokenize, name)
+}
 
 
 @dataclass(frozen=True)
@@ -43,8 +54,13 @@ class Pair:
     lines_b: list[tuple[int, int]]
 
     def to_json(self) -> dict:
-        return {"a": self.a, "b": self.b, "similarity": round(self.similarity, 3),
-                "lines_a": [list(r) for r in self.lines_a], "lines_b": [list(r) for r in self.lines_b]}  # fmt: skip
+        return {
+            "a": self.a,
+            "b": self.b,
+            "similarity": round(self.similarity, 3),
+            "lines_a": [list(r) for r in self.lines_a],
+            "lines_b": [list(r) for r in self.lines_b],
+        }
 
 
 def tokens(text: str) -> list[tuple[str, int]]:
@@ -71,8 +87,10 @@ def tokens(text: str) -> list[tuple[str, int]]:
 def fingerprints(text: str) -> dict[int, tuple[int, int]]:
     """{hash: (first line, last line)} of the winnowed k-grams of `text`."""
     stream = tokens(text)
-    grams = [(zlib.crc32("\0".join(w for w, _ in stream[i : i + K]).encode()), stream[i][1], stream[i + K - 1][1])
-             for i in range(len(stream) - K + 1)]  # fmt: skip
+    grams = [
+        (zlib.crc32("\0".join(w for w, _ in stream[i : i + K]).encode()), stream[i][1], stream[i + K - 1][1])
+        for i in range(len(stream) - K + 1)
+    ]
     kept: dict[int, tuple[int, int]] = {}
     for start in range(max(1, len(grams) - W + 1)):
         window = grams[start : start + W]
@@ -110,14 +128,23 @@ def similar_pairs(texts: dict[str, str], starter: str = "", threshold: float = 0
             continue
         for a, b in combinations(sorted(names), 2):
             shared[(a, b)].append(h)
-    own = {name: sum(1 for h in found if h not in common and len(holders[h]) <= crowd)
-           for name, found in prints.items()}  # fmt: skip
+    own = {
+        name: sum(1 for h in found if h not in common and len(holders[h]) <= crowd)
+        for name, found in prints.items()
+    }
     pairs = []
     for (a, b), hashes in shared.items():
         smaller = min(own[a], own[b])
         if len(hashes) < MIN_SHARED or len(hashes) / smaller < threshold:
             continue
-        pairs.append(Pair(a, b, len(hashes) / smaller, _ranges([prints[a][h] for h in hashes]),
-                          _ranges([prints[b][h] for h in hashes])))  # fmt: skip
+        pairs.append(
+            Pair(
+                a,
+                b,
+                len(hashes) / smaller,
+                _ranges([prints[a][h] for h in hashes]),
+                _ranges([prints[b][h] for h in hashes]),
+            )
+        )
     pairs.sort(key=lambda p: (-p.similarity, p.a, p.b))
     return pairs

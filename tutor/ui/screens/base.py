@@ -23,7 +23,7 @@ WATCHED = ("lang", "theme", "course_loaded")  # the app's reactives that change 
 
 class TutorScreen(Screen):
     _drawn_for: tuple | None = None  # the values of WATCHED the texts were last drawn for
-    made_ahead: bool = False  # made behind home before it is shown (TutorApp.prepare_modes)
+    made_ahead: bool = False  # made behind home before it is shown (tutor.ui.first_frame.ScreensAhead)
 
     @property
     def tutor_app(self) -> TutorApp:

@@ -135,7 +135,7 @@ class ExercisesScreen(TutorScreen):
             text += " · " + self.t("ex.effort.kind.runs")
         box.update(ProseText(text))
 
-    def _selected(self):
+    def _selected(self) -> ExerciseStatus | None:
         table = self.query_one("#exlist", OptionList)
         if table.highlighted is None or not self.rows:
             return None

@@ -14,6 +14,7 @@ from textual.widgets import Static
 from tutor.content.schema import Lesson
 from tutor.i18n import pick
 from tutor.texts import say
+from tutor.ui.messages import OpenLesson
 from tutor.ui.prose_text import ProseText
 from tutor.ui.screens.base import TutorScreen
 from tutor.ui.state import Tutor
@@ -38,7 +39,7 @@ class QuizScreen(TutorScreen):
 
     @classmethod
     def for_review(cls, tutor: Tutor) -> QuizScreen:
-        def make(tu: Tutor):
+        def make(tu: Tutor) -> QuizSession:
             from tutor.quiz.session import QuizSession
 
             assert tu.store is not None  # made once the store is open (refresh_content)
@@ -48,7 +49,7 @@ class QuizScreen(TutorScreen):
 
     @classmethod
     def for_lesson(cls, tutor: Tutor, lesson: Lesson) -> QuizScreen:
-        def make(tu: Tutor):
+        def make(tu: Tutor) -> QuizSession:
             from tutor.quiz.session import QuizSession
 
             assert tu.store is not None  # made once the store is open (refresh_content)
@@ -78,7 +79,7 @@ class QuizScreen(TutorScreen):
         title = self.query_one("#quiz-title", Static)
         if self.session is None:
             # the sitting is built when the screen is first shown, not when it is made ahead behind home
-            # (the app's prepare_modes): what is due then, with every answer given until then
+            # (tutor.ui.first_frame.ScreensAhead): what is due then, with every answer given until then
             if self.tutor.store is None or self.made_ahead or not self.is_current:
                 title.update(Text(self.t("home.loading") if self.tutor.course is None else self._title()))
                 return
@@ -129,6 +130,6 @@ class QuizScreen(TutorScreen):
 
     def action_back(self) -> None:
         if self.lesson is not None:
-            self.tutor_app.navigate(self.tutor_app.open_lesson, self.lesson.id)
+            self.post_message(OpenLesson(self.lesson.id))  # as the exercise screen's back: the app opens it
         else:
             self.app.switch_mode("home")

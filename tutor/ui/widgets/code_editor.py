@@ -19,7 +19,7 @@ for an answer file that is not Python, the same editor edits plain text. Importe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 from weakref import WeakSet
 
 from textual.actions import SkipAction
@@ -33,11 +33,11 @@ from textual.widgets.text_area import LanguageDoesNotExist
 from tutor.atomicio import atomic_write_text
 from tutor.errors import TutorError
 from tutor.texts import say
+from tutor.ui.widgets.host import host_of
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.timer import Timer
-
-    from tutor.ui.app import TutorApp
 
 MODIFIED = "●"  # after the file's name in the editor's title while the text is not saved
 DRAFT_AFTER_S = 2.0  # the draft is written this long after the typing stops
@@ -60,7 +60,7 @@ def read_draft(path: Path, on_disk: str) -> str | None:
 _MOUNTED: WeakSet[CodeEditor] = WeakSet()  # every editor in an app (the app asks before it quits)
 
 
-def unsaved(app) -> CodeEditor | None:
+def unsaved(app: App) -> CodeEditor | None:
     """An editor of `app` holding text that is not saved, if any."""
     return next((e for e in list(_MOUNTED) if e.is_attached and e.app is app and e.modified), None)
 
@@ -193,7 +193,8 @@ class CodeEditor(Vertical):
 
     @property
     def lang(self) -> str:
-        return getattr(self.app, "lang", "en")  # the app's, as it is now (F5 changes it)
+        host = host_of(self)
+        return host.lang if host is not None else "en"  # the app's, as it is now (F5 changes it)
 
     @property
     def area(self) -> TextArea:
@@ -261,11 +262,11 @@ class CodeEditor(Vertical):
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > GRADE_MAX_SOURCE_BYTES:
             return say("ex.editor.too_big", self.lang, size=_mb(size), most=_mb(GRADE_MAX_SOURCE_BYTES))
-        served = getattr(self.app, "served", None)
-        if served is not None:
+        host = host_of(self)
+        if host is not None and (served := host.served) is not None:
             from tutor.serve.session import home_size
 
-            held = home_size(cast("TutorApp", self.app).tutor.home) + size
+            held = home_size(host.tutor.home) + size
             if held > served.home_bytes:
                 return say("ex.editor.home_full", self.lang, size=_mb(held), most=_mb(served.home_bytes))
         return None

@@ -30,6 +30,7 @@ from tutor.texts import say
 from tutor.ui.messages import Training, TrainingProgress
 from tutor.ui.prose_text import ProseText
 from tutor.ui.screens import on_top
+from tutor.ui.widgets.host import host_of
 from tutor.ui.widgets.key_bar import duration, stop_key
 from tutor.ui.widgets.params_form import ParamsForm
 from tutor.ui.widgets.params_toggle import ParamsToggle
@@ -192,7 +193,8 @@ class ExperimentPanel(Vertical):
             return
         from tutor.experiments.course.training import expected_seconds, planned_runs
 
-        store = getattr(getattr(self.app, "tutor", None), "store", None)
+        host = host_of(self)
+        store = host.tutor.store if host is not None else None
         try:
             kept = [(r.config, r.seconds, r.config.get("train", {}).get("steps"))
                     for r in (store.training_runs(status="done") if store is not None else [])]  # fmt: skip
@@ -244,7 +246,7 @@ class ExperimentPanel(Vertical):
             self.notify(say("run.busy", self.lang))
             return False
         if self.spec.long and training_workers(self.workers):
-            training = getattr(self.app, "training", None)
+            training = host.training if (host := host_of(self)) is not None else None
             title = say(f"exp.{training.experiment}.title", self.lang) if training else ""
             key = stop_key(self.app)[1]
             self.notify(say("run.training_busy", self.lang, title=title, key=key), severity="warning")
@@ -255,7 +257,7 @@ class ExperimentPanel(Vertical):
             self.query_one(ParamsToggle).expanded = True  # the form is open: only it can be wrong
             self._say("run.bad_params", error=True)
             return False
-        served = getattr(self.app, "served", None)
+        served = host.served if (host := host_of(self)) is not None else None
         if served is not None:  # a served session: the learner's caps bound the form too
             from tutor.serve.budget import over_cap
 
@@ -300,7 +302,7 @@ class ExperimentPanel(Vertical):
         return bool(self.workers.cancel_node(self))
 
     async def _run(self, params) -> Result:
-        served = getattr(self.app, "served", None)
+        served = host.served if (host := host_of(self)) is not None else None
         if served is not None:  # forked by the server, in this learner's bounds
             from tutor.serve.session import run_experiment
 

@@ -16,8 +16,10 @@ from textual.widgets import Static
 from tutor.texts import say
 from tutor.ui.bindings import label, own_bindings
 from tutor.ui.screens import on_top
+from tutor.ui.widgets.host import host_of
 
 if TYPE_CHECKING:
+    from textual.app import App
     from textual.binding import Binding
 
     from tutor.ui.messages import Training
@@ -52,7 +54,7 @@ def training_line(training: Training, lang: str) -> str:
     )
 
 
-def stop_key(app) -> tuple[Binding | None, str]:
+def stop_key(app: App) -> tuple[Binding | None, str]:
     """The app's binding that stops the training run, and its key as the learner types it."""
     binding = next((b for b in own_bindings(app) if b.id == STOP), None)
     return binding, app.get_key_display(binding) if binding is not None else ""
@@ -63,7 +65,7 @@ class KeyBar(Static):
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._changed)
-        if hasattr(self.app, "training"):
+        if host_of(self) is not None:
             self.watch(self.app, "training", self._training_changed, init=False)
         self.redraw()
 
@@ -90,9 +92,10 @@ class KeyBar(Static):
     def _draw(self) -> None:
         app = self.app
         accent = app.current_theme.accent or "yellow"
-        lang = getattr(app, "lang", "en")
+        host = host_of(self)
+        lang = host.lang if host is not None else "en"
         width = self.size.width
-        training = getattr(app, "training", None)
+        training = host.training if host is not None else None
         if self._keys is None:
             self._keys = self._keys_line(accent, lang, width)
         text = Text(no_wrap=True, overflow="ellipsis")

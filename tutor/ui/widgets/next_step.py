@@ -1,5 +1,6 @@
 """The next-step line: the one most useful thing to do now (tutor.progress.glance.next_step), in
-the learner's language, with the key that does it (n: TutorApp.action_next_step follows it).
+the learner's language, with the key that does it (n follows it: the line tells its host app what it
+shows, tutor.ui.widgets.host).
 
 Shown on home, and under a pass: a passed exercise, a finished quiz sitting. `suggest()` reads the
 store in a worker thread (the UI thread never waits for SQLite); `show()` draws what was read.
@@ -7,15 +8,16 @@ store in a worker thread (the UI thread never waits for SQLite); `show()` draws 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
 from textual.widgets import Static
 
+from tutor.ui.widgets.host import host_of
+
 if TYPE_CHECKING:
     from tutor.progress.glance import Step
-    from tutor.ui.app import TutorApp
 
 
 class NextStep(Static):
@@ -33,10 +35,6 @@ class NextStep(Static):
         if self.step is not None:
             self.show(self.step)  # in the new language
 
-    @property
-    def tutor_app(self) -> TutorApp:
-        return cast("TutorApp", self.app)  # Textual types it as App[Any]
-
     def suggest(self) -> None:
         """Work the step out again (in a thread) and show it."""
         self._read()
@@ -46,25 +44,25 @@ class NextStep(Static):
         from tutor.progress.db import local_now
         from tutor.progress.glance import next_step, read_glance
 
-        app = self.tutor_app
-        index = app.tutor.index
-        glance = read_glance(app.tutor.home) if index is not None else None
+        host = host_of(self)
+        if host is None or (index := host.tutor.index) is None:
+            return
+        glance = read_glance(host.tutor.home)
         if glance is None:
             return
-        assert index is not None  # glance was read for it
-        step = next_step(glance, index.cards, local_now(), app.training_place())
-        app.call_from_thread(self.show, step)
+        step = next_step(glance, index.cards, local_now(), host.training_place())
+        self.app.call_from_thread(self.show, step)
 
     def show(self, step: Step | None) -> None:
         """Draw `step` (None: nothing to suggest) in the app's language; n follows it."""
         from tutor.progress.glance import step_text
 
         self.step = step
-        app = self.tutor_app
-        index = app.tutor.index
-        self.display = step is not None and index is not None
-        if self.display:
-            assert step is not None and index is not None  # display says so
-            self.update(Text(step_text(step, index.cards, app.lang)))
-        app.next_steps[self.screen] = step if self.display else None  # n follows it on this screen
-        app.refresh_bindings()
+        host = host_of(self)
+        index = host.tutor.index if host is not None else None
+        self.display = host is not None and step is not None and index is not None
+        if host is None:
+            return
+        if step is not None and index is not None:
+            self.update(Text(step_text(step, index.cards, host.lang)))
+        host.step_shown(self.screen, step if self.display else None)  # n follows it on this screen

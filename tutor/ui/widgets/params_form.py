@@ -25,6 +25,7 @@ from textual.widgets import Input, Label, Select, Static
 
 from tutor.experiments.registry import ExperimentSpec, format_validation_error
 from tutor.texts import say
+from tutor.ui.widgets.host import host_of
 
 CELL_WIDTH = 30  # columns per `name [value]` cell: two side by side in an 80-column terminal
 
@@ -83,8 +84,8 @@ class ParamsForm(VerticalGroup):
             allowed = choices(field.annotation)
             if allowed and _is_list(field.annotation):
                 hint += "\n" + say("run.params_choices", self.lang, name=name, choices=list(allowed))
-        served = getattr(self.app, "served", None)
-        if served is not None:
+        host = host_of(self)
+        if host is not None and (served := host.served) is not None:
             hint += "\n" + say(
                 "run.served_hint", self.lang, mib=served.memory_bytes >> 20, cores=served.cpu_cores
             )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -26,11 +26,11 @@ from tutor.quiz.check import answer_kind
 from tutor.quiz.feedback import Line, counter, feedback_lines, open_answer_lines
 from tutor.texts import say
 from tutor.ui.rich_markdown import Prose
+from tutor.ui.widgets.host import host_of
 from tutor.wrap import reflow
 
 if TYPE_CHECKING:
     from tutor.quiz.session import Feedback, Item, QuizSession
-    from tutor.ui.app import TutorApp
 
 # How each tone of a feedback line is marked up (the terminal uses tutor.quiz.feedback.STYLE).
 _MARKDOWN = {"right": "**{}**", "wrong": "**{}**", "rated": "**{}**", "warn": "**{}**", "quiet": "*{}*"}
@@ -222,9 +222,11 @@ class QuizPanel(Vertical):
             answer = partial(self.session.answer, text.strip(), note=self.note, used_hint=self.used_hint)
         else:
             answer = partial(self.session.answer, text, used_hint=self.used_hint)
+        host = host_of(self)
         self._recording = True
         try:
-            feedback = await cast("TutorApp", self.app).tutor.written(lambda _store: answer())
+            # recorded by the app's store writer; in place in an app that has none
+            feedback = await host.tutor.written(lambda _store: answer()) if host is not None else answer()
         except Exception as err:  # noqa: BLE001 - e.g. the store is busy: say so, keep the question
             if self.is_attached:
                 self._error(err if isinstance(err, AnswerError) else f"{type(err).__name__}: {err}")

@@ -138,8 +138,18 @@ def check_bias_values(learner):
     bad = ~((got - want).abs() <= 1e-5 + 1e-5 * want.abs()) & past
     if bool(bad.any()):
         h, i, j = (int(v) for v in bad.nonzero()[0])
-        raise CheckFailed(msg("bias_off", call=call, h=h, i=i, j=j, got=f"{float(got[h, i, j]):.6g}",
-                              n=n, slope=f"{float(slopes[h]):.6g}"))  # fmt: skip
+        raise CheckFailed(
+            msg(
+                "bias_off",
+                call=call,
+                h=h,
+                i=i,
+                j=j,
+                got=f"{float(got[h, i, j]):.6g}",
+                n=n,
+                slope=f"{float(slopes[h]):.6g}",
+            )
+        )
 
 
 def check_future_masked(learner):

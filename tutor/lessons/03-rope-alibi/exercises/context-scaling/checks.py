@@ -19,10 +19,18 @@ REFERENCE = {
     ("pi", 8): [0.25, 0.025, 0.0025, 0.00025],
     ("ntk", 8): [1, 0.062996052, 0.0039685026, 0.00025],
     ("yarn", 8): [1, 0.0625, 0.0025, 0.00025],
-    ("ntk", 16): [1, 0.25941282, 0.06729501, 0.017457188, 0.0045286183, 0.0011747816, 0.00030475341,
-                  7.9056942e-05],
+    ("ntk", 16): [
+        1,
+        0.25941282,
+        0.06729501,
+        0.017457188,
+        0.0045286183,
+        0.0011747816,
+        0.00030475341,
+        7.9056942e-05,
+    ],
     ("yarn", 16): [1, 0.23717082, 0.05, 0.0079056942, 0.0025, 0.00079056942, 0.00025, 7.9056942e-05],
-}  # fmt: skip
+}
 
 
 def _freqs(learner, method: str, d: int, base=10000.0, scale=4.0, original_max=128) -> torch.Tensor:
@@ -72,8 +80,10 @@ def _scales(learner) -> None:
             raised = raised or err
     if not got:
         raise raised
-    said = {"methods": ", ".join(map(repr, got)), "case": f"d={d}, base={base:g}, scale={scale:g}, "
-            f"original_max={original_max}"}  # fmt: skip
+    said = {
+        "methods": ", ".join(map(repr, got)),
+        "case": f"d={d}, base={base:g}, scale={scale:g}, original_max={original_max}",
+    }
     plain = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     assert not all(_same(v, plain) for v in got.values()), msg("unscaled", **said)
     first = next(iter(got.values()))

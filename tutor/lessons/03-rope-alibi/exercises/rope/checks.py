@@ -244,8 +244,11 @@ def _last_logits(model, idx: torch.Tensor) -> torch.Tensor:
 def check_no_pos_emb(learner):
     model = learner.build_model(replace(CFG, pos="learned"))
     expect([n for n in model.params if "pos_emb" in n], [], msg("pos_emb_params"))
-    attns = [cls if own else f"tutor.model.gpt.{cls}" for n, cls, own in model.modules
-             if n.startswith("blocks.") and n.endswith(".attn")]  # fmt: skip
+    attns = [
+        cls if own else f"tutor.model.gpt.{cls}"
+        for n, cls, own in model.modules
+        if n.startswith("blocks.") and n.endswith(".attn")
+    ]
     expect(attns, ["RoPECausalSelfAttention"] * CFG.n_layer, msg("block_attention"))
     _last_logits(model, torch.randint(0, CFG.vocab_size, (1, CFG.block_size + random.randint(2, 9))))
     # a one-layer model without pos_emb sees the order only through the rotation: five characters and
@@ -284,9 +287,12 @@ def _trained(cfg: GPTConfig, layout: str, state: dict, idx, targets) -> tuple[fl
 
 def _gap(got: dict, want: dict) -> float:
     """The worst gradient's distance from `want`'s, relative to its size (inf for one missing)."""
-    gaps = [float((got[n].double() - g).abs().max()) / (float(g.abs().max()) + 1e-8)
-            if isinstance(got.get(n), torch.Tensor) and got[n].shape == g.shape else float("inf")
-            for n, g in want.items()]  # fmt: skip
+    gaps = [
+        float((got[n].double() - g).abs().max()) / (float(g.abs().max()) + 1e-8)
+        if isinstance(got.get(n), torch.Tensor) and got[n].shape == g.shape
+        else float("inf")
+        for n, g in want.items()
+    ]
     return max(gaps)
 
 
