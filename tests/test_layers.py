@@ -567,10 +567,13 @@ def _process_starts(file: Path) -> list[tuple[int, str]]:
     """(line, what) for every call or import in `file` that starts a process."""
     found = []
     for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            names = STARTS_A_PROCESS.get(node.value.id, set())
-            if names is not None and node.attr in names:
-                found.append((node.lineno, f"{node.value.id}.{node.attr}"))
+        call = (
+            node.func if isinstance(node, ast.Call) else None
+        )  # a call: a type named in an annotation is none
+        if isinstance(call, ast.Attribute) and isinstance(call.value, ast.Name):
+            names = STARTS_A_PROCESS.get(call.value.id, set())
+            if names is not None and call.attr in names:
+                found.append((node.lineno, f"{call.value.id}.{call.attr}"))
         elif isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "multiprocessing"]
         elif isinstance(node, ast.ImportFrom) and node.module is not None:
@@ -608,7 +611,7 @@ def test_the_process_finder_sees_each_way_to_start_one(tmp_path):
         "import os, subprocess, asyncio\nfrom multiprocessing import Pool\n"
         "from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor\nfrom os import fork\n"
         "subprocess.run(['x'])\nos.fork()\nos.execv('x', [])\nasyncio.create_subprocess_exec('x')\n"
-        "subprocess.PIPE\nos.getpid()\n",
+        "subprocess.PIPE\nos.getpid()\nproc: subprocess.Popen[bytes]\n",
         encoding="utf-8",
     )
     whats = sorted(what for _, what in _process_starts(code))  # ast.walk goes breadth first
