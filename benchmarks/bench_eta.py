@@ -64,7 +64,7 @@ def cpu_seconds() -> float:
 
 def cli_job(cmd: list[str]) -> tuple[float, float, float]:
     """(announced seconds, seconds from the announcement to the result, the command's whole seconds)."""
-    from tutor.childproc import parse_line
+    from tutor.proc.child import parse_line
 
     with tempfile.TemporaryDirectory() as home:
         t0 = time.perf_counter()

@@ -43,7 +43,7 @@ def _children_cpu() -> float:
 def run_variant(variant: str, steps: int) -> dict:
     """One variant of the job in a fresh home: its wall seconds, announcement and runs' final losses."""
     cmd = job(steps) if variant == "parallel" else ["taskset", "-c", "0", *job(steps)]
-    from tutor.childproc import parse_line
+    from tutor.proc.child import parse_line
 
     load, cpu = os.getloadavg()[0], _children_cpu()
     with tempfile.TemporaryDirectory() as home:

@@ -45,7 +45,7 @@ def percentile(xs: list[float], q: float) -> float:
 
 def descendants(pid: int) -> list[int]:
     """Live processes started by `pid`, directly or not (children run in sessions of their own,
-    tutor.childproc, so the app's process group does not hold them)."""
+    tutor.proc, so the app's process group does not hold them)."""
     parent: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

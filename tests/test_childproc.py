@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.childproc import AsyncChild, ChildCancelled, ChildTimeout, SyncChild
+from tutor.proc.child import AsyncChild, ChildCancelled, ChildTimeout, SyncChild
 
 ENV = {"PATH": os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
 # prints two events and a stray line, starts a grandchild that would sleep for a minute, then waits
@@ -94,3 +94,66 @@ def test_the_async_child_stops_its_tree_when_its_task_is_cancelled():
     grandchild = asyncio.run(main())
     time.sleep(0.5)
     assert not _alive(grandchild)
+
+
+# --- tutor.proc.spawn and the zygote loop both fork servers share (tutor.proc.forkserver.serve) ---
+
+# a zygote whose forks report who they are and what they were sent; a fork sent "wait" stays
+ZYGOTE = """
+import json, os, sys, time
+from tutor.proc.forkserver import serve
+
+def run():
+    data = b""
+    while chunk := os.read(0, 4096):
+        data += chunk
+    me = {"event": "forked", "pid": os.getpid(), "sid": os.getsid(0), "ppid": os.getppid(), "input": data.decode()}
+    os.write(1, (json.dumps(me) + "\\n").encode())
+    if data == b"wait":
+        time.sleep(60)
+    os._exit(0)
+
+serve(int(sys.argv[-1]), run)
+"""
+
+
+def test_a_zygotes_fork_reads_its_input_leads_its_session_and_dies_with_the_zygote():
+    from tutor.proc.forkserver import ForkServer
+
+    server = ForkServer(
+        [sys.executable, "-c", ZYGOTE], env={**ENV, "PYTHONPATH": str(Path(__file__).parents[1])}
+    )
+    try:
+        child = server.fork()
+        child.send(b"hello")
+        events = list(child.events(deadline=time.monotonic() + 30))
+        child.close()
+        assert events == [
+            {"event": "forked", "pid": child.pid, "sid": child.pid, "ppid": server.proc.pid, "input": "hello"}
+        ]
+        waiting = server.fork()
+        waiting.send(b"wait")
+        assert next(waiting.events(deadline=time.monotonic() + 30))["pid"] == waiting.pid
+        assert _alive(waiting.pid)
+    finally:
+        server.close()
+    deadline = time.monotonic() + 10
+    while _alive(waiting.pid) and time.monotonic() < deadline:  # the parent-death signal's kill
+        time.sleep(0.02)
+    assert not _alive(waiting.pid)
+
+
+def test_spawn_nices_the_child_and_the_session_it_leads():
+    from tutor.proc.spawn import PIPE, spawn
+
+    target = min(19, os.getpriority(os.PRIO_PROCESS, 0) + 7)
+    says = "import os, sys; print(os.getpriority(os.PRIO_PROCESS, 0), flush=True); sys.stdin.read()"
+    proc = spawn([sys.executable, "-c", says], stdin=PIPE, stdout=PIPE, env=ENV, niceness=target)
+    try:
+        assert proc.stdout is not None and int(proc.stdout.readline()) == target  # as it runs, not before
+        assert os.getsid(proc.pid) == proc.pid
+        group = Path(f"/proc/{proc.pid}/autogroup")
+        if group.exists():  # a kernel with autogroups: its session is niced too
+            assert group.read_text().split()[-1] == str(target)
+    finally:
+        proc.communicate(b"")

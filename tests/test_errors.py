@@ -15,9 +15,9 @@ from tutor.errors import CheckFailure, TutorError
 # Raised and caught inside the tutor: "stop", not "something went wrong".
 SIGNALS = {
     "tutor.experiments.errors.Cancelled": "a run stopped because its caller asked",
-    "tutor.childproc.ChildTimeout": "a child passed its deadline; the caller says what timed out",
-    "tutor.childproc.ChildCancelled": "a child was stopped because its caller asked",
-    "tutor.childproc.ServerGone": "a fork server exited; the caller says what could not be started",
+    "tutor.proc.child.ChildTimeout": "a child passed its deadline; the caller says what timed out",
+    "tutor.proc.child.ChildCancelled": "a child was stopped because its caller asked",
+    "tutor.proc.forkserver.ServerGone": "a fork server exited; the caller says what could not be started",
     "tutor.grading.judging.remote.Stopped": "the sandboxed worker can answer no more; the judge reports why",
     "tutor.grading.box.wire.WireError": "a message from the worker that is not plain data; the judge voids the run",
     "tutor.quiz.numbers.NotANumber": "an answer that is not a number; the quiz asks again",

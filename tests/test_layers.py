@@ -543,6 +543,91 @@ def test_only_the_settings_module_reads_a_named_environment_variable():
     assert not wrong, "\n".join(wrong)
 
 
+# --- processes are started in one place: tutor/proc/ ---
+
+# the calls that start a process, by the module that offers them
+STARTS_A_PROCESS = {
+    "subprocess": {"Popen", "run", "call", "check_call", "check_output", "getoutput", "getstatusoutput"},
+    "os": {"fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "popen"}
+    | {f"exec{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")}
+    | {f"spawn{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")},
+    "asyncio": {"create_subprocess_exec", "create_subprocess_shell"},
+    "pty": {"fork", "spawn"},
+    "multiprocessing": None,  # any of it
+    "concurrent.futures": {"ProcessPoolExecutor"},
+}
+# module -> why it starts a process itself
+STARTS_PROCESSES_ITSELF = {
+    "tutor.ui.screens.exercise": "the learner's own editor in the foreground while the app is suspended; "
+    "tutor/ui/ is outside the process layer's change",
+}
+
+
+def _process_starts(file: Path) -> list[tuple[int, str]]:
+    """(line, what) for every call or import in `file` that starts a process."""
+    found = []
+    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        call = (
+            node.func if isinstance(node, ast.Call) else None
+        )  # a call: a type named in an annotation is none
+        if isinstance(call, ast.Attribute) and isinstance(call.value, ast.Name):
+            names = STARTS_A_PROCESS.get(call.value.id, set())
+            if names is not None and call.attr in names:
+                found.append((node.lineno, f"{call.value.id}.{call.attr}"))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "multiprocessing"]
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            top = node.module.split(".")[0]
+            names = STARTS_A_PROCESS.get(node.module, STARTS_A_PROCESS.get(top, set()))
+            found += [
+                (node.lineno, f"{node.module}.{a.name}")
+                for a in node.names
+                if names is None or a.name in names
+            ]
+    return found
+
+
+def test_only_tutor_proc_starts_a_process():
+    wrong = [
+        f"{_module_name(file)}:{line} {what}"
+        for file in code_files()
+        if not _under(_module_name(file), "tutor.proc") and _module_name(file) not in STARTS_PROCESSES_ITSELF
+        for line, what in _process_starts(file)
+    ]
+    assert not wrong, "start processes in tutor/proc/ (or list the module here, with why):\n" + "\n".join(
+        wrong
+    )
+
+
+def test_every_listed_exception_still_starts_a_process():
+    modules = {_module_name(file): file for file in code_files()}
+    stale = [m for m in STARTS_PROCESSES_ITSELF if m not in modules or not _process_starts(modules[m])]
+    assert not stale, f"listed as starting processes, but no longer do: {stale}"
+
+
+def test_the_process_finder_sees_each_way_to_start_one(tmp_path):
+    code = tmp_path / "starts.py"
+    code.write_text(
+        "import os, subprocess, asyncio\nfrom multiprocessing import Pool\n"
+        "from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor\nfrom os import fork\n"
+        "subprocess.run(['x'])\nos.fork()\nos.execv('x', [])\nasyncio.create_subprocess_exec('x')\n"
+        "subprocess.PIPE\nos.getpid()\nproc: subprocess.Popen[bytes]\n",
+        encoding="utf-8",
+    )
+    whats = sorted(what for _, what in _process_starts(code))  # ast.walk goes breadth first
+    assert whats == sorted(
+        [
+            "multiprocessing.Pool",
+            "concurrent.futures.ProcessPoolExecutor",
+            "os.fork",
+            "subprocess.run",
+            "os.fork",
+            "os.execv",
+            "asyncio.create_subprocess_exec",
+        ]
+    )
+
+
 # --- the UI's widgets do not reach up to the app ---------------------------------------------------
 
 

@@ -250,7 +250,7 @@ async def _stop_while_training(home, wait_for_steps: bool, how: str = "quit") ->
             panel.query_one(f"#p-{key}", Input).value = value
         assert panel.run()
         # until the child exists (and, if asked, reports training steps); the training is niced below
-        # every other process (tutor.experiments.pool.lower_priority), so beside other tests it can wait long
+        # every other process (tutor.proc.spawn.lower_priority), so beside other tests it can wait long
         await until(
             pilot, lambda: child_pids() - before and (not wait_for_steps or "step" in status_of(panel)), 120
         )

@@ -1,7 +1,7 @@
 """The served class's warm process for experiments: `python -m tutor.experiment_zygote LESSONS FD`.
 
 It imports torch, every experiment and the shipped models once, and never runs one: for each request
-on the control socket FD (tutor.childproc.ForkServer's protocol) it forks a fresh process, which is
+on the control socket FD it forks a fresh process (tutor.proc.forkserver.serve, the warm judge's loop too), which is
 what `python -m tutor experiment NAME --jsonl ...` would be, warm. So the torch and model pages of every
 learner's runs are this process's, shared, and a quick experiment starts in a few milliseconds.
 
@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import sys
 
-from tutor.childproc import die_with_parent
+from tutor.proc.forkserver import serve
+from tutor.proc.spawn import die_with_parent, lower_priority, open_session
 
 
 def _warm() -> None:
@@ -42,16 +41,10 @@ def _warm() -> None:
             pass
 
 
-def _run(fds: list[int]) -> None:
-    """The forked process: the job from fds[0], events to fds[1]; never returns."""
+def _run() -> None:
+    """The forked process (tutor.proc.forkserver.serve): the job on fd 0, events to fd 1; never returns."""
     code = 1
     try:
-        os.setsid()
-        die_with_parent()
-        os.dup2(fds[0], 0)
-        os.dup2(fds[1], 1)
-        for fd in fds:
-            os.close(fd)
         data = b""
         while chunk := os.read(0, 1 << 16):
             data += chunk
@@ -61,6 +54,7 @@ def _run(fds: list[int]) -> None:
         home = json.loads(header).get("home")
         from tutor.serve.confine import confine_fork
 
+        session = open_session(os.getpid())  # its session's niceness: /proc is read-only once confined
         confine_fork(home)
         request = json.loads(job)
         argv = request.get("argv")
@@ -78,7 +72,9 @@ def _run(fds: list[int]) -> None:
         os.close(devnull)
         nice = request.get("nice", 0)
         if isinstance(nice, int) and 0 < nice <= 19:
-            os.nice(nice)
+            lower_priority(os.getpid(), nice, session=session)  # as the pool's workers: its session too
+        if session is not None:
+            os.close(session)
         from tutor.cli import main
 
         code = main(argv)
@@ -89,40 +85,10 @@ def _run(fds: list[int]) -> None:
         os._exit(code if isinstance(code, int) else 1)
 
 
-def serve(control_fd: int) -> None:
-    sock = socket.socket(fileno=control_fd)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the forks
-    while True:
-        try:
-            _, fds, _, _ = socket.recv_fds(sock, 16, 2)
-        except OSError:
-            fds = []
-        if len(fds) != 2:
-            os._exit(0)  # the server is gone
-        pid = os.fork()
-        if pid == 0:
-            sock.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            _run(fds)
-        for fd in fds:
-            os.close(fd)
-        try:
-            handle = [os.pidfd_open(pid)]
-        except (AttributeError, OSError):
-            handle = []
-        try:
-            socket.send_fds(sock, [str(pid).encode()], handle)
-        except OSError:
-            os._exit(0)
-        finally:
-            for fd in handle:
-                os.close(fd)
-
-
 def main() -> None:
     die_with_parent()
     _warm()
-    serve(int(sys.argv[-1]))
+    serve(int(sys.argv[-1]), _run)
 
 
 if __name__ == "__main__":

@@ -147,7 +147,7 @@ FILE_POLL_S = 1.0  # the exercise screen looks for a save of the learner's file 
 PLOT_EVERY_S = 1.0  # the live loss curve is redrawn at most this often (a redraw costs ~30 ms)
 READ_AFTER_S = 4.0  # a lesson section counts as read once it has been on screen this long in all
 TRAINING_GRACE_S = 1.0  # a training child started by the app: SIGTERM, then SIGKILL after this
-TRAINING_NICENESS = 10  # training takes every core; niced, its sessions too (pool.lower_priority)
+TRAINING_NICENESS = 10  # training takes every core; niced, its sessions too (tutor.proc.spawn.lower_priority)
 
 # experiments and child processes
 CHILD_GRACE_S = 5.0  # an experiment child: SIGTERM, then SIGKILL after this

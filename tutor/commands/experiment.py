@@ -172,7 +172,7 @@ def run(args, ctx) -> int:
 
 
 def _run_jsonl(spec, params, ctx) -> int:
-    from tutor.childproc import die_with_parent
+    from tutor.proc.spawn import die_with_parent
 
     die_with_parent()  # a child of the app (run_in_child): it ends with its parent
     from tutor.experiments import runner

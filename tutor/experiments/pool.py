@@ -22,7 +22,7 @@ the same events.
 
 Workers end with the pool (and with this process, whatever ends it); a cancel kills them at once (a run
 that is cancelled saves nothing). They train at this process's priority, whatever their session (see
-`lower_priority`): the app starts a job niced, so the screen the learner uses comes first.
+tutor.proc.spawn.lower_priority): the app starts a job niced, so the screen the learner uses comes first.
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ import json
 import os
 import selectors
 import signal
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any
 
 from tutor.experiments.errors import Cancelled, ExperimentError
+from tutor.proc.spawn import PIPE, spawn
 
 # the worker's tasks: name -> "module:function", each (args, emit, should_stop) -> a JSON-able result;
 # `emit(event)` reports what the task does, `should_stop()` (or None) is polled between its steps
@@ -61,25 +61,6 @@ def cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # macOS
         return max(1, os.cpu_count() or 1)
-
-
-def lower_priority(pid: int, niceness: int) -> None:
-    """Process `pid` at `niceness` at least, and so is the session it leads. Linux's scheduler shares the CPU
-    between sessions (autogroups) first and weighs a process's niceness only against the others of its own
-    session: a niced process in a session of its own, as every child here is (tutor.childproc), took as much
-    CPU as the app's whole session, so the screen froze while a job trained. The session's niceness lives in
-    /proc/PID/autogroup (absent without autogroups, and on macOS: then the process's niceness is all)."""
-    if niceness <= 0:
-        return
-    try:
-        os.setpriority(os.PRIO_PROCESS, pid, max(niceness, os.getpriority(os.PRIO_PROCESS, pid)))
-    except OSError:  # ended already
-        return
-    try:
-        with open(f"/proc/{pid}/autogroup", "w") as group:
-            group.write(str(niceness))
-    except OSError:
-        pass
 
 
 def pool_size(tasks: int, threads: int) -> int:
@@ -134,16 +115,10 @@ class _Worker:
         env = tutor_child_env()
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
         self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tutor.experiments.worker", str(threads)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            env=env,
-            start_new_session=True,
-        )
+        argv = [sys.executable, "-m", "tutor.experiments.worker", str(threads)]
+        niceness = os.getpriority(os.PRIO_PROCESS, 0)  # its session: as niced as this one
+        self.proc = spawn(argv, stdin=PIPE, stdout=PIPE, stderr=self.stderr, env=env, niceness=niceness)
         assert self.proc.stdin is not None and self.proc.stdout is not None  # both PIPE
-        lower_priority(self.proc.pid, os.getpriority(os.PRIO_PROCESS, 0))  # its session: as niced as this one
         os.set_blocking(self.proc.stdout.fileno(), False)
         self.buffer = b""
         self.task: int | None = None  # the index of the task it works on, in the current map
@@ -165,7 +140,7 @@ class _Worker:
         return done
 
     def tail(self) -> str:
-        from tutor.childproc import read_tail
+        from tutor.proc.child import read_tail
 
         return read_tail(self.stderr)
 

@@ -7,7 +7,7 @@
 The child is `python -m tutor experiment NAME --set K=V ... --jsonl`, which prints one JSON object
 per line: {"event": "progress", ...} while it works, then {"event": "result", "result": {...}}, or
 {"event": "cancelled"} / {"event": "error", "message", "said"} (`said`: the error's catalogue key and
-values as a Msg, so the parent words it in the learner's language). The child runs through tutor.childproc:
+values as a Msg, so the parent words it in the learner's language). The child runs through tutor.proc.child:
 cancelling terminates its session (SIGTERM, it stops after the current step) and kills it after a
 grace period; subprocesses, not multiprocessing, because multiprocessing cannot spawn inside a
 running Textual app.
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
 import threading
 import time
@@ -26,12 +25,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tutor.childproc import AsyncChild
 from tutor.experiments.errors import Cancelled, ExperimentError
 from tutor.experiments.params import Params
 from tutor.experiments.registry import ExperimentSpec, canonical_params, get_spec, validate_params
 from tutor.experiments.result import Msg, Result
 from tutor.experiments.run_context import RunContext, StoredRun
+from tutor.proc.child import AsyncChild
 from tutor.settings import CHILD_GRACE_S, RESULT_CACHE_SIZE, tutor_child_env
 
 EventSink = Callable[[dict[str, Any]], None]
@@ -185,13 +184,8 @@ async def run_in_child(
     if use_cache and (hit := cached(name, params, home)) is not None:
         return hit
     command = child_command(name, params, home)
-    if niceness > 0 and shutil.which("nice"):  # e.g. the app: training must not starve the UI
-        command = ["nice", "-n", str(niceness), *command]
-    child = await AsyncChild.start(command, env=tutor_child_env())
-    if niceness > 0:  # its threads are niced by `nice`; its session is its own: niced here (pool.py says why)
-        from tutor.experiments.pool import lower_priority
-
-        lower_priority(child.proc.pid, niceness)
+    # niced (e.g. the app: training must not starve the UI), its session too (tutor.proc.spawn says why)
+    child = await AsyncChild.start(command, env=tutor_child_env(), niceness=niceness)
     outcome = ChildOutcome(name, on_event)
     try:
         async for event in child.events():

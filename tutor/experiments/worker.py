@@ -21,7 +21,7 @@ def _write(event: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from tutor.childproc import die_with_parent
+    from tutor.proc.spawn import die_with_parent
 
     die_with_parent()
     threads = int(argv[0]) if argv else 1

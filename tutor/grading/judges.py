@@ -12,7 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tutor.childproc import ForkedChild, ForkServer, SyncChild
+from tutor.proc.child import SyncChild
+from tutor.proc.forkserver import ForkedChild, ForkServer
 
 JUDGE = Path(__file__).with_name("judging") / "judge.py"  # started as a script, by path
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tutor.childproc import ChildTimeout, ServerGone
 from tutor.content.schema import Exercise
 from tutor.grading.box import sandbox
 from tutor.grading.judges import JudgeSource, WarmJudge, start_judge
@@ -37,6 +36,8 @@ from tutor.grading.kit import grade_seed
 from tutor.grading.result import CheckResult, GradeResult
 from tutor.grading.untrusted import clean
 from tutor.i18n import pick
+from tutor.proc.child import ChildTimeout
+from tutor.proc.forkserver import ServerGone
 from tutor.settings import (
     GRADE_JUDGE_SLACK_S,
     GRADE_MAX_TASKS,

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from importlib.metadata import version
 from pathlib import Path
 
+from tutor.proc.spawn import PIPE, spawn_async
 from tutor.serve.bounds import LearnerBounds
 from tutor.serve.roster import LEARNERS_FOLDER
 from tutor.serve.session import Served
@@ -51,11 +52,15 @@ class AppProcess:
 
     async def start(self, width: int, height: int) -> None:
         env = {**self.env, "COLUMNS": str(width), "ROWS": str(height)}
-        self.proc = await asyncio.create_subprocess_exec(
-            *self.bounds.command(self.argv), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=env, cwd=self.cwd, pass_fds=self.pass_fds,
-            start_new_session=True,
-        )  # fmt: skip
+        self.proc = await spawn_async(
+            self.bounds.command(self.argv),
+            stdin=PIPE,
+            stdout=PIPE,
+            stderr=PIPE,
+            env=env,
+            cwd=self.cwd,
+            pass_fds=self.pass_fds,
+        )
         self.bounds.started(self.proc.pid)
         self.bounds.find_scope(self.proc.pid)
         self._tasks = [asyncio.create_task(self._read()), asyncio.create_task(self._read_stderr())]

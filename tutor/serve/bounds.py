@@ -34,10 +34,11 @@ import os
 import resource
 import shutil
 import signal
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tutor.proc.spawn import run
 
 V1_FILES = {"memory": "memory.limit_in_bytes", "cpu": "cpu.shares", "pids": "pids.max"}
 SERVER_GROUP = "_server"  # cgroup v1: the server's own CPU group in the class's (no learner id starts with _)
@@ -458,12 +459,8 @@ def _try_v1(placement: Placement, mounts, own) -> bool:
 def _try_systemd(placement: Placement, mounts, own) -> bool:
     if shutil.which("systemd-run") is None:
         return False
-    try:
-        done = subprocess.run(["systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", "TasksMax=8",
-                               "true"], capture_output=True, timeout=10)  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    if done.returncode != 0:
+    probe = ["systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", "TasksMax=8", "true"]
+    if run(probe, timeout_s=10) != 0:
         return False
     placement.layers = {"memory": "systemd scope MemoryMax", "cpu": "systemd scope CPUWeight and CPUQuota",
                         "pids": "systemd scope TasksMax"}  # fmt: skip

@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.childproc import ForkServer
+from tutor.proc.forkserver import ForkServer
 from tutor.serve.bounds import LearnerBounds
 
 MAX_FORKS = 6

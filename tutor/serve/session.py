@@ -22,8 +22,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tutor.childproc import ChildCancelled, ForkedChild, ServerGone
 from tutor.errors import TutorError
+from tutor.proc.child import ChildCancelled
+from tutor.proc.forkserver import ForkedChild, ServerGone
 
 ENV = "TUTOR_SERVED"
 

@@ -34,7 +34,7 @@ class GradeFailed(TutorError):
 async def _in_thread(work: Callable[[threading.Event], T]) -> T:
     """`work(cancel)` in a thread; cancelling the awaiting task sets `cancel`, which stops its judge.
     GradeFailed when the grader could not run at all."""
-    from tutor.childproc import ChildCancelled
+    from tutor.proc.child import ChildCancelled
 
     cancel = threading.Event()
     try:

@@ -4,13 +4,13 @@ Started by runner.py as `python -I judge.py` with a JSON job on stdin (its lengt
 then the files' seeds: runner._framed) and an environment holding no more than the interpreter needs;
 writes JSON-line events to stdout. Started as `judge.py --zygote FD`
 it is a warm judge: it imports torch and the trusted grading code once and forks a fresh judge per job
-(`_serve_forks`), so a grade costs a fork instead of a Python and torch start-up. Every message it writes is in the
+(tutor.proc.forkserver.serve), so a grade costs a fork instead of a Python and torch start-up. Every message it writes is in the
 job's language (`lang`); the checks write theirs from the exercise's `messages` in that language
 (tutor.grading.kit.msg).
 
 Before it reads any check, the judge imports torch and forks the worker's parent (the job says what
 the worker is handed: sandbox.box_for, worked out by the tutor while this process imports torch), which enters new namespaces and forks the worker
-(worker.py) as process 2 of its PID namespace (process 1 only waits for it: `_into_namespaces`); the worker builds its box (sandbox.py) and answers
+(worker.py) as process 2 of its PID namespace (process 1 only waits for it: tutor.proc.fork.into_new_pid_namespace); the worker builds its box (sandbox.py) and answers
 probes. The judge sends it the file's text and runs the checks in order, the loading and each check
 with a time limit of its own (the job's `timeout_s`): every check asks the worker
 for values through probes (tutor/grading/judging/remote.py) and computes the verdict here, with this
@@ -33,7 +33,6 @@ Events: {"event": "file", "index"}, {"event": "isolation", "level", "layers", "m
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import select
@@ -51,8 +50,10 @@ if __name__ == "__main__":  # started as a script (python -I judge.py): the cour
 
 from tutor.grading.box.wire import REPLY_LIMIT  # noqa: E402
 from tutor.grading.judging.remote import LearnerError, Stopped, Submission  # noqa: E402 - after the path is set
+from tutor.proc.fork import fork_session, into_new_pid_namespace  # noqa: E402
+from tutor.proc.forkserver import serve  # noqa: E402
+from tutor.proc.spawn import die_with_parent  # noqa: E402
 
-_PR_SET_PDEATHSIG = 1
 # the signals a crash is explained by (grade.signal.NAME in the catalogue)
 _SIGNALS = {
     signal.SIGSEGV,
@@ -66,82 +67,23 @@ _SIGNALS = {
 }
 
 
-def _die_with_parent() -> None:
-    if sys.platform == "linux":
-        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
-def _end_as(status: int) -> None:
-    """End this process the way a wait status says: an exit code, or the same signal (the judge
-    explains a crash by it)."""
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
-
-
-def _into_namespaces() -> None:
-    """In the worker's parent, after `unshare`: fork process 1 of the new PID namespace, which forks
-    the worker and returns in it; the two others wait and end as it ended. Process 1 cannot end by a
-    signal it sends itself (the kernel ignores those), so it hands the worker's wait status to its
-    parent through a pipe. The worker is process 2: its own abort() or SIGXCPU must end it."""
-    status_r, status_w = os.pipe()
-    if os.fork():
-        for fd in (0, 1, 2, 3, 4, status_w):  # only the worker holds the pipes: its end is the channel's end
-            os.close(fd)
-        data = os.read(status_r, 4)
-        _, own = os.wait()
-        _end_as(int.from_bytes(data, "little") if len(data) == 4 else own)
-    _die_with_parent()
-    os.close(status_r)
-    worker = os.fork()
-    if worker:
-        for fd in range(5):
-            os.close(fd)
-        _, status = os.waitpid(worker, 0)
-        os.write(status_w, status.to_bytes(4, "little"))
-        os._exit(0)
-    os.close(status_w)
-    _die_with_parent()
-
-
 def _fork_worker(header: dict, probe_r: int, reply_w: int, out_w: int) -> int:
     """The worker's parent, forked from this process after torch is imported and before checks.py is
     loaded. It gets its own session, the three pipes as fds 3, 4 and 1/2 and no other descriptor of
     ours, enters new namespaces and forks the worker into them; it waits for it and ends as it ended.
     Where namespaces are refused it is the worker itself. Returns its pid: its session is the group
-    the judge kills, the worker included."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        return pid
-    code = 70
-    try:
-        os.setsid()
-        _die_with_parent()  # whatever ends the judge ends the box
-        null = os.open(os.devnull, os.O_RDONLY)
-        for src, dst in ((null, 0), (out_w, 1), (out_w, 2), (probe_r, 3), (reply_w, 4)):
-            os.dup2(src, dst)
-        os.closerange(5, 65536)
-        from tutor.grading.box import sandbox, worker
+    the judge kills, the worker included (whatever ends the judge ends the box)."""
+    return fork_session({1: out_w, 2: out_w, 3: probe_r, 4: reply_w}, lambda: _into_box(header))
 
-        cgroup = sandbox.join_pids_cgroup(header["limits"]["max_tasks"])  # before the cgroup namespace
-        namespaces = sandbox.unshare()
-        if namespaces:
-            _into_namespaces()
-        worker.serve_forked(3, 4, header, namespaces, cgroup)
-        code = 0
-    except BaseException:  # the judge sees the exit code and the output
-        import traceback
 
-        traceback.print_exc()
-    finally:
-        os._exit(code)
+def _into_box(header: dict) -> None:
+    from tutor.grading.box import sandbox, worker
+
+    cgroup = sandbox.join_pids_cgroup(header["limits"]["max_tasks"])  # before the cgroup namespace
+    namespaces = sandbox.unshare()
+    if namespaces:
+        into_new_pid_namespace(range(5))  # only the worker holds fds 0-4: its end is the channel's end
+    worker.serve_forked(3, 4, header, namespaces, cgroup)
 
 
 class Channel:
@@ -572,53 +514,8 @@ def _judge_job() -> None:
     os._exit(0)  # every event is out: skip tearing torch down (0.3 s the tutor would wait for)
 
 
-def _serve_forks(control_fd: int) -> None:
-    """The warm judge (a zygote): for each request on the control socket, which carries two pipe
-    descriptors (the job's input and the events' output), fork a fresh judge that reads its job from
-    the first and writes its events to the second, exactly as a judge started cold does, and answer
-    with its pid and a pidfd the tutor can kill it by. This process never reads a job, so no
-    learner's file is ever in its memory, nor in a later judge's. Ends when the socket closes."""
-    import socket
-
-    sock = socket.socket(fileno=control_fd)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the judges
-    while True:
-        try:
-            _, fds, _, _ = socket.recv_fds(sock, 16, 2)
-        except OSError:
-            fds = []
-        if len(fds) != 2:
-            os._exit(0)  # the tutor is gone, or asked for nothing
-        pid = os.fork()
-        if pid == 0:
-            sock.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the judge waits for its box itself
-            os.setsid()
-            _die_with_parent()
-            os.dup2(fds[0], 0)
-            os.dup2(fds[1], 1)
-            for fd in fds:
-                os.close(fd)
-            _judge_job()
-        for fd in fds:
-            os.close(fd)
-        try:
-            handle = [os.pidfd_open(pid)]
-        except (AttributeError, OSError):  # before Linux 5.3: the tutor kills by pid
-            handle = []
-        try:
-            socket.send_fds(sock, [str(pid).encode()], handle)
-        except OSError:
-            os._exit(0)
-        finally:
-            for fd in handle:
-                os.close(fd)
-
-
 def main() -> None:
-    _die_with_parent()
-    if os.getppid() == 1:  # the tutor was already gone
-        os._exit(1)
+    die_with_parent()  # and if the tutor was already gone, end now
     import torch  # then torch: the tutor may start this process before it knows the job
 
     torch.set_num_threads(1)
@@ -631,7 +528,9 @@ def main() -> None:
     seccomp.load_library()  # opened here: the worker's root has no /usr/lib
     sys.dont_write_bytecode = True
     if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
-        _serve_forks(int(sys.argv[2]))
+        # a fresh judge per job, reading it and writing its events exactly as a judge started cold; the
+        # zygote never reads a job, so no learner's file is in its memory, nor in a later judge's
+        serve(int(sys.argv[2]), _judge_job)
     _judge_job()
 
 

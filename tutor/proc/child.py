@@ -18,13 +18,11 @@ explains a failure.
         ...
     await child.stop(grace_s=5)                               # also on task cancellation
 
-    server = ForkServer(argv, env=env)                        # a zygote: imports once, forks per request
-    child = server.fork()                                     # a fresh process; send/events/stop as above
-    server.close()
+A zygote's forks (tutor.proc.forkserver.ForkedChild) read their events here too.
 
 Users: experiments (tutor/experiments/runner.py), the app's grading (tutor/ui/grading_client.py) and the
 grader (tutor/grading/runner.py: cold judges as SyncChild, warm ones forked by a ForkServer); the
-judge forks its sandboxed worker itself, on top of this.
+judge forks its sandboxed worker itself (tutor/grading/judging/judge.py).
 """
 
 from __future__ import annotations
@@ -33,15 +31,14 @@ import json
 import os
 import selectors
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
+from tutor.proc.spawn import DEVNULL, PIPE, spawn, spawn_async
 from tutor.settings import CHILD_LINE_LIMIT, CHILD_STDERR_TAIL
 
 if TYPE_CHECKING:  # imported where used: a grade command starts its judge before it loads asyncio
@@ -56,17 +53,6 @@ class ChildCancelled(Exception):
     """`cancel` was set; the child has been stopped."""
 
 
-def die_with_parent() -> None:
-    """For a child's first lines: end when the process that started it ends, however that happens
-    (a session of its own keeps it out of its parent's process group)."""
-    if sys.platform == "linux":
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the parent was already gone
-            os._exit(1)
-
-
 def parse_line(raw: bytes) -> dict[str, Any] | None:
     text = raw.decode("utf-8", "replace").strip()
     if not text:
@@ -78,7 +64,7 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
     return event if isinstance(event, dict) else {"event": "stray", "text": text[:2000]}
 
 
-def _signal_group(pid: int, sig: int) -> None:
+def signal_group(pid: int, sig: int) -> None:
     try:
         os.killpg(pid, sig)  # the child leads its own session: the group is its whole tree
     except (ProcessLookupError, PermissionError):
@@ -92,7 +78,7 @@ def read_tail(stderr: IO[bytes]) -> str:
     return stderr.read().decode("utf-8", "replace")[-CHILD_STDERR_TAIL:]
 
 
-def _read_events(
+def read_events(
     fd: int, deadline: float | None, cancel: threading.Event | None, stop, alive
 ) -> Iterator[dict]:
     """JSON-line events from `fd` until it closes (or, once `alive()` says the writer has exited, until
@@ -133,15 +119,7 @@ class SyncChild:
     def __init__(self, argv: list[str], *, env: dict[str, str], cwd: str | None = None):
         self._stderr = tempfile.TemporaryFile()
         self._closed_tail = ""
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-        )
+        self.proc = spawn(argv, stdin=PIPE, stdout=PIPE, stderr=self._stderr, env=env, cwd=cwd)
 
     def send(self, data: bytes = b"") -> None:
         """Write `data` to the child's stdin and close it (the child reads until the end)."""
@@ -157,7 +135,7 @@ class SyncChild:
     ) -> Iterator[dict]:
         assert self.proc.stdout is not None  # stdout=PIPE
         fd = self.proc.stdout.fileno()
-        yield from _read_events(fd, deadline, cancel, self.stop, lambda: self.proc.poll() is None)
+        yield from read_events(fd, deadline, cancel, self.stop, lambda: self.proc.poll() is None)
         self.proc.wait()
 
     @property
@@ -170,12 +148,12 @@ class SyncChild:
     def stop(self, grace_s: float = 0.0) -> None:
         """Stop the child and everything it started; wait for it. Safe to call twice."""
         if self.proc.poll() is None and grace_s > 0:
-            _signal_group(self.proc.pid, signal.SIGTERM)
+            signal_group(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(grace_s)
             except subprocess.TimeoutExpired:
                 pass
-        _signal_group(self.proc.pid, signal.SIGKILL)
+        signal_group(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
 
     def close(self) -> None:
@@ -187,140 +165,24 @@ class SyncChild:
             stream.close()
 
 
-class ServerGone(Exception):
-    """The fork server exited: it can fork nothing more."""
-
-
-class ForkServer:
-    """A long-lived child that forks a fresh process per request: a zygote. It is started with the
-    number of its end of a Unix socket pair as its last argument. A request is two pipe descriptors
-    sent over that socket (the new process's input and its events), so the server never sees a
-    request's data; it answers with the new process's pid and, where the kernel has pidfds, a pidfd to
-    stop it by (no pid reuse can make that kill someone else). The server lives in a session of its own;
-    `close` ends it, and what it forked dies with it (each fork's parent-death signal)."""
-
-    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: str | None = None):
-        self._sock, theirs = socket.socketpair()
-        self._stderr = tempfile.TemporaryFile()
-        self._lock = threading.Lock()
-        self.proc = subprocess.Popen(
-            [*argv, str(theirs.fileno())],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._stderr,
-            env=env,
-            cwd=cwd,
-            pass_fds=[theirs.fileno()],
-            start_new_session=True,
-        )
-        theirs.close()
-
-    def fork(self) -> ForkedChild:
-        """A fresh process from the server (it waits while the server is still starting)."""
-        return ForkedChild(*self.fork_fds())
-
-    def fork_fds(self) -> tuple[int, int | None, int, int]:
-        """A fresh process as (pid, pidfd or None, its input's write end, its events' read end): for a
-        caller that hands the process on (tutor.serve.forks: to a learner's app, over a socket)."""
-        job_r, job_w = os.pipe()
-        events_r, events_w = os.pipe()
-        try:
-            with self._lock:  # one request and its answer at a time
-                socket.send_fds(self._sock, [b"fork"], [job_r, events_w])
-                answer, fds, _, _ = socket.recv_fds(self._sock, 32, 1)
-        except OSError:
-            answer, fds = b"", []
-        finally:
-            os.close(job_r)
-            os.close(events_w)
-        if not answer:
-            for fd in (job_w, events_r, *fds):
-                os.close(fd)
-            raise ServerGone(read_tail(self._stderr))
-        return int(answer), fds[0] if fds else None, job_w, events_r
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stderr_tail(self) -> str:
-        return read_tail(self._stderr)
-
-    def close(self) -> None:
-        self._sock.close()
-        _signal_group(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-        self._stderr.close()
-
-
-class ForkedChild:
-    """A process a ForkServer forked for us: its input, its events, and a way to stop it. Not our child,
-    so there is no exit code; it has exited when its events end."""
-
-    def __init__(self, pid: int, pidfd: int | None, job_w: int, events_r: int):
-        self.pid, self._pidfd, self._job_w, self._events_r = pid, pidfd, job_w, events_r
-        self._ended = False
-        self.returncode: int | None = None
-
-    def send(self, data: bytes = b"") -> None:
-        """Write `data` to the process's input and close it (it reads until the end)."""
-        try:
-            with os.fdopen(self._job_w, "wb") as fh:
-                fh.write(data)
-        except BrokenPipeError:
-            pass
-        self._job_w = -1
-
-    def events(
-        self, *, deadline: float | None = None, cancel: threading.Event | None = None
-    ) -> Iterator[dict]:
-        yield from _read_events(self._events_r, deadline, cancel, self.stop, lambda: not self._ended)
-        self._ended = True
-
-    def stderr_tail(self) -> str:
-        return ""  # the server's stderr holds every fork's: ForkServer.stderr_tail
-
-    def stop(self, grace_s: float = 0.0) -> None:
-        """Kill the process (its sandboxed children die with it). By pidfd where there is one; by pid
-        only while its events have not ended (a pid is reused once it is reaped)."""
-        if self._pidfd is not None:
-            try:
-                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-            except OSError:
-                pass
-        elif not self._ended:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
-        self._ended = True
-
-    def close(self) -> None:
-        self.stop()
-        for fd in (self._job_w, self._events_r, self._pidfd):
-            if fd is not None and fd >= 0:
-                os.close(fd)
-        self._job_w = self._events_r = -1
-        self._pidfd = None
-
-
 class AsyncChild:
     def __init__(self, proc: asyncio.subprocess.Process, stderr: IO[bytes]):
         self.proc, self._stderr = proc, stderr
 
     @classmethod
-    async def start(cls, argv: list[str], *, env: dict[str, str], cwd: str | None = None) -> AsyncChild:
-        import asyncio
-
+    async def start(
+        cls, argv: list[str], *, env: dict[str, str], cwd: str | None = None, niceness: int = 0
+    ) -> AsyncChild:
+        """`argv` started; at `niceness` at least, its session too (tutor.proc.spawn.lower_priority)."""
         stderr = tempfile.TemporaryFile()
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
+        proc = await spawn_async(
+            argv,
+            stdin=DEVNULL,
+            stdout=PIPE,
             stderr=stderr,
             env=env,
             cwd=cwd,
-            start_new_session=True,
+            niceness=niceness,
             limit=CHILD_LINE_LIMIT,
         )
         return cls(proc, stderr)
@@ -370,10 +232,10 @@ class AsyncChild:
         import asyncio
 
         if self.proc.returncode is None and grace_s > 0:
-            _signal_group(self.proc.pid, signal.SIGTERM)
+            signal_group(self.proc.pid, signal.SIGTERM)
             try:
                 await asyncio.wait_for(self.proc.wait(), grace_s)
             except TimeoutError:
                 pass
-        _signal_group(self.proc.pid, signal.SIGKILL)  # also what it started, if it exited first
+        signal_group(self.proc.pid, signal.SIGKILL)  # also what it started, if it exited first
         await self.proc.wait()
