@@ -243,8 +243,16 @@ def test_a_session_runs_the_app_ends_when_idle_and_the_cap_holds(klass):
     async def scenario():
         async with Learner(links["ana"]) as ana, Learner(links["bo"]) as bo:
             await ana.open()
+
+            async def working() -> None:  # keys she types: her session is not idle while bo knocks
+                while True:
+                    await ana.send("stdin", "\x1b[24~")  # F12, bound to nothing
+                    await asyncio.sleep(0.2)
+
+            typing = asyncio.create_task(working())
             await ana.wait_for("Mehrköpfige Attention")  # her app runs: the class (cap 1) is full
             status, text = await bo.enter()
+            typing.cancel()
             assert status == 503 and "The class is full right now" in text
             code = await ana.wait_closed()  # idle for 0.02 min: the server ends the session
             for _ in range(100):  # a place is free again once ana's app has ended
