@@ -43,8 +43,13 @@ def job(cmd: list[str], to_end: bool) -> dict[str, float]:
     seen: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as home:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "TUTOR_HOME": home}, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env={**os.environ, "TUTOR_HOME": home},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         assert proc.stdout is not None  # stdout=PIPE
         for line in proc.stdout:
             event = parse_line(line) or {}  # a blank or stray line: no event
@@ -71,8 +76,10 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     names = [n for n in JOBS if not args.only or n == args.only]
-    print(f"{'job':<7}{'rough at':>9}{'timed at':>9}{'step at':>8}{'rough s':>9}{'timed s':>9}{'real s':>8}"
-          f"{'real/rough':>11}{'real/timed':>11}{'load':>11}")  # fmt: skip
+    print(
+        f"{'job':<7}{'rough at':>9}{'timed at':>9}{'step at':>8}{'rough s':>9}{'timed s':>9}{'real s':>8}"
+        f"{'real/rough':>11}{'real/timed':>11}{'load':>11}"
+    )
     for name in names:
         load = os.getloadavg()[0]
         s = job(*JOBS[name])
@@ -81,8 +88,11 @@ def main() -> None:
             ratios = f"{(s['end_at'] - s['rough_at']) / s['rough']:>10.2f}x{(s['end_at'] - s['timed_at']) / s['timed']:>10.2f}x"
         else:
             real, ratios = f"{'':>8}", f"{'':>22}"
-        print(f"{name:<7}{s['rough_at']:>9.2f}{s['timed_at']:>9.2f}{s['step_at']:>8.2f}{s['rough']:>9.1f}"
-              f"{s['timed']:>9.1f}{real}{ratios}{load:>5.1f}-{os.getloadavg()[0]:<5.1f}", flush=True)  # fmt: skip
+        print(
+            f"{name:<7}{s['rough_at']:>9.2f}{s['timed_at']:>9.2f}{s['step_at']:>8.2f}{s['rough']:>9.1f}"
+            f"{s['timed']:>9.1f}{real}{ratios}{load:>5.1f}-{os.getloadavg()[0]:<5.1f}",
+            flush=True,
+        )
     print("at: seconds from the command's start; rough: the job's size, timed: its workers' timing;")
     print("real: from the rough word to the result (real/timed: from the timed word)")
 

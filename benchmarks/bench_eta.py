@@ -68,8 +68,13 @@ def cli_job(cmd: list[str]) -> tuple[float, float, float]:
 
     with tempfile.TemporaryDirectory() as home:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "TUTOR_HOME": home}, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env={**os.environ, "TUTOR_HOME": home},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         announced = at = None
         for line in proc.stdout:
             event = parse_line(line) or {}  # a blank or stray line: no event
@@ -124,8 +129,11 @@ def main() -> None:
         load, cpu = os.getloadavg()[0], cpu_seconds()
         announced, real, whole = rope_t() if name == "rope t" else cli_job(JOBS[name])
         verdict = "ok" if abs(real / announced - 1) <= 0.25 else "MISS"
-        print(f"{name:<22}{announced:>12.1f}{real:>9.1f}{real / announced:>10.2f}x{whole:>9.1f}"
-              f"{cpu_seconds() - cpu:>8.1f}{load:>6.1f}-{os.getloadavg()[0]:<5.1f}{verdict}", flush=True)  # fmt: skip
+        print(
+            f"{name:<22}{announced:>12.1f}{real:>9.1f}{real / announced:>10.2f}x{whole:>9.1f}"
+            f"{cpu_seconds() - cpu:>8.1f}{load:>6.1f}-{os.getloadavg()[0]:<5.1f}{verdict}",
+            flush=True,
+        )
     print("real: from the announcement to the job's end; whole: the command from its start (goal ±25%);")
     print("CPU s: the CPU seconds of the job's processes (this one's and every child's that has ended)")
 

@@ -43,8 +43,13 @@ COLD_GOAL_S = 2.0
 
 def timed_run(argv: list[str], home: str) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, *argv, "--home", home], capture_output=True, text=True, cwd=ROOT,
-                         stdin=subprocess.DEVNULL)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, *argv, "--home", home],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     return time.perf_counter() - t0, out
 
 
@@ -185,8 +190,10 @@ def main() -> None:
         batch = batch_rounds(split, max(3, args.repeat // 2), home)
         shown, app_warm = asyncio.run(app_rounds("split-heads", args.repeat, Path(home) / "app"))
     base = median(floor)
-    print(f"\n{'exercise':<16} {'cold s':>7} {'/torch':>7} {'warm s':>7} {'warm/cold':>10}   goals: cold ≤ "
-          f"{COLD_GOAL_S:g} s, warm ≤ 0.25× cold")  # fmt: skip
+    print(
+        f"\n{'exercise':<16} {'cold s':>7} {'/torch':>7} {'warm s':>7} {'warm/cold':>10}   goals: cold ≤ "
+        f"{COLD_GOAL_S:g} s, warm ≤ 0.25× cold"
+    )
     print(f"{'import torch':<16} {base:>7.2f} {1:>7.2f}")
     for ex in exercises:
         c, w = median(cold[ex.id]), median(warm[ex.id])

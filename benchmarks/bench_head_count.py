@@ -30,8 +30,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def job(steps: int) -> list[str]:
-    return [sys.executable, "-m", "tutor", "experiment", "train-compare", "--set", "vary=heads",
-            "--set", "heads=[1, 4, 8]", "--set", f"steps={steps}", "--set", "seeds=2", "--jsonl"]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "tutor",
+        "experiment",
+        "train-compare",
+        "--set",
+        "vary=heads",
+        "--set",
+        "heads=[1, 4, 8]",
+        "--set",
+        f"steps={steps}",
+        "--set",
+        "seeds=2",
+        "--jsonl",
+    ]
 
 
 def _children_cpu() -> float:
@@ -68,11 +82,23 @@ def run_variant(variant: str, steps: int) -> dict:
     # each run's final validation loss, by head count and seed (val_loss_h4_s1338)
     losses = {k: v for k, v in result["metrics"].items() if k.startswith("val_loss_h") and "_s" in k}
     # each run's own seconds (tutor.model.train's clock: its steps and validations), by head count and seed
-    runs_s = {k[len("seconds_") :]: v for k, v in result["metrics"].items()
-              if k.startswith("seconds_h") and "_s" in k[len("seconds_h") :]}  # fmt: skip
-    return {"variant": variant, "runs_s": runs_s, "wall_s": end - t0, "announced_s": announced, "after_announce_s": end - announced_at,
-            "workers": workers, "losses": losses, "load_before": load, "load_after": os.getloadavg()[0],
-            "cpu_s": _children_cpu() - cpu}  # fmt: skip
+    runs_s = {
+        k[len("seconds_") :]: v
+        for k, v in result["metrics"].items()
+        if k.startswith("seconds_h") and "_s" in k[len("seconds_h") :]
+    }
+    return {
+        "variant": variant,
+        "runs_s": runs_s,
+        "wall_s": end - t0,
+        "announced_s": announced,
+        "after_announce_s": end - announced_at,
+        "workers": workers,
+        "losses": losses,
+        "load_before": load,
+        "load_after": os.getloadavg()[0],
+        "cpu_s": _children_cpu() - cpu,
+    }
 
 
 def main() -> None:
@@ -90,17 +116,24 @@ def main() -> None:
     out = {}
     for variant in args.order.split(","):  # each row as soon as its variant has run
         out[variant] = r = run_variant(variant, args.steps)
-        print(f"{variant:<10}{r['workers']:>8}{r['wall_s']:>9.1f}{r['announced_s']:>13.1f}"
-              f"{r['after_announce_s']:>9.1f}{r['after_announce_s'] / r['announced_s']:>9.2f}x{r['cpu_s']:>8.1f}"
-              f"{r['load_before']:>6.1f}-{r['load_after']:<5.1f}", flush=True)  # fmt: skip
+        print(
+            f"{variant:<10}{r['workers']:>8}{r['wall_s']:>9.1f}{r['announced_s']:>13.1f}"
+            f"{r['after_announce_s']:>9.1f}{r['after_announce_s'] / r['announced_s']:>9.2f}x{r['cpu_s']:>8.1f}"
+            f"{r['load_before']:>6.1f}-{r['load_after']:<5.1f}",
+            flush=True,
+        )
     for variant, r in out.items():
-        print(f"{variant}: each run's own seconds (its steps and validations): "
-              + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["runs_s"].items())))  # fmt: skip
+        print(
+            f"{variant}: each run's own seconds (its steps and validations): "
+            + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["runs_s"].items()))
+        )
     if {"parallel", "serial"} <= out.keys():
         par, ser = out["parallel"], out["serial"]
         same = par["losses"] == ser["losses"] and len(par["losses"]) == 6
-        print(f"parallel / serial: {par['wall_s'] / ser['wall_s']:.2f}x on {cores()} cores "
-              f"(the bound with every core free: {1 / cores():.2f}x)")  # fmt: skip
+        print(
+            f"parallel / serial: {par['wall_s'] / ser['wall_s']:.2f}x on {cores()} cores "
+            f"(the bound with every core free: {1 / cores():.2f}x)"
+        )
         print(f"final validation losses the same bit for bit in both variants: {same}")
         for key in [] if same else sorted(set(par["losses"]) | set(ser["losses"])):
             print(f"  {key}: parallel {par['losses'].get(key)!r}, serial {ser['losses'].get(key)!r}")

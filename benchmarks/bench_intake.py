@@ -67,8 +67,21 @@ def measure(folder: Path, home: Path, jobs: int) -> tuple[float, float, int, dic
     """Peak RSS (MiB) of the batch's own process, wall seconds, the report's rows, and each student's
     file's status."""
     out = home / "out.json"
-    argv = [sys.executable, "-m", "tutor", "--home", str(home), "grade", "split-heads", "--batch", str(folder),
-            "--format", "json", "--jobs", str(jobs)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "tutor",
+        "--home",
+        str(home),
+        "grade",
+        "split-heads",
+        "--batch",
+        str(folder),
+        "--format",
+        "json",
+        "--jobs",
+        str(jobs),
+    ]
     t0 = time.perf_counter()
     with out.open("w") as stdout:
         child = subprocess.Popen(

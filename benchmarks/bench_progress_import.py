@@ -40,28 +40,70 @@ def export(rows: int) -> dict:
     for i in range(rows):
         kind = i % 20
         if kind < 12:
-            tables["quiz_answers"].append({"lesson": "01-multi-head", "question": f"q{i % 7}", "exercise": None,
-                                           "answer": str(i % 5), "correct": i % 2, "rating": 3, "used_hint": 0,
-                                           "counted": 1, "session": f"s{i // 50}", "at": at(i)})  # fmt: skip
+            tables["quiz_answers"].append(
+                {
+                    "lesson": "01-multi-head",
+                    "question": f"q{i % 7}",
+                    "exercise": None,
+                    "answer": str(i % 5),
+                    "correct": i % 2,
+                    "rating": 3,
+                    "used_hint": 0,
+                    "counted": 1,
+                    "session": f"s{i // 50}",
+                    "at": at(i),
+                }
+            )
         elif kind < 15:
-            tables["submissions"].append({"exercise": "split-heads", "at": at(i), "sha256": f"{i:064x}",
-                                          "status": "pass", "score": 6.0, "max_score": 6.0, "checks": checks,
-                                          "hints_revealed": 0})  # fmt: skip
+            tables["submissions"].append(
+                {
+                    "exercise": "split-heads",
+                    "at": at(i),
+                    "sha256": f"{i:064x}",
+                    "status": "pass",
+                    "score": 6.0,
+                    "max_score": 6.0,
+                    "checks": checks,
+                    "hints_revealed": 0,
+                }
+            )
         elif kind < 18:
             tables["hint_reveals"].append({"exercise": "split-heads", "hint": str(i % 3), "at": at(i)})
         else:
-            tables["section_reads"].append({"lesson": "01-multi-head", "section": f"s{i}", "first_at": at(i),
-                                            "last_at": at(i)})  # fmt: skip
-    return {"format": "attention-tutor-progress", "version": 1, "schema_version": 2, "exported_at": at(rows),
-            "tables": tables}  # fmt: skip
+            tables["section_reads"].append(
+                {"lesson": "01-multi-head", "section": f"s{i}", "first_at": at(i), "last_at": at(i)}
+            )
+    return {
+        "format": "attention-tutor-progress",
+        "version": 1,
+        "schema_version": 2,
+        "exported_at": at(rows),
+        "tables": tables,
+    }
 
 
 def timed_import(code: Path, path: Path, home: Path) -> float:
     env = {**os.environ, "PYTHONPATH": str(code)}
     env.pop("TUTOR_HOME", None)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "tutor", "progress", "--import", str(path), "--home", str(home),
-                           "--lang", "en"], capture_output=True, text=True, env=env, cwd=code)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tutor",
+            "progress",
+            "--import",
+            str(path),
+            "--home",
+            str(home),
+            "--lang",
+            "en",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=code,
+    )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{code}: the import of {path} failed: {done.stderr.strip()}")

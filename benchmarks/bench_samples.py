@@ -45,8 +45,20 @@ def lines_of(poem: str) -> list[str]:
 
 _MEDIAL = re.compile(r"^[iuv](?=[aeo])")
 # finals that rhyme in Mandarin verse, roughly as the 十三辙 rhyme classes group them
-_GROUPS = {"in": "en", "ing": "eng", "ong": "eng", "un": "en", "vn": "en", "ui": "ei", "iu": "ou", "ie": "e",
-           "ve": "e", "v": "i", "uo": "o", "o": "e"}  # fmt: skip
+_GROUPS = {
+    "in": "en",
+    "ing": "eng",
+    "ong": "eng",
+    "un": "en",
+    "vn": "en",
+    "ui": "ei",
+    "iu": "ou",
+    "ie": "e",
+    "ve": "e",
+    "v": "i",
+    "uo": "o",
+    "o": "e",
+}
 
 
 def final_of(char: str) -> str | None:
@@ -161,8 +173,10 @@ def main() -> None:
     train_text, val_text = tang_texts()
     real = [p for p in val_text.split("\n\n") if p.strip()]
     picked = random.Random(0).sample(real, args.poems)
-    print(f"{args.poems} poems per writer, temperature {args.temperature}, top-k {args.top_k}; "
-          f"load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print(
+        f"{args.poems} poems per writer, temperature {args.temperature}, top-k {args.top_k}; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     t0 = time.perf_counter()
     rows = {
         "real validation poems": figures(real),
@@ -176,8 +190,10 @@ def main() -> None:
         f"{'writer':<24} {'poems':>6} {'metre':>7} {'1 couplet':>10} {'rhyme':>7} {'pairs':>6} {'lines':>6}"
     )
     for name, f in rows.items():
-        print(f"{name:<24} {f['poems']:>6} {f['metre']:>7.3f} {f['one_couplet']:>10.3f} {f['rhyme']:>7.3f} "
-              f"{f['rhyme_pairs']:>6} {f['mean_lines']:>6.2f}")  # fmt: skip
+        print(
+            f"{name:<24} {f['poems']:>6} {f['metre']:>7.3f} {f['one_couplet']:>10.3f} {f['rhyme']:>7.3f} "
+            f"{f['rhyme_pairs']:>6} {f['mean_lines']:>6.2f}"
+        )
     print(
         f"rhyme by chance (each first couplet end against another poem's later ends): {chance_rhyme(real):.3f}"
     )

@@ -240,8 +240,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         folder = Path(tmp)
         (folder / "class.csv").write_text("id,name,language\n" + "".join(f"{i},{i},en\n" for i in ids))
-        server = Served("--roster", str(folder / "class.csv"), "--dir", str(folder / "class"), "--max-sessions",
-                        str(args.sessions + 2), "--memory-mb", str(args.memory_mb), folder=folder / "class")  # fmt: skip
+        server = Served(
+            "--roster",
+            str(folder / "class.csv"),
+            "--dir",
+            str(folder / "class"),
+            "--max-sessions",
+            str(args.sessions + 2),
+            "--memory-mb",
+            str(args.memory_mb),
+            folder=folder / "class",
+        )
         with open(folder / "class" / "links.csv", encoding="utf-8") as fh:
             links = {row["id"]: server.base + "/learn/" + row["token"] for row in csv.DictReader(fh)}
         hog = folder / "class" / "learners" / capped / "workspace" / "split-heads"
@@ -275,9 +284,16 @@ def main() -> None:
             crowd.do(crowd.grade(both))
             crowd.do(crowd.experiment(both))
             time.sleep(3)
-            memory = {name: memory_of(learner_pids(server, who)) for name, who in
-                      (("idle", idle), ("graded", graded), ("experimented", experimented),
-                       ("graded and experimented", both), ("typing (the browser's)", typing))}  # fmt: skip
+            memory = {
+                name: memory_of(learner_pids(server, who))
+                for name, who in (
+                    ("idle", idle),
+                    ("graded", graded),
+                    ("experimented", experimented),
+                    ("graded and experimented", both),
+                    ("typing (the browser's)", typing),
+                )
+            }
             every = [memory_of(learner_pids(server, who)) for who in others + [typing]]
             shared = memory_of([server.proc.pid, *(p for p in _warm(server.proc.pid))])
 
@@ -303,18 +319,28 @@ def main() -> None:
     load = os.getloadavg()[0]
     bounds = next((line for line in said.splitlines() if line.startswith("Each learner")), "?")
     print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores; {bounds}")
-    print(f"page to home, the typing learner alone: {first_home * 1000:.0f} ms; the {len(others)} others "
-          f"opened 4 at a time, all at home after {opened_s:.0f} s")  # fmt: skip
-    rows = (("alone", alone, loads["alone"]), (f"{args.sessions} sessions open", crowded, loads["open"]),
-            (f"{args.sessions} open, a reconnect storm and a learner at the memory cap", stormed,
-             loads["stormed"]))  # fmt: skip
+    print(
+        f"page to home, the typing learner alone: {first_home * 1000:.0f} ms; the {len(others)} others "
+        f"opened 4 at a time, all at home after {opened_s:.0f} s"
+    )
+    rows = (
+        ("alone", alone, loads["alone"]),
+        (f"{args.sessions} sessions open", crowded, loads["open"]),
+        (
+            f"{args.sessions} open, a reconnect storm and a learner at the memory cap",
+            stormed,
+            loads["stormed"],
+        ),
+    )
     print(
         "key -> update (↓/↑ on home, keydown to the app's bytes, timed in the page; the host's load average"
     )
     print("after each):")
     for name, xs, at in rows:
-        print(f"  {name:<62} n={len(xs):3d} median {statistics.median(xs):6.1f} ms  p95 {percentile(xs, 0.95):6.1f}"
-              f" ms  p99 {percentile(xs, 0.99):6.1f} ms  (load {at:.1f})")  # fmt: skip
+        print(
+            f"  {name:<62} n={len(xs):3d} median {statistics.median(xs):6.1f} ms  p95 {percentile(xs, 0.95):6.1f}"
+            f" ms  p99 {percentile(xs, 0.99):6.1f} ms  (load {at:.1f})"
+        )
     ratio = percentile(stormed, 0.99) / percentile(alone, 0.99)
     print(
         f"  p99 with the storm and the cap / p99 alone: {ratio:.2f} (goal <= 2: {'met' if ratio <= 2 else 'NOT met'})"
@@ -335,9 +361,11 @@ def main() -> None:
         f"  the class's shared processes (server, warm judge, warm experiments): PSS {shared[0]:.0f} MiB / RSS {shared[1]:.0f} MiB"
     )
     worst = memory["graded and experimented"][0]
-    print(f"  a class of 100 that has graded and experimented: 100 × {worst:.0f} + {shared[0]:.0f} = "
-          f"{(100 * worst + shared[0]) / 1024:.1f} GiB (goal: a graded-and-experimented session <= 150 MiB: "
-          f"{'met' if worst <= 150 else 'NOT met'})")  # fmt: skip
+    print(
+        f"  a class of 100 that has graded and experimented: 100 × {worst:.0f} + {shared[0]:.0f} = "
+        f"{(100 * worst + shared[0]) / 1024:.1f} GiB (goal: a graded-and-experimented session <= 150 MiB: "
+        f"{'met' if worst <= 150 else 'NOT met'})"
+    )
 
 
 def _warm(server_pid: int) -> list[int]:

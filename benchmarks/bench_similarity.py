@@ -104,15 +104,23 @@ def measure(n: int) -> dict:
         t0 = time.perf_counter()
         write_exports(ex, rows, Path(tmp) / "out", "en", similar=pairs)
         export_s = time.perf_counter() - t0
-    return {"files": len(files), "similarity_s": similarity_s, "similarity_cpu_s": similarity_cpu,
-            "pairs": len(pairs), "copies_found": sum(1 for p in pairs if p.similarity > 0.9),
-            "copies_made": len(files) // 10, "export_s": export_s}  # fmt: skip
+    return {
+        "files": len(files),
+        "similarity_s": similarity_s,
+        "similarity_cpu_s": similarity_cpu,
+        "pairs": len(pairs),
+        "copies_found": sum(1 for p in pairs if p.similarity > 0.9),
+        "copies_made": len(files) // 10,
+        "export_s": export_s,
+    }
 
 
 def report(m: dict) -> None:
-    print(f"similarity over {m['files']} files: {m['similarity_s']:.2f} s ({m['similarity_cpu_s']:.2f} s of CPU; "
-          f"goal ≤ {GOAL_S:g} s), {m['pairs']} pairs reported, {m['copies_found']} above 90% "
-          f"({m['copies_made']} copies made)")  # fmt: skip
+    print(
+        f"similarity over {m['files']} files: {m['similarity_s']:.2f} s ({m['similarity_cpu_s']:.2f} s of CPU; "
+        f"goal ≤ {GOAL_S:g} s), {m['pairs']} pairs reported, {m['copies_found']} above 90% "
+        f"({m['copies_made']} copies made)"
+    )
     print(f"exports of {m['files']} files: {m['export_s']:.2f} s")
 
 

@@ -229,15 +229,21 @@ def main() -> None:
         f"batch {args.batch}, context {args.context}, threads {args.threads}; bf16 on this CPU: {bf16}"
     )
     print(f"load average {load[0]:.1f} before the timed rounds, {load[1]:.1f} after")
-    print(f"{'loop':<11}{'ms/step':>9}{'tokens/s':>10}{'MFU':>7}{'vs plain':>9}"
-          f"{'CPU ms':>8}{'MFU CPU':>8}{'vs plain':>9}{'precision':>10}")  # fmt: skip
+    print(
+        f"{'loop':<11}{'ms/step':>9}{'tokens/s':>10}{'MFU':>7}{'vs plain':>9}"
+        f"{'CPU ms':>8}{'MFU CPU':>8}{'vs plain':>9}{'precision':>10}"
+    )
     for name, sec in med.items():
         b, cpu = steps[name][1], cpu_med[name]
-        print(f"{name:<11}{sec * 1e3:>9.1f}{tokens / sec:>10,.0f}{flops / sec / peak[b]:>7.1%}{med['plain'] / sec:>8.2f}x"
-              f"{cpu * 1e3:>8.1f}{flops / cpu / cpu_peak[b]:>8.1%}{cpu_med['plain'] / cpu:>8.2f}x"
-              f"{'bf16' if b else 'fp32':>10}")  # fmt: skip
-    said = ", ".join(f"{'bf16' if b else 'fp32'} {peak[b] / 1e9:.1f} ({cpu_peak[b] / 1e9:.1f} by CPU time)"
-                     for b in sorted(peak))  # fmt: skip
+        print(
+            f"{name:<11}{sec * 1e3:>9.1f}{tokens / sec:>10,.0f}{flops / sec / peak[b]:>7.1%}{med['plain'] / sec:>8.2f}x"
+            f"{cpu * 1e3:>8.1f}{flops / cpu / cpu_peak[b]:>8.1%}{cpu_med['plain'] / cpu:>8.2f}x"
+            f"{'bf16' if b else 'fp32':>10}"
+        )
+    said = ", ".join(
+        f"{'bf16' if b else 'fp32'} {peak[b] / 1e9:.1f} ({cpu_peak[b] / 1e9:.1f} by CPU time)"
+        for b in sorted(peak)
+    )
     print(f"MFU: model FLOP/s over a 1024² matmul's rate in the loop's precision, {said} GFLOP/s;")
     print(
         "CPU ms: the process's CPU seconds a step over its threads, MFU CPU against the matmul's rate by CPU"

@@ -42,10 +42,28 @@ def course_files(ex) -> list[Path]:
 
 def trace(ex_id: str, path: Path, out: Path, home: str) -> None:
     subprocess.run(
-        ["strace", "-f", "-ff", "-qq", "-o", str(out / "t"), sys.executable, "-m", "tutor", "grade", ex_id,
-         str(path), "--json", "--home", home],
-        capture_output=True, cwd=ROOT, stdin=subprocess.DEVNULL, check=False,
-    )  # fmt: skip
+        [
+            "strace",
+            "-f",
+            "-ff",
+            "-qq",
+            "-o",
+            str(out / "t"),
+            sys.executable,
+            "-m",
+            "tutor",
+            "grade",
+            ex_id,
+            str(path),
+            "--json",
+            "--home",
+            home,
+        ],
+        capture_output=True,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def count(out: Path) -> tuple[collections.Counter, collections.Counter, collections.Counter]:

@@ -62,8 +62,10 @@ def main() -> None:
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=VOCAB))
     theirs = Wired(model)
-    val = [(torch.randint(0, VOCAB, (BATCH, CONTEXT)), torch.randint(0, VOCAB, (BATCH, CONTEXT)))
-           for _ in range(BATCHES)]  # fmt: skip
+    val = [
+        (torch.randint(0, VOCAB, (BATCH, CONTEXT)), torch.randint(0, VOCAB, (BATCH, CONTEXT)))
+        for _ in range(BATCHES)
+    ]
 
     def own_loss() -> float:
         losses = []
@@ -80,24 +82,34 @@ def main() -> None:
         with torch.no_grad():
             logits = model(x)[0].float()
         rows = _rows(CONTEXT, VOCAB)
-        total = sum(_summed_loss(wire.loads(wire.dumps(logits[s : s + rows])), y[s : s + rows], VOCAB, 1,
-                                 lambda key, **v: key) for s in range(0, BATCH, rows))  # fmt: skip
+        total = sum(
+            _summed_loss(
+                wire.loads(wire.dumps(logits[s : s + rows])), y[s : s + rows], VOCAB, 1, lambda key, **v: key
+            )
+            for s in range(0, BATCH, rows)
+        )
         return total / y.numel()
 
     def just_forward() -> float:  # the forward pass a progress line's loss comes with anyway
         with torch.no_grad():
             return float(F.cross_entropy(model(val[0][0])[0].reshape(-1, VOCAB), val[0][1].reshape(-1)))
 
-    for name, fn in (("model's loss", own_loss), ("judged", judged), ("a progress line", progress_line),
-                     ("its forward alone", just_forward)):  # fmt: skip
+    for name, fn in (
+        ("model's loss", own_loss),
+        ("judged", judged),
+        ("a progress line", progress_line),
+        ("its forward alone", just_forward),
+    ):
         runs = [timed(fn) for _ in range(args.repeat)]
         wall = statistics.median(r[0] for r in runs)
         cpu = statistics.median(r[1] for r in runs)
         print(f"{name:18} wall {wall:6.3f} s   cpu {cpu:6.3f} s   loss {runs[-1][2]:.6f}")
     rows = _rows(CONTEXT, VOCAB)
     size = len(wire.dumps(torch.zeros(rows, CONTEXT, VOCAB)))
-    print(f"one answer: {rows} windows of logits, {size / 1e6:.1f} MB; the judge reads at most "
-          f"{REPLY_LIMIT / 1e6:.1f} MB")  # fmt: skip
+    print(
+        f"one answer: {rows} windows of logits, {size / 1e6:.1f} MB; the judge reads at most "
+        f"{REPLY_LIMIT / 1e6:.1f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -65,8 +65,13 @@ def _check(args) -> None:
     if args.unix_socket is not None and args.roster is not None:
         raise TutorError("err.serve.socket_roster")
     if args.memory_mb < 256 or args.tasks < 32 or not 0 < args.cpus <= 64 or args.max_per_address < 4:
-        raise TutorError("err.serve.bounds", memory=args.memory_mb, cpus=args.cpus, tasks=args.tasks,
-                         per_address=args.max_per_address)  # fmt: skip
+        raise TutorError(
+            "err.serve.bounds",
+            memory=args.memory_mb,
+            cpus=args.cpus,
+            tasks=args.tasks,
+            per_address=args.max_per_address,
+        )
 
 
 def _check_folder(folder: Path, lessons: Path) -> None:
@@ -85,62 +90,82 @@ def _check_folder(folder: Path, lessons: Path) -> None:
 
 
 def run(args, ctx) -> int:
-    from tutor.grading.box import landlock
-    from tutor.serve import roster
     from tutor.serve.bounds import Limits
-    from tutor.serve.server import ServeConfig, serve
+    from tutor.serve.server import serve
     from tutor.texts import say
 
     _check(args)
-    lang = ctx.lang
     limits = Limits(memory_bytes=args.memory_mb * 2**20, cpu_cores=args.cpus, pids=args.tasks)
     secure = (args.public_url or "").lower().startswith("https:")
-    options = dict(idle_minutes=args.idle_minutes, max_sessions=args.max_sessions, limits=limits,
-                   per_address=args.max_per_address, secure=secure,
-                   public_url=args.public_url, proxied=args.unix_socket is not None)  # fmt: skip
-    fresh: list[roster.RosterLearner] = []
-    if args.unix_socket is not None:
-        config = _behind_proxy(ctx, options)
-    elif args.roster is None:
-        learner = roster.RosterLearner("learner", "", lang, roster.new_token())
-        config = ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home}, **options)
-        fresh = [learner]
-    else:
-        folder = args.dir.expanduser().resolve()
-        _check_folder(folder, ctx.lessons_dir)
-        learners = roster.read_learners(args.roster)
-        learners, fresh = roster.give_tokens(folder, learners, args.valid_days, args.renew)
-        _write_class_file(folder, learners)
-        config = ServeConfig(learners, ctx.lessons_dir, folder, {}, **options)
+    options = dict(
+        idle_minutes=args.idle_minutes,
+        max_sessions=args.max_sessions,
+        limits=limits,
+        per_address=args.max_per_address,
+        secure=secure,
+        public_url=args.public_url,
+        proxied=args.unix_socket is not None,
+    )
+    config, fresh = _config(args, ctx, options)
 
     def ready(port: int, placement) -> None:
-        base = args.public_url or f"http://{args.host}:{port}"
-        if args.unix_socket is not None:
-            print(say("serve.proxied", lang, path=args.unix_socket, home=ctx.home), flush=True)
-            if config.exchange is not None:
-                entry = config.exchange / "learners" / config.learners[0].id
-                print(say("serve.exchange", lang, path=entry), flush=True)
-        elif args.roster is None:
-            print(
-                say("serve.single", lang, link=roster.link(base, fresh[0].token), home=ctx.home), flush=True
-            )
-        else:
-            assert config.folder is not None  # a roster's class serves from its folder
-            path = roster.write_links(config.folder, config.learners, base)
-            print(
-                say("serve.class", lang, n=len(config.learners), url=base, folder=config.folder), flush=True
-            )
-            for learner in fresh:
-                print(f"  {learner.id}\t{learner.name}\t{roster.link(base, learner.token)}")
-            print(say("serve.links", lang, n=len(fresh), path=path), flush=True)
-        abi = landlock.abi()
-        apart = say("serve.landlock", lang, abi=abi) if abi else say("serve.no_landlock", lang)
-        print(say("serve.bounds", lang, memory=args.memory_mb, cpus=args.cpus, tasks=args.tasks,
-                  how=placement.summary(), apart=apart), file=sys.stderr, flush=True)  # fmt: skip
+        _say_ready(args, ctx, config, fresh, args.public_url or f"http://{args.host}:{port}")
+        _say_bounds(args, ctx.lang, placement)
 
     serve(config, args.host, args.port, ready, bounds=args.bounds, unix_socket=args.unix_socket)
-    print(say("serve.stopped", lang), file=sys.stderr)
+    print(say("serve.stopped", ctx.lang), file=sys.stderr)
     return 0
+
+
+def _config(args, ctx, options: dict) -> tuple:
+    """(the server's config, the learners given a new link): behind a proxy, one learner, or a roster's class."""
+    from tutor.serve import roster
+    from tutor.serve.server import ServeConfig
+
+    if args.unix_socket is not None:
+        return _behind_proxy(ctx, options), []
+    if args.roster is None:
+        learner = roster.RosterLearner("learner", "", ctx.lang, roster.new_token())
+        return ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home}, **options), [learner]
+    folder = args.dir.expanduser().resolve()
+    _check_folder(folder, ctx.lessons_dir)
+    learners = roster.read_learners(args.roster)
+    learners, fresh = roster.give_tokens(folder, learners, args.valid_days, args.renew)
+    _write_class_file(folder, learners)
+    return ServeConfig(learners, ctx.lessons_dir, folder, {}, **options), fresh
+
+
+def _say_ready(args, ctx, config, fresh: list, base: str) -> None:
+    """Where the class is served, on stdout: the socket behind a proxy, the one link, or the class's links."""
+    from tutor.serve import roster
+    from tutor.texts import say
+
+    lang = ctx.lang
+    if args.unix_socket is not None:
+        print(say("serve.proxied", lang, path=args.unix_socket, home=ctx.home), flush=True)
+        if config.exchange is not None:
+            entry = config.exchange / "learners" / config.learners[0].id
+            print(say("serve.exchange", lang, path=entry), flush=True)
+    elif args.roster is None:
+        print(say("serve.single", lang, link=roster.link(base, fresh[0].token), home=ctx.home), flush=True)
+    else:
+        assert config.folder is not None  # a roster's class serves from its folder
+        path = roster.write_links(config.folder, config.learners, base)
+        print(say("serve.class", lang, n=len(config.learners), url=base, folder=config.folder), flush=True)
+        for learner in fresh:
+            print(f"  {learner.id}\t{learner.name}\t{roster.link(base, learner.token)}")
+        print(say("serve.links", lang, n=len(fresh), path=path), flush=True)
+
+
+def _say_bounds(args, lang: str, placement) -> None:
+    """Each session's bounds and how learners are kept apart, on stderr."""
+    from tutor.grading.box import landlock
+    from tutor.texts import say
+
+    abi = landlock.abi()
+    apart = say("serve.landlock", lang, abi=abi) if abi else say("serve.no_landlock", lang)
+    bounds = {"memory": args.memory_mb, "cpus": args.cpus, "tasks": args.tasks, "how": placement.summary()}
+    print(say("serve.bounds", lang, **bounds, apart=apart), file=sys.stderr, flush=True)
 
 
 def _behind_proxy(ctx, options: dict):
@@ -156,8 +181,14 @@ def _behind_proxy(ctx, options: dict):
             print(say("serve.exchange_id", ctx.lang, user=user[:80], path=exchange), file=sys.stderr)
         exchange, user = None, "learner"
     learner = roster.RosterLearner(user, "", ctx.lang, "")
-    return ServeConfig([learner], ctx.lessons_dir, None, {learner.id: ctx.home},
-                       exchange=Path(exchange) if exchange else None, **options)  # fmt: skip
+    return ServeConfig(
+        [learner],
+        ctx.lessons_dir,
+        None,
+        {learner.id: ctx.home},
+        exchange=Path(exchange) if exchange else None,
+        **options,
+    )
 
 
 def _write_class_file(folder: Path, learners) -> None:

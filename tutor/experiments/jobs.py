@@ -101,8 +101,9 @@ class JobClock:
             if phase_now == "setup":
                 steps_left += max(0.0, (run.setup_s if setup is None else setup) - in_phase)
             left.append(steps_left + (max(0.0, run.end_s - in_phase) if phase_now == "end" else run.end_s))
-        waiting = [r for i, r in enumerate(self.plan)
-                   if r.steps and i not in self.running and i not in self.finished]  # fmt: skip
+        waiting = [
+            r for i, r in enumerate(self.plan) if r.steps and i not in self.running and i not in self.finished
+        ]
         return self._layout(left, waiting, pace, setup)
 
     def _layout(self, left: list[float], waiting: list[RunPlan], pace: float, setup: float | None) -> float:
@@ -182,8 +183,15 @@ def reporter(
         ):
             return
         last = now
-        report = {"event": "report", "step": pr.step, "steps": pr.steps, "loss": pr.loss, "val_loss": pr.val_loss,
-                  "tokens_per_s": pr.tokens_per_s, "elapsed_s": pr.elapsed_s}  # fmt: skip
+        report = {
+            "event": "report",
+            "step": pr.step,
+            "steps": pr.steps,
+            "loss": pr.loss,
+            "val_loss": pr.val_loss,
+            "tokens_per_s": pr.tokens_per_s,
+            "elapsed_s": pr.elapsed_s,
+        }
         if first:
             report["setup_s"] = max(0.0, now - started - pr.elapsed_s)
             first = False
@@ -194,8 +202,9 @@ def reporter(
     return on_progress
 
 
-def phase_reporter(emit: Callable[[dict[str, Any]], None], phase: str, step: int, steps: int,
-                   elapsed_s: float = 0.0) -> Callable[[], None]:  # fmt: skip
+def phase_reporter(
+    emit: Callable[[dict[str, Any]], None], phase: str, step: int, steps: int, elapsed_s: float = 0.0
+) -> Callable[[], None]:
     """A call per unit of work while a run is in `phase` ("setup" or "end", at `step` of `steps`, having
     trained `elapsed_s`): a "report" at most every TRAINING_PROGRESS_EVERY_S seconds, with its seconds in
     the phase."""
@@ -207,8 +216,20 @@ def phase_reporter(emit: Callable[[dict[str, Any]], None], phase: str, step: int
         if now - last < TRAINING_PROGRESS_EVERY_S:
             return
         last = now
-        emit({"event": "report", "step": step, "steps": steps, "loss": None, "val_loss": None, "tokens_per_s": None,
-              "elapsed_s": elapsed_s, "phase": phase, "phase_s": now - started, "finished": False})  # fmt: skip
+        emit(
+            {
+                "event": "report",
+                "step": step,
+                "steps": steps,
+                "loss": None,
+                "val_loss": None,
+                "tokens_per_s": None,
+                "elapsed_s": elapsed_s,
+                "phase": phase,
+                "phase_s": now - started,
+                "finished": False,
+            }
+        )
 
     return tick
 
@@ -220,5 +241,12 @@ def measuring_line(event: Mapping[str, Any], lang: str) -> str:
     from tutor.texts import say
 
     offer = words(event.get("offer"), lang) if event.get("offer") else ""
-    return say("run.measuring", lang, what=words(event.get("what"), lang), done=int(event.get("done", 0)),
-               total=int(event.get("total", 0)), time=about(float(event.get("eta_s") or 0)), offer=offer)  # fmt: skip
+    return say(
+        "run.measuring",
+        lang,
+        what=words(event.get("what"), lang),
+        done=int(event.get("done", 0)),
+        total=int(event.get("total", 0)),
+        time=about(float(event.get("eta_s") or 0)),
+        offer=offer,
+    )

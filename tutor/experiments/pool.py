@@ -204,8 +204,12 @@ class Pool:
                     worker = key.data
                     lines = worker.lines()
                     if lines is None:
-                        raise ExperimentError("err.experiment.child_exit", name=self.name,
-                                              code=str(worker.proc.wait()), tail=_last_lines(worker.tail()))  # fmt: skip
+                        raise ExperimentError(
+                            "err.experiment.child_exit",
+                            name=self.name,
+                            code=str(worker.proc.wait()),
+                            tail=_last_lines(worker.tail()),
+                        )
                     for line in lines:
                         event = _parse(line)
                         if event is None or event.get("id") != worker.ident:

@@ -166,8 +166,19 @@ def validate_params(spec: ExperimentSpec | str, raw: Mapping[str, Any]) -> P.Par
 
 
 # pydantic's reasons that the allowed values (describe_field) say in the learner's words
-_SAID_BY_ALLOWED = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "multiple_of",
-                    "too_short", "too_long", "string_too_short", "string_too_long", "literal_error", "enum"}  # fmt: skip
+_SAID_BY_ALLOWED = {
+    "greater_than",
+    "greater_than_equal",
+    "less_than",
+    "less_than_equal",
+    "multiple_of",
+    "too_short",
+    "too_long",
+    "string_too_short",
+    "string_too_long",
+    "literal_error",
+    "enum",
+}
 
 
 def format_validation_error(spec: ExperimentSpec, err: ValidationError) -> Msg:
@@ -197,8 +208,15 @@ def format_validation_error(spec: ExperimentSpec, err: ValidationError) -> Msg:
             if isinstance(got, dict):
                 problems.append(Msg("err.experiment.param_bad", where=where, detail=detail, allowed=allowed))
             else:
-                problems.append(Msg("err.experiment.param_bad_got", where=where, detail=detail, got=_show(got),
-                                    allowed=allowed))  # fmt: skip
+                problems.append(
+                    Msg(
+                        "err.experiment.param_bad_got",
+                        where=where,
+                        detail=detail,
+                        got=_show(got),
+                        allowed=allowed,
+                    )
+                )
         else:
             problems.append(detail)
     return Msg("err.experiment.bad_params", name=spec.name, problems=problems)

@@ -407,7 +407,7 @@ LINE_COLOURS = [
     (213, 94, 0),
     (0, 114, 178),
     (170, 170, 170),
-]  # fmt: skip  (Okabe-Ito: told apart by most eyes)
+]  # (Okabe-Ito: told apart by most eyes)
 
 
 def nice_ticks(lo: float, hi: float, most: int = 5) -> list[float]:

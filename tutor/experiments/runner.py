@@ -160,8 +160,12 @@ class ChildOutcome:
         if self.error:
             raise self.error
         tail = stderr_tail.strip().splitlines()[-5:]
-        raise ExperimentError("err.experiment.child_exit", name=self.name, code=str(returncode),
-                              tail="".join("\n" + line for line in tail))  # fmt: skip
+        raise ExperimentError(
+            "err.experiment.child_exit",
+            name=self.name,
+            code=str(returncode),
+            tail="".join("\n" + line for line in tail),
+        )
 
 
 async def run_in_child(
@@ -218,8 +222,14 @@ async def run_async(
         loop.call_soon_threadsafe(on_event, event)
 
     try:
-        return await asyncio.to_thread(run_quick, name, params, should_stop=stop.is_set,
-                                       on_event=stream if on_event else None, use_cache=use_cache)  # fmt: skip
+        return await asyncio.to_thread(
+            run_quick,
+            name,
+            params,
+            should_stop=stop.is_set,
+            on_event=stream if on_event else None,
+            use_cache=use_cache,
+        )
     except asyncio.CancelledError:
         stop.set()
         raise

@@ -34,14 +34,30 @@ LOG = logging.getLogger("tutor.serve")
 PACKET_LIMIT = 16 * 2**20
 STDERR_KEPT = 8192
 PRELUDE = b"__GANGLION__\n"
-APP_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TUTOR_CHECKPOINTS", "TUTOR_ALLOW_WEAK_BOX",
-           "TUTOR_BOX_LANDLOCK_ABI")  # fmt: skip
+APP_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TUTOR_CHECKPOINTS",
+    "TUTOR_ALLOW_WEAK_BOX",
+    "TUTOR_BOX_LANDLOCK_ABI",
+)
 
 
 class AppProcess:
-    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: str, bounds: LearnerBounds,
-                 pass_fds: tuple[int, ...], on_data: Callable[[bytes], Awaitable[None]],
-                 on_exit: Callable[[], Awaitable[None]]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: str,
+        bounds: LearnerBounds,
+        pass_fds: tuple[int, ...],
+        on_data: Callable[[bytes], Awaitable[None]],
+        on_exit: Callable[[], Awaitable[None]],
+    ) -> None:
         self.argv, self.env, self.cwd, self.bounds, self.pass_fds = argv, env, cwd, bounds, pass_fds
         self.on_data, self.on_exit = on_data, on_exit
         self.proc: asyncio.subprocess.Process | None = None
@@ -174,8 +190,14 @@ def app_env(home: Path, served: Served) -> dict[str, str]:
 
     env = {k: v for k, v in tutor_child_env().items() if k in APP_ENV or k.startswith("PYTHON")}
     env.update(
-        TEXTUAL_DRIVER="textual.drivers.web_driver:WebDriver", TEXTUAL_FPS="60", TEXTUAL_COLOR_SYSTEM="truecolor",
-        TERM_PROGRAM="textual", TERM_PROGRAM_VERSION=version("textual-serve"), HOME=str(home),
-        TMPDIR=str(home / ".tmp"), OMP_NUM_THREADS="1", TUTOR_SERVED=served.to_env(),
-    )  # fmt: skip
+        TEXTUAL_DRIVER="textual.drivers.web_driver:WebDriver",
+        TEXTUAL_FPS="60",
+        TEXTUAL_COLOR_SYSTEM="truecolor",
+        TERM_PROGRAM="textual",
+        TERM_PROGRAM_VERSION=version("textual-serve"),
+        HOME=str(home),
+        TMPDIR=str(home / ".tmp"),
+        OMP_NUM_THREADS="1",
+        TUTOR_SERVED=served.to_env(),
+    )
     return env

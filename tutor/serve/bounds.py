@@ -125,11 +125,25 @@ class LearnerBounds:
         kind = self.placement.kind
         if kind == "systemd":
             quota = [f"CPUQuota={round(limits.cpu_cores * 100)}%"] if limits.cpu_cores > 0 else []
-            props = [f"MemoryMax={limits.memory_bytes}", "MemorySwapMax=0", f"CPUWeight={limits.cpu_weight}",
-                     f"TasksMax={limits.pids}", *quota]  # fmt: skip
+            props = [
+                f"MemoryMax={limits.memory_bytes}",
+                "MemorySwapMax=0",
+                f"CPUWeight={limits.cpu_weight}",
+                f"TasksMax={limits.pids}",
+                *quota,
+            ]
             sets = [x for p in props for x in ("-p", p)]
-            return ["systemd-run", "--user", "--scope", "--quiet", "--collect", f"--unit={self.unit}",
-                    *sets, "--", *argv]  # fmt: skip
+            return [
+                "systemd-run",
+                "--user",
+                "--scope",
+                "--quiet",
+                "--collect",
+                f"--unit={self.unit}",
+                *sets,
+                "--",
+                *argv,
+            ]
         joins = [str(folder / "cgroup.procs") for folder in self.leaves["app"]]
         return ["/bin/sh", "-c", JOIN, "sh", *joins, "--", *argv]
 
@@ -270,8 +284,9 @@ class Placement:
 
     limits: Limits
     kind: str = "rlimits"
-    layers: dict[str, str] = field(default_factory=lambda: {"memory": "RLIMIT_AS", "cpu": "nice",
-                                                              "pids": "RLIMIT_NPROC"})  # fmt: skip
+    layers: dict[str, str] = field(
+        default_factory=lambda: {"memory": "RLIMIT_AS", "cpu": "nice", "pids": "RLIMIT_NPROC"}
+    )
     base: dict[str, Path] = field(default_factory=dict)  # controller ("" for v2) -> the server's folder
     mounts: dict[str, tuple[str, str]] = field(default_factory=dict)
     user_tasks_at_start: int = 0
@@ -411,8 +426,11 @@ def _try_v2(placement: Placement, mounts, own) -> bool:
             (base / "server").rmdir()
         return False
     placement.base = {"": base}
-    placement.layers = {"memory": "cgroup v2 memory.max", "cpu": "cgroup v2 cpu.weight and cpu.max",
-                        "pids": "cgroup v2 pids.max"}  # fmt: skip
+    placement.layers = {
+        "memory": "cgroup v2 memory.max",
+        "cpu": "cgroup v2 cpu.weight and cpu.max",
+        "pids": "cgroup v2 pids.max",
+    }
     return True
 
 
@@ -448,8 +466,11 @@ def _try_v1(placement: Placement, mounts, own) -> bool:
             _write(server / "cgroup.procs", str(os.getpid()))
             placement.server_came_from = made["cpu"].parent
         placement.weigh_class()
-    named = {"memory": "cgroup v1 memory.limit_in_bytes", "cpu": "cgroup v1 cpu.shares and cfs quota",
-             "pids": "cgroup v1 pids.max"}  # fmt: skip
+    named = {
+        "memory": "cgroup v1 memory.limit_in_bytes",
+        "cpu": "cgroup v1 cpu.shares and cfs quota",
+        "pids": "cgroup v1 pids.max",
+    }
     placement.layers = {
         bound: named[bound] if bound in made else placement.layers[bound] for bound in V1_FILES
     }
@@ -462,8 +483,11 @@ def _try_systemd(placement: Placement, mounts, own) -> bool:
     probe = ["systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", "TasksMax=8", "true"]
     if run(probe, timeout_s=10) != 0:
         return False
-    placement.layers = {"memory": "systemd scope MemoryMax", "cpu": "systemd scope CPUWeight and CPUQuota",
-                        "pids": "systemd scope TasksMax"}  # fmt: skip
+    placement.layers = {
+        "memory": "systemd scope MemoryMax",
+        "cpu": "systemd scope CPUWeight and CPUQuota",
+        "pids": "systemd scope TasksMax",
+    }
     return True
 
 

@@ -32,10 +32,34 @@ CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
-SYSTEM = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/proc", "/sys/devices/system/cpu",
-          "/sys/fs/cgroup", "/dev/urandom", "/dev/random", "/dev/zero"]  # fmt: skip
-ETC = ["ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd", "group",
-       "nsswitch.conf", "mime.types", "os-release", "alternatives", "python3*"]  # fmt: skip
+SYSTEM = [
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/bin",
+    "/sbin",
+    "/proc",
+    "/sys/devices/system/cpu",
+    "/sys/fs/cgroup",
+    "/dev/urandom",
+    "/dev/random",
+    "/dev/zero",
+]
+ETC = [
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "mime.types",
+    "os-release",
+    "alternatives",
+    "python3*",
+]
 
 
 def readable(course: Path | None) -> list[Path]:

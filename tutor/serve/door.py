@@ -112,8 +112,9 @@ class _Guarded(asyncio.Protocol):
 class Door:
     """How many connections, from where, and how long one may take to say what it wants."""
 
-    def __init__(self, max_open: int, per_address: int, *, header_s: float = 10.0,
-                 requests_per_connection: int = 100) -> None:  # fmt: skip
+    def __init__(
+        self, max_open: int, per_address: int, *, header_s: float = 10.0, requests_per_connection: int = 100
+    ) -> None:
         self.max_open, self.per_address = max_open, per_address
         self.header_s, self.requests_per_connection = header_s, requests_per_connection
         self.open: Counter[str] = Counter()

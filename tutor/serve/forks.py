@@ -64,8 +64,11 @@ class Warm:
         from tutor.grading.judges import WarmJudge
 
         self.judge = WarmJudge()
-        self.experiments = ForkServer([sys.executable, "-m", "tutor.experiment_zygote", str(lessons_dir)],
-                                      env=zygote_env(), cwd=tempfile.gettempdir())  # fmt: skip
+        self.experiments = ForkServer(
+            [sys.executable, "-m", "tutor.experiment_zygote", str(lessons_dir)],
+            env=zygote_env(),
+            cwd=tempfile.gettempdir(),
+        )
 
     def pids(self) -> list[int]:
         return [self.judge.server.proc.pid, self.experiments.proc.pid]

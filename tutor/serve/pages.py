@@ -36,8 +36,12 @@ def notice_page(request: web.Request, what: str, status: int) -> web.Response:
     """A plain page that says why the tutor is not shown (`what`: refused, expired, full, home)."""
     lang = page_lang(request)
     title, text = say(f"serve.page.{what}.title", lang), say(f"serve.page.{what}.text", lang)
-    return web.Response(text=_plain(lang, title, f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>"),
-                        status=status, content_type="text/html", headers=NO_STORE)  # fmt: skip
+    return web.Response(
+        text=_plain(lang, title, f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>"),
+        status=status,
+        content_type="text/html",
+        headers=NO_STORE,
+    )
 
 
 def _plain(lang: str, title: str, body: str, head: str = "") -> str:
@@ -83,8 +87,9 @@ def link_page(lang: str, title: str) -> web.Response:
     text = html.escape(say("serve.page.starting", lang))
     head = '<meta http-equiv="refresh" content="0;url=/learn/">'
     script = '<script>window.location.replace("/learn/")</script>'
-    return web.Response(text=_plain(lang, title, f"<p>{text}</p>{script}", head), content_type="text/html",
-                        headers=NO_STORE)  # fmt: skip
+    return web.Response(
+        text=_plain(lang, title, f"<p>{text}</p>{script}", head), content_type="text/html", headers=NO_STORE
+    )
 
 
 def tutor_page(

@@ -93,11 +93,17 @@ def read_learners(path: Path) -> list[RosterLearner]:
             if not ID_PATTERN.fullmatch(learner_id):
                 raise TutorError("err.serve.roster_id", file=str(path), line=line, id=learner_id[:80])
             if lang not in LANGS:
-                raise TutorError("err.serve.roster_lang", file=str(path), line=line, got=lang[:20],
-                                 langs=", ".join(LANGS))  # fmt: skip
+                raise TutorError(
+                    "err.serve.roster_lang", file=str(path), line=line, got=lang[:20], langs=", ".join(LANGS)
+                )
             if learner_id.lower() in first_line:  # case-insensitive file systems would share a folder
-                raise TutorError("err.serve.roster_twice", file=str(path), line=line, id=learner_id,
-                                 first=first_line[learner_id.lower()])  # fmt: skip
+                raise TutorError(
+                    "err.serve.roster_twice",
+                    file=str(path),
+                    line=line,
+                    id=learner_id,
+                    first=first_line[learner_id.lower()],
+                )
             first_line[learner_id.lower()] = line
             learners.append(RosterLearner(learner_id, row["name"], lang))
     except csv.Error as err:
@@ -152,8 +158,9 @@ def write_links(folder: Path, learners: list[RosterLearner], base_url: str) -> P
     writer.writerow(("id", "name", "language", "token", "expires", "link"))
     for learner in learners:
         expires = datetime.fromtimestamp(learner.expires, UTC).isoformat(timespec="seconds")
-        writer.writerow((learner.id, learner.name, learner.lang, learner.token, expires,
-                         link(base_url, learner.token)))  # fmt: skip
+        writer.writerow(
+            (learner.id, learner.name, learner.lang, learner.token, expires, link(base_url, learner.token))
+        )
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LINKS_FILE
     tmp = path.with_name(f".{LINKS_FILE}.{secrets.token_hex(4)}.tmp")

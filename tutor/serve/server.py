@@ -176,9 +176,15 @@ class TutorServer:
         assert learner is not None  # _check refuses None
         response = link_page(learner.lang, self.config.title)
         left = learner.expires - time.time()
-        response.set_cookie(self.cookie, token, path="/learn/", httponly=True, samesite="Strict",
-                            secure=self.config.secure or request.secure,
-                            max_age=int(left) if left < 10 * 365 * 86400 else None)  # fmt: skip
+        response.set_cookie(
+            self.cookie,
+            token,
+            path="/learn/",
+            httponly=True,
+            samesite="Strict",
+            secure=self.config.secure or request.secure,
+            max_age=int(left) if left < 10 * 365 * 86400 else None,
+        )
         return response
 
     async def handle_page(self, request: web.Request) -> web.Response:
@@ -256,10 +262,10 @@ class TutorServer:
         relay = AppRelay(self.warm, bounds, home, self.turns[learner.id].cooling)
         limits = self.config.limits
         folder = str(self.config.folder) if self.config.folder else None
-        served = Served(relay.theirs.fileno(), learner.id, folder, limits.memory_bytes, limits.cpu_cores,
-                        limits.home_bytes)  # fmt: skip
-        argv = [sys.executable, "-m", "tutor", "--lang", learner.lang, "--home", str(home),
-                "--lessons", str(self.config.lessons_dir)]  # fmt: skip
+        caps = (limits.memory_bytes, limits.cpu_cores, limits.home_bytes)
+        served = Served(relay.theirs.fileno(), learner.id, folder, *caps)
+        where = ["--home", str(home), "--lessons", str(self.config.lessons_dir)]
+        argv = [sys.executable, "-m", "tutor", "--lang", learner.lang, *where]
 
         async def send(data: bytes) -> None:
             with contextlib.suppress(ConnectionError, RuntimeError):
@@ -268,8 +274,15 @@ class TutorServer:
         async def ended() -> None:  # the app quit (ctrl+q), or died
             conn.end(1000)
 
-        app = AppProcess(argv, env=app_env(home, served), cwd=str(home), bounds=bounds,
-                         pass_fds=(relay.theirs.fileno(),), on_data=send, on_exit=ended)  # fmt: skip
+        app = AppProcess(
+            argv,
+            env=app_env(home, served),
+            cwd=str(home),
+            bounds=bounds,
+            pass_fds=(relay.theirs.fileno(),),
+            on_data=send,
+            on_exit=ended,
+        )
         running = self.apps[learner.id] = Running(learner, conn, app, relay, bounds)
         self.turns[learner.id].starts.append(time.monotonic())
         try:
@@ -392,12 +405,14 @@ class TutorServer:
         if self.config.proxied:
             app.add_routes([web.get("/", self.handle_page), web.get("/ws", self.handle_websocket)])
         else:
-            app.add_routes([
-                web.get("/", self.handle_root),
-                web.get("/learn/", self.handle_page),
-                web.get("/learn/ws", self.handle_websocket),
-                web.get("/learn/{token}", self.handle_link),
-            ])  # fmt: skip
+            app.add_routes(
+                [
+                    web.get("/", self.handle_root),
+                    web.get("/learn/", self.handle_page),
+                    web.get("/learn/ws", self.handle_websocket),
+                    web.get("/learn/{token}", self.handle_link),
+                ]
+            )
         app.add_routes([web.static("/static", STATIC, show_index=False, follow_symlinks=False)])
         app.on_startup.append(self._on_startup)
         app.on_shutdown.append(self._on_shutdown)
@@ -445,8 +460,14 @@ def _size(value: str | None, default: int) -> int:
         return default
 
 
-def serve(config: ServeConfig, host: str, port: int, ready=None, bounds: str | None = None,
-          unix_socket: Path | None = None) -> None:  # fmt: skip
+def serve(
+    config: ServeConfig,
+    host: str,
+    port: int,
+    ready=None,
+    bounds: str | None = None,
+    unix_socket: Path | None = None,
+) -> None:
     """Run the server until interrupted. `ready(port, placement)` is called once it listens (port 0: any
     free one). `bounds` asks for one kind of bounds only (tutor.serve.bounds.place). With `unix_socket`
     it listens there instead (tutor.serve.hub.bind_socket), and `ready` gets port 0."""

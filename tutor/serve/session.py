@@ -144,9 +144,15 @@ class RelayJudge:
 
 
 async def run_experiment(
-    served: Served, name: str, raw: Mapping[str, Any] | Any, on_event: Callable[[dict], None] | None = None,
-    *, home: Path, niceness: int = 0, grace_s: float = 5.0,
-) -> Any:  # fmt: skip
+    served: Served,
+    name: str,
+    raw: Mapping[str, Any] | Any,
+    on_event: Callable[[dict], None] | None = None,
+    *,
+    home: Path,
+    niceness: int = 0,
+    grace_s: float = 5.0,
+) -> Any:
     """Run an experiment in a process the server forks for it (in this learner's bounds), as
     tutor.experiments.runner.run_async would run it here; cancel the task to stop it."""
     from tutor.experiments.errors import Cancelled, ExperimentError

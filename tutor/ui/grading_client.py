@@ -104,7 +104,13 @@ async def train_in_thread(ex: Exercise, file: Path, lang: str, warm: WarmJudge, 
     loop = asyncio.get_running_loop()
 
     def work(cancel: threading.Event) -> OwnTraining:
-        return train_own_model(ex, file, lang=lang, warm=warm, cancel=cancel,
-                                 on_event=lambda e: loop.call_soon_threadsafe(on_event, e))  # fmt: skip
+        return train_own_model(
+            ex,
+            file,
+            lang=lang,
+            warm=warm,
+            cancel=cancel,
+            on_event=lambda e: loop.call_soon_threadsafe(on_event, e),
+        )
 
     return await _in_thread(work)

@@ -60,8 +60,17 @@ def measured(p: ContextScalingParams, ctx: RunContext, base) -> tuple[dict, bool
     ids = base.tokenizer.encode(val_text(), unknown="unk")
     clock = MeasureClock(p, ctx, base.model, ids, L0)
     try:
-        table = scaling_table(model_for, L0, ids, p.scale, p.windows, METHODS, ctx.should_stop,
-                              on_method=lambda _: ctx.check(), on_batch=lambda _: clock.tick())  # fmt: skip
+        table = scaling_table(
+            model_for,
+            L0,
+            ids,
+            p.scale,
+            p.windows,
+            METHODS,
+            ctx.should_stop,
+            on_method=lambda _: ctx.check(),
+            on_batch=lambda _: clock.tick(),
+        )
     except InterruptedError:
         raise Cancelled() from None
     return table, False
@@ -124,9 +133,16 @@ class MeasureClock:
         planned, left = sum(self.plan), sum(self.plan) - self.done_s
         prior = sum(self.plan[:3])  # as the job clocks do: the timing counts as a few batches run at its pace
         pace = (self.last - self.t0 + prior) / (self.done_s + prior)
-        event = {"event": "measuring", "what": Msg(f"{TEXT}measuring_what", scale=Num(self.p.scale),
-                 windows=self.p.windows).model_dump(), "done": self.done, "total": len(self.plan),
-                 "eta_s": left * pace, "seconds": planned}  # fmt: skip
+        event = {
+            "event": "measuring",
+            "what": Msg(
+                f"{TEXT}measuring_what", scale=Num(self.p.scale), windows=self.p.windows
+            ).model_dump(),
+            "done": self.done,
+            "total": len(self.plan),
+            "eta_s": left * pace,
+            "seconds": planned,
+        }
         if first and planned >= self.OFFER_FROM_S:
             fewer = 2 ** max(0, int(math.log2(max(1.0, self.p.windows * self.FEWER_S / planned))))
             if fewer < self.p.windows:

@@ -38,8 +38,15 @@ def run_context_finetune(p: ContextFinetuneParams, ctx: RunContext) -> Result:
     done: dict[int, dict[str, Any]] = {}
     with ExitStack() as stack:
         pool, clock = _scheduled(p, ctx, stack)
-        ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(p.methods), "stored": 0,
-                  "workers": pool.workers})  # fmt: skip
+        ctx.emit(
+            {
+                "event": "estimate",
+                "seconds": clock.planned_s,
+                "runs": len(p.methods),
+                "stored": 0,
+                "workers": pool.workers,
+            }
+        )
         progress = Progress(ctx, len(p.methods), p.steps, clock)
 
         def on_event(index: int, event: dict[str, Any]) -> None:
@@ -90,13 +97,28 @@ def _job_clock(p: ContextFinetuneParams, pool) -> JobClock:
     return JobClock([plan] * len(p.methods), workers=pool.workers)
 
 
-def _scores(p: ContextFinetuneParams, model, val_ids, lengths: list[int], L0: int, should_stop,
-            windows: int | None = None, tick=None) -> dict[int, Any]:  # fmt: skip
+def _scores(
+    p: ContextFinetuneParams,
+    model,
+    val_ids,
+    lengths: list[int],
+    L0: int,
+    should_stop,
+    windows: int | None = None,
+    tick=None,
+) -> dict[int, Any]:
     from tutor.model.context import measure
 
     try:
-        got = measure(model, val_ids, lengths, windows or p.windows, L0, should_stop=should_stop,
-                      on_batch=tick and (lambda _: tick()))  # fmt: skip
+        got = measure(
+            model,
+            val_ids,
+            lengths,
+            windows or p.windows,
+            L0,
+            should_stop=should_stop,
+            on_batch=tick and (lambda _: tick()),
+        )
     except InterruptedError:
         raise Cancelled() from None
     return {s.length: s for s in got}
@@ -159,8 +181,14 @@ def time_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
     t2 = time.perf_counter()
     evaluate(model, [(x, y)] * cfg.eval_batches, bf16=bf16)
     eval_s = time.perf_counter() - t2
-    return {"steps": p.steps, "step_s": (t2 - t1) / steps, "eval_every": p.steps, "eval_s": eval_s,
-            "setup_s": load_s + scoring_s, "end_s": scoring_s}  # fmt: skip
+    return {
+        "steps": p.steps,
+        "step_s": (t2 - t1) / steps,
+        "eval_every": p.steps,
+        "eval_s": eval_s,
+        "setup_s": load_s + scoring_s,
+        "end_s": scoring_s,
+    }
 
 
 def finetune_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
@@ -176,9 +204,8 @@ def finetune_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
     lengths = _lengths(p, L0)
     val_ids = _val_ids(base.tokenizer)
     model = _model(path, method, p.scale, L0)
-    before = _scores(
-        p, model, val_ids, lengths, L0, should_stop, tick=phase_reporter(emit, "setup", 0, p.steps)
-    )
+    scoring = (p, model, val_ids, lengths, L0, should_stop)
+    before = _scores(*scoring, tick=phase_reporter(emit, "setup", 0, p.steps))
     steps, losses = [], []
     last: list[Any] = []  # the last Progress
     report = reporter(emit, started, ends=False)
@@ -189,21 +216,35 @@ def finetune_task(args: dict[str, Any], emit, should_stop) -> dict[str, Any]:
         report(pr)
         last[:] = [pr]
 
-    cfg = TrainConfig(steps=p.steps, batch_size=p.batch, context=lengths[-1], lr=p.lr, eval_interval=p.steps,
-                      seed=p.seed)  # fmt: skip
+    cfg = TrainConfig(
+        steps=p.steps, batch_size=p.batch, context=lengths[-1], lr=p.lr, eval_interval=p.steps, seed=p.seed
+    )
     texts = _course_texts()
-    tuned = train(model.cfg, cfg, *texts, on_progress=on_progress, should_stop=should_stop, tokenizer=base.tokenizer,
-                  init=model)  # fmt: skip
+    tuned = train(
+        model.cfg,
+        cfg,
+        *texts,
+        on_progress=on_progress,
+        should_stop=should_stop,
+        tokenizer=base.tokenizer,
+        init=model,
+    )
     if tuned.cancelled:
         raise Cancelled()
     end = last[-1]
-    after = _scores(p, model, val_ids, lengths, L0, should_stop,
-                    tick=phase_reporter(emit, "end", end.step, end.steps, end.elapsed_s))  # fmt: skip
-    emit({"event": "report", "step": end.step, "steps": end.steps, "loss": end.loss, "val_loss": end.val_loss,
-          "tokens_per_s": end.tokens_per_s, "elapsed_s": end.elapsed_s, "finished": True})  # fmt: skip
-    return {"method": method, "before": {n: before[n].loss for n in lengths}, "after": {n: after[n].loss for n in lengths},
-            "entropy_before": before[lengths[-1]].entropy, "entropy_after": after[lengths[-1]].entropy,
-            "steps": steps, "losses": losses, "seconds": tuned.seconds}  # fmt: skip
+    after = _scores(*scoring, tick=phase_reporter(emit, "end", end.step, end.steps, end.elapsed_s))
+    figures = ("step", "steps", "loss", "val_loss", "tokens_per_s", "elapsed_s")
+    emit({"event": "report", **{name: getattr(end, name) for name in figures}, "finished": True})
+    return {
+        "method": method,
+        "before": {n: before[n].loss for n in lengths},
+        "after": {n: after[n].loss for n in lengths},
+        "entropy_before": before[lengths[-1]].entropy,
+        "entropy_after": after[lengths[-1]].entropy,
+        "steps": steps,
+        "losses": losses,
+        "seconds": tuned.seconds,
+    }
 
 
 def _course_texts() -> tuple[str, str]:

@@ -116,8 +116,9 @@ def _walk_through(p: HeadsParams, T: int) -> tuple[list[list], int, int]:
     return steps, sum(t.numel() for t in qkv.parameters()), sum(t.numel() for t in proj.parameters())
 
 
-def _layer_panels(p: HeadsParams, T: int, steps: list[list], qkv_params: int, proj_params: int, trained,
-                  chars: list[str]) -> list:  # fmt: skip
+def _layer_panels(
+    p: HeadsParams, T: int, steps: list[list], qkv_params: int, proj_params: int, trained, chars: list[str]
+) -> list:
     """The walk-through's shapes and parameter counts, and what the heatmaps after them come from."""
     C, h = p.n_embd, p.n_head
     return [
@@ -145,7 +146,7 @@ def _layer_panels(p: HeadsParams, T: int, steps: list[list], qkv_params: int, pr
                 heads=trained.n_head,
                 width=trained.n_embd,
                 text="".join(chars),
-            ),  # fmt: skip
+            ),
         ),
     ]
 

@@ -99,16 +99,27 @@ def pace(p: TrainCompareParams, n_head: int, pos: str) -> tuple:
 
 def _kept_pace(config: dict[str, Any]) -> tuple:
     model, train = config.get("model", {}), config.get("train", {})
-    return (model.get("n_layer"), model.get("n_head"), model.get("n_embd"), model.get("pos"),
-            train.get("batch_size"), train.get("context") or model.get("block_size"))  # fmt: skip
+    return (
+        model.get("n_layer"),
+        model.get("n_head"),
+        model.get("n_embd"),
+        model.get("pos"),
+        train.get("batch_size"),
+        train.get("context") or model.get("block_size"),
+    )
 
 
 def _same_run(p: TrainCompareParams, seed: int, config: dict[str, Any]) -> bool:
     """Whether a kept run's configuration is the one this job would train (it is read back, not trained)."""
     model, train = config.get("model", {}), config.get("train", {})
-    return (config.get("version") == KEY_VERSION and train.get("steps") == p.steps and train.get("seed") == seed
-            and train.get("lr") == p.lr and train.get("eval_interval") == min(p.eval_interval, p.steps)
-            and model.get("dropout") == p.dropout)  # fmt: skip
+    return (
+        config.get("version") == KEY_VERSION
+        and train.get("steps") == p.steps
+        and train.get("seed") == seed
+        and train.get("lr") == p.lr
+        and train.get("eval_interval") == min(p.eval_interval, p.steps)
+        and model.get("dropout") == p.dropout
+    )
 
 
 def planned_runs(p: TrainCompareParams) -> list[tuple[str, int, str, int]]:
@@ -210,8 +221,14 @@ def rough_estimate(
     if workers > 1 and sum(r.seconds(r.steps) for r in plan) < POOL_WORTH_S:
         workers = 1
     start = load * (ROUGH_START_S["here"] + (ROUGH_START_S["pool"] if workers > 1 else 0.0))
-    return {"event": "estimate", "seconds": start + JobClock(plan, workers=workers).planned_s, "runs": len(runs),
-            "stored": stored, "workers": workers, "rough": True}  # fmt: skip
+    return {
+        "event": "estimate",
+        "seconds": start + JobClock(plan, workers=workers).planned_s,
+        "runs": len(runs),
+        "stored": stored,
+        "workers": workers,
+        "rough": True,
+    }
 
 
 def time_run(
@@ -227,8 +244,17 @@ def time_run(
 
     t0 = time.perf_counter()
     cfg = TrainConfig(steps=steps + 1, batch_size=p.batch, context=p.context, lr=p.lr)
-    model = GPT(GPTConfig(block_size=p.context, n_layer=p.n_layer, n_head=n_head, n_embd=p.n_embd, pos=pos,
-                          dropout=p.dropout, vocab_size=vocab_size))  # fmt: skip
+    model = GPT(
+        GPTConfig(
+            block_size=p.context,
+            n_layer=p.n_layer,
+            n_head=n_head,
+            n_embd=p.n_embd,
+            pos=pos,
+            dropout=p.dropout,
+            vocab_size=vocab_size,
+        )
+    )
     optimizer = make_optimizer(model, cfg)
     setup = time.perf_counter() - t0
     x, y = torch.randint(vocab_size, (2, p.batch, p.context))
@@ -285,12 +311,22 @@ def train_task(args: dict[str, Any], emit: Callable, should_stop: Callable | Non
     started = time.perf_counter()
     config = args["config"]
     texts, tokenizer, _ = _course_data()
-    trained = train(GPTConfig(**config["model"]), _train_config(config), *texts,
-                    on_progress=reporter(emit, started), should_stop=should_stop, tokenizer=tokenizer)  # fmt: skip
+    trained = train(
+        GPTConfig(**config["model"]),
+        _train_config(config),
+        *texts,
+        on_progress=reporter(emit, started),
+        should_stop=should_stop,
+        tokenizer=tokenizer,
+    )
     if trained.cancelled:
         raise Cancelled()
-    return {"final_val_loss": trained.final_val_loss, "params": trained.num_params, "seconds": trained.seconds,
-            "curve": [[pt["step"], pt["loss"], pt["val_loss"]] for pt in trained.curve]}  # fmt: skip
+    return {
+        "final_val_loss": trained.final_val_loss,
+        "params": trained.num_params,
+        "seconds": trained.seconds,
+        "curve": [[pt["step"], pt["loss"], pt["val_loss"]] for pt in trained.curve],
+    }
 
 
 def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
@@ -303,19 +339,29 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
     kept = [ctx.stored_run(run_key(c)) if ctx.stored_run is not None else None for c in configs]
     todo = [i for i, stored in enumerate(kept) if stored is None]
     # events are JSON: the Msg as its fields
-    labels = [run_label(n_head, pos, p.vary, seed if p.seeds > 1 else None).model_dump()
-              for _, n_head, pos, seed in runs]  # fmt: skip
+    labels = [
+        run_label(n_head, pos, p.vary, seed if p.seeds > 1 else None).model_dump()
+        for _, n_head, pos, seed in runs
+    ]
     done: dict[int, dict[str, Any]] = {}
     with ExitStack() as stack:
         pool, clock = _scheduled(p, runs, kept, ctx, stack)
-        ctx.emit({"event": "estimate", "seconds": clock.planned_s, "runs": len(runs),
-                  "stored": len(runs) - len(todo), "workers": pool.workers})  # fmt: skip
+        ctx.emit(
+            {
+                "event": "estimate",
+                "seconds": clock.planned_s,
+                "runs": len(runs),
+                "stored": len(runs) - len(todo),
+                "workers": pool.workers,
+            }
+        )
         for index, stored in enumerate(kept):
             if stored is not None:
                 ctx.emit({"event": "stored", "run": index + 1, "runs": len(runs), "label": labels[index]})
                 curve = [[s, tl, vl] for s, tl, vl in stored.curve]
-                done[index] = _finished(p, runs[index], stored.final_val_loss, stored.params, stored.seconds,
-                                        curve, True)  # fmt: skip
+                done[index] = _finished(
+                    p, runs[index], stored.final_val_loss, stored.params, stored.seconds, curve, True
+                )
         progress = Progress(ctx, len(runs), p.steps, clock)
 
         def on_event(task: int, event: dict[str, Any]) -> None:
@@ -325,8 +371,9 @@ def run_train_compare(p: TrainCompareParams, ctx: RunContext) -> Result:
             elif event.get("event") == "done":  # kept at once: a job cancelled later keeps its finished runs
                 r = event["result"]
                 ctx.emit({"event": "trained", "key": run_key(configs[index]), "config": configs[index], **r})
-                done[index] = _finished(p, runs[index], r["final_val_loss"], r["params"], r["seconds"], r["curve"],
-                                        False)  # fmt: skip
+                done[index] = _finished(
+                    p, runs[index], r["final_val_loss"], r["params"], r["seconds"], r["curve"], False
+                )
 
         pool.map([("train", {"config": configs[i]}) for i in todo], on_event)
     return compare_runs(p, [done[i] for i in range(len(runs))])
@@ -351,8 +398,11 @@ def _job_clock(p: TrainCompareParams, runs: list[tuple], kept: list, pool) -> Jo
     """The job's length before it starts: each setting still to train timed for a few steps by every worker
     at once (so under the load the job puts on the machine), the mean of their timings. Every worker first
     reads the corpus (a task with no setting), so that their timings start together and overlap."""
-    settings = list(dict.fromkeys((n_head, pos) for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)
-                                  if stored is None))  # fmt: skip
+    settings = list(
+        dict.fromkeys(
+            (n_head, pos) for (_, n_head, pos, _), stored in zip(runs, kept, strict=True) if stored is None
+        )
+    )
     timed: dict[tuple, RunPlan] = {}
     if settings:
         params = p.model_dump(mode="json")
@@ -365,17 +415,34 @@ def _job_clock(p: TrainCompareParams, runs: list[tuple], kept: list, pool) -> Jo
                 f: sum(getattr(r, f) for r in plans) / len(plans) for f in ("step_s", "eval_s", "setup_s")
             }
             timed[pace(p, n_head, pos)] = replace(plans[0], **mean)
-    plan = [RunPlan(0, 0.0) if stored is not None else timed[pace(p, n_head, pos)]
-            for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)]  # fmt: skip
+    plan = [
+        RunPlan(0, 0.0) if stored is not None else timed[pace(p, n_head, pos)]
+        for (_, n_head, pos, _), stored in zip(runs, kept, strict=True)
+    ]
     return JobClock(plan, workers=pool.workers)
 
 
-def _finished(p: TrainCompareParams, run: tuple, val_loss: float | None, params: int | None,
-              seconds: float | None, curve: list[list], stored: bool) -> dict[str, Any]:  # fmt: skip
+def _finished(
+    p: TrainCompareParams,
+    run: tuple,
+    val_loss: float | None,
+    params: int | None,
+    seconds: float | None,
+    curve: list[list],
+    stored: bool,
+) -> dict[str, Any]:
     """A finished run as compare_runs reads it."""
     slug, n_head, pos, seed = run
-    return {"label": run_label(n_head, pos, p.vary).model_dump(), "slug": slug, "seed": seed, "val_loss": val_loss,
-            "params": params, "seconds": seconds, "curve": curve, "stored": stored}  # fmt: skip
+    return {
+        "label": run_label(n_head, pos, p.vary).model_dump(),
+        "slug": slug,
+        "seed": seed,
+        "val_loss": val_loss,
+        "params": params,
+        "seconds": seconds,
+        "curve": curve,
+        "stored": stored,
+    }
 
 
 def _lowest(curve: list[list]) -> tuple[float | None, int | None]:
@@ -474,14 +541,28 @@ def _per_setting(
         several = len(s["finals"]) > 1
         if several:  # one seed measures no spread: no metric rather than a 0
             metrics[f"seed_spread_{slug}"] = spreads[slug] = spread
-        summary.append([s["label"], Num(means[slug]), Num(metrics[f"min_val_loss_{slug}"]),
-                        Num(spread, 2) if several else None, s["params"]])  # fmt: skip
+        summary.append(
+            [
+                s["label"],
+                Num(means[slug]),
+                Num(metrics[f"min_val_loss_{slug}"]),
+                Num(spread, 2) if several else None,
+                s["params"],
+            ]
+        )
     return means, spreads, summary
 
 
-def _note(settings: dict[str, dict[str, Any]], means: dict[str, float], spreads: dict[str, float], best: str,
-          varied: Msg, lows: list[tuple[float, int, Msg]], overfit: dict[str, Msg],
-          metrics: dict[str, float]) -> Msg:  # fmt: skip
+def _note(
+    settings: dict[str, dict[str, Any]],
+    means: dict[str, float],
+    spreads: dict[str, float],
+    best: str,
+    varied: Msg,
+    lows: list[tuple[float, int, Msg]],
+    overfit: dict[str, Msg],
+    metrics: dict[str, float],
+) -> Msg:
     """The reading under the tables: the best setting, the gap, the seed spread's verdict and any overfitting."""
     overfit_note: Msg | str = ""
     if overfit and lows:

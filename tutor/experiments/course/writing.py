@@ -11,6 +11,8 @@ at another character of the same poem.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tutor.experiments import cache
 from tutor.experiments.errors import ExperimentError
 from tutor.experiments.params import WriteParams
@@ -33,8 +35,13 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
     if p.layer > cfg.n_layer or p.head > cfg.n_head:
         raise ExperimentError("err.experiment.no_head", layers=cfg.n_layer, heads=cfg.n_head)
     steps = []
-    for step in write(ck.model, ck.tokenizer, p.prompt, max_new=p.max_chars, temperature=p.temperature,
-                      top_k=p.top_k, seed=p.seed, attention=True):  # fmt: skip
+    settings: dict[str, Any] = {
+        "temperature": p.temperature,
+        "top_k": p.top_k,
+        "seed": p.seed,
+        "attention": True,
+    }
+    for step in write(ck.model, ck.tokenizer, p.prompt, max_new=p.max_chars, **settings):
         steps.append(step)
         ctx.emit({"event": "writing", "text": p.prompt + "".join(s.char for s in steps)})
         ctx.check()
@@ -49,8 +56,10 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
     assert chosen.attention is not None  # written with attention=True
     weights = chosen.attention[p.layer - 1, p.head - 1].tolist()
     # three significant digits, not places: a character drawn at 0.0004 is not shown as drawn at 0
-    rows = [[i, _shown(s.char), float(f"{s.prob:.3g}"), "  ".join(f"{_shown(c)} {q:.2g}" for c, q in s.top)]
-            for i, s in enumerate(steps, 1)]  # fmt: skip
+    rows = [
+        [i, _shown(s.char), float(f"{s.prob:.3g}"), "  ".join(f"{_shown(c)} {q:.2g}" for c, q in s.top)]
+        for i, s in enumerate(steps, 1)
+    ]
     panels = [
         TextPanel(
             title=Msg(f"{TEXT}poem"),
@@ -76,6 +85,5 @@ def run_write(p: WriteParams, ctx: RunContext) -> Result:
             rows=rows,
         ),
     ]
-    metrics = {"characters": found["characters"], "lines": found["lines"], "regular_lines": found["regular_lines"],
-               "mean_prob": found["mean_prob"]}  # fmt: skip
+    metrics = {name: found[name] for name in ("characters", "lines", "regular_lines", "mean_prob")}
     return result("write", p, metrics, panels)

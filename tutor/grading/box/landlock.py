@@ -24,8 +24,11 @@ _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]  # fmt: skip
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneath(ctypes.Structure):
@@ -63,8 +66,9 @@ def restrict(readable: list[Path], writable: list[Path], max_abi: int | None = N
         attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
     if version >= 6:
         attr.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL
-    ruleset = syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                      ctypes.c_uint32(0))  # fmt: skip
+    ruleset = syscall(
+        _SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)
+    )
     if ruleset < 0:
         return 0
     try:
@@ -79,8 +83,13 @@ def restrict(readable: list[Path], writable: list[Path], max_abi: int | None = N
                     # a rule on a file may only name file rights: a directory's extra bits are refused
                     allowed = access if os.path.isdir(path) else access & _FS_FILE_RIGHTS
                     rule = _PathBeneath(allowed, fd)
-                    syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
-                            ctypes.byref(rule), ctypes.c_uint32(0))  # fmt: skip
+                    syscall(
+                        _SYS_ADD_RULE,
+                        ctypes.c_int(ruleset),
+                        ctypes.c_int(_RULE_PATH_BENEATH),
+                        ctypes.byref(rule),
+                        ctypes.c_uint32(0),
+                    )
                 finally:
                     os.close(fd)
         if syscall(_SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:

@@ -57,9 +57,16 @@ SCRATCH = Path("/scratch")  # the worker's folder inside its private root
 DEVICES = (Path("/dev/null"), Path("/dev/zero"), Path("/dev/urandom"))
 # the layers, by the name the grade shows (grade.layer.NAME in the catalogue)
 ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS, TASKS, NO_FILES, NO_WRITES = (
-    "private-root", "pid-namespace", "network-namespace", "landlock", "seccomp", "limits", "process-cap",
-    "no-new-files", "no-writes",
-)  # fmt: skip
+    "private-root",
+    "pid-namespace",
+    "network-namespace",
+    "landlock",
+    "seccomp",
+    "limits",
+    "process-cap",
+    "no-new-files",
+    "no-writes",
+)
 STRONG = (ROOT, PID, NET, LANDLOCK, SECCOMP, LIMITS, TASKS)
 LAYERS = (*STRONG, NO_FILES, NO_WRITES)
 GRADED_LEVELS = ("strong", "partial")  # below these the judge refuses, unless a weak box is allowed
@@ -68,8 +75,15 @@ GRADED_LEVELS = ("strong", "partial")  # below these the judge refuses, unless a
 _CLONE_NEWNS, _CLONE_NEWCGROUP, _CLONE_NEWUTS, _CLONE_NEWIPC = 0x20000, 0x02000000, 0x04000000, 0x08000000
 _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (
-    1, 2, 4, 8, 32, 4096, 1 << 14, 1 << 18,
-)  # fmt: skip
+    1,
+    2,
+    4,
+    8,
+    32,
+    4096,
+    1 << 14,
+    1 << 18,
+)
 _MNT_DETACH = 2
 _PR_SET_NO_NEW_PRIVS, _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
@@ -104,8 +118,11 @@ class Isolation:
         return "basic"
 
     def to_json(self) -> dict:
-        return {"level": self.level, "layers": list(self.layers),
-                "missing": [layer for layer in STRONG if layer not in self.layers]}  # fmt: skip
+        return {
+            "level": self.level,
+            "layers": list(self.layers),
+            "missing": [layer for layer in STRONG if layer not in self.layers],
+        }
 
 
 def _libc():
@@ -229,8 +246,15 @@ def unshare() -> bool:
     if sys.platform != "linux":
         return False
     uid, gid = os.getuid(), os.getgid()
-    flags = (_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS
-             | _CLONE_NEWCGROUP)  # fmt: skip
+    flags = (
+        _CLONE_NEWUSER
+        | _CLONE_NEWPID
+        | _CLONE_NEWNS
+        | _CLONE_NEWNET
+        | _CLONE_NEWIPC
+        | _CLONE_NEWUTS
+        | _CLONE_NEWCGROUP
+    )
     if _libc().unshare(flags) != 0:
         return False
     try:
@@ -480,10 +504,12 @@ def confine(
     if landlock.restrict([Path(p) for p in readable] + list(DEVICES), writable, landlock_abi):
         report.layers.append(LANDLOCK)
     files = (
-        seccomp.Files.ANY if ROOT in report.layers
-        else seccomp.Files.NO_NEW if LANDLOCK in report.layers
+        seccomp.Files.ANY
+        if ROOT in report.layers
+        else seccomp.Files.NO_NEW
+        if LANDLOCK in report.layers
         else seccomp.Files.READ_ONLY
-    )  # fmt: skip
+    )
     if seccomp.install(os.getpid(), files=files):
         report.layers.append(SECCOMP)
         report.layers += {seccomp.Files.NO_NEW: [NO_FILES], seccomp.Files.READ_ONLY: [NO_WRITES]}.get(

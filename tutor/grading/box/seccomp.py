@@ -48,8 +48,12 @@ def _errno(code: int) -> int:
 
 
 class _ArgCmp(ctypes.Structure):
-    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
-                ("datum_b", ctypes.c_uint64)]  # fmt: skip
+    _fields_ = [
+        ("arg", ctypes.c_uint),
+        ("op", ctypes.c_int),
+        ("datum_a", ctypes.c_uint64),
+        ("datum_b", ctypes.c_uint64),
+    ]
 
 
 # Allowed with any arguments: files and descriptors (the private root, the read-only binds and
@@ -58,32 +62,111 @@ class _ArgCmp(ctypes.Structure):
 # (print, time.sleep, threading, a file in /scratch), so that it fails only where it reaches out.
 ALLOWED = (
     # descriptors and files
-    "read", "readv", "pread64", "write", "writev", "pwrite64", "close", "lseek", "dup", "dup2", "dup3",
-    "pipe2", "open", "openat", "stat", "fstat", "lstat", "newfstatat", "statx", "access",
-    "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd", "chdir", "fchdir",
-    "ftruncate", "unlink", "unlinkat", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
-    "umask", "poll", "ppoll",
+    "read",
+    "readv",
+    "pread64",
+    "write",
+    "writev",
+    "pwrite64",
+    "close",
+    "lseek",
+    "dup",
+    "dup2",
+    "dup3",
+    "pipe2",
+    "open",
+    "openat",
+    "stat",
+    "fstat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "readlink",
+    "readlinkat",
+    "getdents64",
+    "getcwd",
+    "chdir",
+    "fchdir",
+    "ftruncate",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "umask",
+    "poll",
+    "ppoll",
     # memory
-    "brk", "mmap", "munmap", "mremap", "mprotect",
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
     # threads, signals to itself, exit
-    "futex", "set_robust_list", "set_tid_address", "rseq", "sched_yield", "exit", "exit_group",
-    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall", "arch_prctl",
+    "futex",
+    "set_robust_list",
+    "set_tid_address",
+    "rseq",
+    "sched_yield",
+    "exit",
+    "exit_group",
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "sigaltstack",
+    "restart_syscall",
+    "arch_prctl",
     # who and when
-    "getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid", "getrandom", "clock_gettime",
-    "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time", "uname", "getrlimit", "getrusage",
-)  # fmt: skip
+    "getpid",
+    "gettid",
+    "getppid",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "getrandom",
+    "clock_gettime",
+    "clock_getres",
+    "clock_nanosleep",
+    "nanosleep",
+    "gettimeofday",
+    "time",
+    "uname",
+    "getrlimit",
+    "getrusage",
+)
 # (name, index of the argument that names a process): allowed only for 0 and the worker's own pid
 ONLY_ITSELF = (
-    ("prlimit64", 0), ("sched_getaffinity", 0), ("sched_setaffinity", 0), ("sched_getparam", 0),
-    ("sched_setparam", 0), ("sched_getscheduler", 0), ("sched_setscheduler", 0), ("sched_getattr", 0),
-    ("sched_setattr", 0), ("getsid", 0), ("getpgid", 0),
-)  # fmt: skip
+    ("prlimit64", 0),
+    ("sched_getaffinity", 0),
+    ("sched_setaffinity", 0),
+    ("sched_getparam", 0),
+    ("sched_setparam", 0),
+    ("sched_getscheduler", 0),
+    ("sched_setscheduler", 0),
+    ("sched_getattr", 0),
+    ("sched_setattr", 0),
+    ("getsid", 0),
+    ("getpgid", 0),
+)
 # signals: the target must be the worker's own pid (0 would mean its process group)
 SIGNALS_TO_ITSELF = (("kill", 0), ("tgkill", 0), ("rt_sigqueueinfo", 0), ("rt_tgsigqueueinfo", 0))
 _PRIO_PROCESS = 0
 # ioctl requests: is it a terminal, its size, bytes waiting, blocking and close-on-exec flags
-_IOCTLS = {"TCGETS": 0x5401, "TIOCGWINSZ": 0x5413, "FIONREAD": 0x541B, "FIONBIO": 0x5421, "FIONCLEX": 0x5450,
-           "FIOCLEX": 0x5451}  # fmt: skip
+_IOCTLS = {
+    "TCGETS": 0x5401,
+    "TIOCGWINSZ": 0x5413,
+    "FIONREAD": 0x541B,
+    "FIONBIO": 0x5421,
+    "FIONCLEX": 0x5450,
+    "FIOCLEX": 0x5451,
+}
 # prctl options Python, glibc and torch use: thread names, dumpable flag (PR_SET_VMA: naming anonymous
 # memory, its only sub-command PR_SET_VMA_ANON_NAME = 0)
 _PRCTL_OPTIONS = {"PR_GET_DUMPABLE": 3, "PR_SET_NAME": 15, "PR_GET_NAME": 16}
@@ -99,14 +182,41 @@ _MADVICE = (0, 1, 2, 3, 4, 8, 10, 11, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23)
 # clone: a thread of this process (CLONE_THREAD set), and none of the flags that make a namespace, a
 # traced or vforked child, a pidfd or a child with an exit signal (the low byte)
 _CLONE_THREAD = 0x00010000
-_CLONE_REFUSED = (0xFF | 0x80 | 0x1000 | 0x2000 | 0x4000 | 0x8000 | 0x20000 | 0x800000 | 0x02000000
-                  | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80000000)  # fmt: skip
+_CLONE_REFUSED = (
+    0xFF
+    | 0x80
+    | 0x1000
+    | 0x2000
+    | 0x4000
+    | 0x8000
+    | 0x20000
+    | 0x800000
+    | 0x02000000
+    | 0x04000000
+    | 0x08000000
+    | 0x10000000
+    | 0x20000000
+    | 0x40000000
+    | 0x80000000
+)
 # open flags (the same on x86-64 and arm64): those that create a file (O_CREAT, __O_TMPFILE), and those
 # that write one (O_WRONLY, O_RDWR, O_TRUNC, O_APPEND)
 _CREATING = 0o100 | 0o20000000
 _WRITING = _CREATING | 0o1 | 0o2 | 0o1000 | 0o2000
-_CREATES = ("creat", "mknod", "mknodat", "link", "linkat", "symlink", "symlinkat", "mkdir", "mkdirat",
-            "rename", "renameat", "renameat2")  # fmt: skip
+_CREATES = (
+    "creat",
+    "mknod",
+    "mknodat",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "mkdir",
+    "mkdirat",
+    "rename",
+    "renameat",
+    "renameat2",
+)
 _CHANGES = (*_CREATES, "unlink", "unlinkat", "rmdir", "ftruncate")
 
 
@@ -136,8 +246,13 @@ def _library():
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
     lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
-    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
-                                           ctypes.POINTER(_ArgCmp)]  # fmt: skip
+    lib.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint32,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.POINTER(_ArgCmp),
+    ]
     lib.seccomp_load.argtypes = [ctypes.c_void_p]
     return lib
 

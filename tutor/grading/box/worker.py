@@ -53,8 +53,14 @@ def describe_error(err: BaseException, filename: str, limit_mb: int, max_tasks: 
         kind = "threads"
     frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename == filename]
     at = [[f.lineno, f.name, (f.line or "").strip()] for f in frames[-3:]]
-    return {"type": name, "kind": kind, "text": text[:1500], "limit_mb": limit_mb, "max_tasks": max_tasks,
-            "at": at}  # fmt: skip
+    return {
+        "type": name,
+        "kind": kind,
+        "text": text[:1500],
+        "limit_mb": limit_mb,
+        "max_tasks": max_tasks,
+        "at": at,
+    }
 
 
 class Worker:
@@ -241,8 +247,9 @@ def serve_forked(probe_fd: int, reply_fd: int, job: dict, namespaces: bool, cgro
         sandbox.drop_capabilities()
     os.chdir(scratch)
     os.environ.clear()
-    os.environ.update(HOME=str(scratch), TMPDIR=str(scratch), LANG="C.UTF-8", OMP_NUM_THREADS="1",
-                      MKL_NUM_THREADS="1")  # fmt: skip
+    os.environ.update(
+        HOME=str(scratch), TMPDIR=str(scratch), LANG="C.UTF-8", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"
+    )
     _forget_the_grader()
 
     import torch

@@ -238,8 +238,13 @@ class Channel:
                 self.answer()
             except LearnerError:
                 pass
-        message = {"id": self.next_id, "op": op, **fields, "args": self.wire.encode(args or []),
-                   "kwargs": self.wire.encode(kwargs or {})}  # fmt: skip
+        message = {
+            "id": self.next_id,
+            "op": op,
+            **fields,
+            "args": self.wire.encode(args or []),
+            "kwargs": self.wire.encode(kwargs or {}),
+        }
         self.pending += (json.dumps(message, allow_nan=False) + "\n").encode()
         self.awaiting = True
         self._flush()
@@ -458,8 +463,15 @@ class Judge:
             channel.close()
             self.channel = None
         output, total, cut = channel.take_output()
-        self.emit({"event": "done", "seconds": round(time.monotonic() - t0, 3), "output": output,
-                   "output_bytes": total, "output_cut": cut})  # fmt: skip
+        self.emit(
+            {
+                "event": "done",
+                "seconds": round(time.monotonic() - t0, 3),
+                "output": output,
+                "output_bytes": total,
+                "output_cut": cut,
+            }
+        )
 
 
 def _warm_up(torch) -> None:

@@ -84,10 +84,8 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
 
     def validate(step: int) -> tuple[float, float]:
         cut = random.Random(run["seed"] * 100_003 + step).randint(1, tcfg.context - 1)
-        val, compare_val = (
-            _validation_loss(theirs, val_set, config.vocab_size, cut, step, say),
-            evaluate(other, val_set),
-        )
+        val = _validation_loss(theirs, val_set, config.vocab_size, cut, step, say)
+        compare_val = evaluate(other, val_set)
         emit({"event": "validated", "step": step, "val": val, "compare_val": compare_val})
         return val, compare_val
 
@@ -105,18 +103,15 @@ def train_own(sub, run: dict, emit: Callable[[dict], None], say: Callable[..., s
         if step == 1:
             first_step = time.monotonic()
         elif step == ESTIMATE_AFTER and step < tcfg.steps:
-            emit(
-                _estimate(
-                    tcfg, step, time.monotonic() - t0, (time.monotonic() - first_step) / (step - 1), val_s
-                )
-            )
+            step_s = (time.monotonic() - first_step) / (step - 1)
+            emit(_estimate(tcfg, step, time.monotonic() - t0, step_s, val_s))
         if shown:
-            emit({"event": "training", "step": step, "steps": tcfg.steps, "loss": loss,
-                  "compare_loss": compare_loss, "seconds": round(time.monotonic() - t0, 2)})  # fmt: skip
+            losses = {"loss": loss, "compare_loss": compare_loss, "seconds": round(time.monotonic() - t0, 2)}
+            emit({"event": "training", "step": step, "steps": tcfg.steps, **losses})
         if step % tcfg.eval_interval == 0 or step == tcfg.steps:
             val, compare_val = validate(step)
-    emit({"event": "trained", "steps": step, "seconds": round(time.monotonic() - t0, 2), "val": val,
-          "compare_val": compare_val})  # fmt: skip
+    seconds = round(time.monotonic() - t0, 2)
+    emit({"event": "trained", "steps": step, "seconds": seconds, "val": val, "compare_val": compare_val})
 
 
 def _estimate(tcfg, step: int, elapsed_s: float, step_s: float, val_s: float) -> dict:
@@ -138,9 +133,15 @@ def _training_data(run: dict):
     from tutor.model.train import TrainConfig, make_batches
 
     tokenizer = course_tokenizer()
-    tcfg = TrainConfig(steps=run["steps"], batch_size=run["batch"], context=run["context"],
-                       eval_interval=run["eval_interval"], eval_batches=run["eval_batches"],
-                       seed=run["seed"], precision="fp32")  # fmt: skip
+    tcfg = TrainConfig(
+        steps=run["steps"],
+        batch_size=run["batch"],
+        context=run["context"],
+        eval_interval=run["eval_interval"],
+        eval_batches=run["eval_batches"],
+        seed=run["seed"],
+        precision="fp32",
+    )
     config = GPTConfig(vocab_size=tokenizer.vocab_size)  # the course GPT: 4 layers, 4 heads, 128 wide
     train_text, val_text = tang_texts()
     return tcfg, config, make_batches(tokenizer, train_text, val_text, tcfg, run["context"])
@@ -181,8 +182,12 @@ def _summed_loss(logits, targets, vocab: int, step: int, say: Callable[..., str]
     import torch.nn.functional as F
 
     want = (*targets.shape, vocab)
-    if not (isinstance(logits, torch.Tensor) and logits.is_floating_point() and tuple(logits.shape) == want
-            and bool(torch.isfinite(logits).all())):  # fmt: skip
+    if not (
+        isinstance(logits, torch.Tensor)
+        and logits.is_floating_point()
+        and tuple(logits.shape) == want
+        and bool(torch.isfinite(logits).all())
+    ):
         raise Refused(say("train.own.bad_logits", step=step, shape=want))
     return float(F.cross_entropy(logits.reshape(-1, vocab).float(), targets.reshape(-1), reduction="sum"))
 
@@ -203,8 +208,11 @@ def _validation_loss(theirs, val_set, vocab: int, cut: int, step: int, say: Call
             count += ys.numel()
             if cut:
                 prefix = theirs.logits(xs[:, :cut])
-                if not (isinstance(prefix, torch.Tensor) and prefix.shape == logits[:, :cut].shape
-                        and torch.allclose(prefix.float(), logits[:, :cut], rtol=1e-4, atol=1e-3)):  # fmt: skip
+                if not (
+                    isinstance(prefix, torch.Tensor)
+                    and prefix.shape == logits[:, :cut].shape
+                    and torch.allclose(prefix.float(), logits[:, :cut], rtol=1e-4, atol=1e-3)
+                ):
                     raise Refused(say("train.own.not_causal", step=step, cut=cut))
                 cut = 0
     return total / count
@@ -238,8 +246,10 @@ def _their_step(
     if shown:
         x, y = batch
         rows = _rows(x.size(1), vocab)
-        total = sum(_summed_loss(theirs.step_logits(start, start + rows), y[start : start + rows], vocab, step, say)
-                    for start in range(0, x.size(0), rows))  # fmt: skip
+        total = sum(
+            _summed_loss(theirs.step_logits(start, start + rows), y[start : start + rows], vocab, step, say)
+            for start in range(0, x.size(0), rows)
+        )
         loss = total / y.numel()
     for name, p in params.items():
         g = grads[name]

@@ -110,12 +110,21 @@ def _module_info(info: Any) -> bool:
     return (
         isinstance(info, dict)
         and isinstance(info.get("class"), str)
-        and (info.get("params") is None or isinstance(info.get("params"), dict)
-             and all(isinstance(k, str) and _is_shape(v) for k, v in info["params"].items()))
+        and (
+            info.get("params") is None
+            or isinstance(info.get("params"), dict)
+            and all(isinstance(k, str) and _is_shape(v) for k, v in info["params"].items())
+        )
         and isinstance(info.get("modules"), list)
-        and all(isinstance(m, list) and len(m) == 3 and isinstance(m[0], str) and isinstance(m[1], str)
-                and isinstance(m[2], bool) for m in info["modules"])
-    )  # fmt: skip
+        and all(
+            isinstance(m, list)
+            and len(m) == 3
+            and isinstance(m[0], str)
+            and isinstance(m[1], str)
+            and isinstance(m[2], bool)
+            for m in info["modules"]
+        )
+    )
 
 
 class RemoteModule:
@@ -133,9 +142,13 @@ class RemoteModule:
     def load(self, state: dict) -> None:
         """Load the judge's weights; every one must land in a parameter of the same name."""
         result = well_formed(
-            self._channel, "load", self._channel.probe("load", ref=self.ref, args=[state]),
-            lambda r: isinstance(r, dict) and _is_strings(r.get("missing")) and _is_strings(r.get("unexpected")),
-        )  # fmt: skip
+            self._channel,
+            "load",
+            self._channel.probe("load", ref=self.ref, args=[state]),
+            lambda r: (
+                isinstance(r, dict) and _is_strings(r.get("missing")) and _is_strings(r.get("unexpected"))
+            ),
+        )
         unexpected = result["unexpected"]
         if unexpected:
             raise CheckFailed(
@@ -154,9 +167,11 @@ class RemoteModule:
         `keep_logits` the worker keeps that forward pass's logits for `step_logits`."""
         reply = self._channel.probe("grads", ref=self.ref, args=list(args), keep_logits=keep_logits)
         return well_formed(
-            self._channel, "grads", reply,
+            self._channel,
+            "grads",
+            reply,
             lambda r: isinstance(r, dict) and "loss" in r and isinstance(r.get("grads"), dict),
-        )  # fmt: skip
+        )
 
     def step_logits(self, start: int, stop: int) -> Any:
         """Rows [start, stop) of the logits of the last `grads(..., keep_logits=True)` (float32)."""
@@ -177,10 +192,15 @@ class Submission:
         reply = channel.probe("submit", source=source, display=display)
         kinds = ("class", "function", "value")
         reply = well_formed(
-            channel, "submit", reply,
-            lambda r: isinstance(r, dict) and isinstance(r.get("names"), dict)
-            and all(isinstance(k, str) and v in kinds for k, v in r["names"].items()),
-        )  # fmt: skip
+            channel,
+            "submit",
+            reply,
+            lambda r: (
+                isinstance(r, dict)
+                and isinstance(r.get("names"), dict)
+                and all(isinstance(k, str) and v in kinds for k, v in r["names"].items())
+            ),
+        )
         return cls(channel, reply["names"], display)
 
     def _ref(self) -> int:
@@ -198,6 +218,7 @@ class Submission:
 
     def new(self, name: str, cfg: dict) -> RemoteModule:
         ref = self._ref()
-        info = well_formed(self._channel, "new", self._channel.probe("new", name=name, cfg=cfg, keep=ref),
-                           _module_info)  # fmt: skip
+        info = well_formed(
+            self._channel, "new", self._channel.probe("new", name=name, cfg=cfg, keep=ref), _module_info
+        )
         return RemoteModule(self._channel, ref, info)

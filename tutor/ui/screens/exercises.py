@@ -86,8 +86,14 @@ class ExercisesScreen(TutorScreen):
         from tutor.progress.exercise_status import difficulty_marks, score_text
 
         minutes = say("ex.effort.minutes", lang, n=row.minutes) if row.minutes else ""
-        return [MARK[row.state], pick(row.title, lang), say(f"ex.cli.state.{row.state}", lang),
-                score_text(row, lang), minutes, difficulty_marks(row.difficulty)]  # fmt: skip
+        return [
+            MARK[row.state],
+            pick(row.title, lang),
+            say(f"ex.cli.state.{row.state}", lang),
+            score_text(row, lang),
+            minutes,
+            difficulty_marks(row.difficulty),
+        ]
 
     def _draw(self) -> None:
         lang, rows = self.lang, self.rows or []
@@ -129,8 +135,16 @@ class ExercisesScreen(TutorScreen):
             return
         lesson = self.tutor.lesson(row.lesson)
         effort = effort_text(row.minutes, row.difficulty, row.kind, self.lang)
-        text = say("ex.list.about", self.lang, lesson=pick(lesson.title, self.lang) if lesson else row.lesson,
-                   effort=effort) if effort else (pick(lesson.title, self.lang) if lesson else row.lesson)  # fmt: skip
+        text = (
+            say(
+                "ex.list.about",
+                self.lang,
+                lesson=pick(lesson.title, self.lang) if lesson else row.lesson,
+                effort=effort,
+            )
+            if effort
+            else (pick(lesson.title, self.lang) if lesson else row.lesson)
+        )
         if row.kind == "runs":
             text += " · " + self.t("ex.effort.kind.runs")
         box.update(ProseText(text))

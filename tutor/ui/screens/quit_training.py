@@ -15,8 +15,15 @@ class QuitTraining(KeepOrLose):
 
     def __init__(self, training: Training, lang: str) -> None:
         t = training
-        body = say("run.quit_body", lang, title=say(f"exp.{t.experiment}.title", lang), finished=t.finished,
-                   runs=t.runs, done=t.done, total=t.total)  # fmt: skip
+        body = say(
+            "run.quit_body",
+            lang,
+            title=say(f"exp.{t.experiment}.title", lang),
+            finished=t.finished,
+            runs=t.runs,
+            done=t.done,
+            total=t.total,
+        )
         lost = max(1, t.runs - t.finished)  # the runs not done, as the panel counts them; before its plan: 1
         super().__init__(
             say("run.quit_title", lang), body, say("run.quit_keep", lang), say("run.quit_lose", lang, n=lost)

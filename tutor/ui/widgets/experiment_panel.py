@@ -65,8 +65,15 @@ def job_line(training: Training, lang: str) -> str:
     from tutor.experiments.result import about
 
     if training.total:
-        line = say("run.job", lang, finished=training.finished, runs=training.runs, done=training.done,
-                   total=training.total, eta=duration(training.eta_s or 0))  # fmt: skip
+        line = say(
+            "run.job",
+            lang,
+            finished=training.finished,
+            runs=training.runs,
+            done=training.done,
+            total=training.total,
+            eta=duration(training.eta_s or 0),
+        )
     else:
         key = "run.estimate_rough" if training.rough else "run.estimate"
         line = say(key, lang, runs=training.runs, time=about(training.eta_s or 0))
@@ -206,8 +213,10 @@ class ExperimentPanel(Vertical):
         host = host_of(self)
         store = host.tutor.store if host is not None else None
         try:
-            return [(r.config, r.seconds, r.config.get("train", {}).get("steps"))
-                    for r in (store.training_runs(status="done") if store is not None else [])]  # fmt: skip
+            return [
+                (r.config, r.seconds, r.config.get("train", {}).get("steps"))
+                for r in (store.training_runs(status="done") if store is not None else [])
+            ]
         except Exception:  # an unreadable store only loses the estimate
             return []
 
@@ -322,8 +331,15 @@ class ExperimentPanel(Vertical):
         if served is not None:  # forked by the server, in this learner's bounds
             from tutor.serve.session import run_experiment
 
-            return await run_experiment(served, self.ref.name, params, self._on_event, home=self.home,
-                                        niceness=TRAINING_NICENESS, grace_s=TRAINING_GRACE_S)  # fmt: skip
+            return await run_experiment(
+                served,
+                self.ref.name,
+                params,
+                self._on_event,
+                home=self.home,
+                niceness=TRAINING_NICENESS,
+                grace_s=TRAINING_GRACE_S,
+            )
         from tutor.experiments.runner import run_async
 
         return await run_async(
@@ -350,14 +366,24 @@ class ExperimentPanel(Vertical):
             return  # the child's first word: this panel said it at `r`, knowing the learner's kept runs too
         if kind == "estimate":  # the job's length: at `r` from its size, then as timed before its first step
             runs, stored = int(event.get("runs", 1)), int(event.get("stored", 0))
-            self._job = Training(self.ref.name, runs, stored, stored, eta_s=float(event.get("seconds") or 0),
-                                 rough=bool(event.get("rough")))  # fmt: skip
+            self._job = Training(
+                self.ref.name,
+                runs,
+                stored,
+                stored,
+                eta_s=float(event.get("seconds") or 0),
+                rough=bool(event.get("rough")),
+            )
         elif kind == "progress":
             job = self._job or Training(self.ref.name, int(event.get("runs", 1)))
-            self._job = replace(job, runs=int(event.get("runs", job.runs)),
-                                finished=max(job.finished, int(event.get("finished", job.finished))),
-                                done=max(job.done, int(event.get("done", 0))),
-                                total=int(event.get("total") or job.total), eta_s=float(event.get("eta_s") or 0))  # fmt: skip
+            self._job = replace(
+                job,
+                runs=int(event.get("runs", job.runs)),
+                finished=max(job.finished, int(event.get("finished", job.finished))),
+                done=max(job.done, int(event.get("done", 0))),
+                total=int(event.get("total") or job.total),
+                eta_s=float(event.get("eta_s") or 0),
+            )
         else:
             return
         self.post_message(TrainingProgress(self._job))

@@ -124,9 +124,15 @@ class ParamsForm(VerticalGroup):
             # no typing to search its few values: a letter typed as the list closes (Esc hands the focus
             # back a message later) is the lesson's key, `r` runs, never a search swallowing it
             return Select(
-                [(v, v) for v in allowed], value=str(value), allow_blank=False, compact=True,
-                id=f"p-{name}", classes="param", tooltip=field.description or None, type_to_search=False,
-            )  # fmt: skip
+                [(v, v) for v in allowed],
+                value=str(value),
+                allow_blank=False,
+                compact=True,
+                id=f"p-{name}",
+                classes="param",
+                tooltip=field.description or None,
+                type_to_search=False,
+            )
         return Input(
             show_value(value),
             id=f"p-{name}",
