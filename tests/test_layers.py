@@ -556,11 +556,6 @@ STARTS_A_PROCESS = {
     "multiprocessing": None,  # any of it
     "concurrent.futures": {"ProcessPoolExecutor"},
 }
-# module -> why it starts a process itself
-STARTS_PROCESSES_ITSELF = {
-    "tutor.ui.screens.exercise": "the learner's own editor in the foreground while the app is suspended; "
-    "tutor/ui/ is outside the process layer's change",
-}
 
 
 def _process_starts(file: Path) -> list[tuple[int, str]]:
@@ -591,18 +586,10 @@ def test_only_tutor_proc_starts_a_process():
     wrong = [
         f"{_module_name(file)}:{line} {what}"
         for file in code_files()
-        if not _under(_module_name(file), "tutor.proc") and _module_name(file) not in STARTS_PROCESSES_ITSELF
+        if not _under(_module_name(file), "tutor.proc")
         for line, what in _process_starts(file)
     ]
-    assert not wrong, "start processes in tutor/proc/ (or list the module here, with why):\n" + "\n".join(
-        wrong
-    )
-
-
-def test_every_listed_exception_still_starts_a_process():
-    modules = {_module_name(file): file for file in code_files()}
-    stale = [m for m in STARTS_PROCESSES_ITSELF if m not in modules or not _process_starts(modules[m])]
-    assert not stale, f"listed as starting processes, but no longer do: {stale}"
+    assert not wrong, "start processes in tutor/proc/, through its functions:\n" + "\n".join(wrong)
 
 
 def test_the_process_finder_sees_each_way_to_start_one(tmp_path):

@@ -6,6 +6,7 @@ standard library when loaded (the judge and the zygotes load it before their wor
     proc = spawn(argv, stdin=PIPE, stdout=PIPE, stderr=file, niceness=n)          # subprocess.Popen
     proc = await spawn_async(argv, stdout=PIPE, env=env, pass_fds=(fd,))         # asyncio's Process
     code = run(argv, timeout_s=10)                                               # None: not run in time
+    code = run_in_terminal([editor, file])                                       # in the foreground
     die_with_parent()                                                            # a child's first lines
 """
 
@@ -168,3 +169,10 @@ def run(argv: list[str], *, timeout_s: float) -> int | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.returncode
+
+
+def run_in_terminal(argv: list[str]) -> int:
+    """A program in this terminal's foreground until it ends (the learner's own editor, while the app is
+    suspended): this process's session, environment and terminal, unlike `spawn`, since a program in a
+    session of its own cannot read the terminal. Its exit code; OSError when it cannot start."""
+    return subprocess.call(argv)

@@ -20,7 +20,6 @@ comes from the tiered hints, one at a time, by the rule the terminal follows (tu
 from __future__ import annotations
 
 import shlex
-import subprocess
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -31,6 +30,7 @@ from textual.widgets import Collapsible, Static
 from textual.worker import Worker
 
 from tutor.i18n import pick
+from tutor.proc.spawn import run_in_terminal
 from tutor.settings import env
 from tutor.ui.messages import OpenLesson
 from tutor.ui.rich_markdown import Prose, ProseText
@@ -240,7 +240,7 @@ class ExerciseScreen(TutorScreen):
 
         try:
             with self.app.suspend():
-                subprocess.call([*command, str(self.file)])
+                run_in_terminal([*command, str(self.file)])
         except SuspendNotSupported:
             await self.action_edit_here()
             return
