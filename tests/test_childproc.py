@@ -7,10 +7,10 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.processes import still_running
 from tutor.childproc import AsyncChild, ChildCancelled, ChildTimeout, SyncChild
 
 ENV = {"PATH": os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"}
@@ -24,11 +24,6 @@ print(json.dumps({"event": "pid", "pid": p.pid}), flush=True)
 time.sleep(float(sys.argv[1]))
 print(json.dumps({"event": "done"}))
 """
-
-
-def _alive(pid: int) -> bool:
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "State:\tZ" not in status.read_text()
 
 
 def test_events_arrive_in_order_and_stray_lines_are_marked():
@@ -50,8 +45,7 @@ def test_a_deadline_stops_the_child_and_everything_it_started():
             seen.append(event)
     child.close()
     grandchild = next(e["pid"] for e in seen if e["event"] == "pid")
-    time.sleep(0.5)
-    assert not _alive(grandchild) and child.returncode is not None
+    assert not still_running([grandchild]) and child.returncode is not None
 
 
 def test_cancel_stops_the_child():
@@ -65,8 +59,7 @@ def test_cancel_stops_the_child():
                 grandchild = event["pid"]
                 stop.set()
     child.close()
-    time.sleep(0.5)
-    assert not _alive(grandchild)
+    assert not still_running([grandchild])
 
 
 def test_the_async_child_stops_its_tree_when_its_task_is_cancelled():
@@ -92,5 +85,4 @@ def test_the_async_child_stops_its_tree_when_its_task_is_cancelled():
         return pid
 
     grandchild = asyncio.run(main())
-    time.sleep(0.5)
-    assert not _alive(grandchild)
+    assert not still_running([grandchild])
