@@ -38,7 +38,7 @@ JOBS = {
 def job(cmd: list[str], to_end: bool) -> dict[str, float]:
     """Seconds from the start to the rough word, the timed word and the first step; the seconds each word
     said; with `to_end`, the seconds from the start to the result."""
-    from tutor.childproc import parse_line
+    from tutor.proc.child import parse_line
 
     seen: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as home:

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import PYTHON, ROOT, run_tutor_env
+from tests.processes import still_running
 
 PROBE_TOML = """
 id = "probe"
@@ -144,3 +145,11 @@ def grading_processes(tmpdir: Path) -> set[int]:
         except OSError:
             continue
     return found
+
+
+def grading_processes_left(tmpdir: Path, timeout: float = 30.0) -> set[int]:
+    """The processes of a grade that has ended which outlive it: waits for each one running now to end
+    (up to `timeout`), then looks again. Anything one of them started is seen the first time, as it
+    has TMPDIR too, so the second look finds what survives, never what has not ended yet."""
+    still_running(grading_processes(tmpdir), timeout)
+    return grading_processes(tmpdir)

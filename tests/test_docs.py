@@ -1,6 +1,7 @@
 """The front door and the docs: README stays small, every link inside the project leads to a file,
 nothing points outside the project, README's capture is what the app draws today, and what the pages say
-of the code's layout and the checks to run is what the code and CI have."""
+of the code's layout and the checks to run is what the code and CI have, and the runs' times keep
+to the goals the page sets."""
 
 from __future__ import annotations
 
@@ -60,6 +61,22 @@ def _block_after(page: Path, heading: str) -> list[str]:
     after = text[text.index(f"\n{heading}\n") :]
     start = after.index("```\n") + 4
     return after[start : after.index("```", start)].splitlines()
+
+
+def test_the_runs_times_on_the_development_page_keep_to_its_goals():
+    """The default run's time is a figure with the load it was measured at, said to be over the page's
+    goal exactly when it is; the whole `.ci/run` is within its goal."""
+    text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    goal = int(re.search(r"the goal is under (\d+) minutes here \(2 cores\)", text)[1])
+    row = next(line for line in text.splitlines() if line.startswith("| default |"))
+    cell = row.rstrip(" |").rsplit(" | ", 1)[1]
+    measured = re.match(r"(?:\d+–)?(\d+) s at load \d", cell)
+    assert measured, f"the default run's figure and its load: {cell}"
+    assert (f"over the {goal}-minute goal" in cell) == (int(measured[1]) > goal * 60), cell
+    ci = re.search(
+        r"`\.ci/run` \([^)]*\) takes about (\d+)–(\d+)\s+minutes here; the goal is under (\d+)", text
+    )
+    assert ci and int(ci[2]) <= int(ci[3]), "the whole .ci/run's time and its goal"
 
 
 def test_the_pages_test_commands_are_the_checks_ci_runs_first():

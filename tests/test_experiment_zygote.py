@@ -37,10 +37,11 @@ def test_a_forked_training_is_niced_with_its_session_as_the_pools_workers(tmp_pa
         child.send(json.dumps({"argv": argv, "nice": 7}).encode())
         first = next(child.events(deadline=time.monotonic() + 120))  # it runs: niced before main
         assert first.get("event") != "error", first
-        group = Path(f"/proc/{pid}/autogroup")
+        group = Path(f"/proc/{pid}/autogroup")  # "/autogroup-7 nice 7"; empty in a cgroup with a CPU
+        said = group.read_text().split() if group.exists() else []  # controller (a CI runner)
         assert _niceness(pid) == 7
-        if group.exists():  # confined by Landlock, it still nices its own session
-            assert group.read_text().split()[-1] == "7"
+        if said:  # confined by Landlock, it still nices its own session
+            assert said[-1] == "7"
         child.close()
     finally:
         server.close()

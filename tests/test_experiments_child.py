@@ -188,7 +188,7 @@ async def test_cancelling_the_asyncio_task_terminates_the_child(home):
     assert pids and _gone(pids[0])
 
 
-@pytest.mark.slow  # 6-10 s: the default run stays within 5 minutes; CI's slow run has it
+@pytest.mark.slow  # 6-10 s: over the default run's budget (docs/development.md); CI's slow run has it
 async def test_a_failed_child_reports_why_and_the_next_run_works(home, tmp_path, monkeypatch):
     monkeypatch.setenv("TUTOR_CHECKPOINTS", str(tmp_path / "no-checkpoints"))
     with pytest.raises(ExperimentError, match="gpt-learned.pt is missing") as failed:

@@ -143,7 +143,7 @@ def test_a_file_that_did_not_load_says_why_with_no_checks_hint(moodle):
     assert "use +" not in cy and "**Hint:**" not in cy
 
 
-@pytest.mark.slow  # 6-10 s: the default run stays within 5 minutes; CI's slow run has it
+@pytest.mark.slow  # 6-10 s: over the default run's budget (docs/development.md); CI's slow run has it
 def test_an_earlier_export_is_replaced_whole_with_force_and_refused_without(lessons, tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON, ROOT, run_tutor_env
-from tests.grading_helpers import SOLUTION, grading_processes, probe_course
+from tests.grading_helpers import SOLUTION, grading_processes_left, probe_course
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or platform.machine() not in ("x86_64", "aarch64"),
                                 reason="the box's layers are Linux's")  # fmt: skip
@@ -298,8 +298,7 @@ def _batch(
                         "--lessons", str(lessons), *args], tmpdir, wrapper, env)  # fmt: skip
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     grades = {Path(r["file"]).stem: r["grade"] for r in json.loads(out.stdout)["results"]}
-    time.sleep(0.5)  # a process that outlived its grade would still be there
-    return grades, out.stdout, grading_processes(tmpdir)
+    return grades, out.stdout, grading_processes_left(tmpdir)
 
 
 def _outside(base: Path) -> dict:

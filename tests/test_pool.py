@@ -27,7 +27,7 @@ def _tasks() -> list[tuple[str, dict]]:
     ]
 
 
-@pytest.mark.slow  # 6-10 s: the default run stays within 5 minutes; CI's slow run has it
+@pytest.mark.slow  # 6-10 s: over the default run's budget (docs/development.md); CI's slow run has it
 def test_runs_trained_side_by_side_give_the_numbers_of_runs_trained_one_after_another():
     events: list[tuple[int, str]] = []
     bad = ("train", {"config": {"model": {"n_embd": 15, "n_head": 2}, "train": {}}})

@@ -192,7 +192,8 @@ def assert_refused(
     file: Path, target: tuple[Path, dict[str, Any], bytes], message: str
 ) -> subprocess.CompletedProcess:
     home, before, raw = target
-    result = tutor(home, "progress", "--import", str(file))
+    # in this process: the refusal's real process (exit 2, its message) is the reset test's, below
+    result = tutor_here("progress", "--import", str(file), "--home", str(home), "--lang", "en")
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""

@@ -93,7 +93,7 @@ def test_half_sent_requests_from_one_address_cannot_keep_a_learner_out(tmp_path)
     assert "Traceback" not in said and len(said) < 20_000, said[-3000:]
 
 
-@pytest.mark.slow  # 6-10 s: the default run stays within 5 minutes; CI's slow run has it
+@pytest.mark.slow  # 6-10 s: over the default run's budget (docs/development.md); CI's slow run has it
 def test_a_server_out_of_files_logs_its_accept_errors_once_per_interval(tmp_path):
     """So few open files that accept() itself fails (Too many open files): asyncio's error for each is
     held to one line per ten seconds, without a traceback, and the server serves again once the flood

@@ -17,6 +17,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests.processes import still_running
 from tests.serve_client import Learner, Served, app_processes, free_port
 
 # each test of the shared class takes learners of its own: a learner's back-off outlives a test
@@ -132,7 +133,7 @@ def test_a_reconnect_storm_starts_a_few_apps_one_at_a_time(klass):
                 await asyncio.sleep(0.1)
                 await ana.close()
             took = time.monotonic() - started
-            await asyncio.sleep(1.0)
+            await asyncio.to_thread(still_running, apps_of(klass, "di"))  # watched until the last ends
         return watch, took
 
     watch, took = asyncio.run(storm())
@@ -158,7 +159,7 @@ def test_every_app_of_a_learner_ends_when_idle(tmp_path):
 
         codes = asyncio.run(flood())
         assert 4000 in codes  # the one that ran ended for idleness
-        time.sleep(0.5)
+        still_running(apps_of(server, "ana"))
         assert apps_of(server, "ana") == []
     finally:
         said = server.stop()
@@ -193,8 +194,7 @@ def test_messages_the_page_never_sends_are_dropped_and_the_session_goes_on(klass
             await ana.ws.send_bytes(b"\x00" * 1000)  # a binary frame
             await ana.ws.send_str('["resize", {"width": 90, "height": 28}]')
             await ana.send("ping", "12345")
-            await asyncio.sleep(1.0)
-            await ana.press("enter")  # the same session answers keys still
+            await ana.press("enter")  # the same session answers keys still: it read every message before
             screen = await ana.wait_for("Why one head is not")
             return screen, ana.closed, apps_of(klass, "ed")
 
@@ -348,7 +348,7 @@ def test_the_lab_names_the_file_inside_the_home_and_no_screenshot_is_offered(kla
     assert "Save the screen" not in palette and "Screenshot" not in palette
 
 
-@pytest.mark.slow  # 6-10 s: the default run stays within 5 minutes; CI's slow run has it
+@pytest.mark.slow  # 6-10 s: over the default run's budget (docs/development.md); CI's slow run has it
 def test_pastes_past_the_file_cap_are_neither_saved_nor_kept_as_a_draft(klass):
     """Six pastes of 180 KB into the lab's editor (1.08 MB: past the 1 MiB an exercise file may hold):
     ctrl+s says it is not saved and why, the file on disk is the starter still, no draft past the cap

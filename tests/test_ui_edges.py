@@ -162,7 +162,7 @@ async def test_the_palette_finds_a_word_of_the_lesson_text_in_german_and_opens_i
         assert await at_section(app, lesson.id, target.id)
 
 
-@pytest.mark.slow  # 6-10 s: the default run stays within 5 minutes; CI's slow run has it
+@pytest.mark.slow  # 6-10 s: over the default run's budget (docs/development.md); CI's slow run has it
 async def test_continue_after_a_restart_comes_back_to_the_panel_of_e_and_the_line_scrolled_to(home):
     from textual.containers import VerticalScroll
 

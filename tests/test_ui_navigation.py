@@ -145,7 +145,7 @@ async def test_f4_opens_the_exercise_of_the_lesson_the_learner_is_in(home):
         assert app.screen.exercise_id == "alibi"
 
 
-@pytest.mark.slow  # 6-10 s: the default run stays within 5 minutes; CI's slow run has it
+@pytest.mark.slow  # 6-10 s: over the default run's budget (docs/development.md); CI's slow run has it
 async def test_t_and_e_are_in_the_key_bar_at_80_columns_in_every_language(home):
     for lang in ("en", "de", "zh"):
         app = make_app(home, lang)

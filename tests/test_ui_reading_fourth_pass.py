@@ -216,11 +216,12 @@ async def test_done_is_said_once_the_results_are_there_to_see(home):
 def test_a_tables_numbers_keep_their_trailing_zeros_and_a_flag_reads_as_words(home, lang, monkeypatch):
     """context-scaling printed 5.72 under 5.693 and 4.9 beside 4.902 (a dropped zero reads as less
     precise), and its source as "stored with the checkpoint (1) or measured now (0) 1"."""
-    from tests.ui_helpers import learner_cli
+    from tests.conftest import tutor_here
     from tutor.texts import marked, say
 
+    # in this process: tests/test_experiments_cli.py runs experiments as a learner does
     monkeypatch.setenv("COLUMNS", "100")
-    out = learner_cli(home, "experiment", "context-scaling", lang=lang)
+    out = tutor_here("experiment", "context-scaling", "--home", str(home), "--lang", lang)
     assert out.returncode == 0, out.stderr
     rows = [line.split("│")[1:-1] for line in out.stdout.splitlines() if line.startswith("│ 16–23")]
     assert [c.strip() for c in rows[0][1:5]] == [
