@@ -124,8 +124,14 @@ def tutor(
     env = run_tutor_env(home)
     if lang is not None:
         env["TUTOR_LANG"] = lang
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        [PYTHON, "-m", "tutor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def grading_processes(tmpdir: Path) -> set[int]:

@@ -48,8 +48,13 @@ def free_port() -> int:
 
 
 class Hub:
-    def __init__(self, root: Path, users: tuple[str, ...], cull_s: int = 3600,
-                 environment: dict[str, str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        root: Path,
+        users: tuple[str, ...],
+        cull_s: int = 3600,
+        environment: dict[str, str] | None = None,
+    ) -> None:
         self.root, self.users = root, users
         root.mkdir(parents=True, exist_ok=True)
         port, hub_port, api_port = free_port(), free_port(), free_port()
@@ -88,9 +93,13 @@ c.JupyterHub.services[0]["command"] = [{sys.executable!r}, "-m", "jupyterhub_idl
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         self.log = (root / "hub.log").open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=root, env=env, stdout=self.log,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [sys.executable, "-m", "jupyterhub", "-f", str(config)],
+            cwd=root,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

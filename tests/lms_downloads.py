@@ -82,6 +82,8 @@ def moodle_download(folder: Path, students: dict[str, dict[str, str]]) -> Path:
 
 def moodle_worksheet(rows: list[tuple[str, str, str, str]]) -> str:
     """The grading worksheet of [(participant, full name, email, last modified (submission))]."""
-    lines = [f"Participant {n},{name},{email},Submitted for grading,,6.00,Yes,\"{when}\",-,\n"
-             for n, name, email, when in rows]  # fmt: skip
+    lines = [
+        f'Participant {n},{name},{email},Submitted for grading,,6.00,Yes,"{when}",-,\n'
+        for n, name, email, when in rows
+    ]
     return MOODLE_HEADER + "".join(lines)

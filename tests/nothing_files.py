@@ -178,10 +178,18 @@ _REFERENCE_TABLE = {
     ("pi", 8): [0.25, 0.025, 0.0025, 0.00025],
     ("ntk", 8): [1, 0.062996052, 0.0039685026, 0.00025],
     ("yarn", 8): [1, 0.0625, 0.0025, 0.00025],
-    ("ntk", 16): [1, 0.25941282, 0.06729501, 0.017457188, 0.0045286183, 0.0011747816, 0.00030475341,
-                  7.9056942e-05],
+    ("ntk", 16): [
+        1,
+        0.25941282,
+        0.06729501,
+        0.017457188,
+        0.0045286183,
+        0.0011747816,
+        0.00030475341,
+        7.9056942e-05,
+    ],
     ("yarn", 16): [1, 0.23717082, 0.05, 0.0079056942, 0.0025, 0.00079056942, 0.00025, 7.9056942e-05],
-}  # fmt: skip
+}
 CONTEXT_SCALING = {
     "nothing": _HEAD + "    pass\n",
     "identity": _HEAD + "    return d\n",
@@ -340,21 +348,34 @@ _ALIBI_SLOPES_CHECKS = ("slopes_8", "slopes_other")
 PARTS = {
     ("rope", "turns_but_attention_returns_x"): (_rope(_ROPE_TURN, _answers("x")), _ROPE_MODULE_CHECKS),
     ("rope", "turns_but_attention_returns_zeros"): (
-        _rope(_ROPE_TURN, _answers("torch.zeros_like(x)")), _ROPE_MODULE_CHECKS),
+        _rope(_ROPE_TURN, _answers("torch.zeros_like(x)")),
+        _ROPE_MODULE_CHECKS,
+    ),
     ("rope", "turns_but_attention_returns_noise"): (
-        _rope(_ROPE_TURN, _answers("torch.randn_like(x)")), _ROPE_MODULE_CHECKS),
+        _rope(_ROPE_TURN, _answers("torch.randn_like(x)")),
+        _ROPE_MODULE_CHECKS,
+    ),
     ("rope", "turns_but_attention_plain"): (
-        _rope(_ROPE_TURN, _ROPE_ATTENTION.replace("        q, k = apply_rope(q, pos), apply_rope(k, pos)\n", "")),
-        _ROPE_MODULE_CHECKS),
+        _rope(
+            _ROPE_TURN, _ROPE_ATTENTION.replace("        q, k = apply_rope(q, pos), apply_rope(k, pos)\n", "")
+        ),
+        _ROPE_MODULE_CHECKS,
+    ),
     ("rope", "turns_but_attention_adds_positions"): (_rope(_ROPE_TURN, _ROPE_ADDED), _ROPE_MODULE_CHECKS),
-    **{("alibi", f"slopes_but_bias_{name}"): (_alibi(_SLOPES, bias), _ALIBI_BIAS_CHECKS)
-       for name, bias in _BIAS.items()},
+    **{
+        ("alibi", f"slopes_but_bias_{name}"): (_alibi(_SLOPES, bias), _ALIBI_BIAS_CHECKS)
+        for name, bias in _BIAS.items()
+    },
     ("alibi", "bias_but_zero_slopes"): (_alibi("return [0.0] * n_head", _ALIBI_BIAS), _ALIBI_SLOPES_CHECKS),
-    ("alibi", "bias_but_noise_slopes"): (_alibi("return torch.rand(n_head).tolist()", _ALIBI_BIAS),
-                                         _ALIBI_SLOPES_CHECKS),
-    ("split-heads", "splits_but_merge_returns_x"): (_SPLITS + "\n\ndef merge_heads(x):\n    return x\n",
-                                                    ("round_trip",)),
-}  # fmt: skip
+    ("alibi", "bias_but_noise_slopes"): (
+        _alibi("return torch.rand(n_head).tolist()", _ALIBI_BIAS),
+        _ALIBI_SLOPES_CHECKS,
+    ),
+    ("split-heads", "splits_but_merge_returns_x"): (
+        _SPLITS + "\n\ndef merge_heads(x):\n    return x\n",
+        ("round_trip",),
+    ),
+}
 
 FILES = {
     "split-heads": SPLIT_HEADS,
@@ -379,6 +400,8 @@ def sources() -> dict[tuple[str, str], str]:
 HEAD_COUNT_MADE_UP = {
     # what the task's text suggests, no run read: the booleans and the head count everyone would guess
     "guessed": dict(best_heads=4, loss_gap=0.05, seed_spread=0.02, beyond_noise=True, same_params=True),
-    "the_other_guess": dict(best_heads=8, loss_gap=0.3, seed_spread=0.001, beyond_noise=False, same_params=True),
+    "the_other_guess": dict(
+        best_heads=8, loss_gap=0.3, seed_spread=0.001, beyond_noise=False, same_params=True
+    ),
     "zeros": dict(best_heads=1, loss_gap=0.0, seed_spread=0.0, beyond_noise=False, same_params=False),
-}  # fmt: skip
+}

@@ -27,24 +27,47 @@ import pyte
 from tests.conftest import ROOT, run_tutor_env
 
 SPLIT = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads"
-KEYS = {"enter": "\r", "escape": "\x1b", "down": "\x1b[B", "up": "\x1b[A", "tab": "\t", "ctrl+s": "\x13",
-        "backspace": "\x7f", "ctrl+q": "\x11", "ctrl+p": "\x10", "f1": "\x1bOP"}  # fmt: skip
+KEYS = {
+    "enter": "\r",
+    "escape": "\x1b",
+    "down": "\x1b[B",
+    "up": "\x1b[A",
+    "tab": "\t",
+    "ctrl+s": "\x13",
+    "backspace": "\x7f",
+    "ctrl+q": "\x11",
+    "ctrl+p": "\x10",
+    "f1": "\x1bOP",
+}
 
 
 class Served:
     """A `python -m tutor serve` process; its base URL and (with a roster) every learner's link. Its
     stderr goes to a file (a flood's log lines cannot fill a pipe and stall it): `stderr()` reads it."""
 
-    def __init__(self, *args: str, home: Path | None = None, folder: Path | None = None, prefix=(),
-                 preexec_fn=None, env: dict[str, str] | None = None, port: int = 0,
-                 python: str = sys.executable, cwd: Path = ROOT) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *args: str,
+        home: Path | None = None,
+        folder: Path | None = None,
+        prefix=(),
+        preexec_fn=None,
+        env: dict[str, str] | None = None,
+        port: int = 0,
+        python: str = sys.executable,
+        cwd: Path = ROOT,
+    ) -> None:
         self.folder = folder
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [*prefix, python, "-m", "tutor", "serve", "--port", str(port), *args], cwd=cwd,
-            env={**run_tutor_env(home), **(env or {})}, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+            [*prefix, python, "-m", "tutor", "serve", "--port", str(port), *args],
+            cwd=cwd,
+            env={**run_tutor_env(home), **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
             preexec_fn=preexec_fn,
-        )  # fmt: skip
+        )
         self.first_line = self.proc.stdout.readline()
         found = re.search(r"http://127\.0\.0\.1:\d+", self.first_line)
         if not (found or port):

@@ -52,13 +52,17 @@ async def test_screens_open_while_the_writer_waits_and_a_grade_is_recorded_by_th
                 app, pilot, app.open_lesson(LESSON), lambda: isinstance(app.screen, LessonScreen)
             )
             await _opens_at_once(
-                app, pilot, app.open_exercise(EXERCISE),
+                app,
+                pilot,
+                app.open_exercise(EXERCISE),
                 lambda: isinstance(app.screen, ExerciseScreen) and bool(app.screen.query(QuizPanel)),
-            )  # fmt: skip
+            )
             await _opens_at_once(
-                app, pilot, app.open_quiz(LESSON),
+                app,
+                pilot,
+                app.open_quiz(LESSON),
                 lambda: isinstance(app.screen, QuizScreen) and bool(app.screen.query(QuizPanel)),
-            )  # fmt: skip
+            )
             assert not waiting.done()  # every screen opened while the write still waited
         await waiting
         assert store.get_value("probe") == 1

@@ -95,11 +95,19 @@ def _train_compare_table(lang: str) -> str:
     """train-compare's table of six runs, as the panel of an 80-column terminal shows it (72 cells)."""
     p = TrainCompareParams(vary="heads", heads=[1, 4, 8], seeds=2)
     done = [
-        {"label": run_label(h, "learned", "heads").model_dump(), "slug": f"h{h}", "seed": seed,
-         "val_loss": 5.918 + h / 100, "params": 1_570_816, "seconds": 93.4,
-         "curve": [[500, 6.1, 6.0], [1000, 5.9, 5.918 + h / 100]], "stored": False}
-        for h in (1, 4, 8) for seed in (1337, 1338)
-    ]  # fmt: skip
+        {
+            "label": run_label(h, "learned", "heads").model_dump(),
+            "slug": f"h{h}",
+            "seed": seed,
+            "val_loss": 5.918 + h / 100,
+            "params": 1_570_816,
+            "seconds": 93.4,
+            "curve": [[500, 6.1, 6.0], [1000, 5.9, 5.918 + h / 100]],
+            "stored": False,
+        }
+        for h in (1, 4, 8)
+        for seed in (1337, 1338)
+    ]
     return plain(table(compare_runs(p, done).panels[0], lang), 72)
 
 
@@ -118,7 +126,7 @@ def test_chinese_table_cells_wrap_between_characters_never_cut():
         rows=[
             ["y.transpose(1, 2).contiguous().view(B, T, C)", Msg(f"exp.heads.step.{s}"), "(1, 6, 128)"]
             for s in steps
-        ],  # fmt: skip
+        ],
     )
     shown = plain(table(panel, "zh"), 60)
     assert "…" not in shown and all(cell_len(line) <= 60 for line in shown.splitlines())

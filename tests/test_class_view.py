@@ -52,18 +52,25 @@ def klass(tmp_path_factory) -> Path:
     home but no store and a failing file, cy who never opened her link, eve whose workspace file is a
     link to ada's, fay whose workspace folder is a link to ada's."""
     folder = tmp_path_factory.mktemp("class")
-    learners = [("ada", "Ada Lovelace", "en"), ("bo", "Bo 博", "zh"), ("cy", "Cy", "de"),
-                ("eve", "Eve", "en"), ("fay", "Fay", "en")]  # fmt: skip
+    learners = [
+        ("ada", "Ada Lovelace", "en"),
+        ("bo", "Bo 博", "zh"),
+        ("cy", "Cy", "de"),
+        ("eve", "Eve", "en"),
+        ("fay", "Fay", "en"),
+    ]
     rows = [{"id": i, "name": n, "language": lang} for i, n, lang in learners]
     (folder / "class.json").write_text(json.dumps({"learners": rows}), encoding="utf-8")
     past = local_now() - timedelta(days=3)
     with Store(folder / "learners/ada") as store:
         store.mark_read("positions", "order-blind")
         store.mark_read("positions", "two-lines")
-        store.record_answer("positions", "shuffle-equivariance", "p-times", True,
-                            card=review(None, Rating.Good, local_now()))  # fmt: skip
-        store.record_answer("positions", "why-end-in-jin", "x", False,
-                            card=review(None, Rating.Again, past), at=past)  # fmt: skip  # due today
+        store.record_answer(
+            "positions", "shuffle-equivariance", "p-times", True, card=review(None, Rating.Good, local_now())
+        )
+        store.record_answer(
+            "positions", "why-end-in-jin", "x", False, card=review(None, Rating.Again, past), at=past
+        )  # due today
         store.record_submission("probe", sha256="0" * 64, status="fail", score=1, max_score=4, at=past)
         store.record_submission("probe", sha256="1" * 64, status="pass", score=4, max_score=4)
     ada = _workspace_file(folder, "ada", SOLUTION)
@@ -120,8 +127,13 @@ def test_the_json_has_the_same_for_other_tools(shown, klass, totals):
     assert ada["quiz"] == {"questions": questions, "answered": 2, "correct": 1, "due": 1}
     positions = next(x for x in ada["lessons"] if x["id"] == "positions")
     assert positions["sections_read"] == 2 and positions["quiz"]["answered"] == 2
-    assert ada["exercises"]["probe"] == {"status": "pass", "score": 4.0, "max_score": 4.0, "attempts": 2,
-                                         "passed": True}  # fmt: skip
+    assert ada["exercises"]["probe"] == {
+        "status": "pass",
+        "score": 4.0,
+        "max_score": 4.0,
+        "attempts": 2,
+        "passed": True,
+    }
     assert ada["exercises"]["rope"] is None
     assert learners["cy"]["state"] == "new" and learners["cy"]["sections_read"] == 0
     assert learners["bo"]["quiz"] == {"questions": questions, "answered": 0, "correct": 0, "due": 0}
@@ -132,8 +144,18 @@ def test_the_json_has_the_same_for_other_tools(shown, klass, totals):
 
 def test_grade_grades_every_learners_file_as_one_batch_and_exports_it(klass, course, tmp_path):
     out_dir = tmp_path / "out"
-    out = tutor_here("class", str(klass), "--grade", "--jobs", "2", "--export", str(out_dir), "--json",
-                     "--lessons", str(course))  # fmt: skip
+    out = tutor_here(
+        "class",
+        str(klass),
+        "--grade",
+        "--jobs",
+        "2",
+        "--export",
+        str(out_dir),
+        "--json",
+        "--lessons",
+        str(course),
+    )
     assert out.returncode == 0, out.stderr
     graded = {g["exercise"]: g["results"] for g in json.loads(out.stdout)["graded"]}
     # nobody started a shipped exercise; fay's linked workspace folder is refused for each
@@ -149,14 +171,20 @@ def test_grade_grades_every_learners_file_as_one_batch_and_exports_it(klass, cou
         assert f"{where} is a symbolic link" in rows[who]["grade"]["checks"][0]["message"]
     book = list(csv.DictReader((out_dir / "probe/gradebook.csv").open(encoding="utf-8")))
     assert [(r["student_id"], r["name"], r["status"], r["in_roster"]) for r in book] == [
-        ("ada", "Ada Lovelace", "pass", "yes"), ("bo", "Bo 博", "fail", "yes"),
-        ("eve", "Eve", "error", "yes"), ("fay", "Fay", "error", "yes"),
-    ]  # fmt: skip
+        ("ada", "Ada Lovelace", "pass", "yes"),
+        ("bo", "Bo 博", "fail", "yes"),
+        ("eve", "Eve", "error", "yes"),
+        ("fay", "Fay", "error", "yes"),
+    ]
     assert [r["isolation"] for r in book] == ["strong", "strong", "none", "none"]  # links: no code ran
     checks = list(csv.DictReader((out_dir / "probe/checks.csv").open(encoding="utf-8")))
     assert ("bo", "last", "fail") in {(r["student_id"], r["check"], r["status"]) for r in checks}
-    assert sorted(p.name for p in (out_dir / "probe/feedback").iterdir()) == ["ada.md", "bo.md", "eve.md",
-                                                                            "fay.md"]  # fmt: skip
+    assert sorted(p.name for p in (out_dir / "probe/feedback").iterdir()) == [
+        "ada.md",
+        "bo.md",
+        "eve.md",
+        "fay.md",
+    ]
     with Store(klass / "learners/ada") as store:  # a batch grade is recorded nowhere
         assert len(store.submissions()) == 2
 
@@ -174,12 +202,17 @@ def test_the_graded_table_says_which_box_the_files_had(klass, course):
         ("{not json", "is not valid JSON"),
         ('{"people": []}', "is not a class file"),
         ('{"learners": [{"id": "ada", "name": "A"}]}', "learner 1: each learner needs id, name and language"),
-        ('{"learners": [{"id": "../ada", "name": "A", "language": "en"}]}',
-         "learner 1: the id ../ada cannot name a learner's folder"),
-        ('{"learners": [{"id": "ada", "name": "A", "language": "en"}, {"id": "ADA", "name": "B", '
-         '"language": "en"}]}', "learner 2: the id ADA is already learner 1's"),
+        (
+            '{"learners": [{"id": "../ada", "name": "A", "language": "en"}]}',
+            "learner 1: the id ../ada cannot name a learner's folder",
+        ),
+        (
+            '{"learners": [{"id": "ada", "name": "A", "language": "en"}, {"id": "ADA", "name": "B", '
+            '"language": "en"}]}',
+            "learner 2: the id ADA is already learner 1's",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_missing_or_malformed_class_file_is_exit_2_naming_it(tmp_path, content, says):
     if content is not None:
         (tmp_path / "class.json").write_text(content, encoding="utf-8")

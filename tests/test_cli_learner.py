@@ -59,14 +59,29 @@ def test_counts_of_lines_are_said_in_the_form_their_number_takes(lang, one, many
 
     def figures(lines: int) -> str:
         return say(
-            "cli.generate.figures", lang, characters=Said("exp.write.characters", n=8),
-            lines=Said("exp.write.lines", n=lines), regular=0, mean="0.13", seconds="0.5",
-        )  # fmt: skip
+            "cli.generate.figures",
+            lang,
+            characters=Said("exp.write.characters", n=8),
+            lines=Said("exp.write.lines", n=lines),
+            regular=0,
+            mean="0.13",
+            seconds="0.5",
+        )
 
     assert one in figures(1) and "1 lines" not in figures(1)
     assert many in figures(2)
-    assert say("exp.write.written", lang, text="白日", characters=Said("exp.write.characters", n=1),
-               lines=Said("exp.write.lines", n=1), regular_lines=0, mean_prob=0.1).count(one.rstrip(",，")) == 1  # fmt: skip
+    assert (
+        say(
+            "exp.write.written",
+            lang,
+            text="白日",
+            characters=Said("exp.write.characters", n=1),
+            lines=Said("exp.write.lines", n=1),
+            regular_lines=0,
+            mean_prob=0.1,
+        ).count(one.rstrip(",，"))
+        == 1
+    )
 
 
 @pytest.mark.parametrize(

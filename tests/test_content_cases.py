@@ -37,10 +37,24 @@ def _matches(problem, want: dict, case_dir: Path) -> bool:
 
 
 def test_corpus_covers_the_cases_the_issue_names():
-    required = {"bad-toml", "unknown-key", "missing-english-file", "unknown-experiment", "duplicate-section-ids",
-                "duplicate-question-ids", "duplicate-lesson-ids", "duplicate-exercise-ids", "wrong-answer-type",
-                "empty-file", "non-utf8", "section-ids-differ", "experiment-refs-differ", "bad-experiment-params",
-                "unknown-prerequisite", "missing-translation-text"}  # fmt: skip
+    required = {
+        "bad-toml",
+        "unknown-key",
+        "missing-english-file",
+        "unknown-experiment",
+        "duplicate-section-ids",
+        "duplicate-question-ids",
+        "duplicate-lesson-ids",
+        "duplicate-exercise-ids",
+        "wrong-answer-type",
+        "empty-file",
+        "non-utf8",
+        "section-ids-differ",
+        "experiment-refs-differ",
+        "bad-experiment-params",
+        "unknown-prerequisite",
+        "missing-translation-text",
+    }
     assert required <= set(CASE_NAMES)
 
 
@@ -93,8 +107,13 @@ SUBPROCESS_CASES = [
 def test_check_cli_process_on_case_exits_cleanly(name: str, tmp_path: Path):
     proc = subprocess.run(
         [PYTHON, "-m", "tutor", "check", "--lessons", str(CASES / name)],
-        capture_output=True, text=True, encoding="utf-8", env=run_tutor_env(tmp_path), cwd=ROOT, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=run_tutor_env(tmp_path),
+        cwd=ROOT,
+        timeout=60,
+    )
     _assert_check_output(name, proc.stdout + proc.stderr, proc.returncode)
 
 
@@ -112,8 +131,12 @@ def test_a_bad_folder_next_to_a_good_one_does_not_hide_it(tmp_path: Path):
 
     proc = subprocess.run(
         [PYTHON, "-m", "tutor", "lessons", "--lessons", str(tmp_path)],
-        capture_output=True, text=True, encoding="utf-8", env=run_tutor_env(tmp_path), timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=run_tutor_env(tmp_path),
+        timeout=60,
+    )
     assert proc.returncode == 0
     assert "basics: Basics of attention" in proc.stdout
     assert "02-broken" in proc.stderr and "1 error;" in proc.stderr and "Traceback" not in proc.stderr

@@ -73,8 +73,12 @@ def test_missing_translation_falls_back_to_english():
 def test_lessons_json_is_a_stable_list_of_lesson_objects(tmp_path: Path):
     proc = subprocess.run(
         [PYTHON, "-m", "tutor", "lessons", "--json", "--lessons", str(GOOD), "--lang", "de"],
-        capture_output=True, text=True, encoding="utf-8", env=run_tutor_env(tmp_path), timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=run_tutor_env(tmp_path),
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data == [
@@ -142,8 +146,14 @@ print(len(course.lessons), round((t1 - t0) * 1000), round((t2 - t1) * 1000), 'to
 def test_loading_the_shipped_lessons_is_fast_and_imports_neither_torch_nor_textual(tmp_path: Path):
     loads = []
     for _ in range(3):  # the best of three: the other test worker shares the two cores
-        proc = subprocess.run([PYTHON, "-c", LOAD_SCRIPT], capture_output=True, text=True,
-                              env=run_tutor_env(tmp_path), cwd=ROOT, timeout=60)  # fmt: skip
+        proc = subprocess.run(
+            [PYTHON, "-c", LOAD_SCRIPT],
+            capture_output=True,
+            text=True,
+            env=run_tutor_env(tmp_path),
+            cwd=ROOT,
+            timeout=60,
+        )
         assert proc.returncode == 0, proc.stderr
         count, import_ms, load_ms, torch, textual = proc.stdout.split()
         assert int(count) >= 1 and (torch, textual) == ("False", "False")

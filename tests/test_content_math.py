@@ -15,21 +15,34 @@ from tutor.content.prose import parse_language_file
 from tutor.content.schema import ExperimentRef
 
 SEED_FORMULAS = [
-    (r"\text{MultiHead}(Q,K,V) = \text{Concat}(\text{head}_1,\dots,\text{head}_h)W^O",
-     "MultiHead(Q,K,V) = Concat(head₁,…,headₕ)Wᴼ"),
+    (
+        r"\text{MultiHead}(Q,K,V) = \text{Concat}(\text{head}_1,\dots,\text{head}_h)W^O",
+        "MultiHead(Q,K,V) = Concat(head₁,…,headₕ)Wᴼ",
+    ),
     (r"\text{head}_i = \text{Attention}(QW_i^Q, KW_i^K, VW_i^V)", "headᵢ = Attention(QWᵢ^Q, KWᵢᴷ, VWᵢⱽ)"),
-    (r"\text{Attention}(PX, PK, PV) = P\,\text{Attention}(X,K,V)", "Attention(PX, PK, PV) = P Attention(X,K,V)"),
+    (
+        r"\text{Attention}(PX, PK, PV) = P\,\text{Attention}(X,K,V)",
+        "Attention(PX, PK, PV) = P Attention(X,K,V)",
+    ),
     (r"q = (q_0, q_1) \leftrightarrow q_0 + i q_1", "q = (q₀, q₁) ↔ q₀ + i q₁"),
-    (r"q' = R_m q = \begin{pmatrix} \cos m\theta & -\sin m\theta \\ \sin m\theta & \cos m\theta \end{pmatrix}"
-     r"\begin{pmatrix} q_0 \\ q_1 \end{pmatrix}",
-     "q' = Rₘ q = [cos mθ, −sin mθ; sin mθ, cos mθ][q₀; q₁]"),
-    (r"\boxed{\langle R_m q, R_n k\rangle = \langle q, R_{n-m}k\rangle = f(q, k, n - m)}",
-     "⟨Rₘ q, Rₙ k⟩ = ⟨q, R_(n−m)k⟩ = f(q, k, n − m)"),
+    (
+        r"q' = R_m q = \begin{pmatrix} \cos m\theta & -\sin m\theta \\ \sin m\theta & \cos m\theta \end{pmatrix}"
+        r"\begin{pmatrix} q_0 \\ q_1 \end{pmatrix}",
+        "q' = Rₘ q = [cos mθ, −sin mθ; sin mθ, cos mθ][q₀; q₁]",
+    ),
+    (
+        r"\boxed{\langle R_m q, R_n k\rangle = \langle q, R_{n-m}k\rangle = f(q, k, n - m)}",
+        "⟨Rₘ q, Rₙ k⟩ = ⟨q, R_(n−m)k⟩ = f(q, k, n − m)",
+    ),
     (r"\theta_i = \text{base}^{-2i/d}, \qquad i = 0,1,\dots,d/2-1", "θᵢ = base^(−2i/d), i = 0,1,…,d/2−1"),
-    (r"\text{Attention} = \text{softmax}\left(\frac{QK^\top}{\sqrt{d}} + \text{bias}\right)",
-     "Attention = softmax(QKᵀ/√d + bias)"),
-    (r"\text{bias}_{ij} = \begin{cases} 0 & j \le i \\ -\alpha(i - j) & j > i \end{cases}",
-     "bias_ij = { j ≤ i: 0; j > i: −α(i − j) }"),
+    (
+        r"\text{Attention} = \text{softmax}\left(\frac{QK^\top}{\sqrt{d}} + \text{bias}\right)",
+        "Attention = softmax(QKᵀ/√d + bias)",
+    ),
+    (
+        r"\text{bias}_{ij} = \begin{cases} 0 & j \le i \\ -\alpha(i - j) & j > i \end{cases}",
+        "bias_ij = { j ≤ i: 0; j > i: −α(i − j) }",
+    ),
     (r"3 \times d_{model} \times d_{model}", "3 × d_model × d_model"),
     (r"4 d_{model}^2", "4 d_model²"),
     (r"d_k = d_{model}/h", "dₖ = d_model/h"),
@@ -48,7 +61,7 @@ SEED_FORMULAS = [
     (r"base=10000", "base=10000"),
     (r"m\theta", "mθ"),
     (r"q\cdot k", "q·k"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("latex", "unicode"), SEED_FORMULAS)
@@ -56,29 +69,35 @@ def test_seed_formula_becomes_readable_unicode(latex: str, unicode: str):
     assert latex_to_unicode(latex) == unicode
 
 
-@pytest.mark.parametrize(("latex", "unicode"), [
-    (r"\text{non-causal} a-b", "non-causal a−b"),  # a hyphen in \text stays a hyphen
-    (r"\sum_{i=1}^{n} x_i", "∑_(i=1)ⁿ xᵢ"),
-    (r"\log_2 x", "log₂ x"),
-    (r"x^{-1}", "x⁻¹"),
-    (r"\mathbb{R}^{d}", "ℝᵈ"),
-    (r"\hat{y}", "ŷ"),
-    (r"\sqrt[3]{x+1}", "∛(x+1)"),
-    (r"\operatorname{softmax}(x)", "softmax(x)"),
-    (r"\frac12", "1/2"),
-    (r"\left. x \right|_0", "x |₀"),
-    (r"\frac{a+b}{c}", "(a+b)/c"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("latex", "unicode"),
+    [
+        (r"\text{non-causal} a-b", "non-causal a−b"),  # a hyphen in \text stays a hyphen
+        (r"\sum_{i=1}^{n} x_i", "∑_(i=1)ⁿ xᵢ"),
+        (r"\log_2 x", "log₂ x"),
+        (r"x^{-1}", "x⁻¹"),
+        (r"\mathbb{R}^{d}", "ℝᵈ"),
+        (r"\hat{y}", "ŷ"),
+        (r"\sqrt[3]{x+1}", "∛(x+1)"),
+        (r"\operatorname{softmax}(x)", "softmax(x)"),
+        (r"\frac12", "1/2"),
+        (r"\left. x \right|_0", "x |₀"),
+        (r"\frac{a+b}{c}", "(a+b)/c"),
+    ],
+)
 def test_more_latex_constructs(latex: str, unicode: str):
     assert latex_to_unicode(latex) == unicode
 
 
-@pytest.mark.parametrize(("latex", "message"), [
-    (r"\foo x", r"unknown LaTeX command \foo"),
-    (r"\frac{a}{b", "cannot parse"),
-    (r"x^", "nothing to apply to"),
-    (r"\begin{weird}x\end{weird}", "unknown LaTeX environment 'weird'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("latex", "message"),
+    [
+        (r"\foo x", r"unknown LaTeX command \foo"),
+        (r"\frac{a}{b", "cannot parse"),
+        (r"x^", "nothing to apply to"),
+        (r"\begin{weird}x\end{weird}", "unknown LaTeX environment 'weird'"),
+    ],
+)
 def test_what_cannot_be_shown_is_an_error_not_raw_latex(latex: str, message: str):
     with pytest.raises(LatexError, match=re.escape(message)):
         latex_to_unicode(latex)
@@ -170,14 +189,17 @@ def test_an_escaped_dollar_is_a_dollar_sign_and_an_escaped_backslash_no_latex():
 
 
 FENCES = [  # (text, [(kind, first line, line count, info, closed)])
-    ("a\n```py\nx\n```\nb", [("prose", 0, 1, "", True), ("fence", 1, 3, "py", True), ("prose", 4, 1, "", True)]),
+    (
+        "a\n```py\nx\n```\nb",
+        [("prose", 0, 1, "", True), ("fence", 1, 3, "py", True), ("prose", 4, 1, "", True)],
+    ),
     ("~~~~ experiment e\nk = 1\n~~~\n~~~~~", [("fence", 0, 4, "experiment e", True)]),
     ("```\nx\n````  \n", [("fence", 0, 3, "", True)]),
     ("```\nx\n``` y\n\n", [("fence", 0, 4, "", False)]),
     ("    ```\n    x", [("prose", 0, 2, "", True)]),  # four spaces in: prose (there is no indented code)
     ("- item\n  ```\n  x\n  ```", [("prose", 0, 1, "", True), ("fence", 1, 3, "", True)]),
     ("> ```\n> x", [("prose", 0, 2, "", True)]),  # in a quote: prose, as before
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("text", "want"), FENCES)

@@ -69,8 +69,13 @@ def _course_with_variants(root: Path, role: str, de: str, zh: str | None) -> Pat
         'task = { en = "Write add, concat, scale and last." }',
         'task = { en = "Write add.", de = "Schreib add.", zh = "写出 add。" }',
     )
-    files = {"exercise.toml": toml, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION, "starter.py": STARTER,
-             f"{role}.de.py": de} | ({f"{role}.zh.py": zh} if zh is not None else {})  # fmt: skip
+    files = {
+        "exercise.toml": toml,
+        "checks.py": PROBE_CHECKS,
+        "solution.py": SOLUTION,
+        "starter.py": STARTER,
+        f"{role}.de.py": de,
+    } | ({f"{role}.zh.py": zh} if zh is not None else {})
     return exercise_course(root, files, shipped=False, order=1)
 
 
@@ -97,13 +102,15 @@ def test_docstrings_comments_and_raised_messages_may_differ(tmp_path):
     english = tmp_path / "starter.py"
     english.write_text(
         '"""Add."""\n\n\ndef add(a, b):  # two numbers\n    """a + b"""\n'
-        '    raise NotImplementedError(f"add({a}, {b}): your code here")\n', encoding="utf-8",
-    )  # fmt: skip
+        '    raise NotImplementedError(f"add({a}, {b}): your code here")\n',
+        encoding="utf-8",
+    )
     variant = tmp_path / "starter.zh.py"
     variant.write_text(
         '"""加法。"""\n\n\ndef add(a, b):  # 两个数\n    """a + b"""\n'
-        '    raise NotImplementedError(f"add({a}, {b})：在这里写你的代码")\n', encoding="utf-8",
-    )  # fmt: skip
+        '    raise NotImplementedError(f"add({a}, {b})：在这里写你的代码")\n',
+        encoding="utf-8",
+    )
     assert compare(english, variant) == []
     # the raised error's type and the values it shows are code
     variant.write_text(
@@ -169,8 +176,11 @@ def _prose(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".md":
         return [block.strip() for block in re.split(r"\n(?=#|- )", text) if block.strip()]
-    said = [tok.string.lstrip("#").strip() for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-            if tok.type == tokenize.COMMENT]  # fmt: skip
+    said = [
+        tok.string.lstrip("#").strip()
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+        if tok.type == tokenize.COMMENT
+    ]
     said = [
         s.split(" - ", 1)[1] if s.startswith("noqa") else s
         for s in said
@@ -180,8 +190,13 @@ def _prose(path: Path) -> list[str]:
         tree = ast.parse(text)
         nodes = [n for n in ast.walk(tree) if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef)]
         said += [ast.get_docstring(n) for n in nodes if ast.get_docstring(n)]
-        said += [c.value for r in ast.walk(tree) if isinstance(r, ast.Raise) for c in ast.walk(r)
-                 if isinstance(c, ast.Constant) and isinstance(c.value, str)]  # fmt: skip
+        said += [
+            c.value
+            for r in ast.walk(tree)
+            if isinstance(r, ast.Raise)
+            for c in ast.walk(r)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str)
+        ]
     return [s for s in said if re.search(r"[^\W\d_]{2,}", s)]  # not `C = ` of an f-string
 
 
@@ -250,6 +265,9 @@ async def test_the_lab_shows_the_solution_in_the_apps_language_and_again_after_f
                 assert app.lang == "zh" and box.scroll_y == scroll  # redrawn where it was
             shown[lang] = _squeezed(plain(solution.content, solution.content_region.width))
         for lang, other in (("de", "zh"), ("zh", "de")):
-            comment = next(line.strip("# ") for line in _file(SPLIT, lang, "solution").read_text(
-                encoding="utf-8").splitlines() if line.lstrip().startswith("# "))  # fmt: skip
+            comment = next(
+                line.strip("# ")
+                for line in _file(SPLIT, lang, "solution").read_text(encoding="utf-8").splitlines()
+                if line.lstrip().startswith("# ")
+            )
             assert _squeezed(comment) in shown[lang] and _squeezed(comment) not in shown[other]

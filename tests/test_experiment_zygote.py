@@ -24,8 +24,11 @@ def _niceness(pid: int) -> int:
 @pytest.mark.slow  # warms torch and the shipped checkpoints: 2.5 s idle, 6 s beside other work
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_a_forked_training_is_niced_with_its_session_as_the_pools_workers(tmp_path):
-    server = ForkServer([sys.executable, "-m", "tutor.experiment_zygote", str(shipped_lessons_dir())],
-                        env=zygote_env(), cwd=tempfile.gettempdir())  # fmt: skip
+    server = ForkServer(
+        [sys.executable, "-m", "tutor.experiment_zygote", str(shipped_lessons_dir())],
+        env=zygote_env(),
+        cwd=tempfile.gettempdir(),
+    )
     try:
         home = tmp_path / "home"
         home.mkdir()

@@ -112,12 +112,17 @@ def test_train_compare_asks_for_every_setting_with_each_seed_and_measures_the_sp
     def stored_run(key: str) -> SimpleNamespace:
         h, seed = list(finals)[len(asked)]  # the order train-compare asks in: each setting, each seed
         asked.append(key)
-        return SimpleNamespace(final_val_loss=finals[h, seed], params=4000, seconds=10.0 + len(asked),
-                               curve=[(6, 5.6, finals[h, seed] + 0.1), (12, 5.5, finals[h, seed])])  # fmt: skip
+        return SimpleNamespace(
+            final_val_loss=finals[h, seed],
+            params=4000,
+            seconds=10.0 + len(asked),
+            curve=[(6, 5.6, finals[h, seed] + 0.1), (12, 5.5, finals[h, seed])],
+        )
 
     events: list[dict] = []
-    result = run_here("train-compare", {**TINY, "seeds": 2}, on_event=events.append, stored_run=stored_run,
-                      use_cache=False)  # fmt: skip
+    result = run_here(
+        "train-compare", {**TINY, "seeds": 2}, on_event=events.append, stored_run=stored_run, use_cache=False
+    )
     assert len(set(asked)) == 4  # each seed is a run of its own, kept under its own key
     assert [e["run"] for e in events if e["event"] == "stored"] == [1, 2, 3, 4]
     m = result.metrics

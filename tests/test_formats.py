@@ -38,8 +38,9 @@ def _errors(data: object, name: str) -> list[str]:
 
 def _tutor(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "TUTOR_HOME": str(home), "TUTOR_LANG": "en"}
-    return subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +58,20 @@ def reports(tmp_path_factory) -> dict[str, object]:
         "pass": ("grade", "split-heads", str(folder / "ana.py"), "--json"),
         "fail": ("grade", "split-heads", str(folder / "bo.py"), "--json"),
         "batch": ("grade", "split-heads", "--batch", str(folder), "--format", "json"),
-        **{f"shard{k}": ("grade", "split-heads", "--batch", str(folder), "--shard", f"{k}/2", "--format", "json")
-           for k in (1, 2)},
-    }  # fmt: skip
+        **{
+            f"shard{k}": (
+                "grade",
+                "split-heads",
+                "--batch",
+                str(folder),
+                "--shard",
+                f"{k}/2",
+                "--format",
+                "json",
+            )
+            for k in (1, 2)
+        },
+    }
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:  # independent runs, at once
         made: dict[str, object] = dict(
             zip(runs, pool.map(lambda a: json.loads(_tutor(home, *a).stdout), runs.values()), strict=True)

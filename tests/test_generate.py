@@ -13,8 +13,14 @@ from tests.conftest import PYTHON, run_tutor_env, tutor_here
 
 
 def tutor(home, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=run_tutor_env(home),
-                          timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        [PYTHON, "-m", "tutor", *args],
+        capture_output=True,
+        text=True,
+        env=run_tutor_env(home),
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -184,12 +184,14 @@ def test_check_reports_a_reintroduced_word_at_its_file_and_line(tmp_path: Path, 
     code, out = _check(course, capsys, monkeypatch)
     terms = sorted(x.strip() for x in out if "term[" in x)
     assert code == 2, out
-    assert terms == sorted([
-        f"01-basics/de.md:{at + 1}: term[loss]: de: 'Loss' is not the course's word here; write 'Verlust' (glossary.toml)",
-        f"01-basics/de.md:{at + 1}: term[heatmap]: de: 'Farbkarten' is not the course's word here; write 'Heatmap' (glossary.toml)",
-        f"01-basics/quiz.toml:{zh_at + 1}: term[verse]: zh: '半句' is not the course's word here; write '句' (glossary.toml)",
-        f"01-basics/quiz.toml:{zh_at + 1}: term[heatmap]: zh: '热图' is not the course's word here; write '热力图' (glossary.toml)",
-    ]), out  # fmt: skip
+    assert terms == sorted(
+        [
+            f"01-basics/de.md:{at + 1}: term[loss]: de: 'Loss' is not the course's word here; write 'Verlust' (glossary.toml)",
+            f"01-basics/de.md:{at + 1}: term[heatmap]: de: 'Farbkarten' is not the course's word here; write 'Heatmap' (glossary.toml)",
+            f"01-basics/quiz.toml:{zh_at + 1}: term[verse]: zh: '半句' is not the course's word here; write '句' (glossary.toml)",
+            f"01-basics/quiz.toml:{zh_at + 1}: term[heatmap]: zh: '热图' is not the course's word here; write '热力图' (glossary.toml)",
+        ]
+    ), out
 
 
 def test_check_reports_a_glossary_term_without_a_language(tmp_path: Path, capsys, monkeypatch):

@@ -40,8 +40,12 @@ TEST = {"score", "max_score", "name", "number", "output", "visibility", "status"
 
 @pytest.fixture(scope="module")
 def lessons(tmp_path_factory) -> Path:
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
-             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
+    files = {
+        "exercise.toml": PROBE_TOML,
+        "checks.py": PROBE_CHECKS,
+        "solution.py": SOLUTION,
+        "starter.py": SOLUTION.replace("return", "raise NotImplementedError #"),
+    }
     return exercise_course(tmp_path_factory.mktemp("lessons"), files, shipped=False, order=1)
 
 
@@ -62,8 +66,14 @@ def autograder(
     (root / "submission_metadata.json").write_text(json.dumps({"id": 1, "users": [{"name": "Ann"}]}))
     shutil.copy(root / "source/run_autograder", root / "run_autograder")
     env = {**run_tutor_env(root / "home"), "AUTOGRADER_ROOT": str(root), "TUTOR_PYTHON": sys.executable}
-    return subprocess.run(["bash", str(root / "run_autograder")], env=env, capture_output=True, text=True,
-                          timeout=180, stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        ["bash", str(root / "run_autograder")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_run_autograder_writes_gradescopes_results_json(lessons, tmp_path):

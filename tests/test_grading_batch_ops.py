@@ -51,16 +51,31 @@ def moodle(lessons, tmp_path_factory) -> dict:
     """Moodle's "Download all submissions" unzipped (a folder per student) with a zip beside it, graded."""
     base = tmp_path_factory.mktemp("moodle")
     subs = base / "subs"
-    for folder, text in {"Ann Lee_101_assignsubmission_file_": SOLUTION.encode(),
-                         "Jürgen Roth_103_assignsubmission_file_": LATIN1,
-                         "Cy Dorn_104_assignsubmission_file_": BROKEN.encode()}.items():  # fmt: skip
+    for folder, text in {
+        "Ann Lee_101_assignsubmission_file_": SOLUTION.encode(),
+        "Jürgen Roth_103_assignsubmission_file_": LATIN1,
+        "Cy Dorn_104_assignsubmission_file_": BROKEN.encode(),
+    }.items():
         (subs / folder).mkdir(parents=True)
         (subs / folder / "probe.py").write_bytes(text)
     (subs / "canvas.zip").write_bytes(canvas_zip())
     (subs / ".git").mkdir()
     (subs / ".git" / "hook.py").write_text(SOLUTION, encoding="utf-8")  # a hidden folder is skipped
-    out = tutor(base / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs), "--format",
-                "json", "--jobs", "2", "--export", str(base / "out"))  # fmt: skip
+    out = tutor(
+        base / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(subs),
+        "--format",
+        "json",
+        "--jobs",
+        "2",
+        "--export",
+        str(base / "out"),
+    )
     return {"base": base, "subs": subs, "out": out}
 
 
@@ -115,8 +130,17 @@ def test_progress_on_a_terminal_is_one_bar_redrawn():
 def test_a_zip_given_as_the_batch_is_graded(lessons, tmp_path):
     archive = tmp_path / "download.zip"
     archive.write_bytes(canvas_zip())
-    out = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(archive), "--format",
-                "json")  # fmt: skip
+    out = tutor(
+        tmp_path / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(archive),
+        "--format",
+        "json",
+    )
     assert out.returncode == 0, out.stderr
     assert statuses(out)["leeann_101_5001_probe.py"] == "pass"
     (tmp_path / "bad.zip").write_bytes(b"PK not a zip")

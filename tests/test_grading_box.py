@@ -32,17 +32,39 @@ import pytest
 from tests.conftest import PYTHON, ROOT, run_tutor_env
 from tests.grading_helpers import SOLUTION, grading_processes_left, probe_course
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux" or platform.machine() not in ("x86_64", "aarch64"),
-                                reason="the box's layers are Linux's")  # fmt: skip
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux" or platform.machine() not in ("x86_64", "aarch64"),
+    reason="the box's layers are Linux's",
+)
 
 SECRET = "tutor-box-test-secret-7f3a"
 # system call numbers the attacks need (x86_64, aarch64)
 NUMBERS = {
-    "x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425, "bpf": 321,
-               "perf_event_open": 298, "userfaultfd": 323, "ioprio_set": 251, "ptrace": 101, "clone": 56},
-    "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425, "bpf": 280,
-                "perf_event_open": 241, "userfaultfd": 282, "ioprio_set": 30, "ptrace": 117, "clone": 220},
-}[platform.machine()]  # fmt: skip
+    "x86_64": {
+        "add_key": 248,
+        "request_key": 249,
+        "keyctl": 250,
+        "io_uring_setup": 425,
+        "bpf": 321,
+        "perf_event_open": 298,
+        "userfaultfd": 323,
+        "ioprio_set": 251,
+        "ptrace": 101,
+        "clone": 56,
+    },
+    "aarch64": {
+        "add_key": 217,
+        "request_key": 218,
+        "keyctl": 219,
+        "io_uring_setup": 425,
+        "bpf": 280,
+        "perf_event_open": 241,
+        "userfaultfd": 282,
+        "ioprio_set": 30,
+        "ptrace": 117,
+        "clone": 220,
+    },
+}[platform.machine()]
 
 # Every attack file starts with this: `attempt(what, fn)` records whether fn got through.
 PRELUDE = """
@@ -269,13 +291,21 @@ class Listeners:
 
     def victim_state(self) -> dict:
         pid = self.victim.pid
-        return {"limits": Path(f"/proc/{pid}/limits").read_text(), "nice": os.getpriority(os.PRIO_PROCESS, pid),
-                "affinity": os.sched_getaffinity(pid), "policy": os.sched_getscheduler(pid),
-                "alive": self.victim.poll() is None}  # fmt: skip
+        return {
+            "limits": Path(f"/proc/{pid}/limits").read_text(),
+            "nice": os.getpriority(os.PRIO_PROCESS, pid),
+            "affinity": os.sched_getaffinity(pid),
+            "policy": os.sched_getscheduler(pid),
+            "alive": self.victim.poll() is None,
+        }
 
     def addresses(self) -> dict:
-        return {"unix": self.unix_path, "tcp": self.tcp.getsockname()[1], "udp": self.udp.getsockname()[1],
-                "victim": self.victim.pid}  # fmt: skip
+        return {
+            "unix": self.unix_path,
+            "tcp": self.tcp.getsockname()[1],
+            "udp": self.udp.getsockname()[1],
+            "victim": self.victim.pid,
+        }
 
     def close(self) -> None:
         self.stop.set()
@@ -287,15 +317,38 @@ class Listeners:
 
 
 def _batch(
-    lessons: Path, home: Path, folder: Path, files: dict[str, str], tmpdir: Path, wrapper: str,
-    env: dict | None = None, args: tuple[str, ...] = (),
-) -> tuple:  # fmt: skip
+    lessons: Path,
+    home: Path,
+    folder: Path,
+    files: dict[str, str],
+    tmpdir: Path,
+    wrapper: str,
+    env: dict | None = None,
+    args: tuple[str, ...] = (),
+) -> tuple:
     folder.mkdir()
     for name, source in files.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
     tmpdir.mkdir()
-    out = _tutor(home, ["grade", "probe", "--batch", str(folder), "--format", "json", "--timeout", "10",
-                        "--lessons", str(lessons), *args], tmpdir, wrapper, env)  # fmt: skip
+    out = _tutor(
+        home,
+        [
+            "grade",
+            "probe",
+            "--batch",
+            str(folder),
+            "--format",
+            "json",
+            "--timeout",
+            "10",
+            "--lessons",
+            str(lessons),
+            *args,
+        ],
+        tmpdir,
+        wrapper,
+        env,
+    )
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     grades = {Path(r["file"]).stem: r["grade"] for r in json.loads(out.stdout)["results"]}
     return grades, out.stdout, grading_processes_left(tmpdir)
@@ -315,8 +368,9 @@ def _file_attacks(outside: dict) -> dict[str, str]:
     keep, doomed, folder = outside["keep.txt"], outside["doomed.txt"], outside["a-folder"]
     return {
         "reads_a_secret": PRELUDE + f"attempt('read a secret outside its folder', "
-                                    f"lambda: print(open({outside['secret.txt']!r}).read()))\nverdict()\n",
-        "changes_outside_files": PRELUDE + f"""
+        f"lambda: print(open({outside['secret.txt']!r}).read()))\nverdict()\n",
+        "changes_outside_files": PRELUDE
+        + f"""
 attempt("rewrite an outside file", lambda: os.open({keep!r}, os.O_WRONLY | os.O_TRUNC))
 attempt("append to an outside file", lambda: open({keep!r}, "a").write("x"))
 attempt("truncate an outside file", lambda: os.ftruncate(os.open({keep!r}, os.O_RDWR), 0))
@@ -327,8 +381,8 @@ verdict()
 """,
         # far more threads than the cap: the 65th cannot start
         "threads": "import threading\nstop = threading.Event()\nfor _ in range(2000):\n"
-                   "    threading.Thread(target=stop.wait, daemon=True).start()\n",
-    }  # fmt: skip
+        "    threading.Thread(target=stop.wait, daemon=True).start()\n",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -345,8 +399,10 @@ def attacked(tmp_path_factory) -> dict:
         files = _file_attacks(outside)
         if platform.machine() == "x86_64":  # getpid through the x32 ABI: the filter kills the process
             attacks["x32_call"] = PRELUDE + "libc.syscall(0x40000000 | 39)\nverdict()\n"
-        fills = (PRELUDE + "attempt('write 180 MB', lambda: open('big', 'wb').write(b'x' * (180 << 20)))\n"
-                 "attempt('make a folder', lambda: os.mkdir('d'))\nverdict()\n")  # fmt: skip
+        fills = (
+            PRELUDE + "attempt('write 180 MB', lambda: open('big', 'wb').write(b'x' * (180 << 20)))\n"
+            "attempt('make a folder', lambda: os.mkdir('d'))\nverdict()\n"
+        )
         home_folder = (
             PRELUDE
             + f"attempt('list the home folder', lambda: os.listdir({str(Path.home())!r}))\nverdict()\n"
@@ -361,19 +417,46 @@ def attacked(tmp_path_factory) -> dict:
         )
         batches = {
             "strong": ({**attacks, **files}, PLANT_KEY, None, ()),
-            "partial": ({**{k: attacks[k] for k in (*reaching, "course_answers")}, **files, "fills_the_disk": fills,
-                         "reads_the_home_folder": home_folder, "solution": SOLUTION}, NO_USER_NAMESPACES,
-                        UBUNTU_24_04, ()),
-            "basic": ({**{k: attacks[k] for k in reaching}, **files, "fills_the_disk": fills, "solution": SOLUTION},
-                      NO_LANDLOCK, None, ("--allow-weak-box",)),
-            "refused": ({"solution": SOLUTION, "prints": "print('I ran')\n" + SOLUTION}, NO_LANDLOCK, None, ()),
-        }  # fmt: skip
+            "partial": (
+                {
+                    **{k: attacks[k] for k in (*reaching, "course_answers")},
+                    **files,
+                    "fills_the_disk": fills,
+                    "reads_the_home_folder": home_folder,
+                    "solution": SOLUTION,
+                },
+                NO_USER_NAMESPACES,
+                UBUNTU_24_04,
+                (),
+            ),
+            "basic": (
+                {**{k: attacks[k] for k in reaching}, **files, "fills_the_disk": fills, "solution": SOLUTION},
+                NO_LANDLOCK,
+                None,
+                ("--allow-weak-box",),
+            ),
+            "refused": (
+                {"solution": SOLUTION, "prints": "print('I ran')\n" + SOLUTION},
+                NO_LANDLOCK,
+                None,
+                (),
+            ),
+        }
         with ThreadPoolExecutor(max_workers=2) as pool:
             running = {
-                box: pool.submit(_batch, lessons, base / f"h-{box}", base / box, batch, base / f"t-{box}",
-                                 wrapper, env, args)
+                box: pool.submit(
+                    _batch,
+                    lessons,
+                    base / f"h-{box}",
+                    base / box,
+                    batch,
+                    base / f"t-{box}",
+                    wrapper,
+                    env,
+                    args,
+                )
                 for box, (batch, wrapper, env, args) in batches.items()
-            }  # fmt: skip
+            }
             result = {box: future.result() for box, future in running.items()}
         result["received"] = list(listeners.received)
         result["victim"] = (listeners.before, listeners.victim_state())
@@ -433,8 +516,15 @@ def test_the_full_box_is_strong_and_names_every_layer(attacked):
     for grade in attacked["strong"][0].values():
         assert grade["isolation"]["level"] == "strong"
         assert grade["isolation"]["missing"] == []
-        assert set(grade["isolation"]["layers"]) >= {"private-root", "pid-namespace", "network-namespace",
-                                                     "landlock", "seccomp", "limits", "process-cap"}  # fmt: skip
+        assert set(grade["isolation"]["layers"]) >= {
+            "private-root",
+            "pid-namespace",
+            "network-namespace",
+            "landlock",
+            "seccomp",
+            "limits",
+            "process-cap",
+        }
 
 
 def test_without_user_namespaces_the_grade_says_what_is_missing(attacked):
@@ -453,10 +543,20 @@ def test_without_user_namespaces_the_grade_says_what_is_missing(attacked):
 def test_no_signal_lease_or_lock_reaches_outside_at_any_level(attacked, box):
     grades = attacked[box][0]
     for name, attempts in (
-        ("signals", ("F_SETOWN to another process", "F_SETOWN_EX", "F_SETSIG", "O_ASYNC", "SIGKILL through O_ASYNC")),
-        ("leases_and_locks", ("a read lease on a handed file", "F_NOTIFY", "a POSIX lock on a handed file",
-                              "flock on a handed file")),
-    ):  # fmt: skip
+        (
+            "signals",
+            ("F_SETOWN to another process", "F_SETOWN_EX", "F_SETSIG", "O_ASYNC", "SIGKILL through O_ASYNC"),
+        ),
+        (
+            "leases_and_locks",
+            (
+                "a read lease on a handed file",
+                "F_NOTIFY",
+                "a POSIX lock on a handed file",
+                "flock on a handed file",
+            ),
+        ),
+    ):
         for what in attempts:
             assert f"{what} (PermissionError: Operation not permitted)" in _message(grades[name]), what
     message = _message(attacked[box][0]["memory_and_clone"])
@@ -467,8 +567,10 @@ def test_no_signal_lease_or_lock_reaches_outside_at_any_level(attacked, box):
 def test_a_file_that_starts_thousands_of_threads_meets_the_cap(attacked, box):
     grade = attacked[box][0]["threads"]
     assert grade["status"] == "error" and grade["score"] == 0
-    assert "your code started more threads than the grader allows (64 processes and threads in all): " \
-           "RuntimeError: can't start new thread" in _message(grade), _message(grade)  # fmt: skip
+    assert (
+        "your code started more threads than the grader allows (64 processes and threads in all): "
+        "RuntimeError: can't start new thread" in _message(grade)
+    ), _message(grade)
 
 
 def test_outside_files_stay_as_they_were_and_only_a_weak_box_reads_them(attacked):
@@ -511,8 +613,12 @@ def test_the_missing_layers_are_named_in_the_learners_language(tmp_path):
     path = tmp_path / "probe.py"
     path.write_text(SOLUTION, encoding="utf-8")
     (tmp_path / "t").mkdir()
-    out = _tutor(tmp_path / "home", ["grade", "probe", str(path), "--lang", "de", "--lessons", str(lessons)],
-                 tmp_path / "t", NO_USER_NAMESPACES)  # fmt: skip
+    out = _tutor(
+        tmp_path / "home",
+        ["grade", "probe", str(path), "--lang", "de", "--lessons", str(lessons)],
+        tmp_path / "t",
+        NO_USER_NAMESPACES,
+    )
     assert out.returncode == 0, out.stderr
     assert (
         "Dein Code lief in einer Box, die dieses System nicht ganz schließen konnte (es fehlt: eigenes "
@@ -525,8 +631,12 @@ def test_a_refused_mount_leaves_the_namespaces_and_says_the_root_is_missing(tmp_
     path = tmp_path / "probe.py"
     path.write_text(SOLUTION + "\nimport os\nassert os.getpid() == 2, os.getpid()\n", encoding="utf-8")
     (tmp_path / "t").mkdir()
-    out = _tutor(tmp_path / "home", ["grade", "probe", str(path), "--json", "--lessons", str(lessons)],
-                 tmp_path / "t", NO_MOUNTS)  # fmt: skip
+    out = _tutor(
+        tmp_path / "home",
+        ["grade", "probe", str(path), "--json", "--lessons", str(lessons)],
+        tmp_path / "t",
+        NO_MOUNTS,
+    )
     grade = json.loads(out.stdout)
     assert grade["status"] == "pass", grade
     assert grade["isolation"]["level"] == "partial"
@@ -577,8 +687,11 @@ def test_forged_replies_void_the_run_quickly_and_without_a_traceback(tmp_path):
         (folder / f"{name}.py").write_text(source, encoding="utf-8")
     (tmp_path / "t").mkdir()
     start = time.monotonic()
-    out = _tutor(tmp_path / "home", ["grade", "probe", "--batch", str(folder), "--format", "json",
-                                     "--lessons", str(lessons)], tmp_path / "t")  # fmt: skip
+    out = _tutor(
+        tmp_path / "home",
+        ["grade", "probe", "--batch", str(folder), "--format", "json", "--lessons", str(lessons)],
+        tmp_path / "t",
+    )
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert time.monotonic() - start < 60  # four judges; a 60 MB answer is cut at 16 MB, not read whole
     grades = {Path(r["file"]).stem: r["grade"] for r in json.loads(out.stdout)["results"]}
@@ -603,9 +716,24 @@ def test_every_report_of_a_batch_says_which_box_its_files_had(tmp_path):
     (folder / "ada.py").write_text(SOLUTION, encoding="utf-8")
     (folder / "ben.py").write_text(SOLUTION.replace("a + b", "a - b", 1), encoding="utf-8")
     (tmp_path / "t").mkdir()
-    out = _tutor(tmp_path / "home", ["grade", "probe", "--batch", str(folder), "--lang", "de", "--export",
-                                     str(tmp_path / "out"), "--lessons", str(lessons)], tmp_path / "t",
-                 NO_USER_NAMESPACES, UBUNTU_24_04)  # fmt: skip
+    out = _tutor(
+        tmp_path / "home",
+        [
+            "grade",
+            "probe",
+            "--batch",
+            str(folder),
+            "--lang",
+            "de",
+            "--export",
+            str(tmp_path / "out"),
+            "--lessons",
+            str(lessons),
+        ],
+        tmp_path / "t",
+        NO_USER_NAMESPACES,
+        UBUNTU_24_04,
+    )
     assert out.returncode == 0, out.stderr  # a batch that graded every file
     assert out.stdout.rstrip().splitlines()[-1] == (
         "2 Dateien in einer Box der Stufe teilweise bewertet (es fehlt: eigenes Wurzelverzeichnis, PID-Namespace, "
@@ -616,7 +744,10 @@ def test_every_report_of_a_batch_says_which_box_its_files_had(tmp_path):
     assert rows and all(row["isolation"] == "partial" for row in rows), book
     feedback = (tmp_path / "out/feedback/ben.md").read_text(encoding="utf-8")
     assert "- Box: Dein Code lief in einer Box, die dieses System nicht ganz schließen konnte" in feedback
-    csv_out = _tutor(tmp_path / "home", ["grade", "probe", "--batch", str(folder), "--format", "csv",
-                                         "--lessons", str(lessons)], tmp_path / "t")  # fmt: skip
+    csv_out = _tutor(
+        tmp_path / "home",
+        ["grade", "probe", "--batch", str(folder), "--format", "csv", "--lessons", str(lessons)],
+        tmp_path / "t",
+    )
     rows = csv_out.stdout.splitlines()
     assert rows[0].endswith(",isolation,missing_layers") and rows[1].endswith(",strong,"), rows

@@ -79,8 +79,12 @@ PROBE_STARTER = (
 @pytest.fixture(scope="module")
 def lessons(tmp_path_factory) -> Path:
     """A one-lesson course whose exercise needs no torch: the CLI paths, fast."""
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": PROBE_SOLUTION,
-             "starter.py": PROBE_STARTER}  # fmt: skip
+    files = {
+        "exercise.toml": PROBE_TOML,
+        "checks.py": PROBE_CHECKS,
+        "solution.py": PROBE_SOLUTION,
+        "starter.py": PROBE_STARTER,
+    }
     return exercise_course(tmp_path_factory.mktemp("lessons"), files, shipped=False, order=1)
 
 
@@ -342,8 +346,20 @@ def test_batch_keeps_the_timeout_given_for_the_loading_and_for_each_check_naming
     )
     slow = "import time\n\n\ndef add(a, b):\n    time.sleep(1.3)\n    return a + b\n\n\ndef neg(x):\n    time.sleep(1.3)\n    return -x\n"
     (d / "slow.py").write_text(slow, encoding="utf-8")
-    out = probe(tmp_path, lessons, "grade", "probe", "--batch", str(d), "--timeout", "2", "--jobs", "3", "--format",
-                "json")  # fmt: skip
+    out = probe(
+        tmp_path,
+        lessons,
+        "grade",
+        "probe",
+        "--batch",
+        str(d),
+        "--timeout",
+        "2",
+        "--jobs",
+        "3",
+        "--format",
+        "json",
+    )
     rows = {r["file"]: r["grade"] for r in json.loads(out.stdout)["results"]}
     loops, hangs = rows["loops.py"], rows["hangs.py"]
     assert (loops["status"], loops["checks"][0]["message"]) == (

@@ -34,9 +34,27 @@ def graded(tmp_path_factory) -> dict:
     early = datetime(2026, 5, 1, tzinfo=UTC).timestamp()
     os.utime(subs / "dee.py", (early, early))
     (base / "manifest.csv").write_text("file,submitted\nbo.py,2026-05-04T12:00:00+00:00\n", encoding="utf-8")
-    out = tutor(base / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs), "--format", "json",
-                "--manifest", str(base / "manifest.csv"), "--deadline", "2026-05-04T23:59:59+00:00", "--late-per-day",
-                "10", "--cutoff", "2026-05-10T00:00:00+00:00", "--export", str(base / "out"))  # fmt: skip
+    out = tutor(
+        base / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(subs),
+        "--format",
+        "json",
+        "--manifest",
+        str(base / "manifest.csv"),
+        "--deadline",
+        "2026-05-04T23:59:59+00:00",
+        "--late-per-day",
+        "10",
+        "--cutoff",
+        "2026-05-10T00:00:00+00:00",
+        "--export",
+        str(base / "out"),
+    )
     return {"base": base, "out": out, "lessons": lessons}
 
 
@@ -84,6 +102,16 @@ def test_the_late_policy_is_applied_to_the_exports(graded):
     ],
 )
 def test_a_bad_deadline_stops_before_anything_is_graded(graded, args, message):
-    out = tutor(graded["base"] / "home", "--lessons", str(graded["lessons"]), "grade", "probe", "--batch",
-                str(graded["base"] / "subs"), "--export", str(graded["base"] / "never"), *args)  # fmt: skip
+    out = tutor(
+        graded["base"] / "home",
+        "--lessons",
+        str(graded["lessons"]),
+        "grade",
+        "probe",
+        "--batch",
+        str(graded["base"] / "subs"),
+        "--export",
+        str(graded["base"] / "never"),
+        *args,
+    )
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr, out.stderr

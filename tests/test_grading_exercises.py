@@ -105,8 +105,10 @@ def test_the_head_count_answer_file_in_each_language_gets_the_english_verdicts()
     from tutor.grading.runs import grade_runs
 
     runs = SAMPLE({1: 5.30, 4: 5.35, 8: 5.40})
-    graded = {lang: grade_runs(HEAD_COUNT, starter_file(HEAD_COUNT, lang).read_bytes(), "head_count.toml", runs)
-              for lang in LANGS}  # fmt: skip
+    graded = {
+        lang: grade_runs(HEAD_COUNT, starter_file(HEAD_COUNT, lang).read_bytes(), "head_count.toml", runs)
+        for lang in LANGS
+    }
     assert starter_file(HEAD_COUNT, "zh").name == "starter.zh.toml"
     assert graded["en"].status == "fail" and graded["en"].checks
     for lang in ("de", "zh"):
@@ -231,9 +233,14 @@ def _store_runs(store: Store, losses: dict[int, float], steps: int = 1000, sprea
     for run in SAMPLE(losses, spread=spread):
         run["config"]["train"]["steps"] = steps
         store.record_training_run(
-            run["key"] + f"-{steps}", config=run["config"], status="done", final_val_loss=run["final_val_loss"],
-            params=run["params"], seconds=90.0, curve=[(steps, 5.0, run["final_val_loss"])],
-        )  # fmt: skip
+            run["key"] + f"-{steps}",
+            config=run["config"],
+            status="done",
+            final_val_loss=run["final_val_loss"],
+            params=run["params"],
+            seconds=90.0,
+            curve=[(steps, 5.0, run["final_val_loss"])],
+        )
 
 
 def _answer(tmp_path: Path, **values) -> Path:
@@ -312,9 +319,14 @@ def test_head_count_one_seed_per_head_count_is_not_enough(home, tmp_path):
         for run in SAMPLE({1: 5.30, 4: 5.35, 8: 5.40}):
             if run["config"]["train"]["seed"] == 1337:
                 store.record_training_run(
-                    run["key"], config=run["config"], status="done", final_val_loss=run["final_val_loss"],
-                    params=run["params"], seconds=90.0, curve=[(1000, 5.0, run["final_val_loss"])],
-                )  # fmt: skip
+                    run["key"],
+                    config=run["config"],
+                    status="done",
+                    final_val_loss=run["final_val_loss"],
+                    params=run["params"],
+                    seconds=90.0,
+                    curve=[(1000, 5.0, run["final_val_loss"])],
+                )
     result = _grade_runs(home, _answer(tmp_path, best_heads=1, loss_gap=0.1, same_params=True))
     first = result.checks[0]
     assert first.status == "fail" and "1 head, seeds: 1" in first.message

@@ -105,8 +105,12 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 @pytest.fixture(scope="module")
 def lessons(tmp_path_factory) -> Path:
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": SOLUTION,
-             "starter.py": SOLUTION.replace("return", "raise NotImplementedError #")}  # fmt: skip
+    files = {
+        "exercise.toml": PROBE_TOML,
+        "checks.py": PROBE_CHECKS,
+        "solution.py": SOLUTION,
+        "starter.py": SOLUTION.replace("return", "raise NotImplementedError #"),
+    }
     return exercise_course(tmp_path_factory.mktemp("lessons"), files, shipped=False, order=1)
 
 
@@ -126,10 +130,28 @@ def exported(lessons, tmp_path_factory) -> dict:
     (base / "roster.csv").write_text(ROSTER, encoding="utf-8")
     common = ("--lessons", str(lessons), "grade", "probe", "--format", "json")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        en = pool.submit(tutor, base / "home", *common, "--batch", str(subs), "--export", str(base / "en"),
-                         "--roster", str(base / "roster.csv"))  # fmt: skip
-        de = pool.submit(tutor, base / "home", "--lang", "de", *common, "--batch", str(de_subs), "--export",
-                         str(base / "de"))  # fmt: skip
+        en = pool.submit(
+            tutor,
+            base / "home",
+            *common,
+            "--batch",
+            str(subs),
+            "--export",
+            str(base / "en"),
+            "--roster",
+            str(base / "roster.csv"),
+        )
+        de = pool.submit(
+            tutor,
+            base / "home",
+            "--lang",
+            "de",
+            *common,
+            "--batch",
+            str(de_subs),
+            "--export",
+            str(base / "de"),
+        )
         return {"base": base, "en": en.result(), "de": de.result()}
 
 
@@ -161,8 +183,15 @@ def test_the_batch_report_is_printed_and_the_exports_are_written(exported):
     assert out.stderr.splitlines()[-1].startswith(f"exports for {len(FILES)} files written to ")
     en = exported["base"] / "en"
     assert sorted(p.name for p in en.iterdir()) == [
-        "canvas.csv", "checks.csv", "exercism", "export.json", "feedback", "gradebook.csv", "gradescope", "moodle.csv"
-    ]  # fmt: skip
+        "canvas.csv",
+        "checks.csv",
+        "exercism",
+        "export.json",
+        "feedback",
+        "gradebook.csv",
+        "gradescope",
+        "moodle.csv",
+    ]
 
 
 def test_the_per_check_csv_has_a_row_per_file_and_check(exported, lessons):
@@ -172,9 +201,18 @@ def test_the_per_check_csv_has_a_row_per_file_and_check(exported, lessons):
     assert len(rows) == len(FILES) * 2
     by = {(r["file"], r["check"]): r for r in rows}
     version = checks_version(open_course(lessons).exercise("probe"))
-    assert by["anna.py", "add"] == {"student_id": "s001", "file": "anna.py", "check": "add", "status": "pass",
-                                    "points": "2.0", "max_points": "2", "message": "2 + 3 = 5", "version": "1",
-                                    "checks_version": version, "override": ""}  # fmt: skip
+    assert by["anna.py", "add"] == {
+        "student_id": "s001",
+        "file": "anna.py",
+        "check": "add",
+        "status": "pass",
+        "points": "2.0",
+        "max_points": "2",
+        "message": "2 + 3 = 5",
+        "version": "1",
+        "checks_version": version,
+        "override": "",
+    }
     assert (by["ben.py", "neg"]["status"], by["ben.py", "neg"]["message"]) == (
         "fail",
         "neg(4): expected -4, got 4",
@@ -195,17 +233,41 @@ def test_the_gradebook_has_a_row_per_student_flagging_files_not_in_the_roster(ex
     assert path.read_text(encoding="utf-8").splitlines()[0] == ",".join(GRADEBOOK_COLUMNS)
     rows = read_csv(path)
     assert [r["file"] for r in rows] == [
-        "..py", "Zed.py", "anna.py", "ben.py", "evil\\nalice.py", "formula.py", "report\\u202eyp.txt.py", "zed.py"
-    ]  # fmt: skip
+        "..py",
+        "Zed.py",
+        "anna.py",
+        "ben.py",
+        "evil\\nalice.py",
+        "formula.py",
+        "report\\u202eyp.txt.py",
+        "zed.py",
+    ]
     by = {r["file"]: r for r in rows}
     version = checks_version(open_course(lessons).exercise("probe"))
-    assert by["anna.py"] == {"student_id": "s001", "name": "Anna Li", "file": "anna.py", "total": "3.0",
-                             "max": "3.0", "status": "pass", "in_roster": "yes", "feedback": "feedback/s001.md",
-                             "version": "1", "checks_version": version, "isolation": "strong", "files": "1",
-                             "overrides": "0", "tutor_version": __version__, "graded_at": by["anna.py"]["graded_at"],
-                             "seed": by["anna.py"]["seed"], "submitted": by["anna.py"]["submitted"],
-                             "submitted_from": "none", "late_days": "", "late_penalty": "", "owner_from": "roster",
-                             "picked_because": "only"}  # fmt: skip
+    assert by["anna.py"] == {
+        "student_id": "s001",
+        "name": "Anna Li",
+        "file": "anna.py",
+        "total": "3.0",
+        "max": "3.0",
+        "status": "pass",
+        "in_roster": "yes",
+        "feedback": "feedback/s001.md",
+        "version": "1",
+        "checks_version": version,
+        "isolation": "strong",
+        "files": "1",
+        "overrides": "0",
+        "tutor_version": __version__,
+        "graded_at": by["anna.py"]["graded_at"],
+        "seed": by["anna.py"]["seed"],
+        "submitted": by["anna.py"]["submitted"],
+        "submitted_from": "none",
+        "late_days": "",
+        "late_penalty": "",
+        "owner_from": "roster",
+        "picked_because": "only",
+    }
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", by["anna.py"]["graded_at"])
     assert re.fullmatch(r"[0-9a-f]{16}", by["anna.py"]["seed"])
     assert by["ben.py"]["name"] == '\'=HYPERLINK("http://evil.example")' and by["ben.py"]["total"] == "0.0"
@@ -251,9 +313,12 @@ def test_a_submissions_markdown_is_shown_as_text_never_rendered(exported):
     assert "- Total: 0/3 points, **FAIL**" in text
     markdown = outside_fences(text)
     assert [line for line in markdown if line.startswith("#")] == [
-        "# Probe (probe): feedback", "## Checks", "### ✗ adds (`add`)", "### ✗ negates (`neg`)",
+        "# Probe (probe): feedback",
+        "## Checks",
+        "### ✗ adds (`add`)",
+        "### ✗ negates (`neg`)",
         "## Output of your code",
-    ]  # fmt: skip
+    ]
     assert not [line for line in markdown if re.search(r"pwned|evil\.example/|<script|<img|\]\(", line)]
     assert text.count("``````text\n`````↵# pwned") == 1  # the message, one line, in a longer fence
     assert text.count("``````text\n`````\n# pwned") == 1  # the output, as printed, in a longer fence
@@ -277,13 +342,17 @@ def test_the_exports_are_in_german_when_the_instructor_says_so(exported):
     de = exported["base"] / "de"
     rows = read_csv(de / "checks.csv")
     assert [(r["student_id"], r["check"], r["status"]) for r in rows] == [
-        ("anna", "add", "pass"), ("anna", "neg", "pass"), ("bert", "add", "pass"), ("bert", "neg", "fail")
-    ]  # fmt: skip
+        ("anna", "add", "pass"),
+        ("anna", "neg", "pass"),
+        ("bert", "add", "pass"),
+        ("bert", "neg", "fail"),
+    ]
     assert rows[3]["message"] == "neg(4): erwartet -4, erhalten 4"
     book = read_csv(de / "gradebook.csv")
     assert [(r["student_id"], r["total"], r["status"], r["in_roster"]) for r in book] == [
-        ("anna", "3.0", "pass", ""), ("bert", "2.0", "fail", "")
-    ]  # fmt: skip
+        ("anna", "3.0", "pass", ""),
+        ("bert", "2.0", "fail", ""),
+    ]
     bert = (de / "feedback/bert.md").read_text(encoding="utf-8")
     assert bert.startswith("# Probe-Aufgabe (probe): Rückmeldung\n")
     assert "- Studierende(r): `bert`" in bert and "- Gesamt: 2/3 Punkte, **NICHT BESTANDEN**" in bert
@@ -295,8 +364,18 @@ def test_the_exports_are_in_german_when_the_instructor_says_so(exported):
 def test_exports_from_a_merge_are_the_batchs(exported, lessons, tmp_path):
     report = tmp_path / "all.json"
     report.write_text(exported["en"].stdout, encoding="utf-8")
-    out = tutor(tmp_path, "--lessons", str(lessons), "grade", "--merge", str(report), "--export", str(tmp_path / "m"),
-                "--roster", str(exported["base"] / "roster.csv"))  # fmt: skip
+    out = tutor(
+        tmp_path,
+        "--lessons",
+        str(lessons),
+        "grade",
+        "--merge",
+        str(report),
+        "--export",
+        str(tmp_path / "m"),
+        "--roster",
+        str(exported["base"] / "roster.csv"),
+    )
     assert out.returncode == 0, out.stderr
     en = exported["base"] / "en"
     made = sorted(str(p.relative_to(en)) for p in en.rglob("*") if p.is_file())
@@ -312,8 +391,19 @@ def test_a_roster_id_that_names_a_path_is_refused_before_anything_is_graded(less
     subs = folder_of(tmp_path / "subs", {"x.py": SOLUTION})
     roster = tmp_path / "roster.csv"
     roster.write_text("file,student_id\nx.py,../x\n", encoding="utf-8")
-    out = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs), "--export",
-                str(tmp_path / "out"), "--roster", str(roster))  # fmt: skip
+    out = tutor(
+        tmp_path / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(subs),
+        "--export",
+        str(tmp_path / "out"),
+        "--roster",
+        str(roster),
+    )
     assert out.returncode == 2 and out.stdout == ""
     assert (
         "roster.csv, line 2: the student id ../x cannot name a feedback file: it holds a path separator"
@@ -375,10 +465,25 @@ def test_feedback_names_never_collide_and_no_row_stops_the_export(lessons, tmp_p
     """Zed.py and zed.py are one file on a case-insensitive disk, so zed.py's feedback gets a hash of its
     name: a student whose own id is that hashed name takes it first, and zed.py must get another."""
     hashed = "zed-" + hashlib.sha256(b"zed.py").hexdigest()[:12]
-    subs = folder_of(tmp_path / "subs", {"Zed.py": SOLUTION, f"{hashed}.py": SOLUTION.replace("-x", "x"),
-                                         "zed.py": "def add(a, b):\n    return 0\n"})  # fmt: skip
-    out = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs), "--export",
-                str(tmp_path / "out"))  # fmt: skip
+    subs = folder_of(
+        tmp_path / "subs",
+        {
+            "Zed.py": SOLUTION,
+            f"{hashed}.py": SOLUTION.replace("-x", "x"),
+            "zed.py": "def add(a, b):\n    return 0\n",
+        },
+    )
+    out = tutor(
+        tmp_path / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(subs),
+        "--export",
+        str(tmp_path / "out"),
+    )
     assert out.returncode == 0, out.stderr
     book = {r["student_id"]: r for r in read_csv(tmp_path / "out/gradebook.csv")}
     assert set(book) == {"Zed", hashed, "zed"}
@@ -398,10 +503,27 @@ def test_a_file_the_disk_refuses_is_reported_and_the_rest_is_written(lessons, tm
     """Run with a limit on file size (RLIMIT_FSIZE, as a quota would refuse): the feedback of a file that
     printed 7000 characters is over it, every other file of the export is under it."""
     subs = folder_of(tmp_path / "subs", {"anna.py": SOLUTION, "loud.py": "print('x' * 7000)\n" + SOLUTION})
-    out = subprocess.run([PYTHON, "-m", "tutor", "--lessons", str(lessons), "grade", "probe", "--batch", str(subs),
-                          "--export", str(tmp_path / "out")], capture_output=True, text=True, timeout=180,
-                         env=run_tutor_env(tmp_path / "home"), stdin=subprocess.DEVNULL,
-                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000)))  # fmt: skip
+    out = subprocess.run(
+        [
+            PYTHON,
+            "-m",
+            "tutor",
+            "--lessons",
+            str(lessons),
+            "grade",
+            "probe",
+            "--batch",
+            str(subs),
+            "--export",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=run_tutor_env(tmp_path / "home"),
+        stdin=subprocess.DEVNULL,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000)),
+    )
     assert out.returncode == 0, out.stderr
     assert (
         "warning: feedback/loud.md could not be written (File too large); the rest of the export is written"

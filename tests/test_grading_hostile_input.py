@@ -67,8 +67,12 @@ BIDI_NAME = "report\u202eyp.txt.py"  # shown by a terminal as "reportyp.txt.py" 
 @pytest.fixture(scope="module")
 def lessons(tmp_path_factory) -> Path:
     """The shipped course plus a probe exercise whose checks need no model."""
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS, "solution.py": PROBE_SOLUTION,
-             "starter.py": "def add(a, b):\n    raise NotImplementedError\n"}  # fmt: skip
+    files = {
+        "exercise.toml": PROBE_TOML,
+        "checks.py": PROBE_CHECKS,
+        "solution.py": PROBE_SOLUTION,
+        "starter.py": "def add(a, b):\n    raise NotImplementedError\n",
+    }
     return exercise_course(tmp_path_factory.mktemp("lessons"), files)
 
 
@@ -110,9 +114,16 @@ ENTRIES = {
     "@cmd.py": "@cmd.py",
     "中文名字é.py": "中文名字é.py",
 }
-KINDS = {"leak.py": "symbolic link", "ref.py": "symbolic link", "dir_link.py": "symbolic link",
-         "dangling.py": "symbolic link", "x.py": "FIFO", "d.py": "folder", "sock.py": "socket",
-         "hard.py": "hard link"}  # fmt: skip
+KINDS = {
+    "leak.py": "symbolic link",
+    "ref.py": "symbolic link",
+    "dir_link.py": "symbolic link",
+    "dangling.py": "symbolic link",
+    "x.py": "FIFO",
+    "d.py": "folder",
+    "sock.py": "socket",
+    "hard.py": "hard link",
+}
 BIG = b"# " + b"x" * (2 * 2**20) + b"\n"  # over GRADE_MAX_SOURCE_BYTES
 
 
@@ -155,7 +166,7 @@ def hostile(lessons, tmp_path_factory) -> dict[str, subprocess.CompletedProcess]
                 fmt,
                 "--lessons",
                 str(lessons),
-            )  # fmt: skip
+            )
             for fmt in ("table", "json", "csv")
         }
         return {fmt: run.result() for fmt, run in runs.items()}
@@ -245,8 +256,17 @@ def test_a_link_to_the_reference_solution_does_not_pass(lessons, tmp_path):
     folder = tmp_path / "subs"
     folder.mkdir()
     (folder / "split_heads.py").symlink_to(SPLIT_SOLUTION)
-    out = tutor(tmp_path / "home", "grade", "split-heads", "--batch", str(folder), "--format", "json",
-                "--lessons", str(lessons))  # fmt: skip
+    out = tutor(
+        tmp_path / "home",
+        "grade",
+        "split-heads",
+        "--batch",
+        str(folder),
+        "--format",
+        "json",
+        "--lessons",
+        str(lessons),
+    )
     assert out.returncode == 0, out.stderr
     (row,) = json.loads(out.stdout)["results"]
     assert row["grade"]["status"] == "error" and row["grade"]["score"] == 0
@@ -289,8 +309,17 @@ def test_names_and_terminal_text_are_escaped_by_the_rules():
     assert shown_name(os.fsdecode(b"caf\xe9.py")) == "caf\\xe9.py"  # a byte that is not UTF-8
     assert shown_name("中文 naïve 🙂.py") == "中文 naïve 🙂.py"
     assert [csv_cell(v) for v in ("=1", "+1", "-1", "@1", "\t1", "\r1", "a=1", "", -1.5, 0)] == [
-        "'=1", "'+1", "'-1", "'@1", "'\t1", "'\r1", "a=1", "", -1.5, 0
-    ]  # fmt: skip
+        "'=1",
+        "'+1",
+        "'-1",
+        "'@1",
+        "'\t1",
+        "'\r1",
+        "a=1",
+        "",
+        -1.5,
+        0,
+    ]
     bidi = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
     assert clean(f"a{bidi}b\x1b[31mc\x00d\n\te") == "ab" + "c�d\n\te"
 
@@ -311,8 +340,12 @@ def test_an_exception_message_with_newlines_cannot_forge_check_lines_or_a_pass(l
     path = tmp_path / "forger.py"
     path.write_text(FORGER, encoding="utf-8")
     with ThreadPoolExecutor(max_workers=2) as pool:  # the report and its JSON, at once
-        runs = [pool.submit(tutor, tmp_path / home, "--lessons", str(lessons), "grade", "probe", str(path), *extra)
-                for home, extra in (("home", ()), ("home-json", ("--json",)))]  # fmt: skip
+        runs = [
+            pool.submit(
+                tutor, tmp_path / home, "--lessons", str(lessons), "grade", "probe", str(path), *extra
+            )
+            for home, extra in (("home", ()), ("home-json", ("--json",)))
+        ]
         out, as_json = (run.result() for run in runs)
     assert out.returncode == 1, out.stderr
     lines = out.stdout.splitlines()
@@ -342,8 +375,13 @@ def test_on_a_terminal_a_long_message_is_folded_under_its_check_never_wrapped_to
     )
     master, terminal = os.openpty()
     env = {**run_tutor_env(tmp_path / "home"), "COLUMNS": "80", "LINES": "24"}
-    proc = subprocess.Popen([PYTHON, "-m", "tutor", "--lessons", str(lessons), "grade", "probe", str(path)],
-                            stdout=terminal, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)  # fmt: skip
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "tutor", "--lessons", str(lessons), "grade", "probe", str(path)],
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     os.close(terminal)
     shown = b""
     while True:
@@ -415,9 +453,14 @@ def runs_home(tmp_path_factory) -> Path:
     with Store(home) as store:
         for run in sample({1: 5.30, 4: 5.35, 8: 5.40}):
             store.record_training_run(
-                run["key"], config=run["config"], status="done", final_val_loss=run["final_val_loss"],
-                params=run["params"], seconds=90.0, curve=[(1000, 5.0, run["final_val_loss"])],
-            )  # fmt: skip
+                run["key"],
+                config=run["config"],
+                status="done",
+                final_val_loss=run["final_val_loss"],
+                params=run["params"],
+                seconds=90.0,
+                curve=[(1000, 5.0, run["final_val_loss"])],
+            )
     return home
 
 

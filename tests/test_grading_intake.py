@@ -36,12 +36,27 @@ def batch(
     """`grade probe --batch folder --format json FLAGS` and the peak RSS of its own process (MiB)."""
     env = run_tutor_env(folder.parent / "home")
     env["TUTOR_LANG"] = lang
-    argv = [PYTHON, "-m", "tutor", "--lessons", str(lessons), "grade", "probe", "--batch", str(folder), "--format",
-            "json", "--jobs", "2", *flags]  # fmt: skip
+    argv = [
+        PYTHON,
+        "-m",
+        "tutor",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(folder),
+        "--format",
+        "json",
+        "--jobs",
+        "2",
+        *flags,
+    ]
     out_path = folder.parent / f"out-{lang}.json"
     with out_path.open("w") as stdout:
-        child = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env,
-                                 stdin=subprocess.DEVNULL)  # fmt: skip
+        child = subprocess.Popen(
+            argv, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL
+        )
         peak = peak_rss_mib(child)
         _, err = child.communicate(timeout=180)
     return subprocess.CompletedProcess(
@@ -133,8 +148,9 @@ def bounded(lessons, tmp_path_factory) -> dict[str, dict]:
     noise = {f"x{i}.zip": zipped({"n.py": os.urandom(600 * 2**10)}) for i in range(3)}
     (folder / "g_cut.zip").write_bytes(zipped({**good, **noise}))
     (folder / "i_plain.py").write_text(SOLUTION, encoding="utf-8")
-    out, _ = batch(lessons, folder, "--max-depth", "2", "--max-members", "10", "--max-file-kb", "2",
-                   "--max-zip-mb", "1")  # fmt: skip
+    out, _ = batch(
+        lessons, folder, "--max-depth", "2", "--max-members", "10", "--max-file-kb", "2", "--max-zip-mb", "1"
+    )
     return rows(out)
 
 
@@ -207,7 +223,16 @@ def test_refusals_are_said_in_the_instructors_language(lessons, tmp_path, lang, 
 def test_a_bound_given_badly_is_refused_before_anything_is_read(lessons, tmp_path):
     alone = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", "x.py", "--max-files", "3")
     assert alone.returncode == 2 and "--max-files goes with --batch DIR" in alone.stderr, alone.stderr
-    zero = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(tmp_path),
-                 "--max-ratio", "0")  # fmt: skip
+    zero = tutor(
+        tmp_path / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(tmp_path),
+        "--max-ratio",
+        "0",
+    )
     assert zero.returncode == 2 and "--max-ratio must be a number from 1 to 1,000,000, got 0" in zero.stderr
     assert "Traceback" not in alone.stderr + zero.stderr

@@ -59,11 +59,20 @@ def test_a_right_answer_passes_naming_the_last_call():
 @pytest.mark.parametrize(
     "answer,said",
     [
-        (lambda x, h: x, "split_heads(Tensor[1, 2, 12], 3): expected shape (1, 3, 2, 4), got shape (1, 2, 12)"),
-        (lambda x, h: torch.zeros(1, 3, 2, 4), "split_heads(Tensor[1, 2, 12], 3): expected 1 at index (0, 0, 0, 1), got 0"),
-        (lambda x, h: [1.0], "split_heads(Tensor[1, 2, 12], 3): expected a tensor of shape (1, 3, 2, 4), got list [1.0]"),
+        (
+            lambda x, h: x,
+            "split_heads(Tensor[1, 2, 12], 3): expected shape (1, 3, 2, 4), got shape (1, 2, 12)",
+        ),
+        (
+            lambda x, h: torch.zeros(1, 3, 2, 4),
+            "split_heads(Tensor[1, 2, 12], 3): expected 1 at index (0, 0, 0, 1), got 0",
+        ),
+        (
+            lambda x, h: [1.0],
+            "split_heads(Tensor[1, 2, 12], 3): expected a tensor of shape (1, 3, 2, 4), got list [1.0]",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_wrong_answer_fails_saying_what_was_expected_where(answer, said):
     assert _run(check_split, answer) == ("fail", said)
 
@@ -140,8 +149,11 @@ def test_a_raise_line_that_repeats_the_error_is_named_by_its_place_only():
     from tutor.grading.judging.remote import LearnerError
 
     def told(code: str, lang: str = "en") -> str:
-        reply = {"type": "NotImplementedError", "text": "NotImplementedError: f: your code here",
-                 "at": [[18, "f", code]]}  # fmt: skip
+        reply = {
+            "type": "NotImplementedError",
+            "text": "NotImplementedError: f: your code here",
+            "at": [[18, "f", code]],
+        }
         return LearnerError.from_reply(reply, lang).text
 
     assert told('raise NotImplementedError("f: your code here")') == (

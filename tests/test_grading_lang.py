@@ -221,18 +221,32 @@ HOSTILE = {  # name: (source, status, the catalogue text its first non-passing c
     "exits": ("import sys\nsys.exit(3)\n", "error", "grade.stop.load"),
     "os_exits": ("import os\nos._exit(0)\n", "error", "grade.stop.exit_code"),
     "bad_syntax": ("def split_heads(x, h)\n    return x\n", "error", "grade.stop.load"),
-    "floods": ("import sys\nsys.stdout.write('y' * (20 * 2**20))\nsys.stdout.flush()\n", "error",
-               "grade.stop.output_flood"),
+    "floods": (
+        "import sys\nsys.stdout.write('y' * (20 * 2**20))\nsys.stdout.flush()\n",
+        "error",
+        "grade.stop.output_flood",
+    ),
     "too_much_memory": ("x = bytearray(10 * 2**30)\n", "error", "grade.stop.load"),
-    "returns_a_list": ("def split_heads(x, h):\n    return [1.0]\n\n\ndef merge_heads(x):\n    return [1.0]\n",
-                       "fail", "grade.check.type_mismatch_returned"),
+    "returns_a_list": (
+        "def split_heads(x, h):\n    return [1.0]\n\n\ndef merge_heads(x):\n    return [1.0]\n",
+        "fail",
+        "grade.check.type_mismatch_returned",
+    ),
     "prints_a_lot": ("print('z' * 9000)\n" + SPLIT, "pass", ""),
-}  # fmt: skip
+}
 
 
 def _tutor(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, encoding="utf-8",
-                          env=run_tutor_env(home), cwd=ROOT, timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        [PYTHON, "-m", "tutor", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=run_tutor_env(home),
+        cwd=ROOT,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -245,8 +259,19 @@ def hostile(tmp_path_factory) -> dict[str, dict]:
     home = tmp_path_factory.mktemp("home")
 
     def run(lang: str) -> dict:
-        out = _tutor(home, "grade", "split-heads", "--batch", str(folder), "--format", "json", "--timeout", "4",
-                     "--lang", lang)  # fmt: skip
+        out = _tutor(
+            home,
+            "grade",
+            "split-heads",
+            "--batch",
+            str(folder),
+            "--format",
+            "json",
+            "--timeout",
+            "4",
+            "--lang",
+            lang,
+        )
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)
 
@@ -322,13 +347,29 @@ def test_what_the_learners_code_did_is_told_in_the_learners_language(lang):
     cases = [
         ({"type": "SystemExit", "kind": "exit", "code": "0"}, "grade.code.exit"),
         ({"type": "SyntaxError", "kind": "syntax", "line": 2, "text": "expected ':'"}, "grade.code.syntax"),
-        ({"type": "MemoryError", "kind": "memory", "text": "MemoryError: ", "limit_mb": 3072, "at": at}, "grade.code.at"),
-        ({"type": "OSError", "kind": "fsize", "text": "OSError: [Errno 27] File too large"}, "grade.code.too_much_written"),
-        ({"type": "RuntimeError", "kind": "threads", "text": "RuntimeError: can't start new thread", "max_tasks": 64},
-         "grade.code.threads"),
-        ({"type": "RuntimeError", "text": "RuntimeError: view size is not compatible", "at": at * 3}, "grade.code.at"),
+        (
+            {"type": "MemoryError", "kind": "memory", "text": "MemoryError: ", "limit_mb": 3072, "at": at},
+            "grade.code.at",
+        ),
+        (
+            {"type": "OSError", "kind": "fsize", "text": "OSError: [Errno 27] File too large"},
+            "grade.code.too_much_written",
+        ),
+        (
+            {
+                "type": "RuntimeError",
+                "kind": "threads",
+                "text": "RuntimeError: can't start new thread",
+                "max_tasks": 64,
+            },
+            "grade.code.threads",
+        ),
+        (
+            {"type": "RuntimeError", "text": "RuntimeError: view size is not compatible", "at": at * 3},
+            "grade.code.at",
+        ),
         ("not a dict", ""),
-    ]  # fmt: skip
+    ]
     for reply, key in cases:
         text = LearnerError.from_reply(reply, lang).text
         assert not key or _starts_like(text, key, lang) or key == "grade.code.at", (reply, text)

@@ -126,21 +126,57 @@ def exported(tmp_path_factory) -> dict:
         zf.writestr("eckdee_104_5004_probe.py", "def add(a, b):\n    return a +\n")
     (base / "subs.zip").write_bytes(archive.getvalue())
     (base / "roster.csv").write_text(ROSTER, encoding="utf-8")
-    out = tutor(base / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(base / "subs.zip"),
-                "--export", str(base / "out"), "--roster", str(base / "roster.csv"), "--points", "10",
-                "--assignment", "Probe (1234)")  # fmt: skip
+    out = tutor(
+        base / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(base / "subs.zip"),
+        "--export",
+        str(base / "out"),
+        "--roster",
+        str(base / "roster.csv"),
+        "--points",
+        "10",
+        "--assignment",
+        "Probe (1234)",
+    )
     assert out.returncode == 0, out.stderr
     moodle = base / "moodle-subs"
-    for folder, text in {"Ann Lee_201_assignsubmission_file_": SOLUTION, "Bo Chan_202_assignsubmission_file_": WRONG,
-                         "Dee Eck_204_assignsubmission_file_": SOLUTION}.items():  # fmt: skip
+    for folder, text in {
+        "Ann Lee_201_assignsubmission_file_": SOLUTION,
+        "Bo Chan_202_assignsubmission_file_": WRONG,
+        "Dee Eck_204_assignsubmission_file_": SOLUTION,
+    }.items():
         (moodle / folder).mkdir(parents=True)
         (moodle / folder / "probe.py").write_text(text, encoding="utf-8")
     (base / "worksheet.csv").write_text(WORKSHEET, encoding="utf-8")
-    mood = tutor(base / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(moodle), "--export",
-                 str(base / "mood"), "--roster", str(base / "worksheet.csv"), "--points", "10")  # fmt: skip
+    mood = tutor(
+        base / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(moodle),
+        "--export",
+        str(base / "mood"),
+        "--roster",
+        str(base / "worksheet.csv"),
+        "--points",
+        "10",
+    )
     assert mood.returncode == 0, mood.stderr
-    return {"out": base / "out", "stderr": out.stderr, "mood": base / "mood", "mood_stderr": mood.stderr,
-            "lessons": lessons, "base": base}  # fmt: skip
+    return {
+        "out": base / "out",
+        "stderr": out.stderr,
+        "mood": base / "mood",
+        "mood_stderr": mood.stderr,
+        "lessons": lessons,
+        "base": base,
+    }
 
 
 def test_canvas_matches_every_rostered_student_and_changes_nothing_for_the_missing_one(exported):
@@ -150,10 +186,22 @@ def test_canvas_matches_every_rostered_student_and_changes_nothing_for_the_missi
         == "Student,ID,SIS User ID,SIS Login ID,Section,Probe (1234)"
     )
     rows = read_csv(path)
-    assert rows[0] == {"Student": "    Points Possible", "ID": "", "SIS User ID": "", "SIS Login ID": "", "Section": "",
-                       "Probe (1234)": "10.0"}  # fmt: skip
-    assert rows[3] == {"Student": "Lee, Ann", "ID": "101", "SIS User ID": "S-101", "SIS Login ID": "alee",
-                       "Section": "A", "Probe (1234)": "10.0"}  # fmt: skip
+    assert rows[0] == {
+        "Student": "    Points Possible",
+        "ID": "",
+        "SIS User ID": "",
+        "SIS Login ID": "",
+        "Section": "",
+        "Probe (1234)": "10.0",
+    }
+    assert rows[3] == {
+        "Student": "Lee, Ann",
+        "ID": "101",
+        "SIS User ID": "S-101",
+        "SIS Login ID": "alee",
+        "Section": "A",
+        "Probe (1234)": "10.0",
+    }
     imported = canvas_import(path, CANVAS_USERS, "Probe (1234)")
     # Bo: 3 of 4 points as 10; Dee's file did not load: 0; Cy handed nothing in: blank, no change
     assert imported == {"grades": {102: 7.5, 104: 0.0, 101: 10.0, 103: None}, "unknown": []}
@@ -173,12 +221,24 @@ def test_canvas_says_when_no_row_s_id_is_a_canvas_user(exported):
 def test_moodle_reads_the_worksheet_made_without_its_roster(exported):
     path = exported["out"] / "moodle.csv"
     assert list(read_csv(path)[0]) == [
-        "Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade", "Grade can be changed",
-        "Last modified (submission)", "Last modified (grade)", "Feedback comments",
-    ]  # fmt: skip
+        "Identifier",
+        "Full name",
+        "Email address",
+        "Status",
+        "Grade",
+        "Maximum Grade",
+        "Grade can be changed",
+        "Last modified (submission)",
+        "Last modified (grade)",
+        "Feedback comments",
+    ]
     grades = moodle_worksheet_import(path, {"101", "102", "103", "104"})
-    assert grades == {"102": (7.5, "FAIL"), "104": (0.0, "ERROR"), "101": (10.0, "PASS"),
-                      "103": (None, "no file handed in")}  # fmt: skip
+    assert grades == {
+        "102": (7.5, "FAIL"),
+        "104": (0.0, "ERROR"),
+        "101": (10.0, "PASS"),
+        "103": (None, "no file handed in"),
+    }
     by = {r["Identifier"]: r for r in read_csv(path)}
     assert (
         by["Participant 101"]["Last modified (grade)"]
@@ -200,8 +260,12 @@ def test_moodle_gets_its_own_worksheet_back_with_the_grades_filled_in(exported):
     bo = next(row for row in back if row[0] == "Participant 202")
     assert bo[sent[0].index("Last modified (grade)")] == "Tuesday, 5 May 2026, 8:00 AM"  # Moodle's own check
     grades = moodle_worksheet_import(path, MOODLE_PARTICIPANTS)
-    assert grades == {"201": (10.0, "PASS"), "202": (7.5, "FAIL"), "204": (10.0, "PASS"),
-                      "203": (None, "no file handed in")}  # fmt: skip
+    assert grades == {
+        "201": (10.0, "PASS"),
+        "202": (7.5, "FAIL"),
+        "204": (10.0, "PASS"),
+        "203": (None, "no file handed in"),
+    }
 
 
 def test_moodle_gradebook_import_finds_every_user_by_email(exported):
@@ -268,6 +332,17 @@ def test_exercism_output_is_capped_once_and_test_code_is_the_checks_body(exporte
 
 
 def test_points_out_of_range_stop_before_anything_is_graded(exported, tmp_path):
-    bad = tutor(tmp_path / "home", "--lessons", str(exported["lessons"]), "grade", "probe", "--batch",
-                str(exported["base"] / "subs.zip"), "--export", str(tmp_path / "bad"), "--points", "-1")  # fmt: skip
+    bad = tutor(
+        tmp_path / "home",
+        "--lessons",
+        str(exported["lessons"]),
+        "grade",
+        "probe",
+        "--batch",
+        str(exported["base"] / "subs.zip"),
+        "--export",
+        str(tmp_path / "bad"),
+        "--points",
+        "-1",
+    )
     assert bad.returncode == 2 and "--points must be a number above 0" in bad.stderr and bad.stdout == ""

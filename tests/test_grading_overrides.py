@@ -43,11 +43,30 @@ def done(tmp_path_factory) -> dict:
     (base / "subs/bo.py").write_text(WRONG, encoding="utf-8")
     (base / "overrides.csv").write_text(OVERRIDES, encoding="utf-8")
     common = ("--lessons", str(lessons), "grade")
-    batch = tutor(base / "home", *common, "probe", "--batch", str(base / "subs"), "--format", "json", "--export",
-                  str(base / "out"), "--overrides", str(base / "overrides.csv"))  # fmt: skip
+    batch = tutor(
+        base / "home",
+        *common,
+        "probe",
+        "--batch",
+        str(base / "subs"),
+        "--format",
+        "json",
+        "--export",
+        str(base / "out"),
+        "--overrides",
+        str(base / "overrides.csv"),
+    )
     (base / "report.json").write_text(batch.stdout, encoding="utf-8")
-    merged = tutor(base / "home", *common, "--merge", str(base / "report.json"), "--export", str(base / "merged"),
-                   "--overrides", str(base / "overrides.csv"))  # fmt: skip
+    merged = tutor(
+        base / "home",
+        *common,
+        "--merge",
+        str(base / "report.json"),
+        "--export",
+        str(base / "merged"),
+        "--overrides",
+        str(base / "overrides.csv"),
+    )
     return {"base": base, "lessons": lessons, "batch": batch, "merged": merged}
 
 
@@ -120,13 +139,33 @@ def test_every_report_says_what_graded_it_when_and_with_which_seed(done):
 def test_a_bad_overrides_file_stops_before_anything_is_graded(done, text, message):
     path = done["base"] / "bad.csv"
     path.write_text(text, encoding="utf-8")
-    out = tutor(done["base"] / "home", "--lessons", str(done["lessons"]), "grade", "probe", "--batch",
-                str(done["base"] / "subs"), "--export", str(done["base"] / "never"), "--overrides", str(path))  # fmt: skip
+    out = tutor(
+        done["base"] / "home",
+        "--lessons",
+        str(done["lessons"]),
+        "grade",
+        "probe",
+        "--batch",
+        str(done["base"] / "subs"),
+        "--export",
+        str(done["base"] / "never"),
+        "--overrides",
+        str(path),
+    )
     assert out.returncode == 2 and message in out.stderr and "grading" not in out.stderr, out.stderr
     assert not (done["base"] / "never").exists() and "Traceback" not in out.stderr
 
 
 def test_overrides_go_with_an_export(done):
-    out = tutor(done["base"] / "home", "--lessons", str(done["lessons"]), "grade", "probe", "--batch",
-                str(done["base"] / "subs"), "--overrides", str(done["base"] / "overrides.csv"))  # fmt: skip
+    out = tutor(
+        done["base"] / "home",
+        "--lessons",
+        str(done["lessons"]),
+        "grade",
+        "probe",
+        "--batch",
+        str(done["base"] / "subs"),
+        "--overrides",
+        str(done["base"] / "overrides.csv"),
+    )
     assert out.returncode == 2 and "--overrides goes with --export DIR" in out.stderr

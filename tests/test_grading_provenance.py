@@ -50,17 +50,40 @@ def canvas(tmp_path_factory) -> dict:
     Dee (104) a file whose own name carries a Blackboard-style stamp before the deadline, handed in
     (says the instructor's manifest) after the cutoff."""
     base = tmp_path_factory.mktemp("canvas")
-    subs = canvas_download(base / "subs", {
-        "leeann_101_5001_split_heads.py": SOLUTION,
-        "chanbo_102_5002_sub.zip": zip_of({"leeann_101_9999_split_heads.py": STARTER}, (2030, 1, 1, 0, 0, 0)),
-        "dorncy_LATE_103_5003_work.zip": zip_of({"split_heads.py": SOLUTION}, (2026, 5, 1, 0, 0, 0)),
-        DEE: SOLUTION,
-    })  # fmt: skip
+    subs = canvas_download(
+        base / "subs",
+        {
+            "leeann_101_5001_split_heads.py": SOLUTION,
+            "chanbo_102_5002_sub.zip": zip_of(
+                {"leeann_101_9999_split_heads.py": STARTER}, (2030, 1, 1, 0, 0, 0)
+            ),
+            "dorncy_LATE_103_5003_work.zip": zip_of({"split_heads.py": SOLUTION}, (2026, 5, 1, 0, 0, 0)),
+            DEE: SOLUTION,
+        },
+    )
     (base / "roster.csv").write_text(CANVAS_ROSTER + '"Dee, Dee",104,S-104,ddee,B,\n', encoding="utf-8")
     (base / "manifest.csv").write_text(f"file,submitted\n{DEE},2026-05-10T00:00:00+00:00\n", encoding="utf-8")
-    out = tutor(base / "home", "grade", "split-heads", "--batch", str(subs), "--format", "json", "--export",
-                str(base / "out"), "--roster", str(base / "roster.csv"), "--deadline", DEADLINE, "--late-per-day",
-                "10", "--cutoff", "2026-05-08T00:00:00+00:00", "--manifest", str(base / "manifest.csv"))  # fmt: skip
+    out = tutor(
+        base / "home",
+        "grade",
+        "split-heads",
+        "--batch",
+        str(subs),
+        "--format",
+        "json",
+        "--export",
+        str(base / "out"),
+        "--roster",
+        str(base / "roster.csv"),
+        "--deadline",
+        DEADLINE,
+        "--late-per-day",
+        "10",
+        "--cutoff",
+        "2026-05-08T00:00:00+00:00",
+        "--manifest",
+        str(base / "manifest.csv"),
+    )
     return {"out": out, "book": gradebook(base / "out") if out.returncode == 0 else {}}
 
 
@@ -107,14 +130,27 @@ def test_a_file_with_no_trusted_time_is_never_late_and_the_batch_says_so(canvas)
 
 def test_a_download_stamped_at_one_time_costs_no_honest_student_anything(tmp_path):
     """Canvas's zip as it comes: every member dated the download's time, two days after the deadline."""
-    (tmp_path / "submissions.zip").write_bytes(zip_of({"leeann_101_5001_split_heads.py": SOLUTION,
-                                                       "chanbo_102_5002_split_heads.py": SOLUTION}))  # fmt: skip
-    out = tutor(tmp_path / "home", "grade", "split-heads", "--batch", str(tmp_path / "submissions.zip"), "--export",
-                str(tmp_path / "out"), "--deadline", DEADLINE, "--late-per-day", "60")  # fmt: skip
+    (tmp_path / "submissions.zip").write_bytes(
+        zip_of({"leeann_101_5001_split_heads.py": SOLUTION, "chanbo_102_5002_split_heads.py": SOLUTION})
+    )
+    out = tutor(
+        tmp_path / "home",
+        "grade",
+        "split-heads",
+        "--batch",
+        str(tmp_path / "submissions.zip"),
+        "--export",
+        str(tmp_path / "out"),
+        "--deadline",
+        DEADLINE,
+        "--late-per-day",
+        "60",
+    )
     assert out.returncode == 0, out.stderr
     book = gradebook(tmp_path / "out")
-    assert [(book[s]["total"], book[s]["submitted_from"], book[s]["late_penalty"]) for s in ("101", "102")] == [
-        ("6.0", "none", ""), ("6.0", "none", "")]  # fmt: skip
+    assert [
+        (book[s]["total"], book[s]["submitted_from"], book[s]["late_penalty"]) for s in ("101", "102")
+    ] == [("6.0", "none", ""), ("6.0", "none", "")]
     assert "every file's own time is within 5 s, one download's stamp" in out.stderr
 
 
@@ -124,8 +160,15 @@ def test_a_zip_of_a_student_of_no_lms_is_that_students(tmp_path):
     subs.mkdir()
     (subs / "ann.py").write_text(SOLUTION, encoding="utf-8")
     (subs / "bob.zip").write_bytes(zip_of({"ann.py": STARTER}, (2030, 1, 1, 0, 0, 0)))
-    out = tutor(tmp_path / "home", "grade", "split-heads", "--batch", str(downloaded(subs)), "--export",
-                str(tmp_path / "out"))  # fmt: skip
+    out = tutor(
+        tmp_path / "home",
+        "grade",
+        "split-heads",
+        "--batch",
+        str(downloaded(subs)),
+        "--export",
+        str(tmp_path / "out"),
+    )
     assert out.returncode == 0, out.stderr
     book = gradebook(tmp_path / "out")
     assert (book["ann"]["file"], book["ann"]["total"], book["ann"]["files"]) == ("ann.py", "6.0", "1")
@@ -140,16 +183,39 @@ def moodle(tmp_path_factory) -> dict:
     worksheet says; every folder carries the download's time); Cy's time is in German, which the tutor
     does not read."""
     base = tmp_path_factory.mktemp("moodle")
-    subs = moodle_download(base / "subs", {"Ann Lee_101": {"split_heads.py": SOLUTION, "test_split_heads.py": OWN_TESTS},
-                                           "Bo Chan_102": {"split_heads.py": SOLUTION},
-                                           "Cy Dorn_103": {"split_heads.py": SOLUTION}})  # fmt: skip
-    worksheet = moodle_worksheet([("101", "Ann Lee", "ann@example.org", "Monday, 4 May 2026, 11:00 PM"),
-                                  ("102", "Bo Chan", "bo@example.org", "Wednesday, 6 May 2026, 10:00 AM"),
-                                  ("103", "Cy Dorn", "cy@example.org", "Mittwoch, 6. Mai 2026, 10:00")])  # fmt: skip
+    subs = moodle_download(
+        base / "subs",
+        {
+            "Ann Lee_101": {"split_heads.py": SOLUTION, "test_split_heads.py": OWN_TESTS},
+            "Bo Chan_102": {"split_heads.py": SOLUTION},
+            "Cy Dorn_103": {"split_heads.py": SOLUTION},
+        },
+    )
+    worksheet = moodle_worksheet(
+        [
+            ("101", "Ann Lee", "ann@example.org", "Monday, 4 May 2026, 11:00 PM"),
+            ("102", "Bo Chan", "bo@example.org", "Wednesday, 6 May 2026, 10:00 AM"),
+            ("103", "Cy Dorn", "cy@example.org", "Mittwoch, 6. Mai 2026, 10:00"),
+        ]
+    )
     (base / "worksheet.csv").write_text(worksheet, encoding="utf-8")
-    out = tutor(base / "home", "grade", "split-heads", "--batch", str(subs), "--format", "json", "--export",
-                str(base / "out"), "--roster", str(base / "worksheet.csv"), "--deadline", "2026-05-04",
-                "--late-per-day", "10")  # fmt: skip
+    out = tutor(
+        base / "home",
+        "grade",
+        "split-heads",
+        "--batch",
+        str(subs),
+        "--format",
+        "json",
+        "--export",
+        str(base / "out"),
+        "--roster",
+        str(base / "worksheet.csv"),
+        "--deadline",
+        "2026-05-04",
+        "--late-per-day",
+        "10",
+    )
     return {"out": out, "book": gradebook(base / "out") if out.returncode == 0 else {}}
 
 
@@ -157,7 +223,11 @@ def test_of_a_students_files_the_exercises_own_is_graded(moodle):
     assert moodle["out"].returncode == 0, moodle["out"].stderr
     ann = moodle["book"]["101"]
     assert (ann["file"], ann["total"], ann["max"], ann["files"]) == (
-        "Ann Lee_101_assignsubmission_file_/split_heads.py", "6.0", "6.0", "2")  # fmt: skip
+        "Ann Lee_101_assignsubmission_file_/split_heads.py",
+        "6.0",
+        "6.0",
+        "2",
+    )
     assert (ann["picked_because"], ann["owner_from"]) == ("file-name", "moodle")
 
 
@@ -184,13 +254,25 @@ def test_blackboards_stamp_counts_in_blackboards_own_layout(tmp_path):
     for user, stamp in (("alee", "2026-05-06-10-00-00"), ("bchan", "2026-05-04-10-00-00")):
         (subs / f"Split heads_{user}_attempt_{stamp}_split_heads.py").write_text(SOLUTION, encoding="utf-8")
         (subs / f"Split heads_{user}_attempt_{stamp}.txt").write_text(f"Name: {user}\n", encoding="utf-8")
-    out = tutor(tmp_path / "home", "grade", "split-heads", "--batch", str(downloaded(subs)), "--export",
-                str(tmp_path / "out"), "--deadline", "2026-05-04", "--late-per-day", "10")  # fmt: skip
+    out = tutor(
+        tmp_path / "home",
+        "grade",
+        "split-heads",
+        "--batch",
+        str(downloaded(subs)),
+        "--export",
+        str(tmp_path / "out"),
+        "--deadline",
+        "2026-05-04",
+        "--late-per-day",
+        "10",
+    )
     assert out.returncode == 0, out.stderr
     book = gradebook(tmp_path / "out")
-    assert [(book[u]["owner_from"], book[u]["submitted_from"], book[u]["late_days"], book[u]["total"])
-            for u in ("alee", "bchan")] == [("blackboard", "blackboard", "2", "4.8"),
-                                            ("blackboard", "blackboard", "0", "6.0")]  # fmt: skip
+    assert [
+        (book[u]["owner_from"], book[u]["submitted_from"], book[u]["late_days"], book[u]["total"])
+        for u in ("alee", "bchan")
+    ] == [("blackboard", "blackboard", "2", "4.8"), ("blackboard", "blackboard", "0", "6.0")]
 
 
 def test_what_a_student_names_after_the_lms_prefix_changes_nothing():
@@ -207,20 +289,35 @@ def test_what_a_student_names_after_the_lms_prefix_changes_nothing():
 @pytest.mark.parametrize(
     ("roster", "message"),
     [
-        ("file,student_id,name\na.py,s1,Ann Lee\nb.py,s1,Bo Chan\n",
-         "line 3: student s1 is Bo Chan here but Ann Lee on line 2"),
-        (moodle_worksheet([("101", "Ann Lee", "ann@example.org", "-"), ("102", "Ann Lee", "ann@example.org", "-")]),
-         "line 3: Email address ann@example.org is already on line 2"),
+        (
+            "file,student_id,name\na.py,s1,Ann Lee\nb.py,s1,Bo Chan\n",
+            "line 3: student s1 is Bo Chan here but Ann Lee on line 2",
+        ),
+        (
+            moodle_worksheet(
+                [("101", "Ann Lee", "ann@example.org", "-"), ("102", "Ann Lee", "ann@example.org", "-")]
+            ),
+            "line 3: Email address ann@example.org is already on line 2",
+        ),
         (CANVAS_ROSTER.replace("S-102", "S-101"), "line 4: SIS User ID S-101 is already on line 3"),
     ],
     ids=["tutor", "moodle", "canvas"],
-)  # fmt: skip
+)
 def test_a_roster_listing_a_student_twice_is_refused_naming_both_lines(tmp_path, roster, message):
     subs = tmp_path / "subs"
     subs.mkdir()
     (subs / "a.py").write_text(SOLUTION, encoding="utf-8")
     (tmp_path / "roster.csv").write_text(roster, encoding="utf-8")
-    out = tutor(tmp_path / "home", "grade", "split-heads", "--batch", str(subs), "--export", str(tmp_path / "out"),
-                "--roster", str(tmp_path / "roster.csv"))  # fmt: skip
+    out = tutor(
+        tmp_path / "home",
+        "grade",
+        "split-heads",
+        "--batch",
+        str(subs),
+        "--export",
+        str(tmp_path / "out"),
+        "--roster",
+        str(tmp_path / "roster.csv"),
+    )
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert not (tmp_path / "out").exists()

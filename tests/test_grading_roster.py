@@ -59,11 +59,33 @@ def canvas(lessons, tmp_path_factory) -> dict:
     (base / "submissions.zip").write_bytes(archive.getvalue())
     (base / "roster.csv").write_text(CANVAS_ROSTER, encoding="utf-8")
     common = ("--lessons", str(lessons), "grade", "probe")
-    latest = tutor(base / "home", *common, "--batch", str(base / "submissions.zip"), "--format", "json", "--export",
-                   str(base / "latest"), "--roster", str(base / "roster.csv"))  # fmt: skip
+    latest = tutor(
+        base / "home",
+        *common,
+        "--batch",
+        str(base / "submissions.zip"),
+        "--format",
+        "json",
+        "--export",
+        str(base / "latest"),
+        "--roster",
+        str(base / "roster.csv"),
+    )
     (base / "report.json").write_text(latest.stdout, encoding="utf-8")
-    best = tutor(base / "home", "--lessons", str(lessons), "grade", "--merge", str(base / "report.json"), "--export",
-                 str(base / "best"), "--roster", str(base / "roster.csv"), "--pick", "best")  # fmt: skip
+    best = tutor(
+        base / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "--merge",
+        str(base / "report.json"),
+        "--export",
+        str(base / "best"),
+        "--roster",
+        str(base / "roster.csv"),
+        "--pick",
+        "best",
+    )
     return {"base": base, "latest": latest, "best": best}
 
 
@@ -74,7 +96,11 @@ def test_every_student_of_a_canvas_roster_has_a_row_and_a_stranger_is_warned_of(
     assert list(book) == ["102", "101", "999", "103"]  # in the order of their first files, then the missing
     assert (book["101"]["name"], book["101"]["in_roster"], book["101"]["files"]) == ("Lee, Ann", "yes", "2")
     assert (book["103"]["status"], book["103"]["total"], book["103"]["max"], book["103"]["file"]) == (
-        "missing", "0.0", "4.0", "")  # fmt: skip
+        "missing",
+        "0.0",
+        "4.0",
+        "",
+    )
     assert book["103"]["feedback"] == "" and not (canvas["base"] / "latest/feedback/103.md").exists()
     assert (book["999"]["in_roster"], book["999"]["name"]) == ("no", "strangerx")
     assert "warning: 1 file is not on the roster (strangerx_999_5009_probe.py)" in out.stderr
@@ -97,8 +123,11 @@ def test_of_several_files_the_latest_or_the_best_is_taken(canvas):
         csv.DictReader(io.StringIO((canvas["base"] / "best/checks.csv").read_text(encoding="utf-8")))
     )
     assert {(r["student_id"], r["file"]) for r in checks if r["check"] == "add"} == {
-        ("101", "leeann_101_5001_probe.py"), ("101", "leeann_101_5003_probe-1.py"),
-        ("102", "chanbo_late_102_5002_probe.py"), ("999", "strangerx_999_5009_probe.py")}  # fmt: skip
+        ("101", "leeann_101_5001_probe.py"),
+        ("101", "leeann_101_5003_probe-1.py"),
+        ("102", "chanbo_late_102_5002_probe.py"),
+        ("999", "strangerx_999_5009_probe.py"),
+    }
 
 
 def test_a_moodle_worksheet_names_the_students_of_moodles_folders(lessons, tmp_path):
@@ -106,8 +135,19 @@ def test_a_moodle_worksheet_names_the_students_of_moodles_folders(lessons, tmp_p
     subs.mkdir(parents=True)
     (subs / "probe.py").write_text(SOLUTION, encoding="utf-8")
     (tmp_path / "worksheet.csv").write_text(MOODLE_ROSTER, encoding="utf-8")
-    out = tutor(tmp_path / "home", "--lessons", str(lessons), "grade", "probe", "--batch", str(tmp_path / "subs"),
-                "--export", str(tmp_path / "out"), "--roster", str(tmp_path / "worksheet.csv"))  # fmt: skip
+    out = tutor(
+        tmp_path / "home",
+        "--lessons",
+        str(lessons),
+        "grade",
+        "probe",
+        "--batch",
+        str(tmp_path / "subs"),
+        "--export",
+        str(tmp_path / "out"),
+        "--roster",
+        str(tmp_path / "worksheet.csv"),
+    )
     assert out.returncode == 0, out.stderr
     book = gradebook(tmp_path / "out")
     assert (book["201"]["name"], book["201"]["status"], book["201"]["in_roster"]) == (
@@ -145,8 +185,13 @@ def test_a_bad_lms_roster_is_a_clear_error_naming_the_line(tmp_path, text, messa
 
 def test_lms_names_say_whose_a_file_is():
     canvas = owner_of("chanbo_late_102_5002_probe-1.py")
-    assert (canvas.source, canvas.id, canvas.name, canvas.late, canvas.order) == ("canvas", "102", "chanbo", True,
-                                                                                  (5002, 1))  # fmt: skip
+    assert (canvas.source, canvas.id, canvas.name, canvas.late, canvas.order) == (
+        "canvas",
+        "102",
+        "chanbo",
+        True,
+        (5002, 1),
+    )
     moodle = owner_of("Ann Lee_201_assignsubmission_file_/src/probe.py")
     assert (moodle.source, moodle.id, moodle.name) == ("moodle", "201", "Ann Lee")
     assert owner_of("Ann Lee_201_assignsubmission_file_probe.py").id == "201"

@@ -31,78 +31,158 @@ ROPE = (ROOT / "tutor/lessons/03-rope-alibi/exercises/rope/solution.py").read_te
 
 # name: (source, overall status, substring of the first non-passing check's message)
 PROBE_ATTACKS = {
-    "prints_pass": ('print("PASS")\nprint(\'{"event": "done"}\')\ndef add(a, b):\n    return 0\n', "fail",
-                    "add(2, 3): expected 5, got 0"),
+    "prints_pass": (
+        'print("PASS")\nprint(\'{"event": "done"}\')\ndef add(a, b):\n    return 0\n',
+        "fail",
+        "add(2, 3): expected 5, got 0",
+    ),
     "sys_exit_on_import": ("import sys\nsys.exit(0)\n", "error", "sys.exit(0)"),
     "os_exit_on_import": ("import os\nos._exit(0)\n", "error", "exit code 0 before grading finished"),
-    "os_exit_in_check": (SOLUTION.replace("    return a + b\n\n\ndef concat", "    import os\n    os._exit(0)\n\n\ndef concat"),
-                         "error", "exit code 0 before grading finished"),
-    "raises_on_import": ('raise RuntimeError("boom at import")\n', "error", "RuntimeError: boom at import (at line 1"),
+    "os_exit_in_check": (
+        SOLUTION.replace(
+            "    return a + b\n\n\ndef concat", "    import os\n    os._exit(0)\n\n\ndef concat"
+        ),
+        "error",
+        "exit code 0 before grading finished",
+    ),
+    "raises_on_import": (
+        'raise RuntimeError("boom at import")\n',
+        "error",
+        "RuntimeError: boom at import (at line 1",
+    ),
     "syntax_error": ("def add(a, b)\n    return a + b\n", "error", "syntax error in line 1"),
     # the old in-process forgery: rewrite every record json writes. The worker's answers are data, not
     # verdicts, and an answer out of turn voids the run
-    "forges_json_encoder": ("import json\njson.dumps = lambda *a, **k: '{\"id\": 1, \"ok\": 5}'\n" + SOLUTION.replace("a + b\n\n\ndef concat", "0\n\n\ndef concat"),
-                            "error", "broke the grading protocol"),
+    "forges_json_encoder": (
+        'import json\njson.dumps = lambda *a, **k: \'{"id": 1, "ok": 5}\'\n'
+        + SOLUTION.replace("a + b\n\n\ndef concat", "0\n\n\ndef concat"),
+        "error",
+        "broke the grading protocol",
+    ),
     # frames and gc objects are reachable in the worker, and lead nowhere: answering 5 to everything
     "rewrites_its_answers": (
         "import gc\nw = next(o for o in gc.get_objects() if type(o).__name__ == 'Worker')\n_send = w.send\n"
         "w.send = lambda m: _send({**m, 'ok': 5} if 'ok' in m and m['id'] > 1 else m)\n" + SOLUTION,
-        "fail", "concat('a', 'b'): expected 'ab', got int 5"),
+        "fail",
+        "concat('a', 'b'): expected 'ab', got int 5",
+    ),
     # the box has no /proc, /tmp or home folder: what is not handed does not exist
-    "reads_its_own_memory": ("open(b'/proc/self/mem', 'rb')\n" + SOLUTION, "error", "No such file or directory"),
-    "reads_the_graders_environment": ("import os\nopen(f'/proc/{os.getppid()}/environ', 'rb').read()\n" + SOLUTION,
-                                      "error", "No such file or directory"),
-    "reads_the_home_folder": (f"import os\nos.listdir({str(Path.home())!r})\n" + SOLUTION, "error", "PermissionError"),
-    "writes_outside_scratch": ("open('/tmp/tutor-escape.txt', 'w').write('x')\n" + SOLUTION, "error",
-                               "No such file or directory"),
+    "reads_its_own_memory": (
+        "open(b'/proc/self/mem', 'rb')\n" + SOLUTION,
+        "error",
+        "No such file or directory",
+    ),
+    "reads_the_graders_environment": (
+        "import os\nopen(f'/proc/{os.getppid()}/environ', 'rb').read()\n" + SOLUTION,
+        "error",
+        "No such file or directory",
+    ),
+    "reads_the_home_folder": (
+        f"import os\nos.listdir({str(Path.home())!r})\n" + SOLUTION,
+        "error",
+        "PermissionError",
+    ),
+    "writes_outside_scratch": (
+        "open('/tmp/tutor-escape.txt', 'w').write('x')\n" + SOLUTION,
+        "error",
+        "No such file or directory",
+    ),
     "kills_every_process": ("import os\nos.kill(-1, 9)\n" + SOLUTION, "error", "PermissionError"),
-    "kills_the_graders_group": ("import os\nos.killpg(os.getpgid(os.getppid()), 9)\n" + SOLUTION, "error", "Error"),
+    "kills_the_graders_group": (
+        "import os\nos.killpg(os.getpgid(os.getppid()), 9)\n" + SOLUTION,
+        "error",
+        "Error",
+    ),
     "clears_its_parent_death_signal": (
-        "import ctypes\nassert ctypes.CDLL(None).prctl(1, 0, 0, 0, 0) == 0, 'kept'\n" + SOLUTION, "error", "kept"),
+        "import ctypes\nassert ctypes.CDLL(None).prctl(1, 0, 0, 0, 0) == 0, 'kept'\n" + SOLUTION,
+        "error",
+        "kept",
+    ),
     "forks": ("import os\nos.fork()\n" + SOLUTION, "error", "PermissionError"),
-    "starts_a_daemon": ("import subprocess\nsubprocess.Popen(['sleep', '60'], start_new_session=True)\n" + SOLUTION,
-                        "error", "Error"),
-    "writes_96_mb_in_six_files": ("for i in range(6):\n    open(f'f{i}', 'wb').write(b'x' * (16 * 2**20 - 1))\n" + SOLUTION,
-                                  "error", "No space left on device"),
-    "floods_its_output": ("import sys\nsys.stdout.write('y' * (20 * 2**20))\nsys.stdout.flush()\n", "error",
-                          "more output than the grader allows"),
-    "connects_to_the_network": ("import socket\nsocket.create_connection(('127.0.0.1', 22), timeout=2)\n" + SOLUTION,
-                                "error", "Error"),
+    "starts_a_daemon": (
+        "import subprocess\nsubprocess.Popen(['sleep', '60'], start_new_session=True)\n" + SOLUTION,
+        "error",
+        "Error",
+    ),
+    "writes_96_mb_in_six_files": (
+        "for i in range(6):\n    open(f'f{i}', 'wb').write(b'x' * (16 * 2**20 - 1))\n" + SOLUTION,
+        "error",
+        "No space left on device",
+    ),
+    "floods_its_output": (
+        "import sys\nsys.stdout.write('y' * (20 * 2**20))\nsys.stdout.flush()\n",
+        "error",
+        "more output than the grader allows",
+    ),
+    "connects_to_the_network": (
+        "import socket\nsocket.create_connection(('127.0.0.1', 22), timeout=2)\n" + SOLUTION,
+        "error",
+        "Error",
+    ),
     "allocates_10_gb_on_import": ("x = bytearray(10 * 2**30)\n", "error", "ran out of memory"),
     "segfaults": ("import faulthandler\nfaulthandler._sigsegv()\n", "error", "SIGSEGV"),
     "reads_stdin": ("input()\n", "error", "EOFError"),
     "lone_surrogate_in_an_error": ('raise RuntimeError("\\ud800")\n', "error", "RuntimeError: ?"),
-    "stdout_into_a_fifo": ("import os\nos.mkfifo('f')\nfd = os.open('f', os.O_RDWR)\nos.dup2(fd, 1)\n"
-                           "print('x' * 200_000, flush=True)\n" + SOLUTION, "error", "Operation not permitted"),
-    "loops_in_scale": (SOLUTION.replace("    return [x * k for x in xs]", "    while k == 3:\n        pass"),
-                       "timeout", "timed out after 6 s"),
-}  # fmt: skip
+    "stdout_into_a_fifo": (
+        "import os\nos.mkfifo('f')\nfd = os.open('f', os.O_RDWR)\nos.dup2(fd, 1)\n"
+        "print('x' * 200_000, flush=True)\n" + SOLUTION,
+        "error",
+        "Operation not permitted",
+    ),
+    "loops_in_scale": (
+        SOLUTION.replace("    return [x * k for x in xs]", "    while k == 3:\n        pass"),
+        "timeout",
+        "timed out after 6 s",
+    ),
+}
 TORCH_ATTACKS = {  # split-heads
     "tensor_subclass_says_equal": (
         "import torch\nclass T(torch.Tensor):\n    @classmethod\n"
         "    def __torch_function__(cls, f, types, args=(), kwargs=None):\n"
         "        return True if f is torch.equal else super().__torch_function__(f, types, args, kwargs or {})\n"
         "def split_heads(x, h):\n    return x.as_subclass(T)\ndef merge_heads(x):\n    return x.as_subclass(T)\n",
-        "fail", "expected"),
-    "patches_tensor_methods": ("import torch\ntorch.Tensor.max = lambda *a, **k: torch.tensor(0.0)\n"
-                               "torch.equal = lambda a, b: True\n" + IDENTITY_SPLIT, "fail", "expected"),
-    "plants_a_fake_module": ("import sys, types\nsys.modules['tutor.model.corpus'] = types.ModuleType('fake')\n" + IDENTITY_SPLIT,
-                             "fail", "expected"),
+        "fail",
+        "expected",
+    ),
+    "patches_tensor_methods": (
+        "import torch\ntorch.Tensor.max = lambda *a, **k: torch.tensor(0.0)\n"
+        "torch.equal = lambda a, b: True\n" + IDENTITY_SPLIT,
+        "fail",
+        "expected",
+    ),
+    "plants_a_fake_module": (
+        "import sys, types\nsys.modules['tutor.model.corpus'] = types.ModuleType('fake')\n" + IDENTITY_SPLIT,
+        "fail",
+        "expected",
+    ),
     "empty_file": ("", "fail", "defines no `split_heads`"),
-    "nan_everywhere": ("import torch\ndef split_heads(x, h):\n    B, T, C = x.shape\n"
-                       "    return torch.full((B, h, T, C // h), float('nan'))\ndef merge_heads(x):\n    return x\n",
-                       "fail", "expected"),
-    "allocates_10_gb_tensor": ("import torch\ndef split_heads(x, h):\n    return torch.empty(10 * 2**30, dtype=torch.uint8)\n"
-                               "def merge_heads(x):\n    return x\n", "fail", "ran out of memory"),
-}  # fmt: skip
+    "nan_everywhere": (
+        "import torch\ndef split_heads(x, h):\n    B, T, C = x.shape\n"
+        "    return torch.full((B, h, T, C // h), float('nan'))\ndef merge_heads(x):\n    return x\n",
+        "fail",
+        "expected",
+    ),
+    "allocates_10_gb_tensor": (
+        "import torch\ndef split_heads(x, h):\n    return torch.empty(10 * 2**30, dtype=torch.uint8)\n"
+        "def merge_heads(x):\n    return x\n",
+        "fail",
+        "ran out of memory",
+    ),
+}
 
 
 def _tutor(
     home: Path, *args: str, timeout: float = 240, tmpdir: Path | None = None
 ) -> subprocess.CompletedProcess:
     env = run_tutor_env(home) | ({"TMPDIR": str(tmpdir)} if tmpdir is not None else {})
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        [PYTHON, "-m", "tutor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -125,8 +205,19 @@ def _batch(lessons: Path, home: Path, exercise: str, attacks: dict, folder: Path
     folder.mkdir()
     for name, (source, _, _) in attacks.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8", errors="surrogatepass")
-    out = _tutor(home, "grade", exercise, "--batch", str(folder), "--format", "json", "--timeout", str(timeout),
-                 "--lessons", str(lessons))  # fmt: skip
+    out = _tutor(
+        home,
+        "grade",
+        exercise,
+        "--batch",
+        str(folder),
+        "--format",
+        "json",
+        "--timeout",
+        str(timeout),
+        "--lessons",
+        str(lessons),
+    )
     assert out.returncode == 0, out.stderr
     return {Path(r["file"]).stem: r["grade"] for r in json.loads(out.stdout)["results"]}
 

@@ -112,8 +112,12 @@ def test_a_name_as_reports_show_it_gives_back_the_name():
 def thirds(lessons, folder, tmp_path_factory) -> dict[int, subprocess.CompletedProcess]:
     home = tmp_path_factory.mktemp("home")
     with ThreadPoolExecutor(max_workers=3) as pool:
-        runs = {k: pool.submit(grade, lessons, home, "probe", "--batch", str(folder), "--shard", f"{k}/3",
-                               "--format", "json") for k in (1, 2, 3)}  # fmt: skip
+        runs = {
+            k: pool.submit(
+                grade, lessons, home, "probe", "--batch", str(folder), "--shard", f"{k}/3", "--format", "json"
+            )
+            for k in (1, 2, 3)
+        }
         return {k: run.result() for k, run in runs.items()}
 
 
@@ -160,10 +164,14 @@ def test_shards_one_two_three_of_three_merged_are_the_whole_batch(whole, thirds,
     rows = list(csv.DictReader(io.StringIO(backwards.stdout)))
     assert [r["file"] for r in rows] == [r["file"] for r in whole["results"]]
     assert [(r["status"], r["score"], r["first_failure"], r["message"]) for r in rows] == [
-        (g["status"], str(g["score"]), next((c["name"] for c in g["checks"] if c["status"] != "pass"), ""),
-         next((c["message"] for c in g["checks"] if c["status"] != "pass"), ""))
+        (
+            g["status"],
+            str(g["score"]),
+            next((c["name"] for c in g["checks"] if c["status"] != "pass"), ""),
+            next((c["message"] for c in g["checks"] if c["status"] != "pass"), ""),
+        )
         for g in (r["grade"] for r in whole["results"])
-    ]  # fmt: skip
+    ]
     table = grade(lessons, tmp_path, "--merge", *map(str, reports)).stdout.splitlines()
     assert table[-2] == "1 of 7 passed" and len(table) == 2 + 7 + 2
 
@@ -173,7 +181,10 @@ def test_a_bad_shard_is_a_usage_error_in_the_learners_language(lessons, folder, 
         out = (grade if i == 0 else grade_here)(
             lessons, tmp_path, "probe", "--batch", str(folder), f"--shard={value}"
         )
-        assert out.returncode == 2 and f"--shard takes K/N, shard K of N with 1 ≤ K ≤ N (e.g. 2/8), not {value}" in out.stderr, (value, out.stderr)  # fmt: skip
+        assert (
+            out.returncode == 2
+            and f"--shard takes K/N, shard K of N with 1 ≤ K ≤ N (e.g. 2/8), not {value}" in out.stderr
+        ), (value, out.stderr)
         assert out.stdout == "" and "Traceback" not in out.stderr
     de = grade(lessons, tmp_path, "probe", "--batch", str(folder), "--shard", "4/3", lang="de")
     assert (
@@ -202,22 +213,35 @@ def test_merge_refuses_what_cannot_be_joined_naming_the_report_and_the_place(rep
     moved = copy.deepcopy(three)
     moved["results"][0]["file"] = "zz.py"  # a report edited by hand: the name is not of shard 3
     cut = reports[0].read_text(encoding="utf-8")[:300]
-    empty = {"version": 1, "exercise": "probe", "checks_version": one["checks_version"],
-             "shard": {"index": 4, "count": 4}, "results": []}  # 4/4 of FILES is empty  # fmt: skip
+    empty = {
+        "version": 1,
+        "exercise": "probe",
+        "checks_version": one["checks_version"],
+        "shard": {"index": 4, "count": 4},
+        "results": [],
+    }  # 4/4 of FILES is empty
     cases = [
-        ((_write(tmp_path / "other.json", other), reports[0]),
-         "shard-1.json is a report of 'probe' but " + shown_name(str(tmp_path / "other.json")) + " of 'rope'"),
+        (
+            (_write(tmp_path / "other.json", other), reports[0]),
+            "shard-1.json is a report of 'probe' but "
+            + shown_name(str(tmp_path / "other.json"))
+            + " of 'rope'",
+        ),
         ((reports[0], reports[1], reports[0]), "is in both"),
-        ((_write(tmp_path / "last.json", empty), _write(tmp_path / "again.json", empty)),
-         "last.json and " + shown_name(str(tmp_path / "again.json")) + " are both shard 4/4"),
+        (
+            (_write(tmp_path / "last.json", empty), _write(tmp_path / "again.json", empty)),
+            "last.json and " + shown_name(str(tmp_path / "again.json")) + " are both shard 4/4",
+        ),
         ((_write(tmp_path / "cut.json", cut),), "cut.json: not valid JSON at line "),
-        ((_write(tmp_path / "status.json", status),),
-         "status.json: results[0].grade.status: expected 'pass', 'fail', 'error' or 'timeout'"),
+        (
+            (_write(tmp_path / "status.json", status),),
+            "status.json: results[0].grade.status: expected 'pass', 'fail', 'error' or 'timeout'",
+        ),
         ((_write(tmp_path / "list.json", [1]),), "list.json: /: expected an object"),
         ((_write(tmp_path / "moved.json", moved),), "moved.json: zz.py is not in shard 3/3"),
         ((_write(tmp_path / "split.json", empty), reports[1]), "split.json is shard 4/4 but"),
         ((tmp_path / "missing.json",), "missing.json: no such file"),
-    ]  # fmt: skip
+    ]
     for paths, message in cases:  # in this process; the two below are real processes
         out = grade_here(lessons, tmp_path, "--merge", *map(str, paths))
         assert out.returncode == 2 and message in out.stderr, (paths, out.stderr)
@@ -267,8 +291,17 @@ def test_a_row_edited_to_pass_is_merged_as_its_checks_give_with_a_warning(report
             check["points"] = 1  # the failed check's too
 
     path = _write(tmp_path / "edited.json", _edited(reports, to_pass))
-    out = grade(lessons, tmp_path / "home", "--merge", str(path), *map(str, reports[1:]), "--format", "json",
-                "--export", str(tmp_path / "out"))  # fmt: skip
+    out = grade(
+        lessons,
+        tmp_path / "home",
+        "--merge",
+        str(path),
+        *map(str, reports[1:]),
+        "--format",
+        "json",
+        "--export",
+        str(tmp_path / "out"),
+    )
     assert out.returncode == 0, out.stderr
     assert (
         f"warning: {shown_name(str(path))}: results[{_fay(reports)}] (fay.py) says pass 4/4, but its checks give"
@@ -315,19 +348,31 @@ def test_merge_refuses_numbers_that_are_not_finite_or_out_of_range_naming_file_a
             lessons, tmp_path, "--merge", str(path), *map(str, reports[1:])
         )
         assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr, out.stderr
-        assert f"edited{i}.json: {row}.grade.{key} (fay.py): {says}; the report is not merged" in out.stderr, (
-            key, value, out.stderr)  # fmt: skip
+        assert (
+            f"edited{i}.json: {row}.grade.{key} (fay.py): {says}; the report is not merged" in out.stderr
+        ), (key, value, out.stderr)
 
 
 def test_merge_refuses_missing_extra_or_repeated_checks(reports, lessons, tmp_path):
     row = f"results[{_fay(reports)}]"
     cases = [
-        (lambda r, g: g["checks"].pop(), f"{row}.grade.checks (fay.py): 1 check of exercise 'probe' is missing: last"),
-        (lambda r, g: g["checks"].clear(), f"{row}.grade.checks (fay.py): 4 checks of exercise 'probe' are missing, the first add"),
-        (lambda r, g: g["checks"].append({**g["checks"][0], "name": "bonus"}),
-         f"{row}.grade.checks[4].name (fay.py): bonus is not a check of exercise 'probe'"),
-        (lambda r, g: g["checks"].append(g["checks"][0]), f"{row}.grade.checks[4].name (fay.py): add is there twice"),
-    ]  # fmt: skip
+        (
+            lambda r, g: g["checks"].pop(),
+            f"{row}.grade.checks (fay.py): 1 check of exercise 'probe' is missing: last",
+        ),
+        (
+            lambda r, g: g["checks"].clear(),
+            f"{row}.grade.checks (fay.py): 4 checks of exercise 'probe' are missing, the first add",
+        ),
+        (
+            lambda r, g: g["checks"].append({**g["checks"][0], "name": "bonus"}),
+            f"{row}.grade.checks[4].name (fay.py): bonus is not a check of exercise 'probe'",
+        ),
+        (
+            lambda r, g: g["checks"].append(g["checks"][0]),
+            f"{row}.grade.checks[4].name (fay.py): add is there twice",
+        ),
+    ]
     for i, (edit, says) in enumerate(cases):
         out = grade_here(
             lessons, tmp_path, "--merge", str(_write(tmp_path / f"c{i}.json", _edited(reports, edit)))
@@ -343,19 +388,28 @@ def test_merge_refuses_a_report_of_another_format_or_graded_by_other_checks(
     cases = [
         (lambda r, g: r.pop("version"), "version: expected 1, the format this tutor writes, got null"),
         (lambda r, g: r.update(version=2), "version: expected 1, the format this tutor writes, got 2"),
-        (lambda r, g: g.pop("version"), f"{row}.grade.version: expected 1, the format this tutor writes, got null"),
+        (
+            lambda r, g: g.pop("version"),
+            f"{row}.grade.version: expected 1, the format this tutor writes, got null",
+        ),
         (lambda r, g: r.pop("checks_version"), "checks_version: missing"),
-        (lambda r, g: r.update(checks_version="0" * 16),
-         f"was graded by other checks of 'probe' (checks version {'0' * 16}; this course's is {ours})"),
-    ]  # fmt: skip
+        (
+            lambda r, g: r.update(checks_version="0" * 16),
+            f"was graded by other checks of 'probe' (checks version {'0' * 16}; this course's is {ours})",
+        ),
+    ]
     for i, (edit, says) in enumerate(cases):
         out = grade_here(
             lessons, tmp_path, "--merge", str(_write(tmp_path / f"v{i}.json", _edited(reports, edit)))
         )
         assert out.returncode == 2 and says in out.stderr, (says, out.stderr)
     # a course whose checks.py changed since the shards were graded: its merge refuses them, naming both versions
-    files = {"exercise.toml": PROBE_TOML, "checks.py": PROBE_CHECKS + "\n# a changed check\n", "solution.py": SOLUTION,
-             "starter.py": SOLUTION}  # fmt: skip
+    files = {
+        "exercise.toml": PROBE_TOML,
+        "checks.py": PROBE_CHECKS + "\n# a changed check\n",
+        "solution.py": SOLUTION,
+        "starter.py": SOLUTION,
+    }
     changed = exercise_course(tmp_path / "changed", files, shipped=False, order=1)
     out = grade(changed, tmp_path, "--merge", *map(str, reports), lang="de")
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
@@ -392,9 +446,22 @@ def test_a_message_edited_into_a_report_stays_one_line_in_every_merged_format(re
 
 
 def test_a_row_whose_bytes_were_not_read_has_no_sha256_and_merges(reports, lessons, tmp_path):
-    out = grade_here(lessons, tmp_path, "--merge", str(_write(tmp_path / "none.json", _edited(
-        reports, lambda r, g: next(row for row in r["results"] if row["grade"] is g).update(sha256=None)))),
-        "--format", "json")  # fmt: skip
+    out = grade_here(
+        lessons,
+        tmp_path,
+        "--merge",
+        str(
+            _write(
+                tmp_path / "none.json",
+                _edited(
+                    reports,
+                    lambda r, g: next(row for row in r["results"] if row["grade"] is g).update(sha256=None),
+                ),
+            )
+        ),
+        "--format",
+        "json",
+    )
     assert out.returncode == 0, out.stderr
     assert next(r for r in json.loads(out.stdout)["results"] if r["file"] == "fay.py")["sha256"] is None
 
@@ -418,8 +485,18 @@ def local(script: str, lessons: Path) -> str:
 
 def run_shards(commands: list[tuple[list[str], dict[str, str]]]) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:  # as an engine would: several at once
-        runs = [pool.submit(subprocess.run, argv, env=env, capture_output=True, text=True, timeout=120,
-                            stdin=subprocess.DEVNULL) for argv, env in commands]  # fmt: skip
+        runs = [
+            pool.submit(
+                subprocess.run,
+                argv,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                stdin=subprocess.DEVNULL,
+            )
+            for argv, env in commands
+        ]
         for run in runs:
             done = run.result()
             assert done.returncode == 0, done.stderr
@@ -456,8 +533,12 @@ def test_the_slurm_recipe_in_readme_runs_shard_by_shard_and_merges_to_the_whole(
     script = tmp_path / "grade-shards.sh"
     script.write_text(local(script_text, lessons), encoding="utf-8")
     base = {**run_tutor_env(tmp_path / "home"), "COURSE": str(course), "EXERCISE": "probe"}
-    slurm = {"SLURM_ARRAY_JOB_ID": "4242", "SLURM_ARRAY_TASK_COUNT": str(n), "SLURM_ARRAY_TASK_MIN": "1",
-             "SLURM_ARRAY_TASK_MAX": str(n)}  # fmt: skip
+    slurm = {
+        "SLURM_ARRAY_JOB_ID": "4242",
+        "SLURM_ARRAY_TASK_COUNT": str(n),
+        "SLURM_ARRAY_TASK_MIN": "1",
+        "SLURM_ARRAY_TASK_MAX": str(n),
+    }
     run_shards(
         [(["bash", str(script)], {**base, **slurm, "SLURM_ARRAY_TASK_ID": str(k)}) for k in range(1, n + 1)]
     )

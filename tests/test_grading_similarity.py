@@ -147,8 +147,13 @@ def test_the_cli_reports_the_pair_in_the_table_the_json_and_similar_csv(tmp_path
     for name, text in {"anna.py": ANNA, "copy.py": COPY, "ben.py": BEN, "cy.py": CY}.items():
         (subs / name).write_text(text, encoding="utf-8")
     common = ("--lessons", str(lessons), "grade", "probe", "--batch", str(subs), "--similar")
-    table = subprocess.run([PYTHON, "-m", "tutor", *common, "--export", str(tmp_path / "out")], capture_output=True,
-                           text=True, env=run_tutor_env(tmp_path / "home"), timeout=180)  # fmt: skip
+    table = subprocess.run(
+        [PYTHON, "-m", "tutor", *common, "--export", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        env=run_tutor_env(tmp_path / "home"),
+        timeout=180,
+    )
     assert table.returncode == 0, table.stderr
     assert "similar: 1 pair of files alike" in table.stdout
     assert any(
@@ -156,8 +161,13 @@ def test_the_cli_reports_the_pair_in_the_table_the_json_and_similar_csv(tmp_path
     )
     rows = list(csv.DictReader(io.StringIO((tmp_path / "out/similar.csv").read_text(encoding="utf-8"))))
     assert [(r["file_a"], r["file_b"]) for r in rows] == [("anna.py", "copy.py")] and rows[0]["lines_a"]
-    as_json = subprocess.run([PYTHON, "-m", "tutor", *common, "--format", "json"], capture_output=True, text=True,
-                             env=run_tutor_env(tmp_path / "home"), timeout=180)  # fmt: skip
+    as_json = subprocess.run(
+        [PYTHON, "-m", "tutor", *common, "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=run_tutor_env(tmp_path / "home"),
+        timeout=180,
+    )
     (similar,) = json.loads(as_json.stdout)["similar"]
     assert (similar["a"], similar["b"]) == ("anna.py", "copy.py") and similar["similarity"] >= 0.8
     assert all(len(span) == 2 for span in similar["lines_a"] + similar["lines_b"])

@@ -49,9 +49,14 @@ def _store(home: Path, losses: dict[int, float], spread: float) -> list[dict]:
     with Store(home) as store:
         for run in runs:
             store.record_training_run(
-                run["key"], config=run["config"], status="done", final_val_loss=run["final_val_loss"],
-                params=run["params"], seconds=90.0, curve=[(1000, 5.0, run["final_val_loss"])],
-            )  # fmt: skip
+                run["key"],
+                config=run["config"],
+                status="done",
+                final_val_loss=run["final_val_loss"],
+                params=run["params"],
+                seconds=90.0,
+                curve=[(1000, 5.0, run["final_val_loss"])],
+            )
     return runs
 
 
@@ -78,16 +83,18 @@ def _wrong(key: str, reference: dict):
     return round(value * 3 + 0.1, 4)
 
 
-@pytest.mark.parametrize("losses,spread", [({1: 5.412, 4: 5.371, 8: 5.398}, 0.01),
-                                           ({1: 5.40, 4: 5.38, 8: 5.39}, 0.05)])  # fmt: skip
+@pytest.mark.parametrize(
+    "losses,spread", [({1: 5.412, 4: 5.371, 8: 5.398}, 0.01), ({1: 5.40, 4: 5.38, 8: 5.39}, 0.05)]
+)
 def test_head_count_feedback_names_the_learners_value_never_the_runs_figure(home, tmp_path, losses, spread):
     runs = _store(home, losses, spread)
     reference = CHECKS.reference_answer(runs)
     answers = {f"starter.{lang}": starter_file(HEAD_COUNT, lang).read_text("utf-8") for lang in LANGS}
     answers |= {f"wrong_{key}": _toml({**reference, key: _wrong(key, reference)}) for key in reference}
     answers["all_wrong"] = _toml({key: _wrong(key, reference) for key in reference})
-    answers["swapped"] = _toml({**reference, "loss_gap": reference["seed_spread"],
-                                "seed_spread": reference["loss_gap"]})  # fmt: skip
+    answers["swapped"] = _toml(
+        {**reference, "loss_gap": reference["seed_spread"], "seed_spread": reference["loss_gap"]}
+    )
     for name, text in answers.items():
         path = tmp_path / f"{name}.toml"
         path.write_text(text, encoding="utf-8")
@@ -219,9 +226,10 @@ SLOW = ON_TENSORS | {"three-layers"}
 
 
 @pytest.mark.parametrize(
-    "ex", [pytest.param(ex, marks=[pytest.mark.slow] if ex.id in SLOW else []) for ex in CODE],
+    "ex",
+    [pytest.param(ex, marks=[pytest.mark.slow] if ex.id in SLOW else []) for ex in CODE],
     ids=lambda ex: ex.id,
-)  # fmt: skip
+)
 def test_no_failed_check_of_a_starter_or_broken_file_hands_over_the_references_answer(ex, warm):
     from tutor.grading.runner import grade_trusted
 

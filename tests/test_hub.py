@@ -31,8 +31,10 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 if not os.path.exists(CHROMIUM):
     pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
 if chp() is None:
-    pytest.skip("configurable-http-proxy is not installed (npm install --prefix .hub-node ...)",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "configurable-http-proxy is not installed (npm install --prefix .hub-node ...)",
+        allow_module_level=True,
+    )
 
 VIEWPORT = {"width": 1000, "height": 640}
 SOLUTION = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads/solution.py"
@@ -83,8 +85,16 @@ def socket_server(tmp_path):
     folder.mkdir(mode=0o700)
     path = folder / "socket"
     env = {**run_tutor_env(tmp_path / "home"), "JUPYTERHUB_PUBLIC_URL": "https://hub.example.org/user/ana/"}
-    command = [PYTHON, "-m", "tutor", "serve", "--unix-socket", str(path), "--public-url",
-               "https://hub.example.org/user/ana/"]  # fmt: skip
+    command = [
+        PYTHON,
+        "-m",
+        "tutor",
+        "serve",
+        "--unix-socket",
+        str(path),
+        "--public-url",
+        "https://hub.example.org/user/ana/",
+    ]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = proc.stdout.readline()
     assert "behind the proxy" in first, first + proc.stderr.read()
@@ -142,8 +152,13 @@ def test_a_socket_in_a_folder_others_may_enter_is_refused(tmp_path):
     folder = tmp_path / "open"
     folder.mkdir(mode=0o755)
     folder.chmod(0o755)
-    done = subprocess.run([PYTHON, "-m", "tutor", "serve", "--unix-socket", str(folder / "s")],
-                          env=run_tutor_env(tmp_path / "home"), capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [PYTHON, "-m", "tutor", "serve", "--unix-socket", str(folder / "s")],
+        env=run_tutor_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert f"cannot listen in {folder}" in done.stderr and "mode 0755" in done.stderr
     assert "Traceback" not in done.stderr and not (folder / "s").exists()
@@ -157,8 +172,13 @@ def test_a_user_name_that_is_no_learner_id_publishes_nothing_and_says_so(tmp_pat
         "JUPYTERHUB_USER": "ana@uni.example",
         "TUTOR_EXCHANGE": str(tmp_path),
     }
-    proc = subprocess.Popen([PYTHON, "-m", "tutor", "serve", "--unix-socket", str(folder / "socket")], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "tutor", "serve", "--unix-socket", str(folder / "socket")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = proc.stdout.readline()
         assert "behind the proxy" in first and "published" not in first
@@ -271,16 +291,26 @@ def test_two_learners_each_answer_and_grade_in_their_own_tutor_and_the_instructo
     deadline = time.monotonic() + 60
     while not all(e.exists() for e in entries.values()) and time.monotonic() < deadline:
         time.sleep(0.5)
-    done = subprocess.run([PYTHON, "-m", "tutor", "class", str(hub.exchange), "--json"],
-                          env=run_tutor_env(), capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [PYTHON, "-m", "tutor", "class", str(hub.exchange), "--json"],
+        env=run_tutor_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     standing = {row["id"]: row for row in json.loads(done.stdout)["learners"]}
     for user in LEARNERS:
         assert standing[user]["state"] == "ok", standing[user]
         assert standing[user]["quiz"]["answered"] == 1 and standing[user]["quiz"]["correct"] == 1
         assert standing[user]["exercises"]["split-heads"]["passed"] is True
-    graded = subprocess.run([PYTHON, "-m", "tutor", "class", str(hub.exchange), "--grade", "--jobs", "1"],
-                            env=run_tutor_env(), capture_output=True, text=True, timeout=300)  # fmt: skip
+    graded = subprocess.run(
+        [PYTHON, "-m", "tutor", "class", str(hub.exchange), "--grade", "--jobs", "1"],
+        env=run_tutor_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert graded.returncode == 0, graded.stderr
     assert "ana/split_heads.py" in graded.stdout and "bo/split_heads.py" in graded.stdout
 

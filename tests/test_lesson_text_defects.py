@@ -106,8 +106,11 @@ def test_pi_and_yarn_keep_every_slow_angle_inside_the_range_seen_in_training():
         assert ratio[0] == pytest.approx(1 if method != "pi" else S)  # the fastest kept (not by PI)
         assert ratio[-1] == pytest.approx(S)  # the slowest slowed down the most, as far as PI
         assert bool((ratio[1:] >= ratio[:-1] - 1e-12).all())
-    said = ("PI and YaRN keep every pair inside the angles", "PI und YaRN halten jedes Paar in den Winkeln",
-            "PI 和 YaRN 让每一对都停留在训练时转到过的角度之内")  # fmt: skip
+    said = (
+        "PI and YaRN keep every pair inside the angles",
+        "PI und YaRN halten jedes Paar in den Winkeln",
+        "PI 和 YaRN 让每一对都停留在训练时转到过的角度之内",
+    )
     for lang, words in zip(LANGS, said, strict=True):
         text = _prose("03-rope-alibi", lang)
         assert words in text
@@ -129,8 +132,11 @@ def test_yarn_keeps_pair_zero_by_the_codes_clamp_where_the_papers_ramp_slows_it(
     gamma = (float(turns[0]) - 1) / (32 - 1)  # the paper's ramp, linear in r = L0 / wavelength
     paper = (1 - gamma) / S + gamma  # θ' / θ for pair 0
     assert round(paper, 2) == 0.35
-    words = {"en": ("about 5 times", "about 0.35"), "de": ("etwa 5-mal", "etwa das 0,35-Fache"),
-             "zh": ("大约 5 圈", "大约 0.35 倍")}  # fmt: skip
+    words = {
+        "en": ("about 5 times", "about 0.35"),
+        "de": ("etwa 5-mal", "etwa das 0,35-Fache"),
+        "zh": ("大约 5 圈", "大约 0.35 倍"),
+    }
     for lang in LANGS:
         assert all(w in _prose("03-rope-alibi", lang) for w in words[lang]), lang
 
@@ -139,8 +145,11 @@ def test_yarn_keeps_pair_zero_by_the_codes_clamp_where_the_papers_ramp_slows_it(
 
 
 def test_the_lesson_and_the_quiz_no_longer_name_unseen_angles_as_the_proven_cause():
-    overclaims = {"en": "unseen angles are", "de": "sondern Winkel, die es nie gesehen hat",
-                  "zh": "而是它从没见过的角度"}  # fmt: skip
+    overclaims = {
+        "en": "unseen angles are",
+        "de": "sondern Winkel, die es nie gesehen hat",
+        "zh": "而是它从没见过的角度",
+    }
     for lang in LANGS:
         text = _prose("03-rope-alibi", lang)
         assert overclaims[lang] not in text
@@ -181,8 +190,12 @@ def test_clark_et_al_are_quoted_as_the_paper_says():
 # --- 8. the comma after five characters: sure once the metre is set, not in the first line ------
 
 
-POEMS = ["白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼。", "床前明月光，疑是地上霜。\n举头望明月，低头思故乡。",
-         "春眠不觉晓，处处闻啼鸟。\n夜来风雨声，花落知多少。", "千山鸟飞绝，万径人踪灭。\n孤舟蓑笠翁，独钓寒江雪。"]  # fmt: skip
+POEMS = [
+    "白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼。",
+    "床前明月光，疑是地上霜。\n举头望明月，低头思故乡。",
+    "春眠不觉晓，处处闻啼鸟。\n夜来风雨声，花落知多少。",
+    "千山鸟飞绝，万径人踪灭。\n孤舟蓑笠翁，独钓寒江雪。",
+]
 
 
 def test_the_model_is_sure_of_the_comma_once_the_first_couplet_set_the_metre_not_before():
@@ -201,8 +214,11 @@ def test_the_model_is_sure_of_the_comma_once_the_first_couplet_set_the_metre_not
     first = [p_comma(p[:5]) for p in POEMS]  # after the poem's first five characters
     later = [p_comma(p[: p.index("\n") + 6]) for p in POEMS]  # after five of the second couplet
     assert min(later) > 0.98 and max(first) < 0.95 and min(first) < 0.6
-    said = {"en": "once the first couplet has set the metre", "de": "sobald das erste Verspaar das Versmaß",
-            "zh": "第一联定下五言之后"}  # fmt: skip
+    said = {
+        "en": "once the first couplet has set the metre",
+        "de": "sobald das erste Verspaar das Versmaß",
+        "zh": "第一联定下五言之后",
+    }
     for lang in LANGS:
         text = _prose("01-multi-head", lang)
         assert said[lang] in text and not re.search(r"nearly always|fast immer\)|几乎总是", text)

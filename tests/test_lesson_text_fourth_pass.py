@@ -50,9 +50,11 @@ def _quiz_text(lesson_id: str, lang: str) -> str:
 
 # --- PI and YaRN keep every pair inside its trained angles; NTK's middle pairs leave them ------------------
 
-PI_AND_YARN = {"en": "PI and YaRN keep every pair inside the angles it took in training",
-               "de": "PI und YaRN halten jedes Paar in den Winkeln, die es im Training eingenommen hat",
-               "zh": "PI 和 YaRN 让每一对都停留在训练时转到过的角度之内"}  # fmt: skip
+PI_AND_YARN = {
+    "en": "PI and YaRN keep every pair inside the angles it took in training",
+    "de": "PI und YaRN halten jedes Paar in den Winkeln, die es im Training eingenommen hat",
+    "zh": "PI 和 YaRN 让每一对都停留在训练时转到过的角度之内",
+}
 ONLY_PI = {"en": "only PI", "de": "nur PI", "zh": "只有 PI"}
 
 

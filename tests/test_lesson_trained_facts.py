@@ -94,12 +94,31 @@ def heads_claims(heads, learned) -> list[float]:
     others = [heads[k]["entropy"] for k in entropy[3:]]
     even = sum(math.log(i + 1) for i in range(1, 128)) / 127  # evenly spread over the visible characters
     return [
-        *prev, prev_lo, prev_hi, min(punct), max(punct), min(breaks), max(breaks),
-        same["half_slot"], same["half_slot_elsewhere"], min(partner_weights), max(partner_weights),
-        same["line_break"], weaker["half_slot"], weaker["half_slot_elsewhere"],
-        rhyme[0], control[0], rhyme[1], control[1], rhyme_hi, max(ceng),
-        even, *(heads[k]["entropy"] for k in entropy[:3]), min(others), max(others),
-    ]  # fmt: skip
+        *prev,
+        prev_lo,
+        prev_hi,
+        min(punct),
+        max(punct),
+        min(breaks),
+        max(breaks),
+        same["half_slot"],
+        same["half_slot_elsewhere"],
+        min(partner_weights),
+        max(partner_weights),
+        same["line_break"],
+        weaker["half_slot"],
+        weaker["half_slot_elsewhere"],
+        rhyme[0],
+        control[0],
+        rhyme[1],
+        control[1],
+        rhyme_hi,
+        max(ceng),
+        even,
+        *(heads[k]["entropy"] for k in entropy[:3]),
+        min(others),
+        max(others),
+    ]
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -175,10 +194,33 @@ def scaling_claims(scaling) -> list[float]:
     far_ent = {m: _bands(scaling[m][128]["entropy_by_position"])[14] for m in scaling}
     assert min(far_ent, key=far_ent.get) == "yarn"  # the sharpest far out, where it is lowest
     return [
-        *none, plain[3], plain[4], plain[6], pi[0], pi[2], *ntk, none[0], yarn[0], yarn[2], none[2],
-        band["ntk"][6], plain[6], plain[14], band["ntk"][14], band["yarn"][14], ntk_gap, plain[3], band["yarn"][3],
-        ent["none"][0], ent["none"][2], *uniform, ent["ntk"][2], far_ent["yarn"], far_ent["none"], far_ent["ntk"],
-    ]  # fmt: skip
+        *none,
+        plain[3],
+        plain[4],
+        plain[6],
+        pi[0],
+        pi[2],
+        *ntk,
+        none[0],
+        yarn[0],
+        yarn[2],
+        none[2],
+        band["ntk"][6],
+        plain[6],
+        plain[14],
+        band["ntk"][14],
+        band["yarn"][14],
+        ntk_gap,
+        plain[3],
+        band["yarn"][3],
+        ent["none"][0],
+        ent["none"][2],
+        *uniform,
+        ent["ntk"][2],
+        far_ent["yarn"],
+        far_ent["none"],
+        far_ent["ntk"],
+    ]
 
 
 @pytest.mark.parametrize("lang", LANGS)

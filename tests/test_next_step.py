@@ -93,7 +93,7 @@ LONG = [  # lesson one has a code exercise and one graded from training runs (mi
         (Part("d", {"en": "Rotate"}),),
         ("q4",),
         (Part("rope", {"en": "Rotate q and k"}, "d"),),
-    ),  # fmt: skip
+    ),
 ]
 
 

@@ -86,8 +86,14 @@ def tutor(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedP
     """The CLI with its own TMPDIR, so the processes of its grade can be found (grading_processes)."""
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     env = {**run_tutor_env(home), "TMPDIR": str(home / "tmp")}
-    return subprocess.run([PYTHON, "-m", "tutor", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        [PYTHON, "-m", "tutor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _home(root: Path, name: str, source: str | None) -> Path:
@@ -139,8 +145,11 @@ def test_a_passing_file_trains_its_model_beside_the_learned_table(runs):
     # its length is said once it is measured, on its first steps here, before the steps after them
     timed = re.search(r"timed on its first 5 steps here: about (\d+) s in all", proc.stdout)
     assert timed and int(timed[1]) >= 1 and timed.start() < proc.stdout.index("step 6/6")
-    done = re.search(r"After 6 steps \(\d+ s\) the validation loss of your model is ([\d.]+), the course GPT "
-                     r"with learned positions ([\d.]+)", proc.stdout)  # fmt: skip
+    done = re.search(
+        r"After 6 steps \(\d+ s\) the validation loss of your model is ([\d.]+), the course GPT "
+        r"with learned positions ([\d.]+)",
+        proc.stdout,
+    )
     assert done and (float(done[1]), float(done[2])) == (mine6, theirs6)
     assert not grading_processes_left(home / "tmp")  # nothing outlives the run
 
@@ -172,8 +181,11 @@ def test_the_losses_shown_are_computed_from_the_logits_not_taken_from_the_model(
 def test_a_model_that_reads_the_next_character_is_refused(runs):
     _, proc = runs["peeks"]
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert re.search(r"The training stopped: at step 0 your model's logits for the first \d+ characters of a window"
-                     r" changed when it was given the characters after them", proc.stdout), proc.stdout  # fmt: skip
+    assert re.search(
+        r"The training stopped: at step 0 your model's logits for the first \d+ characters of a window"
+        r" changed when it was given the characters after them",
+        proc.stdout,
+    ), proc.stdout
     assert "validation at step" not in proc.stdout
 
 

@@ -49,8 +49,13 @@ def test_runs_trained_side_by_side_give_the_numbers_of_runs_trained_one_after_an
 def test_a_cancelled_pool_leaves_no_worker_behind():
     started = time.monotonic()
     pool = Pool("train-compare", 2, 1, should_stop=lambda: time.monotonic() - started > 1.0)
-    long = [("train", {**args, "config": {**args["config"], "train": {**args["config"]["train"], "steps": 10**6}}})
-            for _, args in _tasks()]  # fmt: skip
+    long = [
+        (
+            "train",
+            {**args, "config": {**args["config"], "train": {**args["config"]["train"], "steps": 10**6}}},
+        )
+        for _, args in _tasks()
+    ]
     with pytest.raises(Cancelled), pool:
         pids = [w.proc.pid for w in pool._procs]
         pool.map(long)

@@ -355,9 +355,20 @@ def _many_rows(n: int) -> dict[str, Any]:
     for i in range(n):
         at = (T0 + timedelta(seconds=i)).isoformat()
         if i % 10 < 7:
-            tables["quiz_answers"].append({"lesson": FIRST.id, "question": f"q{i % 7}", "exercise": None,
-                                           "answer": str(i), "correct": i % 2, "rating": 3, "used_hint": 0,
-                                           "counted": 1, "session": "s", "at": at})  # fmt: skip
+            tables["quiz_answers"].append(
+                {
+                    "lesson": FIRST.id,
+                    "question": f"q{i % 7}",
+                    "exercise": None,
+                    "answer": str(i),
+                    "correct": i % 2,
+                    "rating": 3,
+                    "used_hint": 0,
+                    "counted": 1,
+                    "session": "s",
+                    "at": at,
+                }
+            )
         elif i % 10 < 9:
             tables["hint_reveals"].append({"exercise": PASSED, "hint": "0", "at": at})
         else:

@@ -98,9 +98,14 @@ def test_the_statistics_count_today_retention_stages_and_the_next_seven_days(hom
         assert sum(n for _, n in stats.forecast) == due_this_week
 
 
-@pytest.mark.parametrize(("lang", "due", "intervals"), [("en", "Due: today", "Intervals: FSRS's defaults"),
-                                                        ("de", "Fällig: heute", "Abstände: Standardwerte"),
-                                                        ("zh", "到期：今天", "间隔：FSRS 的默认参数")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("lang", "due", "intervals"),
+    [
+        ("en", "Due: today", "Intervals: FSRS's defaults"),
+        ("de", "Fällig: heute", "Abstände: Standardwerte"),
+        ("zh", "到期：今天", "间隔：FSRS 的默认参数"),
+    ],
+)
 def test_progress_shows_the_review_statistics_and_forecast(home, lang, due, intervals):
     now = local_now()
     with Store(home) as store:
@@ -189,8 +194,13 @@ async def test_the_review_statistics_follow_each_answer_of_the_sitting(home):
 
         def today() -> tuple[int, str]:
             stats = review_stats(app.tutor.store, app.tutor.lessons, app.tutor.store.now())
-            said = say("quiz.stats.today", "en", reviewed=stats.reviewed_today, new=stats.new_today,
-                       cap=stats.new_per_day)  # fmt: skip
+            said = say(
+                "quiz.stats.today",
+                "en",
+                reviewed=stats.reviewed_today,
+                new=stats.new_today,
+                cap=stats.new_per_day,
+            )
             return stats.reviewed_today + stats.new_today, said
 
         def shown() -> str:

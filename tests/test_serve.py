@@ -29,8 +29,17 @@ ROSTER = "id,name,language\nana,Ana Lima,de\nbo,Bo Li,zh\n"
 def klass(tmp_path):
     (tmp_path / "class.csv").write_text(ROSTER, encoding="utf-8")
     folder = tmp_path / "class"
-    server = Served("--roster", str(tmp_path / "class.csv"), "--dir", str(folder), "--idle-minutes", "0.02",
-                    "--max-sessions", "1", folder=folder)  # fmt: skip
+    server = Served(
+        "--roster",
+        str(tmp_path / "class.csv"),
+        "--dir",
+        str(folder),
+        "--idle-minutes",
+        "0.02",
+        "--max-sessions",
+        "1",
+        folder=folder,
+    )
     yield server
     server.stop()
 
@@ -110,8 +119,13 @@ def test_the_single_learner_server_lets_in_only_its_printed_link(tmp_path):
         assert status == 200 and "textual.js" in page
         # everything the page loads comes from this server: no address of another host in it
         assert not re.search(r"(?:https?:)?//[\w.-]+\.[a-z]{2,}", page), page
-        for url in (server.base + "/", server.base + "/learn/", server.base + "/learn/" + "A" * 22,
-                    server.single_link[:-1], server.single_link + "x"):  # fmt: skip
+        for url in (
+            server.base + "/",
+            server.base + "/learn/",
+            server.base + "/learn/" + "A" * 22,
+            server.single_link[:-1],
+            server.single_link + "x",
+        ):
             status, text = get(url)
             assert status in (403, 404), (url, status)
             assert "textual.js" not in text
@@ -127,8 +141,15 @@ def test_static_files_are_served_and_nothing_beside_them(klass):
     status, _ = get(klass.base + "/static/fonts/RobotoMono-VariableFont_wght.ttf")
     assert status == 200
     secret = klass.links()["ana"].rsplit("/", 1)[1]
-    for path in ("/static/../../links.csv", "/static/%2e%2e/%2e%2e/links.csv", "/static/..%2f..%2flinks.csv",
-                 "/learn/%2e%2e/links.csv", "/learners/ana/progress.db", "/links.csv", "/static/"):  # fmt: skip
+    for path in (
+        "/static/../../links.csv",
+        "/static/%2e%2e/%2e%2e/links.csv",
+        "/static/..%2f..%2flinks.csv",
+        "/learn/%2e%2e/links.csv",
+        "/learners/ana/progress.db",
+        "/links.csv",
+        "/static/",
+    ):
         status, text = get(klass.base + path)
         assert status in (403, 404), (path, status)
         assert secret not in text
@@ -199,8 +220,13 @@ def test_a_learners_websocket_opens_only_for_the_page_of_the_servers_own_origin(
     host name of the same site) cannot open, read or type into the learner's app."""
     link = klass.links()["ana"]
     port = int(klass.base.rsplit(":", 1)[1])
-    for foreign in (f"http://127.0.0.1:{port + 1}", f"http://localhost:{port}", "https://evil.example",
-                    "null", None):  # fmt: skip
+    for foreign in (
+        f"http://127.0.0.1:{port + 1}",
+        f"http://localhost:{port}",
+        "https://evil.example",
+        "null",
+        None,
+    ):
         assert asyncio.run(_handshake(link, foreign)) == 403, foreign
     assert asyncio.run(_handshake(link, klass.base)) == 101
 
@@ -208,8 +234,9 @@ def test_a_learners_websocket_opens_only_for_the_page_of_the_servers_own_origin(
 def test_renew_revokes_every_old_link_and_the_links_it_prints_work(klass, tmp_path):
     old = klass.links()
     klass.stop()
-    again = Served("--roster", str(tmp_path / "class.csv"), "--dir", str(klass.folder), "--renew",
-                   folder=klass.folder)  # fmt: skip
+    again = Served(
+        "--roster", str(tmp_path / "class.csv"), "--dir", str(klass.folder), "--renew", folder=klass.folder
+    )
     try:
         printed_lines = [again.proc.stdout.readline() for _ in range(3)]  # ana's link, bo's, where kept
         new = again.links()
@@ -373,8 +400,16 @@ def test_a_served_run_is_held_to_its_learners_caps():
         why = over_cap(name, get_spec(name).validate(params), served)
         return None if why is None else why.in_lang("en")
 
-    for name in ("heads", "params", "dk-scaling", "rope-relative", "train-compare", "context-finetune",
-                 "context-scaling", "write"):  # fmt: skip
+    for name in (
+        "heads",
+        "params",
+        "dk-scaling",
+        "rope-relative",
+        "train-compare",
+        "context-finetune",
+        "context-scaling",
+        "write",
+    ):
         assert said(name) is None, name  # every experiment's defaults run
     assert (
         said("train-compare", threads=64)

@@ -29,8 +29,15 @@ ROSTER = "id,name,language\nana,Ana Lima,en\nbo,Bo Li,en\ncy,Cy Ng,en\n"
 def start(folder: Path, *options: str, **kw) -> Served:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "class.csv").write_text(ROSTER, encoding="utf-8")
-    return Served("--roster", str(folder / "class.csv"), "--dir", str(folder / "class"), *options,
-                  folder=folder / "class", **kw)  # fmt: skip
+    return Served(
+        "--roster",
+        str(folder / "class.csv"),
+        "--dir",
+        str(folder / "class"),
+        *options,
+        folder=folder / "class",
+        **kw,
+    )
 
 
 def placement(server: Served) -> str:
@@ -87,8 +94,11 @@ def test_each_learners_app_runs_in_a_group_of_its_own_with_the_caps(klass):
     found = asyncio.run(visit())
     mount = Path("/sys/fs/cgroup")
     if kind == "cgroup1":
-        for name, file, value in (("memory", "memory.limit_in_bytes", str(400 * 2**20)),
-                                  ("pids", "pids.max", "96"), ("cpu", "cpu.cfs_quota_us", "50000")):  # fmt: skip
+        for name, file, value in (
+            ("memory", "memory.limit_in_bytes", str(400 * 2**20)),
+            ("pids", "pids.max", "96"),
+            ("cpu", "cpu.cfs_quota_us", "50000"),
+        ):
             # the CPU's group has two children: the app's, and its forks' with a quarter of its weight
             group = mount / name / found[name].lstrip("/")
             learner = group.parent if name == "cpu" else group
@@ -148,8 +158,10 @@ def test_a_grade_that_grows_past_the_memory_cap_ends_alone(klass):
 def oom_kills(pid: int) -> int | None:
     """How often the kernel has ended a process of `pid`'s memory group at its cap."""
     found = groups(pid)
-    for folder, name in ((Path("/sys/fs/cgroup/memory") / found.get("memory", "-").lstrip("/"), "memory.oom_control"),
-                         (Path("/sys/fs/cgroup") / found.get("", "-").lstrip("/"), "memory.events")):  # fmt: skip
+    for folder, name in (
+        (Path("/sys/fs/cgroup/memory") / found.get("memory", "-").lstrip("/"), "memory.oom_control"),
+        (Path("/sys/fs/cgroup") / found.get("", "-").lstrip("/"), "memory.events"),
+    ):
         try:
             for line in (folder / name).read_text().splitlines():
                 if line.startswith("oom_kill "):
@@ -312,8 +324,16 @@ def test_a_server_run_by_an_instructor_who_is_not_root(tmp_path):
         os.chown(root, NOBODY, NOBODY)
         (root / "class.csv").write_text(ROSTER, encoding="utf-8")
         prefix = ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups")
-        server = Served("--roster", str(root / "class.csv"), "--dir", str(root / "class"), folder=root / "class",
-                        prefix=prefix, env={"HOME": str(root)}, python=python)  # fmt: skip
+        server = Served(
+            "--roster",
+            str(root / "class.csv"),
+            "--dir",
+            str(root / "class"),
+            folder=root / "class",
+            prefix=prefix,
+            env={"HOME": str(root)},
+            python=python,
+        )
         try:
 
             async def visit():

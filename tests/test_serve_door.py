@@ -25,8 +25,15 @@ def start(tmp_path, *options, open_files: int | None = None) -> Served:
     def few_files() -> None:  # the server's own hard limit: it can raise its soft limit no further
         resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
 
-    return Served("--roster", str(tmp_path / "class.csv"), "--dir", str(folder), *options, folder=folder,
-                  preexec_fn=few_files if open_files else None)  # fmt: skip
+    return Served(
+        "--roster",
+        str(tmp_path / "class.csv"),
+        "--dir",
+        str(folder),
+        *options,
+        folder=folder,
+        preexec_fn=few_files if open_files else None,
+    )
 
 
 def attackers(server: Served, n: int, source: str, payload: bytes) -> list[socket.socket]:

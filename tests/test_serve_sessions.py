@@ -30,8 +30,9 @@ def start(tmp_path: Path, *options: str, port: int = 0) -> Served:
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "class.csv").write_text(ROSTER, encoding="utf-8")
     folder = tmp_path / "class"
-    return Served("--roster", str(tmp_path / "class.csv"), "--dir", str(folder), *options, folder=folder,
-                  port=port)  # fmt: skip
+    return Served(
+        "--roster", str(tmp_path / "class.csv"), "--dir", str(folder), *options, folder=folder, port=port
+    )
 
 
 def apps_of(server: Served, learner: str) -> list[int]:

@@ -370,11 +370,19 @@ def _train_compare(vary: str) -> Result:
 
     p = TrainCompareParams(vary=vary, heads=[1, 4], pos=["learned", "none"], steps=100, seeds=2)
     done = [
-        {"label": run_label(h, pos, vary).model_dump(), "slug": slug, "seed": seed, "val_loss": loss + k / 50,
-         "params": 1000, "seconds": 12.5, "curve": [[50, 3.0, loss - 0.1], [100, 2.9, loss]], "stored": h == 1}
+        {
+            "label": run_label(h, pos, vary).model_dump(),
+            "slug": slug,
+            "seed": seed,
+            "val_loss": loss + k / 50,
+            "params": 1000,
+            "seconds": 12.5,
+            "curve": [[50, 3.0, loss - 0.1], [100, 2.9, loss]],
+            "stored": h == 1,
+        }
         for (slug, h, pos), loss in zip(p.runs(), (2.5, 2.4), strict=True)
         for k, seed in enumerate((p.seed, p.seed + 1))
-    ]  # fmt: skip
+    ]
     return compare_runs(p, done)
 
 
@@ -385,10 +393,18 @@ def _context_finetune() -> Result:
 
     p = ContextFinetuneParams(methods=["pi", "yarn"])
     done = [
-        {"method": m, "before": {32: 5.4, 128: 6.9}, "after": {32: 5.5, 128: 5.3 - k / 10},
-         "entropy_before": 2.9, "entropy_after": 2.4, "steps": [1.0, 2.0], "losses": [5.6, 5.4], "seconds": 30.0}
+        {
+            "method": m,
+            "before": {32: 5.4, 128: 6.9},
+            "after": {32: 5.5, 128: 5.3 - k / 10},
+            "entropy_before": 2.9,
+            "entropy_after": 2.4,
+            "steps": [1.0, 2.0],
+            "losses": [5.6, 5.4],
+            "seconds": 30.0,
+        }
         for k, m in enumerate(p.methods)
-    ]  # fmt: skip
+    ]
     return finetune_result(p, 32, [32, 128], done, 70.0)
 
 
@@ -499,9 +515,16 @@ def test_grade_output_labels_are_in_the_learners_language(lang):
         CheckResult(name=decls[2].id, status="skipped", message="not run: could not load", hint="", points=0),
     ]
     result = GradeResult(
-        exercise=ex.id, status="fail", score=1, max_score=3, checks=checks, duration_s=1.25, output="42",
-        isolation={"level": "strong", "layers": ["landlock ABI 7 (writes only in scratch)"]}, saved=False,
-    )  # fmt: skip
+        exercise=ex.id,
+        status="fail",
+        score=1,
+        max_score=3,
+        checks=checks,
+        duration_s=1.25,
+        output="42",
+        isolation={"level": "strong", "layers": ["landlock ABI 7 (writes only in scratch)"]},
+        saved=False,
+    )
     for seen in (None, 0):
         text = render(result, ex, lang, hints_seen=seen)
         for title in [c.title or c.name for c in checks] + [ex.id]:
@@ -566,8 +589,15 @@ def test_the_command_lines_errors_are_in_the_learners_language(tmp_path):
     from conftest import PYTHON, run_tutor_env
 
     def tutor(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([PYTHON, "-m", "tutor", *args], env=run_tutor_env(tmp_path), cwd=ROOT,
-                              capture_output=True, text=True, encoding="utf-8", timeout=60)  # fmt: skip
+        return subprocess.run(
+            [PYTHON, "-m", "tutor", *args],
+            env=run_tutor_env(tmp_path),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=60,
+        )
 
     own = tutor("quiz", "--review", "--new", "-1", "--lang", "zh")  # the command's own check
     assert (own.returncode, own.stderr) == (2, "错误：--new 必须是 0 或更大的数\n")

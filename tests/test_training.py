@@ -357,8 +357,13 @@ def test_default_checkpoint_names_keep_runs_with_other_settings_apart(tmp_path, 
     base += ["--eval-interval", "2", "--home", str(tmp_path), "--corpus", small_corpus, *ONE_THREAD]
     # three runs that share only the home: one as a real process, meanwhile two in this process
     with ThreadPoolExecutor(max_workers=1) as pool:
-        first = pool.submit(subprocess.run, [PYTHON, "-m", "tutor", *base], capture_output=True, text=True,
-                            env=run_tutor_env(tmp_path))  # fmt: skip
+        first = pool.submit(
+            subprocess.run,
+            [PYTHON, "-m", "tutor", *base],
+            capture_output=True,
+            text=True,
+            env=run_tutor_env(tmp_path),
+        )
         procs = [tutor_here(*base, *extra) for extra in (["--seed", "2"], ["--lr", "0.001"])]
         procs.append(first.result())
     for proc in procs:
@@ -378,8 +383,13 @@ def reports(small_corpus, tmp_path_factory) -> dict[str, tuple[subprocess.Comple
         return [*cmd, *ONE_THREAD, "--lang", lang]
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        en = pool.submit(subprocess.run, [PYTHON, "-m", "tutor", *args("en")], capture_output=True, text=True,
-                         env=run_tutor_env(folders["en"]))  # fmt: skip
+        en = pool.submit(
+            subprocess.run,
+            [PYTHON, "-m", "tutor", *args("en")],
+            capture_output=True,
+            text=True,
+            env=run_tutor_env(folders["en"]),
+        )
         done = {lang: tutor_here(*args(lang), home=folders[lang]) for lang in ("de", "zh")}
         done["en"] = en.result()
     return {lang: (done[lang], folder / "m.pt") for lang, folder in folders.items()}
@@ -388,20 +398,41 @@ def reports(small_corpus, tmp_path_factory) -> dict[str, tuple[subprocess.Comple
 @pytest.mark.parametrize(
     ("lang", "expected"),
     [
-        ("en", [r"^corpus: .*tang-sample\.json: read 418 poems, [\d,]+ characters, [\d,]+ distinct",
+        (
+            "en",
+            [
+                r"^corpus: .*tang-sample\.json: read 418 poems, [\d,]+ characters, [\d,]+ distinct",
                 r"vocabulary [\d,]+: characters seen 3\+ times in training",
                 r"^validation loss \(nats/char\): model [\d.]+ last, [\d.]+ best \(step \d\) +\| +bigram [\d.]+ "
                 r"\(λ 0\.\d+\) +unigram [\d.]+ +uniform [\d.]+$",
-                r"^done: 4 steps in [\d.]+s$", r"^checkpoint: .*m\.pt \(the last evaluation\)$"]),
-        ("de", [r"^Korpus: .*: 418 Gedichte gelesen", r"^Training auf [\d.]+ Gedichten, Validierung auf",
+                r"^done: 4 steps in [\d.]+s$",
+                r"^checkpoint: .*m\.pt \(the last evaluation\)$",
+            ],
+        ),
+        (
+            "de",
+            [
+                r"^Korpus: .*: 418 Gedichte gelesen",
+                r"^Training auf [\d.]+ Gedichten, Validierung auf",
                 r"Vokabular [\d.]+: Zeichen, die im Training mindestens 3-mal vorkommen",
                 r"^Validierungsverlust \(Nats/Zeichen\): Modell \d+,\d{4} zuletzt, \d+,\d{4} am besten",
-                r"^fertig: 4 Schritte in \d+,\d s$", r"^Checkpoint: .*m\.pt \(die letzte Messung\)$"]),
-        ("zh", [r"^语料：.*：读入 418 首诗", r"^用 [\d,]+ 首诗训练，用 [\d,]+ 首验证",
-                r"词表 [\d,]+ 个：训练中出现至少 3 次的字", r"^验证损失（奈特/字）：模型最后 \d+\.\d{4}，最好",
-                r"^完成：4 步，用时 \d+\.\d 秒$", r"^检查点：.*m\.pt（最后一次测量）$"]),
+                r"^fertig: 4 Schritte in \d+,\d s$",
+                r"^Checkpoint: .*m\.pt \(die letzte Messung\)$",
+            ],
+        ),
+        (
+            "zh",
+            [
+                r"^语料：.*：读入 418 首诗",
+                r"^用 [\d,]+ 首诗训练，用 [\d,]+ 首验证",
+                r"词表 [\d,]+ 个：训练中出现至少 3 次的字",
+                r"^验证损失（奈特/字）：模型最后 \d+\.\d{4}，最好",
+                r"^完成：4 步，用时 \d+\.\d 秒$",
+                r"^检查点：.*m\.pt（最后一次测量）$",
+            ],
+        ),
     ],
-)  # fmt: skip
+)
 def test_train_cli_reports_the_corpus_vocabulary_and_loss_beside_both_baselines_in_the_learners_language(
     reports, lang, expected
 ):

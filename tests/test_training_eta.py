@@ -246,9 +246,23 @@ def test_a_measurement_at_an_unstored_scale_says_its_length_and_pace_before_it_e
 
     began = time.monotonic()
     out = subprocess.run(
-        [sys.executable, "-m", "tutor", "experiment", "context-scaling", "--set", "scale=3", "--set", "windows=64"],
-        capture_output=True, text=True, env=run_tutor_env(tmp_path), timeout=600, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tutor",
+            "experiment",
+            "context-scaling",
+            "--set",
+            "scale=3",
+            "--set",
+            "windows=64",
+        ],
+        capture_output=True,
+        text=True,
+        env=run_tutor_env(tmp_path),
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
     took = time.monotonic() - began
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stderr.splitlines() if line.startswith("Measuring scale 3 on 64 windows")]

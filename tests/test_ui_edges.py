@@ -148,10 +148,16 @@ async def test_the_palette_finds_a_word_of_the_lesson_text_in_german_and_opens_i
         target = lesson.sections[2]
         mine = [p for p in found if p.lesson == lesson.id and p.section == target.id]
         word = max(
-            (w for p in mine for w in p.text.split() if w.isalpha() and w.lower() not in titles.lower()
-             and sum(w.lower() in q.folded for q in found) == 1),
+            (
+                w
+                for p in mine
+                for w in p.text.split()
+                if w.isalpha()
+                and w.lower() not in titles.lower()
+                and sum(w.lower() in q.folded for q in found) == 1
+            ),
             key=len,
-        )  # fmt: skip
+        )
         prompts = await palette_hits(pilot, app, word)
         hits = app.screen.query_one(CommandList)
         where = f"Im Text: {pick(lesson.title, 'de')} › {pick(target.title, 'de')}"

@@ -154,9 +154,9 @@ async def test_a_job_is_announced_within_two_seconds_of_r(home):
         waited = time.monotonic() - started
         assert waited <= 2.0, waited
         assert app.training.rough and not app.training.total and not _workers()
-        assert re.search(r"2 training runs: about \d+ min in all \(from their size", status_of(panel)), (
-            status_of(panel)
-        )
+        assert re.search(
+            r"2 training runs: about \d[\d:]* (?:min|s) in all \(from their size", status_of(panel)
+        ), status_of(panel)
         panel.cancel()
         await until(pilot, lambda: not panel.running and not _workers(), 30)
 

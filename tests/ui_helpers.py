@@ -114,8 +114,10 @@ async def until(pilot, condition, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"not so after {timeout} s: {condition.__code__.co_filename}:"
-                                 f"{condition.__code__.co_firstlineno}")  # fmt: skip
+            raise AssertionError(
+                f"not so after {timeout} s: {condition.__code__.co_filename}:"
+                f"{condition.__code__.co_firstlineno}"
+            )
         await pilot.pause(0.05)
 
 
