@@ -218,8 +218,8 @@ def _course_module(root: Path, dotted: str) -> list[Path]:
 def handover(imports: list[str], files: list[str], root: Path) -> list[str]:
     """The paths an exercise's worker is handed, read-only: the standard library, the distributions
     behind `imports` that are installed packages, the course modules among `imports` (module by module:
-    `tutor.model.gpt` hands tutor/model/__init__.py and tutor/model/gpt.py, never tutor/model/positions.py), and `files`
-    (relative to the course's root folder)."""
+    `tutor.model.gpt` hands the __init__.py of tutor/ and of tutor/model/ and tutor/model/gpt.py, never
+    tutor/model/positions.py), and `files` (relative to the course's root folder)."""
     paths = set(_stdlib())
     for name in imports:
         if is_course_module(name):
