@@ -118,3 +118,11 @@ def pytest_xdist_auto_num_workers(config) -> int:
     --maxprocesses 4 caps either."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return cores + 1 if "not slow" in (config.getoption("markexpr") or "") else cores
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The largest test files first (a file's tests keep their order): xdist hands out whole files
+    (--dist loadfile) in this order, and the heaviest files, the app's, sort last by name, so the run
+    ended with one worker on a big file while the others waited. A file's size stands for its cost."""
+    sizes: dict[Path, int] = {}
+    items.sort(key=lambda item: -sizes.setdefault(item.path, item.path.stat().st_size))
