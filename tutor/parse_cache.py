@@ -30,16 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from tutor import __version__
+from tutor.settings import ROOT as CODE_ROOT  # holds tutor/: the code a parse is keyed by
+from tutor.settings import cache_dir
 
 CACHE_FORMAT = 1  # bump when an entry changes shape
-CODE_ROOT = Path(__file__).resolve().parents[1]  # holds tutor/ (settings.ROOT)
 CALLERS = ("tutor.ui", "tutor.commands", "tutor.cli", "tutor.__main__")  # call parses, never run one
 
 
 def entry(folder: Path, name: str) -> Path:
     """Where the parse called `name` of files in `folder` is kept: cache_dir()/parses/HASH/NAME.pickle."""
-    from tutor.settings import cache_dir
-
     where = hashlib.blake2b(str(Path(folder).resolve()).encode(), digest_size=10).hexdigest()
     return cache_dir() / "parses" / where / f"{name}.pickle"
 

@@ -198,12 +198,10 @@ class WorkerSpec(Strict):
     read. Everything else is out of its reach; the course's own implementation of what the learner is
     asked to write must not be among them."""
 
-    imports: list[
-        ModuleName
-    ] = []  # e.g. "torch", "numpy", "tutor.model.gpt" (a course module: just that file)
-    files: list[
-        Annotated[ModelsFile, AfterValidator(_inside)]
-    ] = []  # e.g. "tutor/model/checkpoints/gpt-learned.pt"
+    # e.g. "torch", "numpy", "tutor.model.gpt" (a course module: just that file)
+    imports: list[ModuleName] = []
+    # e.g. "tutor/model/checkpoints/gpt-learned.pt"
+    files: list[Annotated[ModelsFile, AfterValidator(_inside)]] = []
 
     @model_validator(mode="after")
     def _no_grader(self) -> WorkerSpec:
