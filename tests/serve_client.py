@@ -12,9 +12,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import json
 import re
+import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +29,7 @@ import pyte
 
 from tests.conftest import ROOT, run_tutor_env
 
+START_S, STOP_S = 120.0, 30.0  # a server prints its address, and ends after its SIGTERM, within these
 SPLIT = ROOT / "tutor/lessons/01-multi-head/exercises/split-heads"
 KEYS = {
     "enter": "\r",
@@ -62,17 +66,19 @@ class Served:
         self.proc = subprocess.Popen(
             [*prefix, python, "-m", "tutor", "serve", "--port", str(port), *args],
             cwd=cwd,
-            env={**run_tutor_env(home), **(env or {})},
+            # a server that hangs is aborted with its threads' tracebacks (stop)
+            env={**run_tutor_env(home), "PYTHONFAULTHANDLER": "1", **(env or {})},
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             text=True,
             preexec_fn=preexec_fn,
         )
-        self.first_line = self.proc.stdout.readline()
+        ready, _, _ = select.select([self.proc.stdout], [], [], START_S)
+        self.first_line = self.proc.stdout.readline() if ready else ""
         found = re.search(r"http://127\.0\.0\.1:\d+", self.first_line)
         if not (found or port):
-            self.stop()
-            raise AssertionError(self.first_line + self.stderr())
+            said = self.stop()
+            raise AssertionError(f"the server printed no address within {START_S:.0f} s: {said}")
         self.base = found.group(0) if found else f"http://127.0.0.1:{port}"  # links show --public-url
         single = re.search(r"http://\S+/learn/[\w-]+", self.first_line)
         self.single_link = single.group(0) if single else None
@@ -87,10 +93,25 @@ class Served:
         return self._stderr.read().decode("utf-8", "replace")
 
     def stop(self) -> str:
-        """Stop the server; all it printed."""
+        """Stop the server; all it printed. One that has not ended STOP_S after its SIGTERM fails the
+        test with where each of its threads was (SIGABRT: faulthandler's tracebacks), and is killed."""
         if self.proc.poll() is None:
             self.proc.terminate()
-        out, _ = self.proc.communicate(timeout=30)
+        try:
+            out, _ = self.proc.communicate(timeout=STOP_S)
+        except subprocess.TimeoutExpired:
+            running = self.proc.poll() is None
+            if running:
+                self.proc.send_signal(signal.SIGABRT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(5)
+            self.proc.kill()
+            self.proc.stdout.close()  # a process it started may hold the pipe open
+            self.proc.wait()
+            what = "was still running" if running else "had ended, and something it started held its output"
+            raise AssertionError(
+                f"the server {what} {STOP_S:.0f} s after its SIGTERM:\n{self.stderr()}"
+            ) from None
         return self.first_line + out + self.stderr()
 
 

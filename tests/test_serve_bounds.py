@@ -294,6 +294,55 @@ def test_rlimits_and_a_lower_priority_hold_where_no_group_can_be_made(tmp_path):
     assert nice == 5
 
 
+APP_BEFORE_ITS_GROUP = """
+import asyncio, json, sys, time
+from tutor.serve.app_process import AppProcess
+from tutor.serve.bounds import Limits, place
+
+async def main(placement):
+    bounds = placement.learner("ana")
+    bounds.command = lambda argv: argv  # the app runs before its shell has put it in the group
+    async def nothing(*_):
+        pass
+    app = AppProcess([sys.executable, "-c", "import time; time.sleep(120)"], env={}, cwd=sys.argv[1],
+                     bounds=bounds, pass_fds=(), on_data=nothing, on_exit=nothing)
+    await app.start(80, 24)
+    began = time.monotonic()
+    try:
+        await asyncio.wait_for(app.stop(0.0), 20)
+    except TimeoutError:
+        pass
+    print(json.dumps({"kind": placement.kind, "alive": app.alive, "s": time.monotonic() - began}))
+    if app.alive:
+        app.proc.kill()
+        await app.proc.wait()
+    bounds.remove()
+
+placement = place(Limits())
+try:
+    asyncio.run(main(placement))
+finally:
+    placement.close()
+"""
+
+
+def test_an_app_not_yet_in_its_learners_group_is_killed_when_its_session_ends(tmp_path):
+    """The app joins its learner's group only once the shell in front of it has run, and a session can
+    end first (a learner who closes the page at once, on a loaded host): killing the group alone missed
+    it, and the session waited for an app that never ended. Run in a child: the server's placement
+    moves the process that makes it into a group of the class's."""
+    done = subprocess.run(
+        [sys.executable, "-c", APP_BEFORE_ITS_GROUP, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    stopped = json.loads(done.stdout)
+    assert stopped["alive"] is False and stopped["s"] < 5, stopped
+
+
 NOBODY = 65534
 SYSTEM_PYTHON = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
 

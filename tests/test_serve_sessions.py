@@ -388,3 +388,43 @@ def test_pastes_past_the_file_cap_are_neither_saved_nor_kept_as_a_draft(klass):
     ).read_text(encoding="utf-8")
     assert all(draft.stat().st_size <= 2**20 for draft in home.rglob("*.draft"))
     assert "Traceback" not in klass.stderr()
+
+
+def _apps_in(folder: Path) -> list[int]:
+    """Every process on the host that is an app of a learner of the class in `folder` (a server's
+    descendants cannot be found by their parent once the server has ended)."""
+    homes = str(folder / "learners").encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"--home" in argv and any(arg.startswith(homes) for arg in argv):
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_server_stopped_as_an_app_starts_ends_its_sessions_and_stops(tmp_path):
+    """SIGTERM just as a learner's page opens its websocket, while her app is being started: each
+    session ends as it does when its learner leaves, the server stops within seconds, and no app
+    outlives it. (It once left the loop to asyncio.run, which cancels every task at once; Python 3.11
+    never finishes a process whose start that cut, and the server hung.)"""
+
+    async def open_then_stop(server: Served, delay: float) -> tuple[int | None, float]:
+        async with Learner(server.links()["ana"]) as ana:
+            await ana.open()
+            await asyncio.sleep(delay)
+            began = time.monotonic()
+            server.proc.terminate()
+            return await ana.wait_closed(timeout=30), began
+
+    for n, delay in enumerate((0.0, 0.03, 0.3)):
+        server = start(tmp_path / str(n))
+        code, began = asyncio.run(open_then_stop(server, delay))
+        said = server.stop()  # fails with the server's tracebacks if it has not ended (serve_client)
+        assert time.monotonic() - began < 10, delay  # her app is told to quit (3 s), then killed
+        assert code in (1000, 1001, 1006), (delay, code)
+        assert said.rstrip().endswith("The server has stopped.") and "Traceback" not in said, said
+        assert not still_running(_apps_in(server.folder), 5.0), delay

@@ -136,9 +136,11 @@ class ForkServer:
         return read_tail(self._stderr)
 
     def close(self) -> None:
+        """End the server (again: nothing; once reaped, its pid may be another's)."""
         self._sock.close()
-        signal_group(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
+        if self.proc.returncode is None:
+            signal_group(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
         self._stderr.close()
 
 

@@ -141,7 +141,7 @@ class AppProcess:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.proc.wait(), grace_s)
         for _ in range(200):  # the app, and whatever it or the server started for it
-            self.bounds.kill()
+            self.kill()
             if not self.alive:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.proc.wait(), 0.05)
@@ -153,6 +153,14 @@ class AppProcess:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+    def kill(self) -> None:
+        """SIGKILL to the app and every process of its learner. The app is killed by its own pid too: it
+        joins the learner's group only once its shell has run, and until it is reaped its pid is its own."""
+        if self.alive and self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+        self.bounds.kill()
 
 
 def _meta_type(payload: bytes) -> str:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import socket
 import sys
 import time
@@ -67,6 +68,7 @@ CODES = {"idle": 4000, "taken": 4001, "link": 4002, "busy": 4003, "full": 4004} 
 TURN_WAIT_S = 20.0  # a connection waits this long for the learner's app before to end
 BACKOFF_AFTER, BACKOFF_WINDOW_S, BACKOFF_MAX_S = 3, 60.0, 16.0
 QUIT_GRACE_S = 3.0  # an app asked to quit (it saves a draft, finishes its writes), then killed
+SHUTDOWN_S = 15.0  # a stopping server waits this long for its sessions to end as they do when left
 
 
 @dataclass
@@ -150,6 +152,7 @@ class TutorServer:
         self._page = PAGE.read_text(encoding="utf-8")  # the tutor's page, its texts filled in per learner
         self._tasks: set[asyncio.Task] = set()
         self._links_seen: float | None = None
+        self.closing = False  # the server is stopping
 
     # --- the door --------------------------------------------------------------------------------
     def _full(self, learner: RosterLearner) -> bool:
@@ -253,6 +256,9 @@ class TutorServer:
         return True
 
     async def _session(self, learner: RosterLearner, conn: Conn, request: web.Request) -> None:
+        if self.closing:  # the server is stopping: no app starts
+            conn.end(1001)
+            return
         if self._full(learner):
             conn.end(CODES["full"])
             return
@@ -395,10 +401,18 @@ class TutorServer:
         self._spawn(self._watch())
 
     async def _on_shutdown(self, app: web.Application) -> None:
-        for running in list(self.apps.values()):
-            running.conn.end(1001)
+        self.closing = True
+        for turns in self.turns.values():  # the apps running, and the connections waiting for a turn
+            if turns.newest is not None:
+                turns.newest.end(1001)
         for task in list(self._tasks):
             task.cancel()
+
+    def kill_all(self) -> None:
+        """Kill every learner's processes still running: a session's handler the server's shutdown
+        cancelled before its app had ended left them (no process of a learner outlives the server)."""
+        for running in list(self.apps.values()):
+            running.app.kill()
 
     def make_app(self, door) -> web.Application:
         app = web.Application(middlewares=[door.middleware])
@@ -492,23 +506,32 @@ def serve(
         if ready is not None:  # before the startup reads links.csv: `ready` writes the links served
             ready(port_now, placement)  # (connections wait in the socket's backlog meanwhile)
         runner = web.AppRunner(
-            server.make_app(door), access_log=None, handle_signals=True, keepalive_timeout=15
+            server.make_app(door), access_log=None, keepalive_timeout=15, shutdown_timeout=SHUTDOWN_S
         )
         await runner.setup()
         assert runner.server is not None  # set by setup()
         listener = await door.listen(runner.server, listening)
+        # SIGTERM and SIGINT end the wait below, and the server stops in order: every session ends as
+        # it would when its learner left, then the loop ends. (aiohttp's own handlers raise out of the
+        # loop, and asyncio.run then cancels every task at once: a session starting its app then never
+        # ended, for Python 3.11 never finishes a process cancelled while its pipes connect: cpython#125502.)
+        stop = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
         try:
-            await asyncio.Event().wait()
+            await stop.wait()
         finally:
             listener.close()
             await runner.cleanup()
-            if unix_socket is not None:
+            server.kill_all()
+            warm.close()  # before asyncio.run waits for its threads: a fork asked of a zygote still
+            if unix_socket is not None:  # starting waits in one, until the zygote is gone
                 with contextlib.suppress(OSError):
                     unix_socket.unlink()
 
     try:
-        with contextlib.suppress(KeyboardInterrupt, web.GracefulExit):
+        with contextlib.suppress(KeyboardInterrupt):  # before its handler is set
             asyncio.run(main())
     finally:
-        warm.close()
+        warm.close()  # again, if the loop never ran
         placement.close()
