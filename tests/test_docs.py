@@ -79,6 +79,14 @@ def test_the_runs_times_on_the_development_page_keep_to_its_goals():
     assert ci and int(ci[2]) <= int(ci[3]), "the whole .ci/run's time and its goal"
 
 
+def test_the_serve_page_says_how_long_a_stopping_server_waits():
+    from tutor.serve.server import QUIT_GRACE_S, SHUTDOWN_S
+
+    text = " ".join((ROOT / "docs" / "serve.md").read_text(encoding="utf-8").split())
+    assert f"the app has {QUIT_GRACE_S:g} s to save its draft" in text
+    assert f"the server exits within {SHUTDOWN_S:g} s" in text
+
+
 def test_the_pages_test_commands_are_the_checks_ci_runs_first():
     ci = (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
     checks = ci[ci.index("ruff check . && ruff format --check .") : ci.index("python -m pytest -q") + 1]
