@@ -474,6 +474,27 @@ def _size(value: str | None, default: int) -> int:
         return default
 
 
+def _listen(host: str, port: int, unix_socket: Path | None) -> tuple[socket.socket, int]:
+    """The server's listening socket, and its port (port 0: the one it got; on a Unix socket, 0)."""
+    if unix_socket is not None:
+        from tutor.serve.hub import bind_socket
+
+        return bind_socket(unix_socket), 0
+    listening = socket.create_server((host, port), backlog=512)
+    return listening, listening.getsockname()[1]
+
+
+async def _until_stopped() -> None:
+    """Until SIGTERM or SIGINT; the server then stops in order (every session ends as it would when its
+    learner left, then the loop ends). aiohttp's own handlers raise out of the loop, and asyncio.run then
+    cancels every task at once: a session starting its app then never ended, for Python 3.11 never
+    finishes a process cancelled while its pipes connect (cpython#125502)."""
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+    await stop.wait()
+
+
 def serve(
     config: ServeConfig,
     host: str,
@@ -494,13 +515,7 @@ def serve(
     warm = Warm(config.lessons_dir)
 
     async def main() -> None:
-        if unix_socket is not None:
-            from tutor.serve.hub import bind_socket
-
-            listening, port_now = bind_socket(unix_socket), 0
-        else:  # bound here: port 0 says which it got
-            listening = socket.create_server((host, port), backlog=512)
-            port_now = listening.getsockname()[1]
+        listening, port_now = _listen(host, port, unix_socket)
         server = TutorServer(config, placement, warm, port_now)
         door = Door.for_open_files(files, config.max_sessions, config.per_address)
         if ready is not None:  # before the startup reads links.csv: `ready` writes the links served
@@ -511,15 +526,8 @@ def serve(
         await runner.setup()
         assert runner.server is not None  # set by setup()
         listener = await door.listen(runner.server, listening)
-        # SIGTERM and SIGINT end the wait below, and the server stops in order: every session ends as
-        # it would when its learner left, then the loop ends. (aiohttp's own handlers raise out of the
-        # loop, and asyncio.run then cancels every task at once: a session starting its app then never
-        # ended, for Python 3.11 never finishes a process cancelled while its pipes connect: cpython#125502.)
-        stop = asyncio.Event()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
         try:
-            await stop.wait()
+            await _until_stopped()
         finally:
             listener.close()
             await runner.cleanup()
