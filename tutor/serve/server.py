@@ -532,8 +532,10 @@ def serve(
             listener.close()
             await runner.cleanup()
             server.kill_all()
-            warm.close()  # before asyncio.run waits for its threads: a fork asked of a zygote still
-            if unix_socket is not None:  # starting waits in one, until the zygote is gone
+            # closed before asyncio.run waits for its threads: a fork asked of a zygote that is still
+            # starting waits in one, until the zygote is gone
+            warm.close()
+            if unix_socket is not None:
                 with contextlib.suppress(OSError):
                     unix_socket.unlink()
 
