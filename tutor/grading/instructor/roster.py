@@ -152,6 +152,15 @@ def _checked_id(sid: str, line: int, shown: str, lang: str) -> str:
     return sid
 
 
+def _first_time(lines: dict[str, int], key: str, line: int, shown: str, lang: str) -> None:
+    """Note that `line` names `key`; refused, naming both lines, when an earlier line named it too."""
+    if key in lines:
+        raise TutorError(
+            say("grade.roster.twice", lang, file=shown, line=line, what=shown_name(key), first=lines[key])
+        )
+    lines[key] = line
+
+
 def _tutor_roster(reader, columns: list[str], shown: str, lang: str) -> Roster:
     roster = Roster("tutor")
     lines: dict[str, int] = {}  # file -> the line that named it
@@ -161,18 +170,7 @@ def _tutor_roster(reader, columns: list[str], shown: str, lang: str) -> Roster:
         file, sid = cell["file"], _checked_id(cell["student_id"], line, shown, lang)
         if not file:
             raise TutorError(say("grade.roster.no_file", lang, file=shown, line=line))
-        if file in lines:
-            raise TutorError(
-                say(
-                    "grade.roster.twice",
-                    lang,
-                    file=shown,
-                    line=line,
-                    what=shown_name(file),
-                    first=lines[file],
-                )
-            )
-        lines[file] = line
+        _first_time(lines, file, line, shown, lang)
         name = shown_name(cell.get("name", ""))  # shown as every name is
         student = people.setdefault(sid, Student(sid, name, True))
         if name and student.name and name != student.name:
@@ -218,18 +216,7 @@ def _lms_roster(kind: str, reader, columns: list[str], shown: str, lang: str) ->
                 )
             user, name = found[1], cell["Full name"]
         _checked_id(user, line, shown, lang)
-        if user in lines:
-            raise TutorError(
-                say(
-                    "grade.roster.twice",
-                    lang,
-                    file=shown,
-                    line=line,
-                    what=shown_name(user),
-                    first=lines[user],
-                )
-            )
-        lines[user] = line
+        _first_time(lines, user, line, shown, lang)
         for column in UNIQUE[kind]:
             value = cell.get(column, "").strip()
             if value and (column, value.casefold()) in seen:
