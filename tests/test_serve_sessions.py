@@ -428,3 +428,24 @@ def test_a_server_stopped_as_an_app_starts_ends_its_sessions_and_stops(tmp_path)
         assert code in (1000, 1001, 1006), (delay, code)
         assert said.rstrip().endswith("The server has stopped.") and "Traceback" not in said, said
         assert not still_running(_apps_in(server.folder), 5.0), delay
+
+
+def test_a_server_killed_outright_takes_its_learners_apps_with_it(tmp_path):
+    """SIGKILL leaves a server no shutdown to run: each app ends with it all the same (its parent-death
+    signal), and is not left running without a server, its learner's memory held."""
+    server = start(tmp_path)
+
+    async def open_then_kill() -> list[int]:
+        async with Learner(server.links()["ana"]) as ana:
+            await ana.open()
+            await ana.wait_for("Quiz")
+            apps = app_processes(server.proc.pid)
+            server.proc.kill()
+            await ana.wait_closed(timeout=30)
+            return apps
+
+    apps = asyncio.run(open_then_kill())
+    server.stop()
+    assert len(apps) == 1
+    assert not still_running(apps, 10.0)
+    assert not _apps_in(server.folder)
